@@ -1,0 +1,3 @@
+from kconsole.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""api layer; see ../shared/DESIGN.md."""

@@ -1,0 +1,1 @@
+"""client layer; see ../shared/DESIGN.md."""

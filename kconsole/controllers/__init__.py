@@ -1,0 +1,1 @@
+"""controllers layer; see ../shared/DESIGN.md."""

@@ -1,0 +1,1 @@
+"""http layer; see ../shared/DESIGN.md."""

@@ -1,0 +1,1 @@
+"""nodes layer; see ../shared/DESIGN.md."""

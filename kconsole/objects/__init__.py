@@ -1,0 +1,1 @@
+"""objects layer; see ../shared/DESIGN.md."""

@@ -1,0 +1,1 @@
+"""scheduler layer; see ../shared/DESIGN.md."""

@@ -1,0 +1,1 @@
+"""sync layer; see ../shared/DESIGN.md."""

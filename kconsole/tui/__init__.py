@@ -1,0 +1,1 @@
+"""tui layer; see ../shared/DESIGN.md."""
