@@ -1,17 +1,20 @@
-"""Entry point: ``kconsole [DIR]``, ``kconsole serve [DIR]``, ``kconsole bench NAME``, ..."""
+"""Entry point: ``kconsole [DIR]`` opens the console; other commands are table entries.
+
+Each entry of :data:`COMMANDS` names a module with ``add_arguments(parser)`` and ``run(args) -> int``.
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
-import json
 import sys
 from collections.abc import Sequence
 
-from kconsole.bench import BENCHES
-
-SUBCOMMANDS = ("serve", "bench")
+#: name -> (module, one-line help). Adding a command is one line here plus its module.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "serve": ("kconsole.serve", "run the cluster headless until SIGINT/SIGTERM"),
+    "bench": ("kconsole.bench.cli", "run a benchmark and print its figures"),
+}
 
 
 def add_cluster_flags(p: argparse.ArgumentParser) -> None:
@@ -22,29 +25,20 @@ def add_cluster_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed for names, ties and jitter (default 1)")
     p.add_argument("--port", type=int, default=6443, help="HTTPS port for kubectl (0 = any free port)")
     p.add_argument("--address", default="127.0.0.1", help="address to serve on (default loopback only)")
+    p.add_argument("--insecure-http", action="store_true", help="serve plain HTTP (a token is still required)")
     p.add_argument("--data-dir", default=None, help="data folder (default DIR/.kconsole)")
     p.add_argument("--ephemeral", action="store_true", help="keep the cluster in a temporary folder")
     p.add_argument("--config", default=None, help="cluster config YAML")
 
 
-def build_parser(command: str | None) -> argparse.ArgumentParser:
-    if command == "serve":
-        p = argparse.ArgumentParser(prog="kconsole serve", description="Run the cluster headless until SIGINT/SIGTERM.")
-        p.add_argument("dir", nargs="?", default=".", help="manifest folder (default: current folder)")
-        add_cluster_flags(p)
-        return p
-    if command == "bench":
-        p = argparse.ArgumentParser(prog="kconsole bench", description="Run a benchmark and print its figures.")
-        sub = p.add_subparsers(dest="name", required=True, metavar="NAME")
-        for name, (module, help_text) in BENCHES.items():
-            bp = sub.add_parser(name, help=help_text, description=help_text)
-            bp.add_argument("--json", action="store_true", help="print one JSON object")
-            try:
-                importlib.import_module(module).add_arguments(bp)
-            except ModuleNotFoundError:
-                bp.set_defaults(_missing=module)
-        return p
-    p = argparse.ArgumentParser(prog="kconsole", description="Open the console on a manifest folder.")
+def console_parser() -> argparse.ArgumentParser:
+    commands = "\n".join(f"  {name:<12}{help_text}" for name, (_, help_text) in COMMANDS.items())
+    p = argparse.ArgumentParser(
+        prog="kconsole",
+        description="Open the console on a manifest folder.",
+        epilog=f"other commands (kconsole COMMAND --help):\n{commands}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("dir", nargs="?", default=".", help="manifest folder (default: current folder)")
     add_cluster_flags(p)
     p.add_argument("--theme", default=None, help="theme name or themes/*.yaml file")
@@ -52,34 +46,18 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     return p
 
 
-def run_bench(args: argparse.Namespace) -> int:
-    if getattr(args, "_missing", None):
-        print(f"kconsole bench {args.name}: not built yet ({args._missing})", file=sys.stderr)
-        return 2
-    module = importlib.import_module(BENCHES[args.name][0])
-    figures = asyncio.run(module.run(args))
-    if args.json:
-        print(json.dumps(figures))
-    else:
-        width = max(len(k) for k in figures) if figures else 0
-        for key, value in figures.items():
-            print(f"{key:<{width}}  {value}")
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
-    args = build_parser(command).parse_args(argv[1:] if command else argv)
-    if command == "bench":
-        return run_bench(args)
-    if command == "serve":
-        from kconsole.serve import serve
+    if argv and argv[0] in COMMANDS:
+        module_name, help_text = COMMANDS[argv[0]]
+        module = importlib.import_module(module_name)
+        parser = argparse.ArgumentParser(prog=f"kconsole {argv[0]}", description=help_text)
+        module.add_arguments(parser)
+        return int(module.run(parser.parse_args(argv[1:])) or 0)
+    args = console_parser().parse_args(argv)
+    from kconsole.tui.launch import run_console
 
-        return serve(args)
-    from kconsole.serve import console
-
-    return console(args)
+    return int(run_console(args) or 0)
 
 
 if __name__ == "__main__":
