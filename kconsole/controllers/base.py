@@ -1,0 +1,102 @@
+"""What every controller shares: informers from one factory, a workqueue, workers, an event recorder.
+
+Controllers follow controller-runtime's shape: event handlers only enqueue keys; ``sync(key)``
+reads the informer caches, compares desired with observed state and writes through the client.
+``sync`` must be level-triggered and idempotent: after a restart it re-observes and converges.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from kconsole.client import Client, EventRecorder, InformerFactory, SharedInformer, WorkQueue
+from kconsole.client.workqueue import run_workers
+from kconsole.clock import Clock
+from kconsole.objects.meta import controller_of, object_key
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ControllerContext:
+    """Handed to every controller by the manager; one per active controller-manager replica."""
+
+    client: Client
+    informers: InformerFactory
+    clock: Clock
+    rng: random.Random
+    #: Upstream source names ("deployment-controller", ...) -> recorder; created on first use.
+    recorders: dict[str, EventRecorder] = field(default_factory=dict)
+    #: Per-controller settings from the cluster config (e.g. {"node-lifecycle": {"grace": 50}}).
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def recorder(self, component: str) -> EventRecorder:
+        if component not in self.recorders:
+            self.recorders[component] = EventRecorder(self.client, self.clock, component=component)
+        return self.recorders[component]
+
+
+class Controller:
+    """Base class: subclasses set ``name`` and ``component``, wire informers in ``__init__``,
+    and implement :meth:`sync`."""
+
+    name: ClassVar[str] = ""
+    component: ClassVar[str] = ""  # the Event source ("replicaset-controller")
+    workers: ClassVar[int] = 2
+
+    def __init__(self, ctx: ControllerContext) -> None:
+        self.ctx = ctx
+        self.client = ctx.client
+        self.clock = ctx.clock
+        self.queue = WorkQueue(ctx.clock, name=self.name)
+        self.recorder = ctx.recorder(self.component) if self.component else None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def informer(self, resource: str, **kw: Any) -> SharedInformer:
+        return self.ctx.informers.informer(resource, **kw)
+
+    def settings(self) -> dict[str, Any]:
+        return self.ctx.settings.get(self.name, {})
+
+    def enqueue(self, obj: dict[str, Any]) -> None:
+        self.queue.add(object_key(obj))
+
+    def enqueue_owner(self, obj: dict[str, Any], owner_kind: str) -> None:
+        """Enqueue the controlling owner of ``obj`` if it is of ``owner_kind``."""
+        ref = controller_of(obj)
+        if ref and ref.get("kind") == owner_kind:
+            ns = obj.get("metadata", {}).get("namespace")
+            self.queue.add(f"{ns}/{ref['name']}" if ns else ref["name"])
+
+    def handlers(self, enqueue: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """Event handlers that enqueue the object itself on add, update and delete."""
+        fn = enqueue or self.enqueue
+        return {
+            "on_add": fn,
+            "on_update": lambda old, new: fn(new),
+            "on_delete": fn,
+        }
+
+    async def sync(self, key: str) -> None:
+        raise NotImplementedError
+
+    async def start(self) -> None:
+        """Start workers; the manager has already started and synced the informers."""
+        self._tasks.append(asyncio.create_task(run_workers(self.queue, self.workers, self.sync),
+                                               name=f"controller:{self.name}"))
+
+    async def stop(self) -> None:
+        self.queue.shutdown()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - stopping; errors were logged by workers
+                pass
+        self._tasks.clear()
