@@ -1,0 +1,244 @@
+"""The SQLite side of the revision log: schema, and the functions that run on aiosqlite's thread.
+
+One row per write, kine-style. A row's ``id`` is ``revision << 20 | sub`` (``sub`` numbers the writes
+of one transaction), so "the state as of write (revision, sub)" is simply ``id < bound`` and the
+history of a revision window is an ``id`` range scan on the table's own b-tree. A deletion is a row
+with ``deleted = 1`` (a tombstone). ``prev_id`` points at the key's previous row (0 when the write
+created the key), which serves ``prev_kv`` for watches replayed from history.
+
+Everything here is synchronous and runs on the connection's thread; the revision log calls each
+function through :func:`run_on_thread` so a whole group commit costs one thread round trip.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
+
+import aiosqlite
+
+T = TypeVar("T")
+
+#: Writes per transaction are numbered in the low 16 bits of a row id.
+SUB_BITS = 20
+MAX_SUB = (1 << SUB_BITS) - 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS kv (
+    id INTEGER PRIMARY KEY,
+    revision INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    deleted INTEGER NOT NULL,
+    create_revision INTEGER NOT NULL,
+    prev_id INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    lease INTEGER NOT NULL,
+    value BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS kv_name ON kv (name);
+CREATE TABLE IF NOT EXISTS meta (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
+"""
+
+#: A row as inserted: (id, revision, name, deleted, create_revision, prev_id, version, lease, value).
+Row = tuple[int, int, str, int, int, int, int, int, bytes]
+
+INSERT = "INSERT INTO kv (id, revision, name, deleted, create_revision, prev_id, version, lease, value) VALUES (?,?,?,?,?,?,?,?,?)"
+
+#: A range result row: (name, value, create_revision, mod_revision, version, lease).
+KVRow = tuple[str, bytes, int, int, int, int]
+
+#: A history row: (revision, name, deleted, create_revision, version, lease, value,
+#: prev_create_revision, prev_revision, prev_version, prev_lease, prev_value) — prev_* NULL when none.
+HistoryRow = tuple[int, str, int, int, int, int, bytes, Any, Any, Any, Any, Any]
+
+
+def row_id(revision: int, sub: int) -> int:
+    return (revision << SUB_BITS) | sub
+
+
+async def run_on_thread(conn: aiosqlite.Connection, fn: Callable[..., T], *args: Any) -> T:
+    """Run ``fn(raw_connection, *args)`` on the connection's thread in one round trip.
+
+    aiosqlite exposes only statement-at-a-time helpers publicly; a group commit wants insert,
+    reads and COMMIT in one hop, so this uses its (long-stable) ``_execute`` queue directly.
+    """
+    return await conn._execute(_with_raw, conn, fn, args)  # noqa: SLF001
+
+
+def _with_raw(conn: aiosqlite.Connection, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+    return fn(conn._conn, *args)  # noqa: SLF001
+
+
+def configure(db: sqlite3.Connection, synchronous: str, writer: bool) -> None:
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute(f"PRAGMA synchronous={synchronous}")
+    db.execute("PRAGMA busy_timeout=10000")
+    db.execute("PRAGMA temp_store=MEMORY")
+    db.execute("PRAGMA cache_size=-65536")
+    if writer:
+        db.execute("PRAGMA journal_size_limit=67108864")
+        db.executescript(SCHEMA)
+
+
+def load_state(db: sqlite3.Connection) -> tuple[int, int, list[tuple[str, int, int, int, int, int]]]:
+    """(revision, compact_revision, live keys as (name, create_revision, mod_revision, version, lease, id))."""
+    meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
+    top = db.execute("SELECT MAX(revision) FROM kv").fetchone()[0] or 0
+    revision = max(top, meta.get("revision_floor", 0))
+    keys = db.execute(
+        "SELECT name, create_revision, revision, version, lease, id FROM kv"
+        " WHERE id IN (SELECT MAX(id) FROM kv GROUP BY name) AND deleted = 0"
+    ).fetchall()
+    return revision, meta.get("compact_revision", 0), keys
+
+
+def usage(db: sqlite3.Connection) -> tuple[int, int]:
+    """(bytes of pages in the file, bytes of pages in use)."""
+    page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    pages = db.execute("PRAGMA page_count").fetchone()[0]
+    free = db.execute("PRAGMA freelist_count").fetchone()[0]
+    return pages * page_size, (pages - free) * page_size
+
+
+def fetch_values(db: sqlite3.Connection, ids: Sequence[int]) -> dict[int, bytes]:
+    out: dict[int, bytes] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        out.update(db.execute(f"SELECT id, value FROM kv WHERE id IN ({marks})", chunk).fetchall())
+    return out
+
+
+def range_rows(
+    db: sqlite3.Connection, key: str, end: str | None, bound: int, limit: int, count_only: bool, keys_only: bool
+) -> tuple[list[KVRow], int]:
+    """Live keys of ``[key, end)`` as of row id ``bound`` (exclusive), sorted; and their count."""
+    if end is None:
+        row = db.execute(
+            "SELECT name, value, create_revision, revision, version, lease, deleted FROM kv"
+            " WHERE name = ? AND id < ? ORDER BY id DESC LIMIT 1",
+            (key, bound),
+        ).fetchone()
+        if row is None or row[6]:
+            return [], 0
+        if count_only:
+            return [], 1
+        return [(row[0], b"" if keys_only else row[1], row[2], row[3], row[4], row[5])], 1
+    if end == "\0":
+        where, params = "name >= ? AND id < ?", (key, bound)
+    else:
+        where, params = "name >= ? AND name < ? AND id < ?", (key, end, bound)
+    latest = f"SELECT MAX(id) FROM kv WHERE {where} GROUP BY name"
+    if count_only or limit:
+        count = db.execute(f"SELECT COUNT(*) FROM kv WHERE id IN ({latest}) AND deleted = 0", params).fetchone()[0]
+        if count_only:
+            return [], count
+    value = "x''" if keys_only else "value"
+    sql = (
+        f"SELECT name, {value}, create_revision, revision, version, lease FROM kv"
+        f" WHERE id IN ({latest}) AND deleted = 0 ORDER BY name"
+    )
+    if limit:
+        rows = db.execute(sql + " LIMIT ?", (*params, limit)).fetchall()
+    else:
+        rows = db.execute(sql, params).fetchall()
+        count = len(rows)
+    return rows, count
+
+
+RangeSpec = tuple[str, "str | None", int, int, bool, bool]
+
+
+def read_ranges(db: sqlite3.Connection, specs: Sequence[RangeSpec]) -> list[tuple[list[KVRow], int]]:
+    """Several ranges in one read transaction, so they see one snapshot."""
+    db.execute("BEGIN")
+    try:
+        return [range_rows(db, *spec) for spec in specs]
+    finally:
+        db.execute("COMMIT")
+
+
+def history(
+    db: sqlite3.Connection, key: str, end: str | None, start_id: int, stop_id: int, limit: int
+) -> list[tuple[int, HistoryRow]]:
+    """Writes to ``[key, end)`` with ``start_id <= id < stop_id`` in order, each with its previous row."""
+    if end is None:
+        cond, params = "k.name = ?", (key,)
+    elif end == "\0":
+        cond, params = "k.name >= ?", (key,)
+    else:
+        cond, params = "k.name >= ? AND k.name < ?", (key, end)
+    rows = db.execute(
+        "SELECT k.id, k.revision, k.name, k.deleted, k.create_revision, k.version, k.lease, k.value,"
+        " p.create_revision, p.revision, p.version, p.lease, p.value"
+        " FROM kv k LEFT JOIN kv p ON p.id = k.prev_id AND k.prev_id != 0"
+        f" WHERE k.id >= ? AND k.id < ? AND {cond} ORDER BY k.id LIMIT ?",
+        (start_id, stop_id, *params, limit),
+    ).fetchall()
+    return [(r[0], r[1:]) for r in rows]
+
+
+BatchResult = tuple[dict[int, bytes], list[tuple[list[KVRow], int]], tuple[int, int]]
+
+
+def apply_batch(
+    db: sqlite3.Connection, rows: Sequence[Row], fetch: Sequence[int], ranges: Sequence[RangeSpec]
+) -> BatchResult:
+    """One group commit: insert every row, read what the transactions asked for, commit.
+
+    Nothing is kept when anything fails: the transaction is rolled back and the error raised.
+    """
+    db.execute("BEGIN IMMEDIATE" if rows else "BEGIN")
+    try:
+        if rows:
+            db.executemany(INSERT, rows)
+        values = fetch_values(db, fetch) if fetch else {}
+        results = [range_rows(db, *spec) for spec in ranges]
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return values, results, usage(db)
+
+
+def set_meta(db: sqlite3.Connection, items: Iterable[tuple[str, int]]) -> None:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.executemany("INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value", items)
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
+def compact_chunk(db: sqlite3.Connection, lo: int, hi: int, bound: int) -> tuple[int, int | None]:
+    """Delete superseded rows and tombstones with ``lo <= id < hi`` (all below ``bound``).
+
+    A row below the compaction bound survives only if it is its key's latest write below the bound
+    and not a deletion: exactly what a range at the compact revision needs. Returns (rows deleted,
+    id of the next row at or after ``hi`` below the bound, or None when done).
+    """
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        cur = db.execute(
+            "DELETE FROM kv WHERE id >= ? AND id < ? AND (deleted = 1 OR EXISTS"
+            " (SELECT 1 FROM kv n WHERE n.name = kv.name AND n.id > kv.id AND n.id < ?))",
+            (lo, hi, bound),
+        )
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    nxt = db.execute("SELECT MIN(id) FROM kv WHERE id >= ? AND id < ?", (hi, bound)).fetchone()[0]
+    return cur.rowcount, nxt
+
+
+def first_id(db: sqlite3.Connection) -> int | None:
+    return db.execute("SELECT MIN(id) FROM kv").fetchone()[0]

@@ -1,0 +1,772 @@
+"""The single-member etcd: an MVCC revision log on SQLite with group commit and push watches.
+
+Every committed transaction that writes gets the next global revision; its writes are rows
+``(revision, sub)`` in one SQLite table (see :mod:`kconsole.store.backend`). Compares are evaluated
+against an in-memory index of each live key's (create_revision, mod_revision, version, lease, row id),
+like etcd's treeIndex, so a compare-and-swap never reads SQLite; values come from a bounded cache of
+recent values or from SQLite.
+
+Group commit: :meth:`RevisionLog.txn` queues the request; one flusher takes everything queued,
+evaluates the transactions in order against the index plus the batch's own earlier writes
+(serializable), and runs insert + reads + COMMIT as one function on aiosqlite's thread. Callers are
+answered, and watchers fed, only after that COMMIT returned; if it fails every transaction of the
+batch fails and the index is untouched (it is only updated after the commit).
+
+Durability: WAL mode. ``synchronous="FULL"`` (default) fsyncs the WAL on every commit and survives
+power loss; ``"NORMAL"`` survives a killed process (kill -9) but may lose the last commits on power
+loss. Reads use a second, read-only connection so they never queue behind an fsync.
+
+Compaction ``compact(C)``: ranges below ``C`` fail with :class:`CompactedError`; for each key only
+its latest write below ``C`` survives (none if that write was a deletion), everything from ``C`` on
+is kept, so a range at ``C`` and a watch from ``C`` still work. Automatic compaction (revision mode,
+like ``--auto-compaction-mode=revision``): every ``auto_compact_interval`` simulated seconds the log
+compacts to ``revision - auto_compact_retention`` when that is above the current compact revision.
+Rows are deleted in chunks, each its own short SQLite transaction, so writers are never held up
+for long.
+
+Quota: a write that would take the pages in use past ``quota_bytes`` fails with
+:class:`NoSpaceError` and raises the ``NOSPACE`` alarm; while it is raised only reads, deletes and
+compaction succeed. :meth:`RevisionLog.disarm` clears it (after compaction freed space).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from kconsole.clock import Clock, io_tracker
+from kconsole.store import backend
+from kconsole.store.backend import MAX_SUB, RangeSpec, Row, row_id
+from kconsole.store.kv import (
+    DEFAULT_QUOTA_BYTES,
+    MAX_REQUEST_BYTES,
+    ClosedError,
+    CompactedError,
+    Compare,
+    Delete,
+    Event,
+    FutureRevisionError,
+    Get,
+    KeyValue,
+    NoSpaceError,
+    Op,
+    Put,
+    RangeResult,
+    Status,
+    StoreError,
+    TooLargeError,
+    TxnResult,
+)
+from kconsole.store.watch import DEFAULT_WATCH_BUFFER, Watcher
+
+#: A live key in the index: (create_revision, mod_revision, version, lease, row id).
+Meta = tuple[int, int, int, int, int]
+
+#: Bytes a write costs in the quota beyond its key and value (row header, index entry).
+ROW_OVERHEAD = 64
+#: Transactions folded into one group commit at most.
+MAX_BATCH = 4096
+#: Bytes of recent values kept in memory.
+DEFAULT_VALUE_CACHE_BYTES = 64 * 1024 * 1024
+#: Revisions deleted per compaction chunk (one short SQLite transaction each).
+COMPACT_CHUNK_REVISIONS = 2000
+
+SYNCHRONOUS_MODES = ("FULL", "NORMAL", "EXTRA")
+COMPARE_TARGETS = ("mod", "create", "version", "value")
+COMPARE_OPS = ("=", "!=", "<", ">")
+
+
+class InvalidRequestError(StoreError, ValueError):
+    """A malformed request (empty key, duplicate key in one transaction, wrong types)."""
+
+
+class BackendError(StoreError):
+    """SQLite failed to commit; nothing of the affected transactions was kept."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(f"etcdserver: backend commit failed: {cause}")
+
+
+class StoreLockedError(StoreError):
+    def __init__(self, path: str) -> None:
+        super().__init__(f"etcdserver: {path} is in use by another process")
+
+
+class _Pending:
+    """A queued transaction waiting for the next group commit."""
+
+    __slots__ = ("compares", "success", "failure", "future", "cost")
+
+    def __init__(
+        self, compares: Sequence[Compare], success: Sequence[Op], failure: Sequence[Op],
+        future: asyncio.Future[TxnResult], cost: int,
+    ) -> None:
+        self.compares = compares
+        self.success = success
+        self.failure = failure
+        self.future = future
+        self.cost = cost
+
+
+class RevisionLog:
+    """A single etcd member's keyspace; implements :class:`kconsole.store.kv.KV`."""
+
+    def __init__(
+        self, path: Path, clock: Clock, writer: aiosqlite.Connection, reader: aiosqlite.Connection,
+        lock_fd: int, quota_bytes: int, watch_buffer: int, value_cache_bytes: int,
+    ) -> None:
+        self.path = path
+        self._clock = clock
+        self._writer = writer
+        self._reader = reader
+        self._lock_fd = lock_fd
+        self._quota = quota_bytes
+        self._watch_buffer = watch_buffer
+        self._revision = 0
+        self._compact_revision = 0
+        self._keys: dict[str, Meta] = {}
+        self._values: OrderedDict[int, bytes] = OrderedDict()
+        self._values_bytes = 0
+        self._values_cap = value_cache_bytes
+        self._pending: list[_Pending] = []
+        self._pending_cost = 0
+        self._in_use = 0
+        self._alarms: list[str] = []
+        self._watchers: list[Watcher] = []
+        self._closed = False
+        self._wakeup = asyncio.Event()
+        self._flusher: asyncio.Task[None] | None = None
+        self._auto_compactor: asyncio.Task[None] | None = None
+        self._compact_lock = asyncio.Lock()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock,
+        quota_bytes: int = DEFAULT_QUOTA_BYTES,
+        auto_compact_retention: int = 0,
+        auto_compact_interval: float = 300.0,
+        synchronous: str = "FULL",
+        watch_buffer: int = DEFAULT_WATCH_BUFFER,
+        value_cache_bytes: int = DEFAULT_VALUE_CACHE_BYTES,
+    ) -> RevisionLog:
+        """Open (or create) the store file at ``path`` and rebuild the index from it."""
+        sync = synchronous.upper()
+        if sync not in SYNCHRONOUS_MODES:
+            raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}, not {synchronous!r}")
+        if auto_compact_retention < 0:
+            raise ValueError(f"auto_compact_retention must be >= 0, not {auto_compact_retention}")
+        if auto_compact_interval <= 0:
+            raise ValueError(f"auto_compact_interval must be positive, not {auto_compact_interval}")
+        if quota_bytes <= 0:
+            raise ValueError(f"quota_bytes must be positive, not {quota_bytes}")
+        file = Path(path)
+        if not file.parent.is_dir():
+            raise FileNotFoundError(f"store folder {str(file.parent)!r} does not exist")
+        lock_fd = os.open(f"{file}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(lock_fd)
+            raise StoreLockedError(str(file)) from None
+        writer: aiosqlite.Connection | None = None
+        reader: aiosqlite.Connection | None = None
+        try:
+            with io_tracker(clock):
+                writer = await aiosqlite.connect(file, isolation_level=None)
+                await backend.run_on_thread(writer, backend.configure, sync, True)
+                reader = await aiosqlite.connect(file.resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None)
+                await backend.run_on_thread(reader, backend.configure, sync, False)
+                revision, compacted, keys = await backend.run_on_thread(writer, backend.load_state)
+                _, in_use = await backend.run_on_thread(writer, backend.usage)
+        except BaseException:
+            for conn in (reader, writer):
+                if conn is not None:
+                    await conn.close()
+            os.close(lock_fd)
+            raise
+        log = cls(file, clock, writer, reader, lock_fd, quota_bytes, watch_buffer, value_cache_bytes)
+        log._revision = revision
+        log._compact_revision = compacted
+        log._keys = {name: (create, mod, version, lease, rid) for name, create, mod, version, lease, rid in keys}
+        log._in_use = in_use
+        if in_use > quota_bytes:
+            log._alarms.append("NOSPACE")
+        log._flusher = asyncio.create_task(log._flush_loop(), name="revlog-flusher")
+        if auto_compact_retention > 0:
+            log._auto_compactor = asyncio.create_task(
+                log._auto_compact(auto_compact_retention, auto_compact_interval), name="revlog-auto-compact"
+            )
+        return log
+
+    async def close(self) -> None:
+        """Finish queued transactions, end every watch, close the file."""
+        if self._closed:
+            return
+        self._closed = True
+        self._wakeup.set()
+        if self._flusher is not None:
+            await self._flusher
+        if self._auto_compactor is not None:
+            self._auto_compactor.cancel()
+            try:
+                await self._auto_compactor
+            except asyncio.CancelledError:
+                pass
+        async with self._compact_lock:
+            for watcher in list(self._watchers):
+                watcher.end_stream()
+            self._watchers.clear()
+            with io_tracker(self._clock):
+                await self._reader.close()
+                await self._writer.close()
+        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        os.close(self._lock_fd)
+
+    async def __aenter__(self) -> RevisionLog:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def revision(self) -> int:
+        """The last committed revision."""
+        return self._revision
+
+    @property
+    def compact_revision(self) -> int:
+        return self._compact_revision
+
+    @property
+    def alarms(self) -> list[str]:
+        return list(self._alarms)
+
+    # ------------------------------------------------------------------ reads
+
+    async def range(
+        self,
+        key: str,
+        end: str | None = None,
+        *,
+        revision: int = 0,
+        limit: int = 0,
+        count_only: bool = False,
+        keys_only: bool = False,
+        serializable: bool = False,
+    ) -> RangeResult:
+        """Keys of ``[key, end)`` (one key when ``end`` is None; ``end="\\0"``: every key >= ``key``).
+
+        ``serializable`` makes no difference on a single member: every read is linearizable.
+        """
+        self._check_open()
+        _check_key(key)
+        if end is not None and not isinstance(end, str):
+            raise InvalidRequestError(f"range end must be a str, not {type(end).__name__}")
+        if limit < 0:
+            raise InvalidRequestError(f"limit must be >= 0, not {limit}")
+        for _ in range(3):
+            current = self._revision
+            if revision == 0:
+                at = current
+            elif revision > current:
+                raise FutureRevisionError()
+            elif revision < self._compact_revision:
+                raise CompactedError(self._compact_revision)
+            else:
+                at = revision
+            if end is None and at == current:
+                result = await self._get_current(key, count_only, keys_only)
+            else:
+                rows, count = (await self._read(backend.read_ranges, [(key, end, row_id(at + 1, 0), limit, count_only, keys_only)]))[0]
+                result = RangeResult([KeyValue(*r) for r in rows], count, count > len(rows) and not count_only, at)
+            if at >= self._compact_revision:
+                return result
+            if revision:
+                raise CompactedError(self._compact_revision)
+        raise StoreError("etcdserver: range kept racing with compaction")
+
+    async def get(self, key: str, revision: int = 0) -> KeyValue | None:
+        """The key at ``revision`` (0 = current), or None when absent."""
+        result = await self.range(key, revision=revision)
+        return result.kvs[0] if result.kvs else None
+
+    async def _get_current(self, key: str, count_only: bool, keys_only: bool) -> RangeResult:
+        at = self._revision
+        meta = self._keys.get(key)
+        if meta is None:
+            return RangeResult([], 0, False, at)
+        if count_only:
+            return RangeResult([], 1, False, at)
+        if keys_only:
+            return RangeResult([KeyValue(key, b"", meta[0], meta[1], meta[2], meta[3])], 1, False, at)
+        value = self._values.get(meta[4])
+        if value is None:
+            fetched = await self._read(backend.fetch_values, [meta[4]])
+            value = fetched.get(meta[4])
+            if value is None:
+                # Deleted and compacted away while we read: answer as of the row we saw is gone.
+                rows, count = (await self._read(backend.read_ranges, [(key, None, row_id(at + 1, 0), 0, False, False)]))[0]
+                return RangeResult([KeyValue(*r) for r in rows], count, False, at)
+            self._cache_value(meta[4], value)
+        return RangeResult([KeyValue(key, value, meta[0], meta[1], meta[2], meta[3])], 1, False, at)
+
+    async def _read(self, fn: Any, *args: Any) -> Any:
+        with io_tracker(self._clock):
+            return await backend.run_on_thread(self._reader, fn, *args)
+
+    async def read_history(
+        self, key: str, end: str | None, start_id: int, stop_id: int, limit: int
+    ) -> list[tuple[int, Event]]:
+        """Writes to ``[key, end)`` with row ids in ``[start_id, stop_id)``, as watch events."""
+        rows = await self._read(backend.history, key, end, start_id, stop_id, limit)
+        out: list[tuple[int, Event]] = []
+        for rid, (rev, name, deleted, create, version, lease, value, p_create, p_rev, p_version, p_lease, p_value) in rows:
+            prev = None if p_rev is None else KeyValue(name, p_value, p_create, p_rev, p_version, p_lease)
+            if deleted:
+                out.append((rid, Event("DELETE", KeyValue(name, b"", 0, rev, 0, 0), prev)))
+            else:
+                out.append((rid, Event("PUT", KeyValue(name, value, create, rev, version, lease), prev)))
+        return out
+
+    # ------------------------------------------------------------------ writes
+
+    async def txn(
+        self, compares: list[Compare], success: list[Op], failure: list[Op] | None = None
+    ) -> TxnResult:
+        """If every compare holds run ``success`` else ``failure``, atomically, at one new revision."""
+        self._check_open()
+        failure = failure or []
+        cost = _validate(compares, success, failure)
+        if cost:
+            if self._alarms:
+                raise NoSpaceError()
+            if self._in_use + self._pending_cost + cost > self._quota:
+                self._alarms.append("NOSPACE")
+                raise NoSpaceError()
+        future: asyncio.Future[TxnResult] = asyncio.get_running_loop().create_future()
+        self._pending.append(_Pending(compares, success, failure, future, cost))
+        self._pending_cost += cost
+        self._wakeup.set()
+        return await future
+
+    async def put(self, key: str, value: bytes, lease: int = 0) -> int:
+        """Unconditional put; returns its revision."""
+        return (await self.txn([], [Put(key, value, lease)])).revision
+
+    async def delete(self, key: str, end: str | None = None) -> int:
+        """Delete a key (or ``[key, end)``); returns the number of keys deleted."""
+        result = await self.txn([], [Delete(key, end)])
+        response = result.responses[0]
+        if isinstance(response, list):
+            return len(response)
+        return 0 if response is None else 1
+
+    async def create(self, key: str, value: bytes, lease: int = 0) -> TxnResult:
+        """Put only if the key does not exist; on failure ``responses[0]`` is the existing key's Get."""
+        return await self.txn([Compare(key, "mod", "=", 0)], [Put(key, value, lease)], [Get(key)])
+
+    async def update(self, key: str, value: bytes, mod_revision: int, lease: int = 0) -> TxnResult:
+        """Put only if the key's mod revision is ``mod_revision``; on failure ``responses[0]`` is its Get."""
+        return await self.txn([Compare(key, "mod", "=", mod_revision)], [Put(key, value, lease)], [Get(key)])
+
+    # ------------------------------------------------------------------ group commit
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            while self._pending:
+                batch = self._pending[:MAX_BATCH]
+                del self._pending[:MAX_BATCH]
+                try:
+                    await self._commit_batch(batch)
+                except BaseException as exc:  # the flusher must survive anything one batch does
+                    for item in batch:
+                        if not item.future.done():
+                            item.future.set_exception(exc if isinstance(exc, StoreError) else BackendError(exc))
+                    if isinstance(exc, asyncio.CancelledError):
+                        raise
+            if self._closed:
+                return
+
+    async def _commit_batch(self, batch: list[_Pending]) -> None:
+        keys = self._keys
+        cache = self._values
+        overlay: dict[str, Meta | None] = {}
+        known: dict[int, bytes] = {}  # values this batch needs that are already in memory
+        fetch: set[int] = set()
+        rows: list[Row] = []
+        ranges: list[RangeSpec] = []
+        plans: list[tuple[_Pending, bool, int, list[Any]]] = []
+        changes: list[tuple[str, Meta | None, Meta | None, int]] = []  # (key, new or None, prev, revision)
+        errors: list[tuple[_Pending, StoreError]] = []
+        batch_cost = sum(item.cost for item in batch)
+
+        def lookup(name: str) -> Meta | None:
+            return overlay[name] if name in overlay else keys.get(name)
+
+        def need(rid: int) -> None:
+            if rid not in known:
+                value = cache.get(rid)
+                if value is None:
+                    fetch.add(rid)
+                else:
+                    known[rid] = value
+
+        value_compares = [c for item in batch for c in item.compares if c.target == "value"]
+        if value_compares:
+            for c in value_compares:
+                meta = keys.get(c.key)
+                if meta is not None:
+                    need(meta[4])
+            if fetch:
+                known.update(await self._read(backend.fetch_values, sorted(fetch)))
+                fetch.clear()
+
+        rev = self._revision + 1
+        for item in batch:
+            ok = True
+            for c in item.compares:
+                meta = lookup(c.key)
+                if c.target == "value":
+                    actual: int | bytes = b"" if meta is None else known[meta[4]]
+                elif meta is None:
+                    actual = 0
+                elif c.target == "mod":
+                    actual = meta[1]
+                elif c.target == "create":
+                    actual = meta[0]
+                else:
+                    actual = meta[2]
+                if not _holds(actual, c.op, c.value):
+                    ok = False
+                    break
+            ops = item.success if ok else item.failure
+            if len(ops) > MAX_SUB or any(type(op) is Delete and op.end is not None for op in ops):
+                writes = sum(_write_bound(op, keys, overlay) for op in ops)
+                if writes > MAX_SUB:
+                    errors.append((item, InvalidRequestError(f"etcdserver: too many writes in one txn ({writes}, max {MAX_SUB})")))
+                    continue
+            sub = 0
+            responses: list[Any] = []
+            for op in ops:
+                kind = type(op)
+                if kind is Put:
+                    prev = lookup(op.key)
+                    rid = row_id(rev, sub)
+                    sub += 1
+                    if prev is None:
+                        meta = (rev, rev, 1, op.lease, rid)
+                        rows.append((rid, rev, op.key, 0, rev, 0, 1, op.lease, op.value))
+                    else:
+                        meta = (prev[0], rev, prev[2] + 1, op.lease, rid)
+                        rows.append((rid, rev, op.key, 0, prev[0], prev[4], prev[2] + 1, op.lease, op.value))
+                        need(prev[4])
+                    known[rid] = op.value
+                    overlay[op.key] = meta
+                    changes.append((op.key, meta, prev, rev))
+                    responses.append(("kv", op.key, prev))
+                elif kind is Delete:
+                    if op.end is None:
+                        names = [op.key]
+                    else:
+                        names = sorted(n for n in set(keys).union(overlay) if _in(n, op.key, op.end))
+                    deleted = []
+                    for name in names:
+                        prev = lookup(name)
+                        if prev is None:
+                            continue
+                        rid = row_id(rev, sub)
+                        sub += 1
+                        rows.append((rid, rev, name, 1, prev[0], prev[4], 0, 0, b""))
+                        need(prev[4])
+                        overlay[name] = None
+                        changes.append((name, None, prev, rev))
+                        deleted.append((name, prev))
+                    if op.end is None:
+                        responses.append(("kv", op.key, deleted[0][1] if deleted else None))
+                    else:
+                        responses.append(("kvs", deleted))
+                else:  # Get
+                    at = rev if sub else rev - 1
+                    if op.end is None:
+                        meta = lookup(op.key)
+                        if meta is not None:
+                            need(meta[4])
+                        responses.append(("get", op.key, meta, at))
+                    else:
+                        ranges.append((op.key, op.end, row_id(rev, sub), 0, False, False))
+                        responses.append(("range", len(ranges) - 1, at))
+            plans.append((item, ok, rev if sub else rev - 1, responses))
+            if sub:
+                rev += 1
+
+        try:
+            with io_tracker(self._clock):
+                fetched, range_results, (_, in_use) = await backend.run_on_thread(
+                    self._writer, backend.apply_batch, rows, sorted(fetch), ranges
+                )
+        except BaseException:
+            self._pending_cost -= batch_cost
+            raise
+        self._pending_cost -= batch_cost
+        self._in_use = in_use
+
+        # Committed: publish the index, then answer callers and feed watchers.
+        if fetched:
+            known.update(fetched)
+        for name, meta in overlay.items():
+            if meta is None:
+                keys.pop(name, None)
+            else:
+                keys[name] = meta
+        self._revision = rev - 1
+        for row in rows:
+            if not row[3]:
+                self._cache_value(row[0], row[8])
+
+        def kv_of(name: str, meta: Meta | None) -> KeyValue | None:
+            if meta is None:
+                return None
+            return KeyValue(name, known[meta[4]], meta[0], meta[1], meta[2], meta[3])
+
+        for item, exc in errors:
+            if not item.future.done():
+                item.future.set_exception(exc)
+        for item, ok, at, responses in plans:
+            out: list[object] = []
+            for r in responses:
+                tag = r[0]
+                if tag == "kv":
+                    out.append(kv_of(r[1], r[2]))
+                elif tag == "kvs":
+                    out.append([kv_of(name, prev) for name, prev in r[1]])
+                elif tag == "get":
+                    kv = kv_of(r[1], r[2])
+                    out.append(RangeResult([kv] if kv else [], 1 if kv else 0, False, r[3]))
+                else:
+                    found, count = range_results[r[1]]
+                    out.append(RangeResult([KeyValue(*row) for row in found], count, False, r[2]))
+            if not item.future.done():
+                item.future.set_result(TxnResult(ok, at, out))
+
+        if changes and self._watchers:
+            events: list[Event] = []
+            for name, meta, prev, at in changes:
+                prev_kv = kv_of(name, prev)
+                if meta is None:
+                    events.append(Event("DELETE", KeyValue(name, b"", 0, at, 0, 0), prev_kv))
+                else:
+                    events.append(Event("PUT", KeyValue(name, known[meta[4]], meta[0], meta[1], meta[2], meta[3]), prev_kv))
+            for watcher in list(self._watchers):
+                watcher.deliver(events, self._revision)
+
+    def _cache_value(self, rid: int, value: bytes) -> None:
+        size = len(value)
+        if size > self._values_cap // 4:
+            return
+        self._values[rid] = value
+        self._values_bytes += size
+        while self._values_bytes > self._values_cap:
+            _, old = self._values.popitem(last=False)
+            self._values_bytes -= len(old)
+
+    # ------------------------------------------------------------------ watch
+
+    def watch(
+        self, key: str, end: str | None = None, *, start_revision: int = 0, prev_kv: bool = True,
+        progress_notify: bool = False,
+    ) -> Watcher:
+        """Events of ``[key, end)`` from ``start_revision`` (0 = from the next revision) on.
+
+        Registered immediately: nothing committed after this call returns is missed.
+        """
+        self._check_open()
+        _check_key(key)
+        if start_revision < 0:
+            raise InvalidRequestError(f"start_revision must be >= 0, not {start_revision}")
+        watcher = Watcher(
+            self, self._clock, key, end, start_revision=start_revision, prev_kv=prev_kv,
+            progress_notify=progress_notify, max_buffered=self._watch_buffer, on_close=self._unwatch,
+        )
+        if watcher.active:
+            self._watchers.append(watcher)
+        return watcher
+
+    def _unwatch(self, watcher: Watcher) -> None:
+        try:
+            self._watchers.remove(watcher)
+        except ValueError:
+            pass
+
+    # ------------------------------------------------------------------ compaction, status, alarms
+
+    async def compact(self, revision: int) -> None:
+        """Forget history below ``revision`` (see the module docstring)."""
+        self._check_open()
+        if revision > self._revision:
+            raise FutureRevisionError()
+        if revision <= self._compact_revision:
+            raise CompactedError(self._compact_revision)
+        self._compact_revision = revision  # refuse older reads from now on, before rows go
+        async with self._compact_lock:
+            with io_tracker(self._clock):
+                await backend.run_on_thread(
+                    self._writer, backend.set_meta, [("compact_revision", revision), ("revision_floor", self._revision)]
+                )
+                bound = row_id(revision, 0)
+                lo = await backend.run_on_thread(self._writer, backend.first_id)
+                while lo is not None and lo < bound:
+                    hi = min(bound, lo + row_id(COMPACT_CHUNK_REVISIONS, 0))
+                    _, lo = await backend.run_on_thread(self._writer, backend.compact_chunk, lo, hi, bound)
+                _, self._in_use = await backend.run_on_thread(self._writer, backend.usage)
+        self._drop_cached_below(bound)
+
+    def _drop_cached_below(self, bound: int) -> None:
+        live = {meta[4] for meta in self._keys.values()} if len(self._values) else set()
+        for rid in [r for r in self._values if r < bound and r not in live]:
+            self._values_bytes -= len(self._values.pop(rid))
+
+    async def _auto_compact(self, retention: int, interval: float) -> None:
+        while not self._closed:
+            await self._clock.sleep(interval)
+            target = self._revision - retention
+            if target > self._compact_revision and not self._closed:
+                try:
+                    await self.compact(target)
+                except (CompactedError, FutureRevisionError, ClosedError):
+                    pass
+
+    async def status(self) -> Status:
+        self._check_open()
+        with io_tracker(self._clock):
+            _, in_use = await backend.run_on_thread(self._reader, backend.usage)
+        db_size = 0
+        for suffix in ("", "-wal"):
+            try:
+                db_size += os.path.getsize(f"{self.path}{suffix}")
+            except FileNotFoundError:
+                pass
+        return Status(
+            revision=self._revision,
+            compact_revision=self._compact_revision,
+            db_size=db_size,
+            db_size_in_use=in_use,
+            keys=len(self._keys),
+            alarms=list(self._alarms),
+        )
+
+    async def disarm(self) -> None:
+        """Clear the NOSPACE alarm (etcdctl alarm disarm); the next write over quota raises it again."""
+        self._check_open()
+        with io_tracker(self._clock):
+            _, self._in_use = await backend.run_on_thread(self._writer, backend.usage)
+        self._alarms.clear()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedError()
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _write_bound(op: Op, keys: dict[str, Meta], overlay: dict[str, Meta | None]) -> int:
+    """At most how many rows ``op`` writes."""
+    if type(op) is Put:
+        return 1
+    if type(op) is Delete:
+        if op.end is None:
+            return 1
+        return sum(1 for n in set(keys).union(overlay) if _in(n, op.key, op.end))
+    return 0
+
+
+def _in(name: str, key: str, end: str) -> bool:
+    return name >= key if end == "\0" else key <= name < end
+
+
+def _holds(actual: int | bytes, op: str, expected: int | bytes) -> bool:
+    if op == "=":
+        return actual == expected
+    if op == "!=":
+        return actual != expected
+    if op == "<":
+        return actual < expected  # type: ignore[operator]
+    return actual > expected  # type: ignore[operator]
+
+
+def _check_key(key: object) -> None:
+    if not isinstance(key, str):
+        raise InvalidRequestError(f"key must be a str, not {type(key).__name__}")
+    if not key:
+        raise InvalidRequestError("etcdserver: key is not provided")
+
+
+def _validate(compares: Sequence[Compare], success: Sequence[Op], failure: Sequence[Op]) -> int:
+    """Check a txn's shape and size before it is queued; returns its quota cost (0 when it puts nothing)."""
+    size = 0
+    for c in compares:
+        if not isinstance(c, Compare):
+            raise InvalidRequestError(f"compares must be Compare, not {type(c).__name__}")
+        _check_key(c.key)
+        if c.target not in COMPARE_TARGETS:
+            raise InvalidRequestError(f"compare target must be one of {COMPARE_TARGETS}, not {c.target!r}")
+        if c.op not in COMPARE_OPS:
+            raise InvalidRequestError(f"compare op must be one of {COMPARE_OPS}, not {c.op!r}")
+        if c.target == "value":
+            if not isinstance(c.value, bytes):
+                raise InvalidRequestError(f"a value compare needs bytes, not {type(c.value).__name__}")
+            size += len(c.value)
+        elif not isinstance(c.value, int) or isinstance(c.value, bool):
+            raise InvalidRequestError(f"a {c.target} compare needs an int, not {type(c.value).__name__}")
+        size += len(c.key)
+    cost = 0
+    for branch in (success, failure):
+        written: set[str] = set()
+        ranged: list[tuple[str, str]] = []
+        for op in branch:
+            kind = type(op)
+            if kind is Put:
+                _check_key(op.key)
+                if not isinstance(op.value, bytes):
+                    raise InvalidRequestError(f"put value must be bytes, not {type(op.value).__name__}")
+                if op.key in written:
+                    raise InvalidRequestError("etcdserver: duplicate key given in txn request")
+                written.add(op.key)
+                size += len(op.key) + len(op.value)
+                cost += len(op.key) * 2 + len(op.value) + ROW_OVERHEAD
+            elif kind is Delete:
+                _check_key(op.key)
+                if op.end is None:
+                    if op.key in written:
+                        raise InvalidRequestError("etcdserver: duplicate key given in txn request")
+                    written.add(op.key)
+                else:
+                    ranged.append((op.key, op.end))
+                size += len(op.key) + len(op.end or "")
+            elif kind is Get:
+                _check_key(op.key)
+                size += len(op.key) + len(op.end or "")
+            else:
+                raise InvalidRequestError(f"txn ops must be Put, Delete or Get, not {type(op).__name__}")
+        for lo, hi in ranged:
+            if any(_in(name, lo, hi) for name in written):
+                raise InvalidRequestError("etcdserver: duplicate key given in txn request")
+    if size > MAX_REQUEST_BYTES:
+        raise TooLargeError()
+    return cost
