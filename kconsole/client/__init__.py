@@ -1,1 +1,63 @@
-"""client layer; see ../shared/DESIGN.md."""
+"""What components use to talk to the API server (client-go's roles, in Python).
+
+* :class:`Client` — requests through the API server's one entry, as one user; errors raise
+  :class:`~kconsole.api.types.StatusError` (predicates in :mod:`kconsole.client.errors`).
+* :class:`SharedInformer` / :class:`InformerFactory` — list+watch caches with indexes and handlers.
+* :class:`WorkQueue` / :func:`run_workers` — deduplicating, rate-limited work queue for controllers.
+* :class:`LeaderElector` — leader election over coordination.k8s.io/v1 Leases.
+* :class:`EventRecorder` — core/v1 Events with upstream's aggregation and spam filter.
+
+Layer rule: imports only ``kconsole.api.types``, ``kconsole.objects`` and ``kconsole.clock``.
+"""
+
+from kconsole.api.types import StatusError
+
+from .client import DEFAULT_PAGE_SIZE, Client
+from .errors import (
+    is_already_exists,
+    is_conflict,
+    is_forbidden,
+    is_gone,
+    is_invalid,
+    is_not_found,
+    is_server_unavailable,
+    is_too_many_requests,
+    retry_on_conflict,
+)
+from .events import EventRecorder
+from .informer import (
+    InformerFactory,
+    SharedInformer,
+    index_by_namespace,
+    index_by_node_name,
+    index_by_owner_uid,
+    object_key,
+)
+from .leaderelection import LeaderElector
+from .workqueue import QueueShutDown, WorkQueue, run_workers
+
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "Client",
+    "EventRecorder",
+    "InformerFactory",
+    "LeaderElector",
+    "QueueShutDown",
+    "SharedInformer",
+    "StatusError",
+    "WorkQueue",
+    "index_by_namespace",
+    "index_by_node_name",
+    "index_by_owner_uid",
+    "is_already_exists",
+    "is_conflict",
+    "is_forbidden",
+    "is_gone",
+    "is_invalid",
+    "is_not_found",
+    "is_server_unavailable",
+    "is_too_many_requests",
+    "object_key",
+    "retry_on_conflict",
+    "run_workers",
+]
