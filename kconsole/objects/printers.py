@@ -1,0 +1,867 @@
+"""kubectl's server-side printer columns, as pure functions over plain-dict objects.
+
+The API server answers ``Accept: application/json;as=Table`` with these columns, so ``kubectl get``
+prints what it prints against a real cluster; the console reuses the same cells for its tables.
+Each :class:`Printer` has upstream's column definitions (priority 1 = shown with ``-o wide``) and a
+``cells(obj, now)`` function giving one row; ``now`` is simulated seconds since the epoch.
+Stdlib only.
+
+Public API: :func:`printer_for(group_resource)`, :func:`human_duration(seconds)`,
+:func:`age(timestamp, now)`, :func:`parse_time(rfc3339)`, :data:`PRINTERS`, :class:`Column`, :class:`Printer`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    type: str = "string"
+    format: str = ""
+    description: str = ""
+    priority: int = 0
+
+    def definition(self) -> dict[str, Any]:
+        """The ``TableColumnDefinition`` wire form."""
+        return {"name": self.name, "type": self.type, "format": self.format,
+                "description": self.description, "priority": self.priority}
+
+
+@dataclass(frozen=True, slots=True)
+class Printer:
+    columns: tuple[Column, ...]
+    cells: Callable[[Obj, float], list[Any]]
+    #: Row conditions (``Completed``), as upstream marks finished pods.
+    conditions: Callable[[Obj], list[dict[str, str]]] | None = None
+
+
+# --------------------------------------------------------------------------- time
+
+
+_TIME_CACHE: dict[str, float] = {}
+
+
+def parse_time(value: str | None) -> float | None:
+    """RFC 3339 (``Z`` or offset, optional fraction) -> epoch seconds; None when absent or unparsable."""
+    if not value:
+        return None
+    cached = _TIME_CACHE.get(value)
+    if cached is not None:
+        return cached
+    text = value.replace("Z", "+00:00") if value.endswith("Z") else value
+    try:
+        ts = datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        return None
+    if len(_TIME_CACHE) > 100_000:
+        _TIME_CACHE.clear()
+    _TIME_CACHE[value] = ts
+    return ts
+
+
+def human_duration(seconds: float) -> str:
+    """k8s.io/apimachinery's ``duration.HumanDuration``: ``45s``, ``3m5s``, ``5h12m``, ``3d4h``, ``2y15d``."""
+    secs = int(seconds)
+    if secs < -1:
+        return "<invalid>"
+    if secs < 0:
+        return "0s"
+    if secs < 120:
+        return f"{secs}s"
+    minutes = secs // 60
+    if minutes < 10:
+        s = secs % 60
+        return f"{minutes}m" if s == 0 else f"{minutes}m{s}s"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = secs // 3600
+    if hours < 8:
+        m = minutes % 60
+        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        h = hours % 24
+        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        dy = (hours // 24) % 365
+        return f"{hours // 24 // 365}y" if dy == 0 else f"{hours // 24 // 365}y{dy}d"
+    return f"{hours // 24 // 365}y"
+
+
+def age(timestamp: str | None, now: float) -> str:
+    """``translateTimestampSince``: ``<unknown>`` for a missing time."""
+    ts = parse_time(timestamp)
+    if ts is None:
+        return "<unknown>"
+    return human_duration(now - ts)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _meta(o: Obj) -> Obj:
+    return o.get("metadata") or {}
+
+
+def _spec(o: Obj) -> Obj:
+    return o.get("spec") or {}
+
+
+def _status(o: Obj) -> Obj:
+    return o.get("status") or {}
+
+
+def _name(o: Obj) -> str:
+    return _meta(o).get("name", "")
+
+
+def _age(o: Obj, now: float) -> str:
+    return age(_meta(o).get("creationTimestamp"), now)
+
+
+def format_labels(labels: dict[str, str] | None) -> str:
+    """``labels.FormatLabels``: sorted ``k=v`` joined by commas, ``<none>`` when empty."""
+    if not labels:
+        return "<none>"
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
+
+
+def format_label_selector(selector: Obj | None) -> str:
+    """``metav1.FormatLabelSelector``: matchLabels then matchExpressions, ``<none>`` when empty."""
+    if selector is None:
+        return "<none>"
+    parts: list[str] = []
+    for k in sorted(selector.get("matchLabels") or {}):
+        parts.append(f"{k}={selector['matchLabels'][k]}")
+    for expr in selector.get("matchExpressions") or []:
+        op = expr.get("operator", "")
+        key = expr.get("key", "")
+        values = sorted(expr.get("values") or [])
+        if op == "In":
+            parts.append(f"{key} in ({','.join(values)})")
+        elif op == "NotIn":
+            parts.append(f"{key} notin ({','.join(values)})")
+        elif op == "Exists":
+            parts.append(key)
+        elif op == "DoesNotExist":
+            parts.append(f"!{key}")
+        else:
+            return "<error>"
+    text = ",".join(parts)
+    return text or "<none>"
+
+
+def _containers(template_spec: Obj) -> tuple[str, str]:
+    containers = template_spec.get("containers") or []
+    return (",".join(c.get("name", "") for c in containers), ",".join(c.get("image", "") for c in containers))
+
+
+def _int(v: Any) -> int:
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+
+def _list_more(items: list[str], more: bool, count: int, limit: int, empty: str) -> str:
+    text = ",".join(items)
+    if more:
+        return f"{text} + {count - limit} more..."
+    return text or empty
+
+
+NAME = Column("Name", format="name", description="Name must be unique within a namespace.")
+AGE = Column("Age", description="CreationTimestamp is a timestamp representing the server time when this object "
+             "was created.")
+CONTAINERS = Column("Containers", priority=1, description="Names of each container in the template.")
+IMAGES = Column("Images", priority=1, description="Images referenced by each container in the template.")
+SELECTOR = Column("Selector", priority=1, description="Label selector for pods.")
+
+
+# --------------------------------------------------------------------------- pods
+
+
+def _pod_cells(pod: Obj, now: float) -> list[Any]:
+    spec, status, meta = _spec(pod), _status(pod), _meta(pod)
+    containers = spec.get("containers") or []
+    init_specs = {c.get("name"): c for c in spec.get("initContainers") or []}
+    total = len(containers) + sum(1 for c in init_specs.values() if c.get("restartPolicy") == "Always")
+    ready = 0
+    restarts = 0
+    sidecar_restarts = 0
+    last_restart: float | None = None
+    last_sidecar_restart: float | None = None
+    phase = status.get("phase", "")
+    reason = status.get("reason") or phase
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == "PodScheduled" and cond.get("reason") == "SchedulingGated":
+            reason = "SchedulingGated"
+
+    def finished(cs: Obj) -> float | None:
+        term = (cs.get("lastState") or {}).get("terminated")
+        return parse_time(term.get("finishedAt")) if term else None
+
+    initializing = False
+    init_statuses = status.get("initContainerStatuses") or []
+    for i, cs in enumerate(init_statuses):
+        restarts += _int(cs.get("restartCount"))
+        fin = finished(cs)
+        if fin is not None and (last_restart is None or fin > last_restart):
+            last_restart = fin
+        sidecar = (init_specs.get(cs.get("name")) or {}).get("restartPolicy") == "Always"
+        if sidecar:
+            sidecar_restarts += _int(cs.get("restartCount"))
+            if fin is not None and (last_sidecar_restart is None or fin > last_sidecar_restart):
+                last_sidecar_restart = fin
+        state = cs.get("state") or {}
+        term, waiting = state.get("terminated"), state.get("waiting")
+        if term is not None and _int(term.get("exitCode")) == 0:
+            continue
+        if sidecar and cs.get("started"):
+            if cs.get("ready"):
+                ready += 1
+            continue
+        if term is not None:
+            if not term.get("reason"):
+                reason = (f"Init:Signal:{term['signal']}" if term.get("signal")
+                          else f"Init:ExitCode:{_int(term.get('exitCode'))}")
+            else:
+                reason = "Init:" + term["reason"]
+        elif waiting is not None and waiting.get("reason") and waiting.get("reason") != "PodInitializing":
+            reason = "Init:" + waiting["reason"]
+        else:
+            reason = f"Init:{i}/{len(init_specs)}"
+        initializing = True
+        break
+
+    initialized = any(c.get("type") == "Initialized" and c.get("status") == "True"
+                      for c in status.get("conditions") or [])
+    if not initializing or initialized:
+        restarts = sidecar_restarts
+        last_restart = last_sidecar_restart
+        has_running = False
+        for cs in reversed(status.get("containerStatuses") or []):
+            restarts += _int(cs.get("restartCount"))
+            fin = finished(cs)
+            if fin is not None and (last_restart is None or fin > last_restart):
+                last_restart = fin
+            state = cs.get("state") or {}
+            waiting, term = state.get("waiting"), state.get("terminated")
+            if waiting is not None and waiting.get("reason"):
+                reason = waiting["reason"]
+            elif term is not None and term.get("reason"):
+                reason = term["reason"]
+            elif term is not None:
+                reason = (f"Signal:{term['signal']}" if term.get("signal")
+                          else f"ExitCode:{_int(term.get('exitCode'))}")
+            elif cs.get("ready") and state.get("running") is not None:
+                has_running = True
+                ready += 1
+        if reason == "Completed" and has_running:
+            ready_cond = any(c.get("type") == "Ready" and c.get("status") == "True"
+                             for c in status.get("conditions") or [])
+            reason = "Running" if ready_cond else "NotReady"
+
+    if meta.get("deletionTimestamp") and status.get("reason") == "NodeLost":
+        reason = "Unknown"
+    elif meta.get("deletionTimestamp") and phase not in ("Succeeded", "Failed"):
+        reason = "Terminating"
+
+    restarts_text = str(restarts)
+    if restarts and last_restart is not None:
+        restarts_text = f"{restarts} ({human_duration(now - last_restart)} ago)"
+
+    pod_ips = status.get("podIPs") or []
+    ip = (pod_ips[0].get("ip") if pod_ips else "") or status.get("podIP") or "<none>"
+    gates = spec.get("readinessGates") or []
+    gates_text = "<none>"
+    if gates:
+        conds = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+        gates_text = f"{sum(1 for g in gates if conds.get(g.get('conditionType')) == 'True')}/{len(gates)}"
+    return [meta.get("name", ""), f"{ready}/{total}", reason, restarts_text, _age(pod, now), ip,
+            spec.get("nodeName") or "<none>", status.get("nominatedNodeName") or "<none>", gates_text]
+
+
+def _pod_conditions(pod: Obj) -> list[dict[str, str]]:
+    phase = _status(pod).get("phase")
+    if phase == "Succeeded":
+        return [{"type": "Completed", "status": "True", "reason": "Succeeded",
+                 "message": "The pod has completed successfully."}]
+    if phase == "Failed":
+        return [{"type": "Completed", "status": "True", "reason": "Failed", "message": "The pod failed."}]
+    return []
+
+
+PODS = Printer(
+    (NAME,
+     Column("Ready", description="The aggregate readiness state of this pod for accepting traffic."),
+     Column("Status", description="The aggregate status of the containers in this pod."),
+     Column("Restarts", description="The number of times the containers in this pod have been restarted and when "
+            "the last container in this pod has restarted."),
+     AGE,
+     Column("IP", priority=1, description="podIP address allocated to the pod. Routable at least within the "
+            "cluster. Empty if not yet allocated."),
+     Column("Node", priority=1, description="NodeName indicates in which node this pod is scheduled."),
+     Column("Nominated Node", priority=1, description="nominatedNodeName is set only when this pod preempts other "
+            "pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful "
+            "termination periods."),
+     Column("Readiness Gates", priority=1, description="If specified, all readiness gates will be evaluated for "
+            "pod readiness.")),
+    _pod_cells,
+    _pod_conditions,
+)
+
+
+# --------------------------------------------------------------------------- workloads
+
+
+def _template_spec(o: Obj) -> Obj:
+    return (_spec(o).get("template") or {}).get("spec") or {}
+
+
+def _deployment_cells(d: Obj, now: float) -> list[Any]:
+    spec, status = _spec(d), _status(d)
+    names, images = _containers(_template_spec(d))
+    desired = spec.get("replicas", 1)
+    return [_name(d), f"{_int(status.get('readyReplicas'))}/{_int(desired)}", _int(status.get("updatedReplicas")),
+            _int(status.get("availableReplicas")), _age(d, now), names, images,
+            format_label_selector(spec.get("selector"))]
+
+
+DEPLOYMENTS = Printer(
+    (NAME, Column("Ready", description="Number of the pod with ready state"),
+     Column("Up-to-date", description="Total number of non-terminated pods targeted by this deployment that have "
+            "the desired template spec."),
+     Column("Available", description="Total number of available pods (ready for at least minReadySeconds) "
+            "targeted by this deployment."),
+     AGE, CONTAINERS, IMAGES, SELECTOR),
+    _deployment_cells,
+)
+
+
+def _replicaset_cells(rs: Obj, now: float) -> list[Any]:
+    spec, status = _spec(rs), _status(rs)
+    names, images = _containers(_template_spec(rs))
+    return [_name(rs), _int(spec.get("replicas", 1)), _int(status.get("replicas")), _int(status.get("readyReplicas")),
+            _age(rs, now), names, images, format_label_selector(spec.get("selector"))]
+
+
+REPLICASETS = Printer(
+    (NAME, Column("Desired", type="integer", description="Replicas is the number of desired pods."),
+     Column("Current", type="integer", description="Replicas is the most recently observed number of replicas."),
+     Column("Ready", type="integer", description="The number of ready replicas for this replica set."),
+     AGE, CONTAINERS, IMAGES, SELECTOR),
+    _replicaset_cells,
+)
+
+
+def _daemonset_cells(ds: Obj, now: float) -> list[Any]:
+    spec, status = _spec(ds), _status(ds)
+    tspec = _template_spec(ds)
+    names, images = _containers(tspec)
+    return [_name(ds), _int(status.get("desiredNumberScheduled")), _int(status.get("currentNumberScheduled")),
+            _int(status.get("numberReady")), _int(status.get("updatedNumberScheduled")),
+            _int(status.get("numberAvailable")), format_labels(tspec.get("nodeSelector")), _age(ds, now),
+            names, images, format_label_selector(spec.get("selector"))]
+
+
+DAEMONSETS = Printer(
+    (NAME, Column("Desired", type="integer", description="The total number of nodes that should be running the "
+                  "daemon pod."),
+     Column("Current", type="integer", description="The number of nodes that are running at least 1 daemon pod."),
+     Column("Ready", type="integer", description="The number of nodes that should be running the daemon pod and "
+            "have one or more of the daemon pod running and ready."),
+     Column("Up-to-date", type="integer", description="The total number of nodes that are running updated daemon "
+            "pod"),
+     Column("Available", type="integer", description="The number of nodes that should be running the daemon pod "
+            "and have one or more of the daemon pod running and available."),
+     Column("Node Selector", description="NodeSelector is a selector which must be true for the pod to fit on a "
+            "node."),
+     AGE, CONTAINERS, IMAGES, SELECTOR),
+    _daemonset_cells,
+)
+
+
+def _statefulset_cells(ss: Obj, now: float) -> list[Any]:
+    names, images = _containers(_template_spec(ss))
+    return [_name(ss), f"{_int(_status(ss).get('readyReplicas'))}/{_int(_spec(ss).get('replicas', 1))}",
+            _age(ss, now), names, images]
+
+
+STATEFULSETS = Printer(
+    (NAME, Column("Ready", description="Number of the pod with ready state"), AGE, CONTAINERS, IMAGES),
+    _statefulset_cells,
+)
+
+
+def _has_condition(status: Obj, kind: str) -> bool:
+    return any(c.get("type") == kind and c.get("status") == "True" for c in status.get("conditions") or [])
+
+
+def _job_cells(job: Obj, now: float) -> list[Any]:
+    spec, status = _spec(job), _status(job)
+    succeeded = _int(status.get("succeeded"))
+    if spec.get("completions") is not None:
+        completions = f"{succeeded}/{_int(spec['completions'])}"
+    else:
+        parallelism = _int(spec.get("parallelism"))
+        completions = f"{succeeded}/1 of {parallelism}" if parallelism > 1 else f"{succeeded}/1"
+    start, done = parse_time(status.get("startTime")), parse_time(status.get("completionTime"))
+    duration = "" if start is None else human_duration((done if done is not None else now) - start)
+    if _has_condition(status, "Complete"):
+        state = "Complete"
+    elif _has_condition(status, "Failed"):
+        state = "Failed"
+    elif _meta(job).get("deletionTimestamp"):
+        state = "Terminating"
+    elif _has_condition(status, "Suspended"):
+        state = "Suspended"
+    elif _has_condition(status, "FailureTarget"):
+        state = "FailureTarget"
+    elif _has_condition(status, "SuccessCriteriaMet"):
+        state = "SuccessCriteriaMet"
+    else:
+        state = "Running"
+    names, images = _containers(_template_spec(job))
+    return [_name(job), state, completions, duration, _age(job, now), names, images,
+            format_label_selector(spec.get("selector"))]
+
+
+JOBS = Printer(
+    (NAME, Column("Status", description="Status of the job."),
+     Column("Completions", description="The desired number of successfully finished pods the job should be run "
+            "with."),
+     Column("Duration", description="Time required to complete the job."), AGE, CONTAINERS, IMAGES, SELECTOR),
+    _job_cells,
+)
+
+
+def _cronjob_cells(cj: Obj, now: float) -> list[Any]:
+    spec, status = _spec(cj), _status(cj)
+    job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+    names, images = _containers((job_spec.get("template") or {}).get("spec") or {})
+    suspend = spec.get("suspend")
+    last = status.get("lastScheduleTime")
+    return [_name(cj), spec.get("schedule", ""), spec.get("timeZone") or "<none>",
+            "<unset>" if suspend is None else ("True" if suspend else "False"), len(status.get("active") or []),
+            age(last, now) if last else "<none>", _age(cj, now), names, images,
+            format_label_selector(job_spec.get("selector"))]
+
+
+CRONJOBS = Printer(
+    (NAME, Column("Schedule", description="The schedule in Cron format."),
+     Column("Timezone", description="The time zone name for the given schedule."),
+     Column("Suspend", type="boolean", description="This flag tells the controller to suspend subsequent "
+            "executions."),
+     Column("Active", type="integer", description="A list of pointers to currently running jobs."),
+     Column("Last Schedule", description="Information when was the last time the job was successfully scheduled."),
+     AGE, CONTAINERS, IMAGES, SELECTOR),
+    _cronjob_cells,
+)
+
+
+# --------------------------------------------------------------------------- networking
+
+
+def _service_external_ip(svc: Obj) -> str:
+    spec = _spec(svc)
+    kind = spec.get("type", "ClusterIP")
+    external = spec.get("externalIPs") or []
+    if kind in ("ClusterIP", "NodePort"):
+        return ",".join(external) if external else "<none>"
+    if kind == "LoadBalancer":
+        ingress = ((_status(svc).get("loadBalancer") or {}).get("ingress")) or []
+        lb = [i.get("ip") or i.get("hostname") or "" for i in ingress]
+        lb = [x for x in lb if x]
+        results = lb + list(external)
+        return ",".join(results) if results else "<pending>"
+    if kind == "ExternalName":
+        return spec.get("externalName", "")
+    return "<unknown>"
+
+
+def _service_ports(ports: Sequence[Obj]) -> str:
+    pieces = []
+    for p in ports:
+        proto = p.get("protocol", "TCP")
+        if _int(p.get("nodePort")) > 0:
+            pieces.append(f"{_int(p.get('port'))}:{_int(p['nodePort'])}/{proto}")
+        else:
+            pieces.append(f"{_int(p.get('port'))}/{proto}")
+    return ",".join(pieces) or "<none>"
+
+
+def _service_cells(svc: Obj, now: float) -> list[Any]:
+    spec = _spec(svc)
+    return [_name(svc), spec.get("type", "ClusterIP"), spec.get("clusterIP") or "<none>", _service_external_ip(svc),
+            _service_ports(spec.get("ports") or []), _age(svc, now), format_labels(spec.get("selector"))]
+
+
+SERVICES = Printer(
+    (NAME, Column("Type", description="type determines how the Service is exposed."),
+     Column("Cluster-IP", description="clusterIP is the IP address of the service and is usually assigned "
+            "randomly."),
+     Column("External-IP", description="externalIPs is a list of IP addresses for which nodes in the cluster will "
+            "also accept traffic for this service."),
+     Column("Port(s)", description="The list of ports that are exposed by this service."),
+     AGE,
+     Column("Selector", priority=1, description="Route service traffic to pods with label keys and values "
+            "matching this selector.")),
+    _service_cells,
+)
+
+
+def _endpointslice_cells(es: Obj, now: float) -> list[Any]:
+    ports = es.get("ports") or []
+    port_items: list[str] = []
+    for p in ports[:3]:
+        if p.get("port") is not None:
+            port_items.append(str(p["port"]))
+        elif p.get("name") is not None:
+            port_items.append(p["name"])
+        else:
+            port_items.append("*")
+    addresses: list[str] = []
+    count = 0
+    for ep in es.get("endpoints") or []:
+        for addr in ep.get("addresses") or []:
+            if len(addresses) < 3:
+                addresses.append(addr)
+            count += 1
+    return [_name(es), es.get("addressType", ""),
+            _list_more(port_items, len(ports) > 3, len(ports), 3, "<unset>"),
+            _list_more(addresses, count > 3, count, 3, "<unset>"), _age(es, now)]
+
+
+ENDPOINTSLICES = Printer(
+    (NAME, Column("AddressType", description="addressType specifies the type of address carried by this "
+                  "EndpointSlice."),
+     Column("Ports", description="ports specifies the list of network ports exposed by each endpoint in this "
+            "slice."),
+     Column("Endpoints", description="endpoints is a list of unique endpoints in this slice."), AGE),
+    _endpointslice_cells,
+)
+
+
+def _endpoints_cells(ep: Obj, now: float) -> list[Any]:
+    items: list[str] = []
+    count = 0
+    for subset in ep.get("subsets") or []:
+        ports = subset.get("ports") or [{}]
+        for addr in subset.get("addresses") or []:
+            for port in ports:
+                if len(items) < 3:
+                    items.append(f"{addr.get('ip', '')}:{port['port']}" if "port" in port else addr.get("ip", ""))
+                count += 1
+    return [_name(ep), _list_more(items, count > 3, count, 3, "<none>"), _age(ep, now)]
+
+
+ENDPOINTS = Printer(
+    (NAME, Column("Endpoints", description="Endpoints is the list of endpoints in this object."), AGE),
+    _endpoints_cells,
+)
+
+
+# --------------------------------------------------------------------------- cluster
+
+
+def _node_cells(node: Obj, now: float) -> list[Any]:
+    status, labels = _status(node), _meta(node).get("labels") or {}
+    states = []
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == "Ready":
+            states.append("Ready" if cond.get("status") == "True" else "NotReady")
+    if not states:
+        states.append("Unknown")
+    if _spec(node).get("unschedulable"):
+        states.append("SchedulingDisabled")
+    roles = set()
+    for key, value in labels.items():
+        if key.startswith("node-role.kubernetes.io/"):
+            roles.add(key.removeprefix("node-role.kubernetes.io/"))
+        elif key == "kubernetes.io/role":
+            roles.add(value)
+    addresses = status.get("addresses") or []
+    internal = next((a.get("address") for a in addresses if a.get("type") == "InternalIP"), None)
+    external = next((a.get("address") for a in addresses if a.get("type") == "ExternalIP"), None)
+    info = status.get("nodeInfo") or {}
+    return [_name(node), ",".join(states), ",".join(sorted(r for r in roles if r)) or "<none>", _age(node, now),
+            info.get("kubeletVersion", ""), internal or "<none>", external or "<none>",
+            info.get("osImage") or "<unknown>", info.get("kernelVersion") or "<unknown>",
+            info.get("containerRuntimeVersion") or "<unknown>"]
+
+
+NODES = Printer(
+    (NAME, Column("Status", description="The status of the node"),
+     Column("Roles", description="The roles of the node"), AGE,
+     Column("Version", description="Kubelet Version reported by the node."),
+     Column("Internal-IP", priority=1, description="List of addresses reachable to the node."),
+     Column("External-IP", priority=1, description="List of addresses reachable to the node."),
+     Column("OS-Image", priority=1, description="OS Image reported by the node from /etc/os-release."),
+     Column("Kernel-Version", priority=1, description="Kernel Version reported by the node from 'uname -r'."),
+     Column("Container-Runtime", priority=1, description="ContainerRuntime Version reported by the node through "
+            "runtime remote API.")),
+    _node_cells,
+)
+
+NAMESPACES = Printer(
+    (NAME, Column("Status", description="The status of the namespace"), AGE),
+    lambda ns, now: [_name(ns), _status(ns).get("phase", ""), _age(ns, now)],
+)
+
+
+def _event_cells(ev: Obj, now: float) -> list[Any]:
+    first = ev.get("firstTimestamp")
+    first_text = age(first, now) if first else age(ev.get("eventTime"), now)
+    last = ev.get("lastTimestamp")
+    last_text = age(last, now) if last else first_text
+    count = _int(ev.get("count"))
+    series = ev.get("series")
+    if series:
+        last_text = age(series.get("lastObservedTime"), now)
+        count = _int(series.get("count"))
+    elif count == 0:
+        count = 1
+    involved = ev.get("involvedObject") or {}
+    kind = (involved.get("kind") or "").lower()
+    target = f"{kind}/{involved['name']}" if involved.get("name") else kind
+    source = ev.get("source") or {}
+    component, host = source.get("component", ""), source.get("host", "")
+    if not component:
+        component, host = ev.get("reportingComponent", ""), ev.get("reportingInstance", "")
+    source_text = ", ".join(x for x in (component, host) if x)
+    return [last_text, ev.get("type", ""), ev.get("reason", ""), target, involved.get("fieldPath", ""),
+            source_text, (ev.get("message") or "").strip(), first_text, count, _name(ev)]
+
+
+EVENTS = Printer(
+    (Column("Last Seen", description="Time when this Event was last seen"),
+     Column("Type", description="Type of this event (Normal, Warning), new types could be added in the future."),
+     Column("Reason", description="This should be a short, machine understandable string that gives the reason "
+            "for this event being generated."),
+     Column("Object", description="The object this Event is about."),
+     Column("Subobject", priority=1, description="If referring to a piece of an object instead of an entire "
+            "object, this string should contain a valid JSON/Go field access statement."),
+     Column("Source", priority=1, description="The component reporting this event."),
+     Column("Message", description="A human-readable description of the status of this operation."),
+     Column("First Seen", priority=1, description="The time at which the event was first recorded."),
+     Column("Count", priority=1, description="The number of times this event has occurred."),
+     Column("Name", priority=1, format="name", description="Name must be unique within a namespace.")),
+    _event_cells,
+)
+
+LEASES = Printer(
+    (NAME, Column("Holder", description="holderIdentity contains the identity of the holder of a current lease."),
+     AGE),
+    lambda lease, now: [_name(lease), _spec(lease).get("holderIdentity", ""), _age(lease, now)],
+)
+
+CONFIGMAPS = Printer(
+    (NAME, Column("Data", type="string", description="Data contains the configuration data."), AGE),
+    lambda cm, now: [_name(cm), len(cm.get("data") or {}) + len(cm.get("binaryData") or {}), _age(cm, now)],
+)
+
+SECRETS = Printer(
+    (NAME, Column("Type", description="Used to facilitate programmatic handling of secret data."),
+     Column("Data", type="string", description="Data contains the secret data."), AGE),
+    lambda s, now: [_name(s), s.get("type", ""), len(s.get("data") or {}), _age(s, now)],
+)
+
+SERVICEACCOUNTS = Printer(
+    (NAME, Column("Secrets", type="string", description="Secrets is a list of the secrets in the same namespace "
+                  "that pods running using this ServiceAccount are allowed to use."), AGE),
+    lambda sa, now: [_name(sa), len(sa.get("secrets") or []), _age(sa, now)],
+)
+
+
+def _hpa_targets(hpa: Obj) -> str:
+    spec, status = _spec(hpa), _status(hpa)
+    current = {}
+    for m in status.get("currentMetrics") or []:
+        res = m.get("resource") or {}
+        if m.get("type") == "Resource" and res.get("name"):
+            current[res["name"]] = res.get("current") or {}
+    parts = []
+    for m in spec.get("metrics") or []:
+        if m.get("type") != "Resource":
+            parts.append("<unknown>/<unknown>")
+            continue
+        res = m.get("resource") or {}
+        target = res.get("target") or {}
+        cur = current.get(res.get("name"), {})
+        if target.get("type") == "Utilization":
+            now_text = f"{cur['averageUtilization']}%" if "averageUtilization" in cur else "<unknown>"
+            parts.append(f"{res.get('name')}: {now_text}/{target.get('averageUtilization', 0)}%")
+        else:
+            want = target.get("averageValue") or target.get("value") or "<unknown>"
+            now_text = cur.get("averageValue") or cur.get("value") or "<unknown>"
+            parts.append(f"{res.get('name')}: {now_text}/{want}")
+    if not parts:
+        return "<none>"
+    if len(parts) > 2:
+        return ", ".join(parts[:2]) + f" + {len(parts) - 2} more..."
+    return ", ".join(parts)
+
+
+def _hpa_cells(hpa: Obj, now: float) -> list[Any]:
+    spec, status = _spec(hpa), _status(hpa)
+    ref = spec.get("scaleTargetRef") or {}
+    min_pods = spec.get("minReplicas")
+    return [_name(hpa), f"{ref.get('kind', '')}/{ref.get('name', '')}", _hpa_targets(hpa),
+            str(min_pods) if min_pods is not None else "<unset>", _int(spec.get("maxReplicas")),
+            _int(status.get("currentReplicas")), _age(hpa, now)]
+
+
+HPAS = Printer(
+    (NAME, Column("Reference", description="reference to scaled resource"),
+     Column("Targets", description="the metrics used to calculate the desired replica count"),
+     Column("MinPods", description="minReplicas is the lower limit for the number of replicas."),
+     Column("MaxPods", type="integer", description="maxReplicas is the upper limit for the number of replicas."),
+     Column("Replicas", type="integer", description="current number of replicas of pods managed by this "
+            "autoscaler."),
+     AGE),
+    _hpa_cells,
+)
+
+
+def _pdb_cells(pdb: Obj, now: float) -> list[Any]:
+    spec = _spec(pdb)
+    return [_name(pdb), str(spec["minAvailable"]) if "minAvailable" in spec else "N/A",
+            str(spec["maxUnavailable"]) if "maxUnavailable" in spec else "N/A",
+            _int(_status(pdb).get("disruptionsAllowed")), _age(pdb, now)]
+
+
+PDBS = Printer(
+    (NAME, Column("Min Available", description="The minimum number of pods that must be available simultaneously."),
+     Column("Max Unavailable", description="The maximum number of pods that may be unavailable simultaneously."),
+     Column("Allowed Disruptions", type="integer", description="Number of pod disruptions that are currently "
+            "allowed."),
+     AGE),
+    _pdb_cells,
+)
+
+PRIORITYCLASSES = Printer(
+    (NAME, Column("Value", type="integer", description="The value of this priority class."),
+     Column("Global-Default", type="boolean", description="globalDefault specifies whether this PriorityClass "
+            "should be considered as the default priority."),
+     AGE,
+     Column("PreemptionPolicy", description="PreemptionPolicy is the Policy for preempting pods with lower "
+            "priority.")),
+    lambda pc, now: [_name(pc), _int(pc.get("value")), bool(pc.get("globalDefault")), _age(pc, now),
+                     pc.get("preemptionPolicy") or "PreemptLowerPriority"],
+)
+
+_CREATED_AT = Column("Created At", type="date", description="CreationTimestamp is a timestamp representing the "
+                     "server time when this object was created.")
+
+ROLES = Printer((NAME, _CREATED_AT), lambda r, now: [_name(r), _meta(r).get("creationTimestamp", "")])
+
+
+def _binding_cells(b: Obj, now: float) -> list[Any]:
+    ref = b.get("roleRef") or {}
+    users, groups, sas = [], [], []
+    for s in b.get("subjects") or []:
+        if s.get("kind") == "User":
+            users.append(s.get("name", ""))
+        elif s.get("kind") == "Group":
+            groups.append(s.get("name", ""))
+        elif s.get("kind") == "ServiceAccount":
+            sas.append(f"{s.get('namespace', '')}/{s.get('name', '')}")
+    return [_name(b), f"{ref.get('kind', '')}/{ref.get('name', '')}", _age(b, now), ", ".join(users),
+            ", ".join(groups), ", ".join(sas)]
+
+
+BINDINGS = Printer(
+    (NAME, Column("Role", description="RoleRef can reference a Role in the current namespace or a ClusterRole in "
+                  "the global namespace."), AGE,
+     Column("Users", priority=1, description="Users in the roleBinding"),
+     Column("Groups", priority=1, description="Groups in the roleBinding"),
+     Column("ServiceAccounts", priority=1, description="ServiceAccounts in the roleBinding")),
+    _binding_cells,
+)
+
+
+def _first(o: Obj, *paths: str) -> Any:
+    for path in paths:
+        cur: Any = o
+        for part in path.split("."):
+            cur = cur.get(part) if isinstance(cur, dict) else None
+        if cur not in (None, ""):
+            return cur
+    return None
+
+
+def _decision_cells(d: Obj, now: float) -> list[Any]:
+    pod = _first(d, "spec.pod", "spec.podName", "status.pod", "spec.podRef.name")
+    if isinstance(pod, dict):
+        pod = pod.get("name")
+    feasible = _first(d, "status.feasible", "status.feasibleNodes", "spec.feasible", "spec.feasibleNodes")
+    total = _first(d, "status.nodesConsidered", "status.totalNodes", "spec.totalNodes")
+    if isinstance(feasible, list):
+        feasible = len(feasible)
+    if feasible is None:
+        rows = _first(d, "status.nodes", "spec.nodes")
+        if isinstance(rows, list):
+            feasible = sum(1 for r in rows if isinstance(r, dict) and r.get("feasible", r.get("passed")))
+            total = total if total is not None else len(rows)
+    feasible_text = "<none>" if feasible is None else (f"{feasible}/{total}" if total is not None else str(feasible))
+    return [pod or "<none>", _first(d, "spec.attempt", "status.attempt") or 0,
+            _first(d, "status.result", "spec.result") or "<none>",
+            _first(d, "status.node", "status.nodeName", "spec.node", "spec.nodeName") or "<none>",
+            feasible_text, _age(d, now),
+            (_first(d, "status.message", "spec.message") or "")]
+
+
+SCHEDULINGDECISIONS = Printer(
+    (Column("Pod", description="The pod this decision is about."),
+     Column("Attempt", type="integer", description="Which scheduling attempt of the pod this is."),
+     Column("Result", description="Scheduled, Unschedulable, Preempting or Error."),
+     Column("Node", description="The node chosen, if any."),
+     Column("Feasible", description="Nodes that passed every filter, of those considered."), AGE,
+     Column("Message", priority=1, description="Why the pod went where it went, or why it could not.")),
+    _decision_cells,
+)
+
+#: group-resource -> printer, as upstream's printers register them.
+PRINTERS: dict[str, Printer] = {
+    "pods": PODS,
+    "deployments.apps": DEPLOYMENTS,
+    "replicasets.apps": REPLICASETS,
+    "daemonsets.apps": DAEMONSETS,
+    "statefulsets.apps": STATEFULSETS,
+    "jobs.batch": JOBS,
+    "cronjobs.batch": CRONJOBS,
+    "services": SERVICES,
+    "endpointslices.discovery.k8s.io": ENDPOINTSLICES,
+    "endpoints": ENDPOINTS,
+    "nodes": NODES,
+    "namespaces": NAMESPACES,
+    "events": EVENTS,
+    "leases.coordination.k8s.io": LEASES,
+    "configmaps": CONFIGMAPS,
+    "secrets": SECRETS,
+    "serviceaccounts": SERVICEACCOUNTS,
+    "horizontalpodautoscalers.autoscaling": HPAS,
+    "poddisruptionbudgets.policy": PDBS,
+    "priorityclasses.scheduling.k8s.io": PRIORITYCLASSES,
+    "roles.rbac.authorization.k8s.io": ROLES,
+    "clusterroles.rbac.authorization.k8s.io": ROLES,
+    "rolebindings.rbac.authorization.k8s.io": BINDINGS,
+    "clusterrolebindings.rbac.authorization.k8s.io": BINDINGS,
+    "schedulingdecisions.kconsole.dev": SCHEDULINGDECISIONS,
+}
+
+#: Upstream's DefaultTableConvertor for kinds without a printer: NAME and CREATED AT.
+DEFAULT = Printer((NAME, _CREATED_AT), lambda o, now: [_name(o), _meta(o).get("creationTimestamp", "")])
+
+
+def printer_for(group_resource: str) -> Printer:
+    """The printer for ``plural`` or ``plural.group``; the default NAME/CREATED AT one otherwise."""
+    return PRINTERS.get(group_resource, DEFAULT)
