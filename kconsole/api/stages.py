@@ -77,6 +77,9 @@ class AdmissionContext:
     get_object: Callable[[str, str | None, str], dict[str, Any] | None] = lambda resource, ns, name: None
     #: Allocate a free Service ClusterIP from the service CIDR (10.96.0.0/12); released on delete.
     allocate_cluster_ip: Callable[[], str] = lambda: ""
+    #: List objects of one resource from the cache without authorization (namespace None: all), for
+    #: what a name lookup cannot answer: the globalDefault PriorityClass, node ports in use.
+    list_objects: Callable[[str, str | None], Iterable[dict[str, Any]]] = lambda resource, ns: ()
 
 
 class MutatingAdmission(Protocol):
