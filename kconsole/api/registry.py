@@ -1,0 +1,251 @@
+"""The resource table: every kind the API server serves, and how it is stored.
+
+Adding a kind is one :data:`TABLE` entry (plus its defaulting and validation in the pipeline
+stages). Resolution of what a user typed (``po``, ``pod``, ``Pod``, ``deployments.apps``) follows
+kubectl's preference: the core group first, then the other groups in table order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from kconsole.api.types import ResourceInfo, StatusError, status_body
+
+STANDARD_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+CREATE_ONLY = ("create",)
+
+#: Field selectors every resource supports.
+META_FIELDS = ("metadata.name", "metadata.namespace")
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleSpec:
+    """Where the autoscaling/v1 Scale subresource reads and writes (upstream's paths)."""
+
+    spec_replicas_path: str = "spec.replicas"
+    status_replicas_path: str = "status.replicas"
+    #: The Scale's status.selector is this label selector, formatted as a string.
+    selector_path: str = "spec.selector"
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSpec:
+    """A :class:`ResourceInfo` plus what the generic store needs to know about the kind."""
+
+    info: ResourceInfo
+    list_kind: str
+    has_status: bool = False
+    scale: ScaleSpec | None = None
+    field_selectors: tuple[str, ...] = META_FIELDS
+    #: metadata.generation moves when anything but metadata/status changes (apps, batch, policy).
+    bump_generation: bool = False
+    #: False for review kinds: created, answered, never persisted.
+    stored: bool = True
+    #: Pods: deletion is graceful (spec.terminationGracePeriodSeconds, default 30).
+    graceful_delete: bool = False
+
+    @property
+    def group(self) -> str:
+        return self.info.group
+
+    @property
+    def resource(self) -> str:
+        return self.info.resource
+
+    @property
+    def kind(self) -> str:
+        return self.info.kind
+
+    @property
+    def namespaced(self) -> bool:
+        return self.info.namespaced
+
+    @property
+    def api_version(self) -> str:
+        return self.info.api_version
+
+    @property
+    def group_resource(self) -> str:
+        return self.info.group_resource
+
+    @property
+    def prefix(self) -> str:
+        """Store key prefix of every object of this resource (ends with ``/``)."""
+        return f"/registry/{self.info.group_resource}/"
+
+
+def _entry(
+    group: str,
+    version: str,
+    resource: str,
+    kind: str,
+    *,
+    namespaced: bool = True,
+    short: tuple[str, ...] = (),
+    categories: tuple[str, ...] = (),
+    status: bool = False,
+    scale: bool = False,
+    subresources: tuple[str, ...] = (),
+    fields: tuple[str, ...] = (),
+    generation: bool = False,
+    verbs: tuple[str, ...] = STANDARD_VERBS,
+    stored: bool = True,
+    graceful: bool = False,
+) -> ResourceSpec:
+    subs = (("status",) if status else ()) + (("scale",) if scale else ()) + subresources
+    info = ResourceInfo(
+        group=group,
+        version=version,
+        resource=resource,
+        kind=kind,
+        singular=kind.lower(),
+        namespaced=namespaced,
+        verbs=verbs,
+        short_names=short,
+        categories=categories,
+        subresources=subs,
+    )
+    return ResourceSpec(
+        info=info,
+        list_kind=kind + "List",
+        has_status=status,
+        scale=ScaleSpec() if scale else None,
+        field_selectors=(META_FIELDS if namespaced else ("metadata.name",)) + fields,
+        bump_generation=generation,
+        stored=stored,
+        graceful_delete=graceful,
+    )
+
+
+ALL = ("all",)
+
+POD_FIELDS = (
+    "spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+    "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs", "status.nominatedNodeName",
+)
+EVENT_FIELDS = (
+    "involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
+    "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath",
+    "reason", "reportingComponent", "source", "type",
+)
+
+TABLE: tuple[ResourceSpec, ...] = (
+    _entry("", "v1", "namespaces", "Namespace", namespaced=False, short=("ns",), status=True,
+           subresources=("finalize",), fields=("status.phase",)),
+    _entry("", "v1", "nodes", "Node", namespaced=False, short=("no",), status=True, fields=("spec.unschedulable",)),
+    _entry("", "v1", "pods", "Pod", short=("po",), categories=ALL, status=True,
+           subresources=("binding", "eviction", "log"), fields=POD_FIELDS, graceful=True),
+    _entry("", "v1", "services", "Service", short=("svc",), categories=ALL, status=True),
+    _entry("", "v1", "endpoints", "Endpoints", short=("ep",)),
+    _entry("", "v1", "configmaps", "ConfigMap", short=("cm",)),
+    _entry("", "v1", "secrets", "Secret", fields=("type",)),
+    _entry("", "v1", "serviceaccounts", "ServiceAccount", short=("sa",)),
+    _entry("", "v1", "events", "Event", short=("ev",), fields=EVENT_FIELDS),
+    _entry("apps", "v1", "deployments", "Deployment", short=("deploy",), categories=ALL, status=True, scale=True,
+           generation=True),
+    _entry("apps", "v1", "replicasets", "ReplicaSet", short=("rs",), categories=ALL, status=True, scale=True,
+           generation=True, fields=("status.replicas",)),
+    _entry("apps", "v1", "daemonsets", "DaemonSet", short=("ds",), categories=ALL, status=True, generation=True),
+    _entry("apps", "v1", "statefulsets", "StatefulSet", short=("sts",), categories=ALL, status=True, scale=True,
+           generation=True),
+    _entry("batch", "v1", "jobs", "Job", categories=ALL, status=True, generation=True, fields=("status.successful",)),
+    _entry("batch", "v1", "cronjobs", "CronJob", short=("cj",), categories=ALL, status=True, generation=True),
+    _entry("coordination.k8s.io", "v1", "leases", "Lease"),
+    _entry("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),
+    _entry("rbac.authorization.k8s.io", "v1", "roles", "Role"),
+    _entry("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding"),
+    _entry("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False),
+    _entry("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", namespaced=False),
+    _entry("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", namespaced=False,
+           verbs=CREATE_ONLY, stored=False),
+    _entry("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", namespaced=False,
+           verbs=CREATE_ONLY, stored=False),
+    _entry("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", namespaced=False,
+           verbs=CREATE_ONLY, stored=False),
+    _entry("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", short=("hpa",),
+           categories=ALL, status=True),
+    _entry("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", short=("pdb",), status=True,
+           generation=True),
+    _entry("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False, short=("pc",)),
+    _entry("kconsole.dev", "v1", "schedulingdecisions", "SchedulingDecision", short=("sd",),
+           categories=("kconsole",)),
+)
+
+#: The Scale kind served by every ``*/scale`` subresource (as kubectl's discovery expects).
+SCALE_INFO = ResourceInfo(group="autoscaling", version="v1", resource="scale", kind="Scale", singular="scale",
+                          namespaced=True, verbs=("get", "patch", "update"))
+
+#: Built-in PriorityClasses created at bootstrap, as upstream.
+BUILTIN_PRIORITY_CLASSES = (("system-cluster-critical", 2000000000), ("system-node-critical", 2000001000))
+
+
+class Registry:
+    """Lookup over :data:`TABLE` by (group, resource), kind, or anything a user may type."""
+
+    def __init__(self, table: tuple[ResourceSpec, ...] = TABLE) -> None:
+        self.specs = table
+        self._by_gr: dict[tuple[str, str], ResourceSpec] = {}
+        self._by_kind: dict[tuple[str, str], ResourceSpec] = {}
+        self._aliases: dict[str, list[ResourceSpec]] = {}
+        for spec in table:
+            info = spec.info
+            self._by_gr[(info.group, info.resource)] = spec
+            self._by_kind[(info.group, info.kind)] = spec
+            for alias in (info.resource, info.singular, info.kind.lower(), *info.short_names):
+                bucket = self._aliases.setdefault(alias, [])
+                if spec not in bucket:
+                    bucket.append(spec)
+        for bucket in self._aliases.values():
+            # Upstream's preference: the legacy core group wins, then table order.
+            bucket.sort(key=lambda s: (s.info.group != "", table.index(s)))
+
+    def __iter__(self) -> Iterator[ResourceSpec]:
+        return iter(self.specs)
+
+    def get(self, group: str, resource: str) -> ResourceSpec | None:
+        return self._by_gr.get((group, resource))
+
+    def for_kind(self, api_version: str, kind: str) -> ResourceSpec | None:
+        group = api_version.rpartition("/")[0] if "/" in api_version else ""
+        return self._by_kind.get((group, kind))
+
+    def resolve(self, resource: str, group: str | None = None, version: str | None = None) -> ResourceSpec:
+        """The spec for what a request names; 404 NotFound as upstream when nothing matches."""
+        spec: ResourceSpec | None = None
+        if group is not None:
+            spec = self._by_gr.get((group, resource))
+            if spec is None:
+                for candidate in self._aliases.get(resource.lower(), ()):
+                    if candidate.group == group:
+                        spec = candidate
+                        break
+        else:
+            name = resource.lower()
+            candidates = self._aliases.get(name)
+            if candidates:
+                spec = candidates[0]
+            elif "." in name:
+                plural, _, grp = name.partition(".")
+                for candidate in self._aliases.get(plural, ()):
+                    if candidate.group == grp:
+                        spec = candidate
+                        break
+        if spec is None or (version is not None and version != spec.info.version):
+            raise _no_such_resource(resource, group, version)
+        return spec
+
+    def resources(self) -> list[ResourceInfo]:
+        return [spec.info for spec in self.specs]
+
+    def categories(self, category: str) -> list[ResourceSpec]:
+        return [spec for spec in self.specs if category in spec.info.categories]
+
+
+def _no_such_resource(resource: str, group: str | None, version: str | None) -> StatusError:
+    """Upstream answers an unknown resource path with a bare 404 'the server could not find ...'."""
+    gv = f"{group}/{version}" if group else (version or "")
+    what = f'the server doesn\'t have a resource type "{resource}"'
+    if gv:
+        what += f" in {gv}"
+    return StatusError(status_body(404, "NotFound", what, kind=resource))

@@ -1,0 +1,690 @@
+"""The API server: the one door every client goes through.
+
+:meth:`APIServer.handle` takes a :class:`~kconsole.api.types.Request` and runs upstream's pipeline —
+authentication, authorization, mutating admission, validation, validating admission, storage —
+answering a :class:`~kconsole.api.types.Response` (object, list or Status), a watch stream or a log
+stream. It never raises for a client's mistake: every error becomes a Kubernetes Status, and every
+request leaves one audit record naming the stage that rejected it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import random
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from kconsole.api import strategy
+from kconsole.api.audit import AuditLog
+from kconsole.api.authn import TokenAuthenticator
+from kconsole.api.filters import compile_filter
+from kconsole.api.ipalloc import AllocatedError, ClusterIPAllocator, NotInRangeError, RangeFullError, service_ips
+from kconsole.api.patch import apply_patch, parse_patch, server_side_apply
+from kconsole.api.rbac import RBACAuthorizer, bootstrap_objects, forbidden_error
+from kconsole.api.registry import BUILTIN_PRIORITY_CLASSES, Registry, ResourceSpec
+from kconsole.api.stages import STAGES, AdmissionContext, Attributes
+from kconsole.api.storage import DeleteOptions, Storage, Transformer, clone, object_rv, parse_rv
+from kconsole.api.types import (
+    AuditRecord,
+    Credentials,
+    LogStream,
+    Request,
+    ResourceInfo,
+    Response,
+    StatusError,
+    UserInfo,
+    WatchStream,
+    status_body,
+)
+from kconsole.clock import Clock
+from kconsole.objects.names import generate_name
+from kconsole.store.kv import (
+    ClosedError,
+    CompactedError,
+    FutureRevisionError,
+    NoSpaceError,
+    StoreError,
+    TooLargeError,
+    UnavailableError,
+)
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+LogSource = Callable[[str, str, str, bool, "int | None"], "str | LogStream"]
+
+#: The user the API server acts as for its own bootstrap writes (upstream's loopback client).
+LOOPBACK_USER = UserInfo("system:apiserver", ("system:masters",))
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+_STAGE_INDEX = {name: i for i, name in enumerate(STAGES)}
+
+
+def _optional(module: str, attr: str) -> Any:
+    """A pipeline stage from its module, or None while that module does not exist yet."""
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except ModuleNotFoundError as err:
+        if err.name is not None and module.startswith(err.name):
+            return None
+        raise
+
+
+class _Call:
+    """Per-request bookkeeping: who, what, and which stage is running (for the audit record)."""
+
+    __slots__ = ("req", "user", "spec", "stage", "name", "allocated")
+
+    def __init__(self, req: Request) -> None:
+        self.req = req
+        self.user: UserInfo | None = None
+        self.spec: ResourceSpec | None = None
+        self.stage = "authentication"
+        self.name = req.name
+        self.allocated: list[str] = []
+
+
+class APIServer:
+    """Implements :class:`kconsole.api.types.Entry`."""
+
+    def __init__(self, kv: Any, clock: Clock, *, seed: int = 1, transformers: dict[str, Transformer] | None = None,
+                 audit_capacity: int = 10_000, cache_options: dict[str, Any] | None = None,
+                 service_cidr: str = "10.96.0.0/12") -> None:
+        self.kv = kv
+        self.clock = clock
+        self.rng = random.Random(seed)
+        self.registry = Registry()
+        self.storage = Storage(kv, clock, self.registry, transformers, cache_options=cache_options)
+        self.audit = AuditLog(audit_capacity)
+        self.ipalloc = ClusterIPAllocator(service_cidr, random.Random(seed * 7919 + 1))
+        self.tokens = TokenAuthenticator()
+        self.authorizer = RBACAuthorizer(self._rbac_lister)
+        mutating = _optional("kconsole.api.admission", "mutating_plugins")
+        validating = _optional("kconsole.api.admission", "validating_plugins")
+        validator_cls = _optional("kconsole.api.validation", "ObjectValidator")
+        self.mutating = list(mutating()) if mutating is not None else []
+        self.validating = list(validating()) if validating is not None else []
+        self.validator = validator_cls() if validator_cls is not None else None
+        self._log_source: LogSource | None = None
+        self._loopback = self.tokens.issue(LOOPBACK_USER)
+        self._now_second = -1
+        self._now_text = ""
+        self._started = False
+        self._bootstrapped = False
+        self._etcd_error = ""
+        from kconsole.api import subresources  # noqa: PLC0415 - they call back into this module
+
+        self._sub = subresources
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Fill the watch caches, then create what a fresh cluster needs (idempotent on restart)."""
+        await self.storage.start_caches()
+        self.ipalloc.rebuild(self.storage.caches["services"].values())
+        self._started = True
+        await self._bootstrap()
+
+    async def stop(self) -> None:
+        await self.storage.stop_caches()
+        self._started = False
+
+    async def _bootstrap(self) -> None:
+        for ns in SYSTEM_NAMESPACES:
+            await self._ensure("namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        for obj in bootstrap_objects():
+            spec = self.registry.for_kind(obj["apiVersion"], obj["kind"])
+            if spec is not None:
+                await self._ensure(spec.resource, obj["metadata"].get("namespace"), obj, spec.group)
+        for name, value in BUILTIN_PRIORITY_CLASSES:
+            await self._ensure("priorityclasses", None, {
+                "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                "value": value, "preemptionPolicy": "PreemptLowerPriority",
+                "description": "Used for system critical pods that must not be moved from their current node.",
+            }, "scheduling.k8s.io")
+        await self._ensure("services", "default", {
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "kubernetes", "namespace": "default",
+                         "labels": {"component": "apiserver", "provider": "kubernetes"}},
+            "spec": {"type": "ClusterIP", "clusterIP": self.ipalloc.kubernetes_ip,
+                     "clusterIPs": [self.ipalloc.kubernetes_ip], "sessionAffinity": "None",
+                     "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]},
+        })
+        self._bootstrapped = True
+
+    async def _ensure(self, resource: str, namespace: str | None, obj: Obj, group: str = "") -> None:
+        cache = self.storage.caches.get(f"{resource}.{group}" if group else resource)
+        if cache is not None and cache.get(namespace, obj["metadata"]["name"]) is not None:
+            return
+        resp = await self.handle(Request("create", resource, group=group, namespace=namespace, body=obj,
+                                         credentials=Credentials(token=self._loopback), source="bootstrap"))
+        if isinstance(resp, Response) and not resp.ok and resp.code != 409:
+            log.warning("bootstrap of %s %s failed: %s", resource, obj["metadata"]["name"], resp.body.get("message"))
+
+    def health_checks(self) -> dict[str, tuple[bool, str]]:
+        """What /readyz and /livez report, check by check."""
+        synced = self._started and all(c.ready for c in self.storage.caches.values())
+        return {
+            "ping": (True, "ok"),
+            "etcd": (not self._etcd_error, self._etcd_error or "ok"),
+            "informer-sync": (synced, "ok" if synced else "watch caches are not synced"),
+            "poststarthook/rbac/bootstrap-roles": (self._bootstrapped, "ok" if self._bootstrapped else "not finished"),
+            "poststarthook/scheduling/bootstrap-system-priority-classes":
+                (self._bootstrapped, "ok" if self._bootstrapped else "not finished"),
+        }
+
+    def set_log_source(self, source: LogSource | None) -> None:
+        """Where pods/log reads come from: fn(namespace, pod, container, follow, tail_lines)."""
+        self._log_source = source
+
+    # ------------------------------------------------------------------ Entry
+
+    def resources(self) -> list[ResourceInfo]:
+        return self.registry.resources()
+
+    def audit_recent(self, n: int = 500) -> list[AuditRecord]:
+        return self.audit.recent(n)
+
+    def audit_follow(self) -> AsyncIterator[AuditRecord]:
+        return self.audit.follow()
+
+    def loopback_credentials(self) -> Credentials:
+        """Credentials of the API server's own (system:masters) user, for in-process bootstrap work."""
+        return Credentials(token=self._loopback)
+
+    async def handle(self, request: Request) -> Response | WatchStream | LogStream:
+        t0 = time.perf_counter()
+        call = _Call(request)
+        message = ""
+        try:
+            result = await self._serve(call)
+            code = result.code if isinstance(result, Response) else 200
+            stage = None
+        except StatusError as err:
+            result = Response(err.code, err.status)
+            code, stage, message = err.code, call.stage, err.message
+        except StoreError as err:
+            status = self._store_status(err)
+            result = Response(status["code"], status)
+            code, stage, message = status["code"], "storage", status["message"]
+        except Exception as err:  # noqa: BLE001 - the door never raises: 500 with the text, logged
+            log.exception("%s %s failed", request.verb, request.resource)
+            status = status_body(500, "InternalError", f"Internal error occurred: {err}")
+            result = Response(500, status)
+            code, stage, message = 500, call.stage, status["message"]
+        finally:
+            for ip in call.allocated:
+                # Addresses handed to a request that did not store its Service go back to the pool.
+                self.ipalloc.release(ip)
+        spec = call.spec
+        if spec is not None:
+            resource = spec.group_resource
+        else:
+            resource = request.resource if request.group in (None, "") else f"{request.resource}.{request.group}"
+        if request.subresource:
+            resource = f"{resource}/{request.subresource}"
+        self.audit.add(AuditRecord(
+            seq=self.audit.next_seq(), time=self.clock.now(), user=call.user.name if call.user else "",
+            verb=request.verb, resource=resource, namespace=request.namespace, name=call.name, code=code,
+            latency_ms=(time.perf_counter() - t0) * 1000.0, stage=stage, source=request.source, message=message,
+        ))
+        return result
+
+    def _store_status(self, err: StoreError) -> dict[str, Any]:
+        text = str(err)
+        if isinstance(err, CompactedError):
+            return status_body(410, "Expired", f"The resourceVersion for the provided request is too old: {text}")
+        if isinstance(err, FutureRevisionError):
+            return status_body(504, "Timeout", f"Timeout: Too large resource version: {text}")
+        if isinstance(err, TooLargeError):
+            return status_body(413, "RequestEntityTooLarge", f"Request entity too large: {text}")
+        if isinstance(err, NoSpaceError):
+            return status_body(500, "InternalError", f"Internal error occurred: {text}")
+        self._etcd_error = text
+        if isinstance(err, UnavailableError) and "timed out" in text:
+            return status_body(504, "Timeout", text)
+        if isinstance(err, (UnavailableError, ClosedError)):
+            return status_body(503, "ServiceUnavailable", text)
+        return status_body(500, "InternalError", f"Internal error occurred: {text}")
+
+    # ------------------------------------------------------------------ routing
+
+    async def _serve(self, call: _Call) -> Response | WatchStream | LogStream:
+        req = call.req
+        user = call.user = self.tokens.authenticate(req.credentials)
+        call.stage = "authorization"
+        try:
+            spec = self.registry.resolve(req.resource, req.group, req.version)
+        except StatusError:
+            call.stage = "storage"
+            raise
+        call.spec = spec
+        verb = req.verb
+        sub = req.subresource or None
+        if sub is not None and sub not in spec.info.subresources:
+            call.stage = "storage"
+            raise StatusError(status_body(404, "NotFound", f'the server could not find the requested resource '
+                                          f'({spec.group_resource}/{sub})'))
+        if sub is None and verb not in spec.info.verbs:
+            raise StatusError.method_not_supported(spec.group_resource, verb)
+        namespace = req.namespace if spec.namespaced else None
+        if spec.namespaced and namespace is None and verb in ("create", "update", "patch") and isinstance(req.body, dict):
+            namespace = (req.body.get("metadata") or {}).get("namespace") or None
+        if spec.namespaced and namespace is None and verb not in ("list", "watch", "deletecollection"):
+            namespace = "default"
+        req.namespace = namespace
+        self._authorize(call, Attributes(user=user, verb=verb, group=spec.group, version=spec.info.version,
+                                         resource=spec.resource, subresource=sub or "", namespace=namespace or "",
+                                         name=req.name or ""))
+        if not spec.stored:
+            return self._sub.review(self, call, spec)
+        if sub is not None and sub != "status":
+            return await self._sub.dispatch(self, call, spec, sub)
+        if verb == "get":
+            return await self._get(call, spec)
+        if verb == "list":
+            return await self._list(call, spec)
+        if verb == "watch":
+            return await self._watch(call, spec)
+        if verb == "create":
+            return await self._create(call, spec)
+        if verb == "update":
+            return await self._update(call, spec, sub)
+        if verb == "patch":
+            return await self._patch(call, spec, sub)
+        if verb == "delete":
+            return await self._delete(call, spec)
+        if verb == "deletecollection":
+            return await self._delete_collection(call, spec)
+        raise StatusError.method_not_supported(spec.group_resource, verb)
+
+    def _authorize(self, call: _Call, attrs: Attributes) -> None:
+        allowed, reason = self.authorizer.authorize(attrs)
+        if not allowed:
+            raise forbidden_error(attrs, reason)
+
+    def _rbac_lister(self, resource: str) -> tuple[int, list[Obj]]:
+        cache = self.storage.caches.get(f"{resource}.rbac.authorization.k8s.io")
+        if cache is None:
+            return 0, []
+        return cache.generation, cache.values()
+
+    # ------------------------------------------------------------------ admission
+
+    def now(self) -> str:
+        """RFC 3339 of the simulated clock, formatted once per second."""
+        t = int(self.clock.now())
+        if t != self._now_second:
+            self._now_second = t
+            self._now_text = self.clock.rfc3339(t)
+        return self._now_text
+
+    def admission_context(self, call: _Call, spec: ResourceSpec, operation: str, name: str | None,
+                          subresource: str | None = None) -> AdmissionContext:
+        req = call.req
+
+        def allocate() -> str:
+            try:
+                ip = self.ipalloc.allocate()
+            except RangeFullError as err:
+                raise StatusError.internal(str(err)) from None
+            call.allocated.append(ip)
+            return ip
+
+        return AdmissionContext(
+            operation=operation, info=spec.info, user=call.user or LOOPBACK_USER, namespace=req.namespace,
+            name=name, subresource=subresource, dry_run=req.dry_run, now=self.now(), rng=self.rng,
+            get_object=self.get_object, allocate_cluster_ip=allocate,
+        )
+
+    def get_object(self, resource: str, namespace: str | None, name: str) -> Obj | None:
+        """Read from the watch cache without authorization (admission plugins' lookups)."""
+        try:
+            spec = self.registry.resolve(resource)
+        except StatusError:
+            return None
+        cache = self.storage.caches.get(spec.group_resource)
+        return cache.get(namespace if spec.namespaced else None, name) if cache is not None else None
+
+    def admit(self, call: _Call, spec: ResourceSpec, operation: str, obj: Obj, old: Obj | None,
+              subresource: str | None = None) -> None:
+        """Mutating admission -> validation -> validating admission, recording the running stage."""
+        ctx = self.admission_context(call, spec, operation, obj["metadata"].get("name") or call.req.name,
+                                     subresource)
+        call.stage = "mutating-admission"
+        for plugin in self.mutating:
+            plugin.admit(ctx, obj, old)
+        if operation == "CREATE":
+            self._fill_system_meta(obj)
+        call.stage = "validation"
+        causes: list[dict[str, str]] = []
+        meta = obj["metadata"]
+        if not meta.get("name"):
+            causes.append({"reason": "FieldValueRequired", "field": "metadata.name",
+                           "message": "Required value: name or generateName is required"})
+        if old is not None:
+            causes.extend(strategy.immutable_meta_causes(obj, old))
+        if self.validator is not None and spec.kind != "SchedulingDecision":
+            causes.extend(self.validator.validate(ctx, obj, old))
+        if causes:
+            raise StatusError.invalid(spec.kind, meta.get("name") or "", causes, spec.group)
+        if spec.resource == "services" and operation == "CREATE":
+            self._reserve_service_ips(call, spec, obj)
+        call.stage = "validating-admission"
+        ctx.name = meta.get("name")
+        for vplugin in self.validating:
+            vplugin.validate(ctx, obj, old)
+        call.stage = "storage"
+
+    def _fill_system_meta(self, obj: Obj) -> None:
+        """What upstream's BeforeCreate always sets, in case no defaulting plugin did."""
+        meta = obj["metadata"]
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = generate_name(meta["generateName"], self.rng)
+        if not meta.get("uid"):
+            meta["uid"] = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+        if not meta.get("creationTimestamp"):
+            meta["creationTimestamp"] = self.now()
+
+    def _reserve_service_ips(self, call: _Call, spec: ResourceSpec, obj: Obj) -> None:
+        for ip in service_ips(obj):
+            if ip in call.allocated:
+                continue
+            try:
+                self.ipalloc.allocate_specific(ip)
+            except (AllocatedError, NotInRangeError) as err:
+                raise StatusError.invalid(spec.kind, obj["metadata"].get("name", ""), [
+                    {"reason": "FieldValueInvalid", "field": "spec.clusterIPs",
+                     "message": f'Invalid value: ["{ip}"]: {err}'}]) from None
+            call.allocated.append(ip)
+
+    def _stored(self, call: _Call, spec: ResourceSpec) -> None:
+        """The write reached the store: its addresses are now the Service's."""
+        if spec.resource == "services" and not call.req.dry_run:
+            call.allocated.clear()
+
+    def _deleted(self, spec: ResourceSpec, obj: Obj) -> None:
+        if spec.resource == "services":
+            for ip in service_ips(obj):
+                self.ipalloc.release(ip)
+
+    # ------------------------------------------------------------------ reads
+
+    async def _get(self, call: _Call, spec: ResourceSpec) -> Response:
+        req = call.req
+        obj = await self.read(spec, req.namespace, req.name or "", req.resource_version)
+        return Response(200, clone(obj))
+
+    async def read(self, spec: ResourceSpec, namespace: str | None, name: str, rv: str | None = None) -> Obj:
+        """The object from the watch cache (shared: copy before changing it); 404 when absent."""
+        if not name:
+            raise StatusError.bad_request("name is required for a get")
+        min_rv = parse_rv(rv)
+        cache = self.storage.cache(spec) if min_rv == 0 else await self.storage.fresh_cache(spec, min_rv or 0)
+        obj = cache.get(namespace, name)
+        if obj is None:
+            raise StatusError.not_found(spec.group_resource, name, spec.group, spec.resource)
+        return obj
+
+    async def _list(self, call: _Call, spec: ResourceSpec) -> Response:
+        req = call.req
+        flt = compile_filter(spec, req.label_selector, req.field_selector, req.namespace, req.name)
+        rv = parse_rv(req.resource_version)
+        match = req.resource_version_match
+        if match and rv is None:
+            raise StatusError.bad_request("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden "
+                                          "unless resourceVersion is provided")
+        if match not in (None, "", "Exact", "NotOlderThan"):
+            raise StatusError.bad_request(f'resourceVersionMatch: Unsupported value: "{match}": supported values: '
+                                          '"Exact", "NotOlderThan"')
+        meta: dict[str, Any] = {}
+        if req.continue_ or (req.limit > 0 and rv is None) or (match == "Exact" and rv):
+            result = await self.storage.list_from_store(spec, flt, limit=req.limit, continue_=req.continue_,
+                                                        revision=rv if match == "Exact" and rv else 0)
+            items, list_rv = result.items, result.rv
+            if result.continue_:
+                meta["continue"] = result.continue_
+                if result.remaining is not None:
+                    meta["remainingItemCount"] = result.remaining
+        else:
+            if rv == 0:
+                cache = self.storage.cache(spec)
+            else:
+                cache = await self.storage.fresh_cache(spec, rv or 0)
+            items = cache.list(flt)
+            list_rv = cache.catch_up()
+        meta["resourceVersion"] = str(list_rv)
+        return Response(200, {"kind": spec.list_kind, "apiVersion": spec.api_version, "metadata": meta,
+                              "items": items})
+
+    async def _watch(self, call: _Call, spec: ResourceSpec) -> WatchStream:
+        req = call.req
+        flt = compile_filter(spec, req.label_selector, req.field_selector, req.namespace, req.name)
+        rv = parse_rv(req.resource_version)
+        if rv is None:
+            cache = await self.storage.fresh_cache(spec)
+        elif rv == 0:
+            cache = self.storage.cache(spec)
+        else:
+            cache = self.storage.cache(spec)
+            await cache.wait_for(rv)
+        return cache.watch(flt, rv or None, bookmarks=req.allow_watch_bookmarks,
+                           send_initial_events=req.send_initial_events, timeout=req.timeout_seconds)
+
+    # ------------------------------------------------------------------ writes
+
+    def _body(self, call: _Call, spec: ResourceSpec) -> Obj:
+        body = call.req.body
+        if not isinstance(body, dict):
+            raise StatusError.bad_request(f"the request body must be a {spec.kind} object, got "
+                                          f"{type(body).__name__}")
+        av, kind = body.get("apiVersion"), body.get("kind")
+        if av is not None and av != spec.api_version:
+            raise StatusError.bad_request(f"the API version in the data ({av}) does not match the expected API "
+                                          f"version ({spec.api_version})")
+        if kind is not None and kind != spec.kind:
+            raise StatusError.bad_request(f"the kind in the data ({kind}) does not match the expected kind "
+                                          f"({spec.kind})")
+        obj = clone(body)
+        obj["apiVersion"], obj["kind"] = spec.api_version, spec.kind
+        meta = obj.get("metadata")
+        if meta is None:
+            meta = obj["metadata"] = {}
+        elif not isinstance(meta, dict):
+            raise StatusError.bad_request("metadata must be an object")
+        if spec.namespaced:
+            ns = meta.get("namespace")
+            if ns and ns != call.req.namespace:
+                raise StatusError.bad_request("the namespace of the provided object does not match the namespace "
+                                              "sent on the request")
+            meta["namespace"] = call.req.namespace
+        else:
+            meta.pop("namespace", None)
+        return obj
+
+    async def _create(self, call: _Call, spec: ResourceSpec) -> Response:
+        obj = self._body(call, spec)
+        meta = obj["metadata"]
+        if meta.get("resourceVersion"):
+            raise StatusError.internal("resourceVersion should not be set on objects to be created")
+        if not meta.get("name") and not meta.get("generateName"):
+            if call.req.name:
+                meta["name"] = call.req.name
+        self.admit(call, spec, "CREATE", obj, None)
+        call.name = meta["name"]
+        created = await self.storage.create(spec, obj, dry_run=call.req.dry_run)
+        self._stored(call, spec)
+        return Response(201, created)
+
+    def _check_name(self, call: _Call, spec: ResourceSpec, obj: Obj) -> None:
+        meta = obj["metadata"]
+        name = meta.get("name")
+        if not name:
+            meta["name"] = call.req.name
+        elif call.req.name and name != call.req.name:
+            raise StatusError.bad_request(f"the name of the object ({name}) does not match the name on the URL "
+                                          f"({call.req.name})")
+
+    def _updater(self, call: _Call, spec: ResourceSpec, sub: str | None,
+                 produce: Callable[[Obj], Obj]) -> Callable[[Obj | None], Obj]:
+        """The tryUpdate of GuaranteedUpdate: new object from the current one, through the pipeline."""
+        name = call.req.name or ""
+
+        def try_update(current: Obj | None) -> Obj:
+            if current is None:
+                raise StatusError.not_found(spec.group_resource, name, spec.group, spec.resource)
+            old = clone(current)
+            new = produce(old)
+            new["apiVersion"], new["kind"] = spec.api_version, spec.kind
+            self._check_name(call, spec, new)
+            if spec.namespaced:
+                new["metadata"]["namespace"] = current["metadata"].get("namespace")
+            rv = new["metadata"].get("resourceVersion")
+            if rv and rv != current["metadata"].get("resourceVersion"):
+                raise StatusError.conflict(spec.group_resource, name, spec.group)
+            if sub == "status":
+                new = strategy.prepare_status_update(new, old)
+            elif sub == "finalize":
+                new = strategy.prepare_finalize(new, old)
+            else:
+                strategy.carry_system_meta(new, old)
+            self.admit_update(call, spec, new, old, current, sub)
+            return new
+
+        return try_update
+
+    def admit_update(self, call: _Call, spec: ResourceSpec, new: Obj, old: Obj, current: Obj,
+                     sub: str | None) -> None:
+        """UPDATE through the pipeline; ``old`` is a private copy of ``current`` (the stored object)."""
+        ctx = self.admission_context(call, spec, "UPDATE", call.req.name, sub)
+        call.stage = "mutating-admission"
+        for plugin in self.mutating:
+            plugin.admit(ctx, new, current)
+        if sub in (None, "scale"):
+            # The main-resource strategy runs after mutating admission, as upstream's BeforeUpdate.
+            strategy.prepare_update(spec, new, old)
+        self._validate(call, spec, ctx, new, current)
+
+    def _validate(self, call: _Call, spec: ResourceSpec, ctx: AdmissionContext, new: Obj, old: Obj) -> None:
+        call.stage = "validation"
+        causes = strategy.immutable_meta_causes(new, old)
+        if self.validator is not None and spec.kind != "SchedulingDecision":
+            causes.extend(self.validator.validate(ctx, new, old))
+        if causes:
+            raise StatusError.invalid(spec.kind, new["metadata"].get("name") or "", causes, spec.group)
+        call.stage = "validating-admission"
+        for plugin in self.validating:
+            plugin.validate(ctx, new, old)
+        call.stage = "storage"
+
+    async def _update(self, call: _Call, spec: ResourceSpec, sub: str | None) -> Response:
+        body = self._body(call, spec)
+        result, outcome = await self.storage.guaranteed_update(
+            spec, call.req.namespace, call.req.name or "", self._updater(call, spec, sub, lambda old: clone(body)),
+            dry_run=call.req.dry_run)
+        if outcome == "deleted":
+            self._deleted(spec, result)
+        return Response(200, result)
+
+    async def _patch(self, call: _Call, spec: ResourceSpec, sub: str | None) -> Response:
+        req = call.req
+        doc = parse_patch(req.patch_type, req.body)
+        if req.patch_type == "apply":
+            return await self._apply(call, spec, sub, doc)
+
+        def produce(old: Obj) -> Obj:
+            return apply_patch(req.patch_type or "", clone(old), doc, spec.kind)
+
+        result, outcome = await self.storage.guaranteed_update(
+            spec, req.namespace, req.name or "", self._updater(call, spec, sub, produce), dry_run=req.dry_run)
+        if outcome == "deleted":
+            self._deleted(spec, result)
+        return Response(200, result)
+
+    async def _apply(self, call: _Call, spec: ResourceSpec, sub: str | None, doc: Obj) -> Response:
+        req = call.req
+        manager = req.field_manager
+        if not manager:
+            raise StatusError.bad_request("PATCH, application/apply-patch+yaml requests must set fieldManager")
+        update = self._updater(call, spec, sub, lambda old: server_side_apply(
+            old, doc, manager, req.force, self.now(), spec.kind))
+
+        def try_update(current: Obj | None) -> Obj:
+            if current is not None:
+                return update(current)
+            if sub is not None:
+                raise StatusError.not_found(spec.group_resource, req.name or "", spec.group, spec.resource)
+            obj = server_side_apply(None, doc, manager, req.force, self.now(), spec.kind)
+            obj["apiVersion"], obj["kind"] = spec.api_version, spec.kind
+            self._check_name(call, spec, obj)
+            if spec.namespaced:
+                obj["metadata"]["namespace"] = req.namespace
+            self.admit(call, spec, "CREATE", obj, None)
+            return obj
+
+        result, outcome = await self.storage.guaranteed_update(spec, req.namespace, req.name or "", try_update,
+                                                               dry_run=req.dry_run)
+        if outcome == "created":
+            self._stored(call, spec)
+            return Response(201, result)
+        if outcome == "deleted":
+            self._deleted(spec, result)
+        return Response(200, result)
+
+    def _delete_options(self, call: _Call) -> DeleteOptions:
+        req = call.req
+        body = req.body if isinstance(req.body, dict) else {}
+        grace = req.grace_period_seconds if req.grace_period_seconds is not None else body.get("gracePeriodSeconds")
+        policy = req.propagation_policy or body.get("propagationPolicy")
+        if policy not in (None, "Orphan", "Background", "Foreground"):
+            raise StatusError.bad_request(f'propagationPolicy: Unsupported value: "{policy}": supported values: '
+                                          '"Foreground", "Background", "Orphan"')
+        pre = req.preconditions or body.get("preconditions")
+        dry = req.dry_run or bool(body.get("dryRun"))
+        return DeleteOptions(grace, policy, pre, dry)
+
+    async def _delete(self, call: _Call, spec: ResourceSpec) -> Response:
+        req = call.req
+        options = self._delete_options(call)
+        obj, deleted = await self.delete_object(call, spec, req.namespace, req.name or "", options)
+        return Response(200, obj)
+
+    async def delete_object(self, call: _Call, spec: ResourceSpec, namespace: str | None, name: str,
+                            options: DeleteOptions) -> tuple[Obj, bool]:
+        def admit(old: Obj) -> None:
+            if not self.validating:
+                return
+            ctx = self.admission_context(call, spec, "DELETE", name)
+            call.stage = "validating-admission"
+            for plugin in self.validating:
+                plugin.validate(ctx, old, old)
+            call.stage = "storage"
+
+        call.stage = "storage"
+        obj, deleted = await self.storage.delete(spec, namespace, name, options, admit)
+        if deleted and not options.dry_run:
+            self._deleted(spec, obj)
+        return (clone(obj) if deleted else obj), deleted
+
+    async def _delete_collection(self, call: _Call, spec: ResourceSpec) -> Response:
+        req = call.req
+        flt = compile_filter(spec, req.label_selector, req.field_selector, req.namespace)
+        cache = await self.storage.fresh_cache(spec)
+        options = self._delete_options(call)
+        out = []
+        for obj in cache.list(flt):
+            meta = obj["metadata"]
+            try:
+                result, _ = await self.delete_object(call, spec, meta.get("namespace"), meta["name"], options)
+            except StatusError as err:
+                if err.code == 404:
+                    continue
+                raise
+            out.append(result)
+        return Response(200, {"kind": spec.list_kind, "apiVersion": spec.api_version,
+                              "metadata": {"resourceVersion": str(cache.catch_up())}, "items": out})
+
+
+__all__ = ["APIServer", "LOOPBACK_USER", "object_rv"]

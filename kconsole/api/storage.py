@@ -1,0 +1,451 @@
+"""The generic registry store: objects of every resource as JSON under ``/registry/...`` over the KV contract.
+
+resourceVersion is the store's mod revision: it is set on every read and never stored. Creates are
+"put if absent", updates and deletes compare-and-swap on the revision read, lists page through the
+store with continue tokens or are served from the watch cache. The store is only ever written
+through :meth:`Storage.txn`, which counts writes in flight per resource so the watch cache can tell
+when it holds everything (see :mod:`kconsole.api.watchcache`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kconsole.api import strategy
+from kconsole.api.filters import Filter
+from kconsole.api.registry import Registry, ResourceSpec
+from kconsole.api.types import StatusError
+from kconsole.api.watchcache import WatchCache
+from kconsole.clock import Clock
+from kconsole.store.kv import KV, Compare, CompactedError, Delete, Get, KeyValue, Op, Put, RangeResult, TxnResult, \
+    prefix_end
+
+Obj = dict[str, Any]
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
+_encode = _ENCODER.encode
+_loads = json.loads
+
+#: How often a compare-and-swap write re-reads and retries before giving up with 409 (GuaranteedUpdate).
+MAX_CAS_RETRIES = 8
+
+CONTINUE_TOO_OLD = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new "
+    "list without the continue parameter, or use the continue token in this response to retrieve the "
+    "remainder of the results. Continuing with the provided token results in an inconsistent list - objects "
+    "that were created, modified, or deleted between the time the first chunk was returned and now may show "
+    "up in the list."
+)
+
+
+def dumps(obj: Any) -> bytes:
+    """Compact JSON, as stored."""
+    return _encode(obj).encode()
+
+
+def clone(obj: Any) -> Any:
+    """A private deep copy of a JSON-shaped value (faster than copy.deepcopy)."""
+    return _loads(_encode(obj))
+
+
+class Transformer(Protocol):
+    """Value transformation at rest (encryption for Secrets)."""
+
+    def to_storage(self, data: bytes) -> bytes: ...
+
+    def from_storage(self, data: bytes) -> bytes: ...
+
+
+@dataclass(slots=True)
+class DeleteOptions:
+    grace_period_seconds: int | None = None
+    propagation_policy: str | None = None
+    preconditions: dict[str, str] | None = None
+    dry_run: bool = False
+
+
+@dataclass(slots=True)
+class ListResult:
+    items: list[Obj]
+    rv: int
+    continue_: str = ""
+    remaining: int | None = None
+
+
+def object_rv(obj: Obj | None) -> int:
+    if obj is None:
+        return 0
+    rv = obj["metadata"].get("resourceVersion")
+    return int(rv) if rv else 0
+
+
+def parse_rv(value: str | None, what: str = "resourceVersion") -> int | None:
+    """None for unset/empty; 400 naming the value when it is not a revision."""
+    if value is None or value == "":
+        return None
+    try:
+        rv = int(value)
+    except (TypeError, ValueError):
+        raise StatusError.bad_request(f'{what}: Invalid value: "{value}": must be a non-negative integer') from None
+    if rv < 0:
+        raise StatusError.bad_request(f'{what}: Invalid value: "{value}": must be a non-negative integer')
+    return rv
+
+
+class Storage:
+    """Keys, codec, compare-and-swap writes and cache-consistent reads for every resource."""
+
+    def __init__(self, kv: KV, clock: Clock, registry: Registry,
+                 transformers: dict[str, Transformer] | None = None, *, cache_options: dict[str, Any] | None = None,
+                 now: Callable[[], str] | None = None) -> None:
+        self.kv = kv
+        self.clock = clock
+        self.registry = registry
+        self.transformers = dict(transformers or {})
+        self.cache_options = dict(cache_options or {})
+        self.now = now or clock.rfc3339
+        self.caches: dict[str, WatchCache] = {}
+        self._inflight: dict[str, int] = {}
+        self._acked: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ keys and codec
+
+    @staticmethod
+    def key(spec: ResourceSpec, namespace: str | None, name: str) -> str:
+        if spec.namespaced:
+            return f"{spec.prefix}{namespace}/{name}"
+        return f"{spec.prefix}{name}"
+
+    def encode(self, spec: ResourceSpec, obj: Obj) -> bytes:
+        meta = obj["metadata"]
+        rv = meta.pop("resourceVersion", None)
+        try:
+            data = _encode(obj).encode()
+        finally:
+            if rv is not None:
+                meta["resourceVersion"] = rv
+        transformer = self.transformers.get(spec.group_resource)
+        return transformer.to_storage(data) if transformer is not None else data
+
+    def decoder(self, spec: ResourceSpec) -> Callable[[KeyValue], Obj]:
+        transformer = self.transformers.get(spec.group_resource)
+        if transformer is None:
+            def decode(kv: KeyValue) -> Obj:
+                obj = _loads(kv.value)
+                obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
+                return obj
+        else:
+            from_storage = transformer.from_storage
+
+            def decode(kv: KeyValue) -> Obj:
+                obj = _loads(from_storage(kv.value))
+                obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
+                return obj
+        return decode
+
+    def decode(self, spec: ResourceSpec, kv: KeyValue) -> Obj:
+        return self.decoder(spec)(kv)
+
+    # ------------------------------------------------------------------ caches
+
+    async def start_caches(self) -> None:
+        for spec in self.registry:
+            if not spec.stored or spec.group_resource in self.caches:
+                continue
+            prefix = spec.prefix
+            cache = WatchCache(spec, self.kv, self.clock, self.decoder(spec),
+                               is_quiet=self._quiet_check(prefix), **self.cache_options)
+            await cache.start()
+            self.caches[spec.group_resource] = cache
+
+    def _quiet_check(self, prefix: str) -> Callable[[], bool]:
+        inflight = self._inflight
+        acked = self._acked
+
+        def quiet() -> bool:
+            cache = self.caches.get(self._gr_of_prefix(prefix))
+            return not inflight.get(prefix) and cache is not None and cache.rv >= acked.get(prefix, 0)
+
+        return quiet
+
+    @staticmethod
+    def _gr_of_prefix(prefix: str) -> str:
+        return prefix[len("/registry/"):-1]
+
+    async def stop_caches(self) -> None:
+        for cache in self.caches.values():
+            await cache.stop()
+        self.caches.clear()
+
+    def cache(self, spec: ResourceSpec) -> WatchCache:
+        return self.caches[spec.group_resource]
+
+    async def fresh_cache(self, spec: ResourceSpec, at_least: int = 0) -> WatchCache:
+        """The resource's cache once it reflects every write this server acknowledged (read-your-writes)."""
+        cache = self.caches[spec.group_resource]
+        need = max(self._acked.get(spec.prefix, 0), at_least)
+        if cache.rv < need or not cache.ready:
+            await cache.wait_for(need)
+        return cache
+
+    # ------------------------------------------------------------------ the one write path
+
+    async def txn(self, spec: ResourceSpec, compares: list[Compare], success: list[Op],
+                  failure: list[Op] | None = None) -> TxnResult:
+        prefix = spec.prefix
+        inflight = self._inflight
+        inflight[prefix] = inflight.get(prefix, 0) + 1
+        try:
+            res = await self.kv.txn(compares, success, failure)
+        finally:
+            inflight[prefix] -= 1
+        if res.succeeded and res.revision > self._acked.get(prefix, 0):
+            self._acked[prefix] = res.revision
+        cache = self.caches.get(spec.group_resource)
+        if cache is not None:
+            cache.poke()
+        return res
+
+    async def read(self, spec: ResourceSpec, key: str) -> Obj | None:
+        """Authoritative read from the store."""
+        res = await self.kv.range(key)
+        return self.decode(spec, res.kvs[0]) if res.kvs else None
+
+    # ------------------------------------------------------------------ create
+
+    async def create(self, spec: ResourceSpec, obj: Obj, *, dry_run: bool = False) -> Obj:
+        meta = obj["metadata"]
+        name = meta["name"]
+        key = self.key(spec, meta.get("namespace"), name)
+        data = self.encode(spec, obj)
+        if dry_run:
+            cache = await self.fresh_cache(spec)
+            if cache.get(meta.get("namespace"), name) is not None:
+                raise StatusError.already_exists(spec.group_resource, name, spec.group)
+            return obj
+        res = await self.txn(spec, [Compare(key, "mod", "=", 0)], [Put(key, data)])
+        if not res.succeeded:
+            raise StatusError.already_exists(spec.group_resource, name, spec.group)
+        meta["resourceVersion"] = str(res.revision)
+        return obj
+
+    # ------------------------------------------------------------------ update
+
+    async def guaranteed_update(
+        self,
+        spec: ResourceSpec,
+        namespace: str | None,
+        name: str,
+        try_update: Callable[[Obj | None], Obj],
+        *,
+        dry_run: bool = False,
+    ) -> tuple[Obj, str]:
+        """Read, transform, compare-and-swap, retry on conflict (upstream's GuaranteedUpdate).
+
+        ``try_update(current)`` gets the stored object (shared: copy before changing it; None when
+        absent) and returns the object to store, or raises (404, 409 on a stale resourceVersion, 422).
+        Returns (object, outcome) with outcome ``created``, ``updated``, ``unchanged`` or ``deleted``.
+        """
+        key = self.key(spec, namespace, name)
+        cache = await self.fresh_cache(spec)
+        current = cache.get(namespace, name)
+        authoritative = False
+        for _ in range(MAX_CAS_RETRIES):
+            try:
+                new = try_update(current)
+            except StatusError as err:
+                if err.code == 409 and err.reason == "Conflict" and not authoritative:
+                    current = await self.read(spec, key)
+                    authoritative = True
+                    continue
+                raise
+            cur_rv = object_rv(current)
+            if current is None:
+                outcome = "created"
+                compares = [Compare(key, "mod", "=", 0)]
+                ops: list[Op] = [Put(key, self.encode(spec, new))]
+            elif strategy.should_delete_on_update(spec, new, current):
+                outcome = "deleted"
+                compares = [Compare(key, "mod", "=", cur_rv)]
+                ops = [Delete(key)]
+            else:
+                new["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+                if new == current:
+                    return new, "unchanged"
+                outcome = "updated"
+                compares = [Compare(key, "mod", "=", cur_rv)]
+                ops = [Put(key, self.encode(spec, new))]
+            if dry_run:
+                return new, outcome
+            res = await self.txn(spec, compares, ops, [Get(key)])
+            if res.succeeded:
+                if outcome != "deleted":
+                    new["metadata"]["resourceVersion"] = str(res.revision)
+                return new, outcome
+            got = res.responses[0] if res.responses else None
+            current = self.decode(spec, got.kvs[0]) if isinstance(got, RangeResult) and got.kvs else None
+            authoritative = True
+        raise StatusError.conflict(spec.group_resource, name, spec.group)
+
+    # ------------------------------------------------------------------ delete
+
+    async def delete(
+        self,
+        spec: ResourceSpec,
+        namespace: str | None,
+        name: str,
+        options: DeleteOptions,
+        admit: Callable[[Obj], None] | None = None,
+    ) -> tuple[Obj, bool]:
+        """Delete now, or mark for graceful/finalized deletion. Returns (object, deleted now)."""
+        key = self.key(spec, namespace, name)
+        cache = await self.fresh_cache(spec)
+        current = cache.get(namespace, name)
+        gr = spec.group_resource
+        for _ in range(MAX_CAS_RETRIES):
+            if current is None:
+                raise StatusError.not_found(gr, name, spec.group, spec.resource)
+            self._check_preconditions(spec, current, options.preconditions)
+            if admit is not None:
+                admit(current)
+            meta = current["metadata"]
+            rv = object_rv(current)
+            new: Obj | None = None
+            if meta.get("deletionTimestamp"):
+                new = self._shorten_grace(spec, current, options)
+                if new is None:
+                    return current, False
+                if strategy.should_delete_on_update(spec, new, new):
+                    new = None
+            else:
+                grace = strategy.grace_period(spec, current, options.grace_period_seconds)
+                finalizer = strategy.propagation_finalizer(options.propagation_policy)
+                pending = strategy.pending_finalizers(spec, current) or finalizer is not None
+                if grace > 0 or pending:
+                    new = clone(current)
+                    nmeta = new["metadata"]
+                    nmeta["deletionTimestamp"] = self.clock.rfc3339(self.clock.now() + grace)
+                    nmeta["deletionGracePeriodSeconds"] = grace
+                    if finalizer is not None and finalizer not in nmeta.get("finalizers", ()):
+                        nmeta.setdefault("finalizers", []).append(finalizer)
+                    if spec.resource == "namespaces":
+                        new.setdefault("status", {})["phase"] = "Terminating"
+            if new is None:
+                if options.dry_run:
+                    return current, True
+                res = await self.txn(spec, [Compare(key, "mod", "=", rv)], [Delete(key)], [Get(key)])
+                if res.succeeded:
+                    return current, True
+            else:
+                if options.dry_run:
+                    return new, False
+                res = await self.txn(spec, [Compare(key, "mod", "=", rv)], [Put(key, self.encode(spec, new))],
+                                     [Get(key)])
+                if res.succeeded:
+                    new["metadata"]["resourceVersion"] = str(res.revision)
+                    return new, False
+            got = res.responses[0] if res.responses else None
+            current = self.decode(spec, got.kvs[0]) if isinstance(got, RangeResult) and got.kvs else None
+        raise StatusError.conflict(gr, name, spec.group)
+
+    def _shorten_grace(self, spec: ResourceSpec, current: Obj, options: DeleteOptions) -> Obj | None:
+        """A repeated delete may only shorten a pod's remaining grace (as upstream)."""
+        if not spec.graceful_delete or options.grace_period_seconds is None:
+            return None
+        meta = current["metadata"]
+        grace = max(0, int(options.grace_period_seconds))
+        left = int(meta.get("deletionGracePeriodSeconds") or 0)
+        if grace >= left:
+            return None
+        new = clone(current)
+        new["metadata"]["deletionTimestamp"] = self.clock.rfc3339(self.clock.now() + grace)
+        new["metadata"]["deletionGracePeriodSeconds"] = grace
+        return new
+
+    @staticmethod
+    def _check_preconditions(spec: ResourceSpec, obj: Obj, pre: dict[str, str] | None) -> None:
+        if not pre:
+            return
+        meta = obj["metadata"]
+        uid = pre.get("uid")
+        if uid and uid != meta.get("uid"):
+            raise StatusError.conflict(spec.group_resource, meta["name"], spec.group,
+                                       f"Precondition failed: UID in precondition: {uid}, "
+                                       f"UID in object meta: {meta.get('uid', '')}")
+        rv = pre.get("resourceVersion")
+        if rv and rv != meta.get("resourceVersion"):
+            raise StatusError.conflict(spec.group_resource, meta["name"], spec.group,
+                                       f"Precondition failed: ResourceVersion in precondition: {rv}, "
+                                       f"ResourceVersion in object meta: {meta.get('resourceVersion', '')}")
+
+    # ------------------------------------------------------------------ lists from the store
+
+    async def list_from_store(self, spec: ResourceSpec, flt: Filter, *, limit: int = 0,
+                              continue_: str | None = None, revision: int = 0) -> ListResult:
+        """A consistent (paged) list at one store revision; continue tokens pin that revision."""
+        base = spec.prefix + (f"{flt.namespace}/" if spec.namespaced and flt.namespace is not None else "")
+        end = prefix_end(base)
+        start = base
+        if continue_:
+            revision, rel = decode_continue(continue_)
+            start = spec.prefix + rel
+            if not start.startswith(base):
+                raise StatusError.bad_request("continue key is not valid: the token does not belong to this list")
+        decode = self.decoder(spec)
+        items: list[Obj] = []
+        page = limit if limit > 0 else 0
+        rev = revision
+        next_key = ""
+        remaining: int | None = None
+        while True:
+            try:
+                res = await self.kv.range(start, end, revision=rev, limit=page)
+            except CompactedError:
+                if continue_:
+                    raise StatusError.gone(CONTINUE_TOO_OLD) from None
+                raise StatusError.gone("The resourceVersion for the provided list is too old.") from None
+            rev = res.revision if rev == 0 else rev
+            full = False
+            for i, kv in enumerate(res.kvs):
+                obj = decode(kv)
+                if flt.everything or flt.matches(obj):
+                    items.append(obj)
+                    if limit and len(items) >= limit:
+                        full = True
+                        if i + 1 < len(res.kvs) or res.more:
+                            next_key = kv.key + "\0"
+                            if flt.everything and res.count >= i + 1:
+                                remaining = res.count - (i + 1)
+                        break
+            if full or not res.more or not res.kvs:
+                break
+            start = res.kvs[-1].key + "\0"
+            page = min(max(page * 2, 1), 10_000)
+        token = encode_continue(rev, next_key[len(spec.prefix):]) if next_key else ""
+        return ListResult(items, rev, token, remaining if token else None)
+
+
+def encode_continue(rv: int, start: str) -> str:
+    """Upstream's opaque continue token: base64 of {"v", "rv", "start"}."""
+    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_continue(token: str) -> tuple[int, str]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        data = json.loads(raw)
+        if data.get("v") != "meta.k8s.io/v1":
+            raise ValueError("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+        rv = int(data["rv"])
+        start = str(data["start"])
+        if rv <= 0:
+            raise ValueError("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+    except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
+        raise StatusError.bad_request(f"continue key is not valid: {err}") from None
+    return rv, start

@@ -1,0 +1,311 @@
+"""Subresources and review kinds: scale, pods/binding, pods/eviction, pods/log, namespaces/finalize,
+and the access reviews answered from the authorizer without being stored.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kconsole.api.filters import format_selector, selector_matches
+from kconsole.api.patch import apply_patch, parse_patch
+from kconsole.api.registry import SCALE_INFO, ResourceSpec
+from kconsole.api.stages import Attributes
+from kconsole.api.storage import DeleteOptions, clone
+from kconsole.api.types import LogStream, Response, StatusError, UserInfo, status_body
+
+if TYPE_CHECKING:
+    from kconsole.api.server import APIServer, _Call
+
+Obj = dict[str, Any]
+
+PDB_VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
+
+
+def success(code: int, kind: str | None = None, name: str | None = None) -> Obj:
+    body: Obj = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code}
+    if name is not None:
+        body["details"] = {"name": name, "kind": kind}
+    return body
+
+
+async def dispatch(server: APIServer, call: _Call, spec: ResourceSpec, sub: str) -> Response | LogStream:
+    verb = call.req.verb
+    if sub == "scale" and verb in ("get", "update", "patch"):
+        return await scale(server, call, spec)
+    if sub == "binding" and verb == "create":
+        return await bind(server, call, spec)
+    if sub == "eviction" and verb == "create":
+        return await evict(server, call, spec)
+    if sub == "log" and verb == "get":
+        return await pod_log(server, call, spec)
+    if sub == "finalize" and verb == "update":
+        return await server._update(call, spec, "finalize")
+    raise StatusError.method_not_supported(f"{spec.group_resource}/{sub}", verb)
+
+
+# --------------------------------------------------------------------------- scale
+
+
+def _dig(obj: Obj, path: str) -> Any:
+    node: Any = obj
+    for part in path.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
+
+
+def to_scale(spec: ResourceSpec, obj: Obj) -> Obj:
+    """autoscaling/v1 Scale of a Deployment/ReplicaSet/StatefulSet."""
+    assert spec.scale is not None
+    meta = obj["metadata"]
+    return {
+        "kind": "Scale",
+        "apiVersion": SCALE_INFO.api_version,
+        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                     if k in meta},
+        "spec": {"replicas": int(_dig(obj, spec.scale.spec_replicas_path) or 0)},
+        "status": {"replicas": int(_dig(obj, spec.scale.status_replicas_path) or 0),
+                   "selector": format_selector(_dig(obj, spec.scale.selector_path))},
+    }
+
+
+async def scale(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
+    req = call.req
+    if req.verb == "get":
+        obj = await server.read(spec, req.namespace, req.name or "", req.resource_version)
+        return Response(200, to_scale(spec, obj))
+    assert spec.scale is not None
+    path = spec.scale.spec_replicas_path.split(".")
+    if req.verb == "patch":
+        doc = parse_patch(req.patch_type, req.body)
+        if req.patch_type == "apply":
+            raise StatusError.unsupported_media_type("server-side apply is not supported on the scale subresource")
+    elif not isinstance(req.body, dict):
+        raise StatusError.bad_request("the request body must be a Scale object")
+    name = req.name or ""
+
+    def try_update(current: Obj | None) -> Obj:
+        if current is None:
+            raise StatusError.not_found(spec.group_resource, name, spec.group, spec.resource)
+        before = to_scale(spec, current)
+        if req.verb == "patch":
+            wanted = apply_patch(req.patch_type or "", clone(before), doc, "Scale")
+        else:
+            wanted = clone(req.body)
+        rv = (wanted.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != current["metadata"].get("resourceVersion"):
+            raise StatusError.conflict(spec.group_resource, name, spec.group)
+        replicas = (wanted.get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            raise StatusError.invalid("Scale", name, [{"reason": "FieldValueInvalid", "field": "spec.replicas",
+                                                       "message": f"Invalid value: {replicas}: must be greater "
+                                                                  "than or equal to 0"}], "autoscaling")
+        old = clone(current)
+        new = clone(current)
+        node = new
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = replicas
+        server.admit_update(call, spec, new, old, current, "scale")
+        return new
+
+    result, _ = await server.storage.guaranteed_update(spec, req.namespace, name, try_update, dry_run=req.dry_run)
+    return Response(200, to_scale(spec, result))
+
+
+# --------------------------------------------------------------------------- binding
+
+
+async def bind(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
+    req = call.req
+    body = req.body if isinstance(req.body, dict) else None
+    target = (body or {}).get("target") or {}
+    node = target.get("name")
+    name = req.name or ((body or {}).get("metadata") or {}).get("name") or ""
+    call.name = name
+    if not node:
+        raise StatusError.invalid("Binding", name, [{"reason": "FieldValueRequired", "field": "target.name",
+                                                     "message": "Required value"}])
+    if target.get("kind") not in (None, "", "Node"):
+        raise StatusError.invalid("Binding", name, [{"reason": "FieldValueNotSupported", "field": "target.kind",
+                                                     "message": f'Unsupported value: "{target.get("kind")}": '
+                                                                'supported values: "Node"'}])
+    annotations = ((body or {}).get("metadata") or {}).get("annotations") or {}
+    gr = f"{spec.group_resource}/binding"
+
+    def try_update(current: Obj | None) -> Obj:
+        if current is None:
+            raise StatusError.not_found(spec.group_resource, name, spec.group, spec.resource)
+        meta = current["metadata"]
+        if meta.get("deletionTimestamp"):
+            raise StatusError.conflict(gr, name, spec.group, f"pod {name} is being deleted, cannot be assigned to "
+                                                             "a host")
+        assigned = (current.get("spec") or {}).get("nodeName")
+        if assigned:
+            raise StatusError(status_body(409, "Conflict", f'Operation cannot be fulfilled on {gr} "{name}": pod '
+                                          f'{name} is already assigned to node "{assigned}"', name=name,
+                                          kind="pods"))
+        new = clone(current)
+        new.setdefault("spec", {})["nodeName"] = node
+        if annotations:
+            new["metadata"].setdefault("annotations", {}).update(annotations)
+        status = new.setdefault("status", {})
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                           "lastTransitionTime": server.now()})
+        status["conditions"] = conditions
+        call.stage = "storage"
+        return new
+
+    await server.storage.guaranteed_update(spec, req.namespace, name, try_update, dry_run=req.dry_run)
+    return Response(201, success(201))
+
+
+# --------------------------------------------------------------------------- eviction
+
+
+async def evict(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
+    req = call.req
+    body = req.body if isinstance(req.body, dict) else {}
+    name = req.name or (body.get("metadata") or {}).get("name") or ""
+    call.name = name
+    pod = await server.read(spec, req.namespace, name)
+    raw = body.get("deleteOptions") or {}
+    options = DeleteOptions(raw.get("gracePeriodSeconds"), raw.get("propagationPolicy"), raw.get("preconditions"),
+                            req.dry_run or bool(raw.get("dryRun")))
+    phase = (pod.get("status") or {}).get("phase")
+    if not (phase in ("Succeeded", "Failed") or pod["metadata"].get("deletionTimestamp")):
+        await _take_disruption(server, call, pod)
+    await server.delete_object(call, spec, req.namespace, name, options)
+    return Response(201, success(201))
+
+
+async def _take_disruption(server: APIServer, call: _Call, pod: Obj) -> None:
+    """Spend one of the matching PodDisruptionBudget's allowed disruptions, or refuse with 429."""
+    pdbs_spec = server.registry.get("policy", "poddisruptionbudgets")
+    assert pdbs_spec is not None
+    ns = pod["metadata"].get("namespace")
+    cache = await server.storage.fresh_cache(pdbs_spec)
+    labels = pod["metadata"].get("labels") or {}
+    matching = [p for p in (cache.objects.get(ns or "", {}).values())
+                if selector_matches((p.get("spec") or {}).get("selector"), labels)]
+    if not matching:
+        return
+    if len(matching) > 1:
+        raise StatusError.internal("This pod has more than one PodDisruptionBudget, which the eviction subresource "
+                                   "does not support.")
+    pdb_name = matching[0]["metadata"]["name"]
+    pod_name = pod["metadata"]["name"]
+
+    def try_update(current: Obj | None) -> Obj:
+        if current is None:
+            raise StatusError.not_found(pdbs_spec.group_resource, pdb_name, pdbs_spec.group)
+        status = current.get("status") or {}
+        meta = current["metadata"]
+        if int(status.get("observedGeneration") or 0) < int(meta.get("generation") or 0):
+            raise _violation(pdb_name, "The disruption budget is still being processed by the server.")
+        allowed = int(status.get("disruptionsAllowed") or 0)
+        if allowed <= 0:
+            raise _violation(pdb_name, f"The disruption budget {pdb_name} needs "
+                                       f"{int(status.get('desiredHealthy') or 0)} healthy pods and has "
+                                       f"{int(status.get('currentHealthy') or 0)} currently")
+        new = clone(current)
+        nstatus = new.setdefault("status", {})
+        nstatus["disruptionsAllowed"] = allowed - 1
+        nstatus.setdefault("disruptedPods", {})[pod_name] = server.now()
+        return new
+
+    call.stage = "storage"
+    try:
+        await server.storage.guaranteed_update(pdbs_spec, ns, pdb_name, try_update, dry_run=call.req.dry_run)
+    except StatusError as err:
+        if err.code != 404:  # 404: the budget was deleted meanwhile and protects nothing
+            raise
+
+
+def _violation(pdb: str, message: str) -> StatusError:
+    err = StatusError.too_many_requests(PDB_VIOLATION, retry_after=10)
+    err.status["details"]["causes"] = [{"reason": "DisruptionBudget", "message": message}]
+    return err
+
+
+# --------------------------------------------------------------------------- log
+
+
+async def pod_log(server: APIServer, call: _Call, spec: ResourceSpec) -> Response | LogStream:
+    req = call.req
+    name = req.name or ""
+    pod = await server.read(spec, req.namespace, name)
+    containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+    container = req.params.get("container") or ""
+    if not container:
+        if len(containers) != 1:
+            raise StatusError.bad_request(f"a container name must be specified for pod {name}, choose one of: "
+                                          f"[{' '.join(str(c) for c in containers)}]")
+        container = str(containers[0])
+    elif container not in containers:
+        raise StatusError.bad_request(f"container {container} is not valid for pod {name}")
+    follow = req.params.get("follow", "").lower() in ("true", "1")
+    tail = req.params.get("tailLines")
+    try:
+        tail_lines = int(tail) if tail not in (None, "") else None
+    except ValueError:
+        raise StatusError.bad_request(f'tailLines: Invalid value: "{tail}": must be an integer') from None
+    source = server._log_source
+    out = source(req.namespace or "", name, container, follow, tail_lines) if source is not None else None
+    if out is None:
+        raise StatusError.bad_request(f'container "{container}" in pod "{name}" is not available')
+    if isinstance(out, str):
+        return Response(200, out)
+    return out
+
+
+# --------------------------------------------------------------------------- reviews
+
+
+def review(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
+    """Access reviews: answered from the authorizer, never stored."""
+    req = call.req
+    if req.verb != "create":
+        raise StatusError.method_not_supported(spec.group_resource, req.verb)
+    body = req.body if isinstance(req.body, dict) else None
+    if body is None:
+        raise StatusError.bad_request(f"the request body must be a {spec.kind} object")
+    out = clone(body)
+    out["apiVersion"], out["kind"] = spec.api_version, spec.kind
+    out.setdefault("metadata", {})
+    rspec = out.get("spec") or {}
+    assert call.user is not None
+    if spec.kind == "SelfSubjectRulesReview":
+        namespace = rspec.get("namespace") or ""
+        rules, urls = server.authorizer.rules_for(call.user, namespace)
+        out["status"] = {"resourceRules": rules, "nonResourceRules": urls, "incomplete": False}
+        return Response(201, out)
+    if spec.kind == "SubjectAccessReview":
+        if not rspec.get("user") and not rspec.get("groups"):
+            raise StatusError.invalid(spec.kind, "", [{"reason": "FieldValueInvalid", "field": "spec.user",
+                                                       "message": 'Invalid value: "": at least one of user or '
+                                                                  "group must be specified"}], spec.group)
+        user = UserInfo(rspec.get("user") or "", tuple(rspec.get("groups") or ()), rspec.get("uid") or "")
+    else:
+        user = call.user
+    res = rspec.get("resourceAttributes")
+    non = rspec.get("nonResourceAttributes")
+    if res:
+        attrs = Attributes(user=user, verb=res.get("verb") or "", group=res.get("group") or "",
+                           version=res.get("version") or "", resource=res.get("resource") or "",
+                           subresource=res.get("subresource") or "", namespace=res.get("namespace") or "",
+                           name=res.get("name") or "")
+    elif non:
+        attrs = Attributes(user=user, verb=non.get("verb") or "", resource_request=False, path=non.get("path") or "")
+    else:
+        raise StatusError.invalid(spec.kind, "", [{"reason": "FieldValueRequired", "field": "spec.resourceAttributes",
+                                                   "message": "Required value: exactly one of nonResourceAttributes "
+                                                              "or resourceAttributes must be specified"}], spec.group)
+    allowed, reason = server.authorizer.authorize(attrs)
+    status: Obj = {"allowed": bool(allowed)}
+    if reason:
+        status["reason"] = reason
+    out["status"] = status
+    return Response(201, out)
