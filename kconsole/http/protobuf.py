@@ -398,6 +398,8 @@ def _scalar(f: _Field, wire: int, value: Any, where: str) -> Any:
     if typ == "bytes":
         return base64.b64encode(value).decode("ascii")
     if typ == "time":
+        if not value:
+            return None  # metav1.Time marshals its zero value as an empty message: JSON null
         secs = nanos = 0
         for num, w, v in _fields(value):
             if num == 1 and w == 0:

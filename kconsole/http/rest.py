@@ -1,0 +1,248 @@
+"""Turning an HTTP request into the API server's :class:`~kconsole.api.types.Request`.
+
+Pure functions of (method, path, query, headers, body bytes) so every rule kubectl relies on (URL
+layout, ``watch=true``, DeleteOptions bodies, patch content types, protobuf bodies) is testable
+without a socket. Bad input raises :class:`~kconsole.api.types.StatusError` naming the problem.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from kconsole.api.types import Credentials, Request, StatusError, status_body
+from kconsole.http import protobuf
+
+#: Upstream's apiserver limit on request bodies.
+MAX_BODY_BYTES = 3 * 1024 * 1024
+
+PATCH_TYPES = {
+    "application/json-patch+json": "json",
+    "application/merge-patch+json": "merge",
+    "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
+}
+
+#: Subresources a simulated pod cannot serve: they get a clear error instead of an upgrade that hangs.
+STREAMING_SUBRESOURCES = ("exec", "attach", "portforward", "proxy")
+
+_NAMESPACE_SUBRESOURCES = ("status", "finalize")
+
+
+@dataclass(slots=True)
+class Route:
+    """Where a resource URL points."""
+
+    group: str
+    version: str
+    resource: str | None = None  # None: the group-version's discovery document
+    namespace: str | None = None
+    name: str | None = None
+    subresource: str | None = None
+    watch_prefix: bool = False
+
+
+def not_found(message: str = "the server could not find the requested resource") -> StatusError:
+    return StatusError(status_body(404, "NotFound", message, causes=None))
+
+
+def method_not_allowed() -> StatusError:
+    return StatusError(status_body(405, "MethodNotAllowed",
+                                   "the server does not allow this method on the requested resource"))
+
+
+def parse_path(path: str) -> Route:
+    """``/api/v1/...`` or ``/apis/<group>/<version>/...`` -> :class:`Route`; other paths raise 404."""
+    parts = [p for p in path.split("/") if p]
+    if not parts or parts[0] not in ("api", "apis"):
+        raise not_found()
+    if parts[0] == "api":
+        if len(parts) < 2:
+            raise not_found()
+        group, version, rest = "", parts[1], parts[2:]
+    else:
+        if len(parts) < 3:
+            raise not_found()
+        group, version, rest = parts[1], parts[2], parts[3:]
+    route = Route(group, version)
+    if not rest:
+        return route
+    if rest[0] == "watch":
+        route.watch_prefix = True
+        rest = rest[1:]
+        if not rest:
+            raise not_found()
+    if rest[0] == "namespaces" and len(rest) > 1:
+        if len(rest) > 2 and rest[2] not in _NAMESPACE_SUBRESOURCES:
+            route.namespace = rest[1]
+            rest = rest[2:]
+    if len(rest) > 3:
+        raise not_found()
+    route.resource = rest[0]
+    route.name = rest[1] if len(rest) > 1 else None
+    route.subresource = rest[2] if len(rest) > 2 else None
+    return route
+
+
+def _bool(query: Mapping[str, str], key: str) -> bool:
+    value = query.get(key, "")
+    if value in ("", "false", "False", "0"):
+        return False
+    if value in ("true", "True", "1"):
+        return True
+    raise StatusError.bad_request(f"invalid boolean value {value!r} for query parameter {key!r}")
+
+
+def _int(query: Mapping[str, str], key: str) -> int | None:
+    value = query.get(key)
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise StatusError.bad_request(f"invalid integer value {value!r} for query parameter {key!r}") from None
+
+
+def media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def decode_body(raw: bytes, content_type: str | None, *, what: str = "request body") -> Any:
+    """JSON, YAML or Kubernetes protobuf -> Python value; 400/415 naming the problem otherwise."""
+    kind = media_type(content_type)
+    if kind == protobuf.CONTENT_TYPE:
+        try:
+            return protobuf.decode(raw)
+        except protobuf.ProtobufError as err:
+            raise StatusError.bad_request(f"invalid protobuf {what}: {err}") from None
+    if kind in ("", "application/json", "application/json-patch+json", "application/merge-patch+json",
+                "application/strategic-merge-patch+json", "*/*"):
+        try:
+            return json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as err:
+            raise StatusError.bad_request(f"invalid JSON in {what}: {err}") from None
+    if kind in ("application/yaml", "application/apply-patch+yaml", "application/x-yaml", "text/yaml"):
+        try:
+            return json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            pass
+        try:
+            return yaml.safe_load(raw)
+        except yaml.YAMLError as err:
+            raise StatusError.bad_request(f"invalid YAML in {what}: {err}") from None
+    raise StatusError.unsupported_media_type(
+        f"the body of the request was in an unknown format - accepted media types include: application/json, "
+        f"application/yaml, application/vnd.kubernetes.protobuf (got {kind!r})")
+
+
+def _apply_delete_options(request: Request, opts: Any) -> None:
+    if not isinstance(opts, dict):
+        raise StatusError.bad_request("DeleteOptions must be a JSON object")
+    if opts.get("kind") not in (None, "DeleteOptions"):
+        raise StatusError.bad_request(f"expected DeleteOptions in the request body, got kind {opts.get('kind')!r}")
+    if opts.get("propagationPolicy"):
+        request.propagation_policy = str(opts["propagationPolicy"])
+    elif opts.get("orphanDependents") is True:
+        request.propagation_policy = "Orphan"
+    elif opts.get("orphanDependents") is False and request.propagation_policy is None:
+        request.propagation_policy = "Background"
+    if opts.get("gracePeriodSeconds") is not None:
+        request.grace_period_seconds = int(opts["gracePeriodSeconds"])
+    if opts.get("preconditions"):
+        request.preconditions = {k: str(v) for k, v in opts["preconditions"].items() if v is not None}
+    if opts.get("dryRun"):
+        request.dry_run = True
+
+
+def build_request(method: str, route: Route, query: Mapping[str, str], headers: Mapping[str, str],
+                  raw: bytes, credentials: Credentials) -> Request:
+    """One HTTP request on a resource URL -> the API server's Request."""
+    assert route.resource is not None
+    method = method.upper()
+    name, sub = route.name, route.subresource
+    watch = route.watch_prefix or _bool(query, "watch")
+    if method == "GET":
+        if watch:
+            verb = "watch"
+        else:
+            verb = "get" if name else "list"
+    elif method == "POST":
+        if name and not sub:
+            raise method_not_allowed()
+        verb = "create"
+    elif method == "PUT":
+        if not name:
+            raise method_not_allowed()
+        verb = "update"
+    elif method == "PATCH":
+        if not name:
+            raise method_not_allowed()
+        verb = "patch"
+    elif method == "DELETE":
+        verb = "delete" if name else "deletecollection"
+    else:
+        raise method_not_allowed()
+    req = Request(
+        verb=verb, resource=route.resource, group=route.group, version=route.version, namespace=route.namespace,
+        name=name, subresource=sub, credentials=credentials,
+        label_selector=query.get("labelSelector", ""), field_selector=query.get("fieldSelector", ""),
+        resource_version=query.get("resourceVersion") or None,
+        resource_version_match=query.get("resourceVersionMatch") or None,
+        limit=_int(query, "limit") or 0, continue_=query.get("continue") or None,
+        allow_watch_bookmarks=_bool(query, "allowWatchBookmarks"),
+        field_manager=query.get("fieldManager") or None, field_validation=query.get("fieldValidation") or None,
+        force=_bool(query, "force"), propagation_policy=query.get("propagationPolicy") or None,
+        grace_period_seconds=_int(query, "gracePeriodSeconds"),
+        user_agent=headers.get("User-Agent", ""), source="http",
+    )
+    if verb == "watch" and name:
+        selector = f"metadata.name={name}"
+        req.field_selector = f"{req.field_selector},{selector}" if req.field_selector else selector
+        req.name = None
+    timeout = query.get("timeoutSeconds")
+    if timeout:
+        try:
+            req.timeout_seconds = float(timeout)
+        except ValueError:
+            raise StatusError.bad_request(f"invalid timeoutSeconds {timeout!r}") from None
+    if "sendInitialEvents" in query:
+        req.send_initial_events = _bool(query, "sendInitialEvents")
+    dry_run = query.get("dryRun")
+    if dry_run:
+        if dry_run != "All":
+            raise StatusError.bad_request(f"Invalid dryRun value {dry_run!r}: only \"All\" is supported")
+        req.dry_run = True
+    if _bool(query, "orphanDependents") and req.propagation_policy is None:
+        req.propagation_policy = "Orphan"
+    for key in ("container", "follow", "tailLines", "previous", "timestamps", "sinceSeconds", "sinceTime",
+                "limitBytes", "pretty"):
+        if key in query:
+            req.params[key] = query[key]
+    content_type = headers.get("Content-Type")
+    if verb == "patch":
+        patch_type = PATCH_TYPES.get(media_type(content_type))
+        if patch_type is None:
+            raise StatusError.unsupported_media_type(
+                f"the body of the request was in an unknown format - accepted media types include: "
+                f"{', '.join(PATCH_TYPES)}")
+        if not raw:
+            raise StatusError.bad_request("the patch body is empty")
+        req.patch_type = patch_type
+        req.body = decode_body(raw, content_type, what="patch")
+        if patch_type == "json" and not isinstance(req.body, list):
+            raise StatusError.bad_request("a JSON patch must be a JSON array of operations")
+        if patch_type != "json" and not isinstance(req.body, dict):
+            raise StatusError.bad_request(f"a {patch_type} patch must be a JSON object")
+    elif verb in ("create", "update"):
+        if not raw:
+            raise StatusError.bad_request("the request body is empty; expected an object")
+        req.body = decode_body(raw, content_type)
+        if not isinstance(req.body, dict):
+            raise StatusError.bad_request("the request body must be an object (a JSON or YAML map)")
+    elif verb in ("delete", "deletecollection") and raw.strip():
+        _apply_delete_options(req, decode_body(raw, content_type, what="DeleteOptions"))
+    return req

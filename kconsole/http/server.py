@@ -1,0 +1,390 @@
+"""The HTTP front: kubectl and HTTP clients reach the API server's single entry over REST.
+
+An adapter, nothing more: each request is parsed into a :class:`~kconsole.api.types.Request`
+(:mod:`kconsole.http.rest`), handed to ``entry.handle()``, and its Response, WatchStream or LogStream
+rendered back (JSON, Tables, chunked watch events flushed one by one, log lines). What only exists at
+this layer is rendering: discovery and OpenAPI documents built from ``entry.resources()``, health
+pages from ``entry.health_checks()``, TLS with client-certificate users, and the kubeconfig.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import ssl
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from kconsole import kubeconfig as kc
+from kconsole.api.types import Credentials, Request, Response, StatusError, UserInfo, status_body
+from kconsole.clock import Clock, RealClock
+from kconsole.http import rest, tables
+from kconsole.http.discovery import AGGREGATED_CONTENT_TYPE, Discovery
+from kconsole.http.openapi import OpenAPI
+
+log = logging.getLogger(__name__)
+
+JSON = "application/json"
+VERSION = {
+    "major": "1", "minor": "32", "gitVersion": "v1.32.0-kconsole", "gitCommit": "kconsole",
+    "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "python3",
+    "compiler": "cpython", "platform": "linux/amd64",
+}
+_PUBLIC = ("/healthz", "/livez", "/readyz")
+
+
+def _dumps(body: Any) -> bytes:
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _json_response(code: int, body: Any, headers: dict[str, str] | None = None,
+                   content_type: str = JSON) -> web.Response:
+    resp = web.Response(status=code, body=_dumps(body), headers=headers)
+    resp.headers["Content-Type"] = content_type
+    resp.headers["Cache-Control"] = "no-cache, private"
+    return resp
+
+
+def _status_response(status: dict[str, Any]) -> web.Response:
+    return _json_response(int(status.get("code", 500)), status)
+
+
+def _peer_user(request: web.BaseRequest) -> UserInfo | None:
+    """The user of a client certificate the TLS layer verified against the cluster CA."""
+    transport = request.transport
+    if transport is None:
+        return None
+    cert = transport.get_extra_info("peercert")
+    if not cert:
+        return None
+    cn = ""
+    groups: list[str] = []
+    for rdn in cert.get("subject", ()):
+        for key, value in rdn:
+            if key == "commonName":
+                cn = value
+            elif key == "organizationName":
+                groups.append(value)
+    return UserInfo(cn, tuple(groups)) if cn else None
+
+
+class HTTPFront:
+    """Serves ``entry`` over HTTP(S) for kubectl and the official clients.
+
+    ``start()`` writes ``<data_dir>/kubeconfig`` (mode 0600) naming the actual port, the CA and the
+    admin's token and client certificate, and returns the port.
+    """
+
+    def __init__(self, entry: Any, *, address: str = "127.0.0.1", port: int = 6443, tls: bool = True,
+                 data_dir: Path, clock: Clock | None = None,
+                 admin: UserInfo = UserInfo("admin", ("system:masters",)),
+                 max_body_bytes: int = rest.MAX_BODY_BYTES, shutdown_timeout: float = 2.0) -> None:
+        self.entry = entry
+        self.address = address
+        self.requested_port = port
+        self.tls = tls
+        self.data_dir = Path(data_dir)
+        self.clock: Clock = clock or getattr(entry, "clock", None) or RealClock()
+        self.admin = admin
+        self.max_body_bytes = max_body_bytes
+        self.shutdown_timeout = shutdown_timeout
+        self.port = 0
+        self.admin_token = ""
+        self.kubeconfig_path: Path | None = None
+        self._runner: web.ServerRunner | None = None
+        self._streams: set[Any] = set()
+        self._discovery: Discovery | None = None
+        self._openapi: OpenAPI | None = None
+        self._resources_seen: int = -1
+        self._closing = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def url(self) -> str:
+        host = self.address if self.address not in ("", "0.0.0.0", "::") else "127.0.0.1"
+        if ":" in host:
+            host = f"[{host}]"
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
+
+    def _ssl_context(self, pki: kc.PKI) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(pki.path(kc.SERVING_CERT), pki.path(kc.SERVING_KEY))
+        ctx.load_verify_locations(pki.path(kc.CA_CERT))
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+        return ctx
+
+    async def start(self) -> int:
+        """Listen, write the kubeconfig and return the port actually bound."""
+        pki = kc.ensure_pki(self.data_dir, address=self.address, admin=self.admin.name,
+                            admin_groups=self.admin.groups) if self.tls else None
+        self.admin_token = kc.admin_token(self.data_dir)
+        tokens = getattr(self.entry, "tokens", None)
+        if tokens is not None:
+            tokens.add(self.admin_token, self.admin)
+        server = web.Server(self._handle, handler_cancellation=True, access_log=None)
+        self._runner = web.ServerRunner(server, shutdown_timeout=self.shutdown_timeout, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.address, self.requested_port,
+                           ssl_context=self._ssl_context(pki) if pki else None, backlog=1024,
+                           reuse_address=True)
+        await site.start()
+        sockets = [s for s in (site._server.sockets if site._server else [])]  # type: ignore[union-attr]
+        self.port = sockets[0].getsockname()[1] if sockets else self.requested_port
+        self.kubeconfig_path = kc.write_kubeconfig(self.data_dir,
+                                                   kc.kubeconfig_text(self.url, self.admin_token, pki))
+        return self.port
+
+    async def stop(self) -> None:
+        """Close every watch and log stream cleanly (terminating chunk sent), then stop listening."""
+        self._closing = True
+        streams = list(self._streams)
+        await asyncio.gather(*(s.close() for s in streams), return_exceptions=True)
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # ------------------------------------------------------------------ documents
+
+    def _docs(self) -> tuple[Discovery, OpenAPI]:
+        resources = self.entry.resources()
+        if self._discovery is None or len(resources) != self._resources_seen:
+            self._discovery = Discovery(resources, f"{self.address}:{self.port}")
+            self._openapi = OpenAPI(resources)
+            self._resources_seen = len(resources)
+        assert self._openapi is not None
+        return self._discovery, self._openapi
+
+    # ------------------------------------------------------------------ dispatch
+
+    def _credentials(self, request: web.BaseRequest) -> Credentials:
+        token = None
+        auth = request.headers.get("Authorization", "")
+        if auth[:7].lower() == "bearer ":
+            token = auth[7:].strip() or None
+        return Credentials(token=token, cert_user=_peer_user(request))
+
+    def _authenticate(self, creds: Credentials) -> None:
+        """Non-resource paths (discovery, /version, /openapi) need an authenticated user too."""
+        if creds.cert_user is not None:
+            return
+        tokens = getattr(self.entry, "tokens", None)
+        if creds.token and tokens is not None:
+            tokens.authenticate(creds)
+            return
+        raise StatusError.unauthorized()
+
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        try:
+            return await self._dispatch(request)
+        except StatusError as err:
+            return _status_response(err.status)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # noqa: BLE001 - the client gets a 500 Status, the log the traceback
+            log.exception("HTTP %s %s failed", request.method, request.path)
+            return _status_response(StatusError.internal(f"{type(err).__name__}: {err}").status)
+
+    async def _dispatch(self, request: web.BaseRequest) -> web.StreamResponse:
+        path = request.path
+        if path.startswith(_PUBLIC):
+            return self._health(path, request.query)
+        creds = self._credentials(request)
+        if path.startswith(("/api/", "/apis/")) or path in ("/api", "/apis"):
+            return await self._api(request, path, creds)
+        self._authenticate(creds)
+        if path == "/version" or path == "/version/":
+            return _json_response(200, VERSION)
+        if path.startswith("/openapi/v3"):
+            return self._openapi_doc(path)
+        if path in ("/", ""):
+            return _json_response(200, {"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v3",
+                                                  "/readyz", "/version"]})
+        raise rest.not_found()
+
+    # ------------------------------------------------------------------ non-resource pages
+
+    def _health(self, path: str, query: Any) -> web.Response:
+        kind = path.strip("/").split("/")[0]
+        if kind == "healthz" and path.strip("/") == "healthz" and "verbose" not in query:
+            return web.Response(status=200, text="ok", content_type="text/plain")
+        checks: list[tuple[str, bool, str]] = [("ping", True, "ok"), ("log", True, "ok")]
+        health = getattr(self.entry, "health_checks", None)
+        if health is not None:
+            for name, (ok, reason) in health().items():
+                checks.append((name, bool(ok), reason))
+        if kind == "readyz":
+            checks.append(("shutdown", not self._closing, "ok" if not self._closing else "shutting down"))
+        excluded = set(query.getall("exclude", []))
+        checks = [c for c in checks if c[0] not in excluded]
+        single = path.strip("/").split("/", 1)[1] if "/" in path.strip("/") else None
+        if single is not None:
+            match = [c for c in checks if c[0] == single]
+            if not match:
+                return web.Response(status=404, text="404 page not found", content_type="text/plain")
+            _, ok, reason = match[0]
+            if ok:
+                return web.Response(status=200, text="ok", content_type="text/plain")
+            return web.Response(status=500, text=f"internal server error: {single} check failed: {reason}",
+                                content_type="text/plain")
+        failed = [c for c in checks if not c[1]]
+        code = 500 if failed else 200
+        if "verbose" not in query and not failed:
+            return web.Response(status=200, text="ok", content_type="text/plain")
+        lines = [f"[+]{name} ok" if ok else f"[-]{name} failed: reason withheld" for name, ok, _ in checks]
+        lines.append(f"{kind} check {'failed' if failed else 'passed'}")
+        return web.Response(status=code, text="\n".join(lines) + "\n", content_type="text/plain")
+
+    def _openapi_doc(self, path: str) -> web.Response:
+        _, openapi = self._docs()
+        rel = path[len("/openapi/v3"):].strip("/")
+        if not rel:
+            body = openapi.index
+        else:
+            doc = openapi.document(rel)
+            if doc is None:
+                raise rest.not_found()
+            body = doc
+        resp = web.Response(status=200, body=body)
+        resp.headers["Content-Type"] = JSON
+        resp.headers["Cache-Control"] = "no-cache, private" if not rel else "public, immutable"
+        return resp
+
+    def _discovery_doc(self, request: web.BaseRequest, path: str) -> web.Response | None:
+        discovery, _ = self._docs()
+        parts = [p for p in path.split("/") if p]
+        accept = request.headers.get("Accept", "")
+        if len(parts) == 1:
+            if "as=APIGroupDiscoveryList" in accept and "v=v2;" in accept.replace(" ", "") + ";":
+                return _json_response(200, discovery.aggregated(legacy_core=parts[0] == "api"),
+                                      content_type=AGGREGATED_CONTENT_TYPE)
+            return _json_response(200, discovery.api_versions() if parts[0] == "api" else discovery.api_group_list())
+        if parts[0] == "apis" and len(parts) == 2:
+            group = discovery.api_group(parts[1])
+            if group is None:
+                raise rest.not_found()
+            return _json_response(200, group)
+        if (parts[0] == "api" and len(parts) == 2) or (parts[0] == "apis" and len(parts) == 3):
+            group, version = ("", parts[1]) if parts[0] == "api" else (parts[1], parts[2])
+            doc = discovery.resource_list(group, version)
+            if doc is None:
+                raise rest.not_found()
+            return _json_response(200, doc)
+        return None
+
+    # ------------------------------------------------------------------ resources
+
+    async def _read_body(self, request: web.BaseRequest) -> bytes:
+        length = request.content_length
+        if length is not None and length > self.max_body_bytes:
+            raise StatusError.too_large(f"Request entity too large: limit is {self.max_body_bytes}")
+        if not request.body_exists:
+            return b""
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.content.iter_any():
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise StatusError.too_large(f"Request entity too large: limit is {self.max_body_bytes}")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def _api(self, request: web.BaseRequest, path: str, creds: Credentials) -> web.StreamResponse:
+        parts = [p for p in path.split("/") if p]
+        if len(parts) <= (2 if parts[0] == "api" else 3):
+            self._authenticate(creds)
+            doc = self._discovery_doc(request, path)
+            if doc is not None:
+                return doc
+        route = rest.parse_path(path)
+        if route.resource is None:
+            raise rest.not_found()
+        raw = await self._read_body(request) if request.method in ("POST", "PUT", "PATCH", "DELETE") else b""
+        if route.subresource in rest.STREAMING_SUBRESOURCES:
+            return await self._streaming_refused(route, creds)
+        req = rest.build_request(request.method, route, request.query, request.headers, raw, creds)
+        rendering = tables.negotiate(request.headers.get("Accept"), request.query.get("includeObject"))
+        result = await self.entry.handle(req)
+        group_resource = f"{route.resource}.{route.group}" if route.group else route.resource
+        if isinstance(result, Response):
+            return self._render(result, req, group_resource, rendering)
+        if req.verb == "watch":
+            return await self._stream_watch(request, result, group_resource, rendering)
+        return await self._stream_log(request, result)
+
+    async def _streaming_refused(self, route: rest.Route, creds: Credentials) -> web.Response:
+        """exec/attach/port-forward: simulated pods run no processes; say so rather than hang."""
+        probe = Request(verb="get", resource=route.resource or "", group=route.group, version=route.version,
+                        namespace=route.namespace, name=route.name, credentials=creds, source="http")
+        result = await self.entry.handle(probe)
+        if isinstance(result, Response) and not result.ok:
+            return _status_response(result.body)
+        what = {"portforward": "port-forward"}.get(route.subresource or "", route.subresource)
+        return _status_response(status_body(
+            400, "BadRequest",
+            f"{what} is not supported by kconsole: {route.resource} \"{route.name}\" is simulated and runs no "
+            f"processes (use `kubectl logs` to read its simulated output)", name=route.name,
+            kind=route.resource))
+
+    def _render(self, result: Response, req: Request, group_resource: str,
+                rendering: tables.Rendering) -> web.StreamResponse:
+        headers = {}
+        if result.warnings:
+            headers["Warning"] = ", ".join(f'299 - "{w}"' for w in result.warnings)
+        body = result.body
+        if isinstance(body, str):
+            resp = web.Response(status=result.code, text=body, content_type="text/plain", headers=headers)
+            return resp
+        if result.ok and req.verb in ("get", "list") and req.subresource in (None, "status", "scale"):
+            body = tables.render(body, group_resource, self.clock.now(), rendering)
+        return _json_response(result.code, body, headers)
+
+    async def _stream_watch(self, request: web.BaseRequest, stream: Any, group_resource: str,
+                            rendering: tables.Rendering) -> web.StreamResponse:
+        resp = web.StreamResponse(status=200)
+        resp.headers["Content-Type"] = JSON
+        resp.headers["Cache-Control"] = "no-cache, private"
+        resp.enable_chunked_encoding()
+        self._streams.add(stream)
+        first = True
+        try:
+            await resp.prepare(request)
+            async for event in stream:
+                obj = event.get("object")
+                if rendering.as_kind and event.get("type") in ("ADDED", "MODIFIED", "DELETED") \
+                        and isinstance(obj, dict):
+                    event = {"type": event["type"],
+                             "object": tables.render(obj, group_resource, self.clock.now(), rendering, first)}
+                    first = False
+                await resp.write(_dumps(event) + b"\n")
+        except (ConnectionResetError, asyncio.CancelledError):
+            await stream.close()
+            raise
+        finally:
+            self._streams.discard(stream)
+        await stream.close()
+        await resp.write_eof()
+        return resp
+
+    async def _stream_log(self, request: web.BaseRequest, stream: Any) -> web.StreamResponse:
+        resp = web.StreamResponse(status=200)
+        resp.headers["Content-Type"] = "text/plain"
+        resp.enable_chunked_encoding()
+        self._streams.add(stream)
+        try:
+            await resp.prepare(request)
+            lines: AsyncIterator[str] = stream.__aiter__()
+            async for line in lines:
+                await resp.write((line if line.endswith("\n") else line + "\n").encode())
+        except (ConnectionResetError, asyncio.CancelledError):
+            await stream.close()
+            raise
+        finally:
+            self._streams.discard(stream)
+        await stream.close()
+        await resp.write_eof()
+        return resp
