@@ -1,0 +1,502 @@
+"""``EtcdCluster``: the KV protocol over Raft members, as the API server's etcd client sees it.
+
+- Writes (txn, compact) are proposed to the leader and acknowledged once the leader applied them.
+- Linearizable reads ask the leader for a ReadIndex (confirmed by a heartbeat round to a majority),
+  wait until its state machine reached that index, then read locally. Serializable reads are
+  answered by the leader if there is one, else by any running member, from its local state.
+- Watches read from the leader's revision log and follow leadership: on a change they reopen on
+  the new leader from the revision after the last one delivered, once that member has applied it,
+  so no revision is skipped or repeated.
+- Without a leader, or without a majority to commit, requests fail after :data:`REQUEST_TIMEOUT`
+  simulated seconds with ``UnavailableError("etcdserver: no leader")`` or
+  ``UnavailableError("etcdserver: request timed out")`` (etcd's texts); the API server answers
+  503/504. Requests that never reached a leader's log are retried within that time.
+- The quota is the cluster's (etcd checks it before proposing): a write that would grow the
+  leader's database past it raises the NOSPACE alarm through Raft, after which every member
+  rejects puts until the alarm is disarmed.
+
+Request timeout: etcd's server-side default is 5 s plus two election timeouts; kconsole uses 5 s of
+simulated time, the figure apiserver operators recognise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kconsole.clock import Clock, TimerHandle
+from kconsole.store.kv import (
+    ClosedError,
+    DEFAULT_QUOTA_BYTES,
+    MAX_REQUEST_BYTES,
+    Compare,
+    Delete,
+    NoSpaceError,
+    Op,
+    Put,
+    RangeResult,
+    Status,
+    StoreError,
+    TooLargeError,
+    TxnResult,
+    UnavailableError,
+    WatchResponse,
+)
+from kconsole.store.members import NOSPACE, Machine, Member, MemberStatus, NotProposed, RaftConfig, Storage
+from kconsole.store.network import Network
+from kconsole.store.raft import codec
+from kconsole.store.raft.codec import Command
+
+#: Simulated seconds a request may wait for a leader and a commit.
+REQUEST_TIMEOUT = 5.0
+#: Client ports of members 1..5, as etcd's own multi-member examples use.
+CLIENT_PORTS = (2379, 22379, 32379, 42379, 52379, 62379, 12379)
+
+
+@dataclass(frozen=True, slots=True)
+class Quorum:
+    members: int
+    alive: int  # running, not paused, and on the leader's side of any partition
+    needed: int
+    failures_tolerated: int
+
+    @property
+    def ok(self) -> bool:
+        return self.alive >= self.needed
+
+
+class EtcdCluster:
+    """The KV protocol over N members. Fault handles live on this object and on ``members``."""
+
+    def __init__(
+        self,
+        members: list[Member],
+        network: Network,
+        clock: Clock,
+        *,
+        request_timeout: float = REQUEST_TIMEOUT,
+        quota_bytes: int = DEFAULT_QUOTA_BYTES,
+        auto_compact_interval: float = 0.0,
+    ) -> None:
+        if not members:
+            raise ValueError("an etcd cluster needs at least one member")
+        self.members = members
+        self.network = network
+        self.clock = clock
+        self.request_timeout = request_timeout
+        self.quota_bytes = quota_bytes
+        self.auto_compact_interval = auto_compact_interval
+        self._changed = asyncio.Event()
+        self._deadlines: deque[tuple[float, asyncio.Future[Any], bool]] = deque()
+        self._sweeper: TimerHandle | None = None
+        self._compactor: TimerHandle | None = None
+        self._compact_target = 0
+        self._closed = False
+        self._db_size = 0
+        for m in members:
+            m.on_change = self._on_change
+
+    # ----- construction ------------------------------------------------------------------------
+    @classmethod
+    def build(
+        cls,
+        names: list[str],
+        *,
+        clock: Clock,
+        seed: int,
+        storage: Callable[[str], Storage],
+        machine: Callable[[str], Callable[[], Awaitable[Machine]]],
+        config: RaftConfig | None = None,
+        network: Network | None = None,
+        **kwargs: Any,
+    ) -> EtcdCluster:
+        """Members named ``names`` with per-member storage and state-machine factories."""
+        rng = random.Random(seed)
+        net = network or Network(clock, random.Random(rng.random()))
+        from kconsole.store.members import member_id
+
+        ids = [member_id(n) for n in names]
+        members: list[Member] = []
+        for i, name in enumerate(names):
+            port = CLIENT_PORTS[i] if i < len(CLIENT_PORTS) else 2379 + 10000 * i
+            store = storage(name)
+            members.append(Member(
+                name, f"127.0.0.1:{port}", ids, clock=clock, network=net, rng=random.Random(rng.random()),
+                storage=lambda s=store: s, machine=machine(name), config=config, mid=ids[i],
+            ))
+        return cls(members, net, clock, **kwargs)
+
+    @classmethod
+    async def open(
+        cls,
+        data_dir: str | os.PathLike[str],
+        *,
+        clock: Clock,
+        members: int = 3,
+        seed: int = 1,
+        config: RaftConfig | None = None,
+        fsync: bool = False,
+        synchronous: str = "NORMAL",
+        quota_bytes: int = DEFAULT_QUOTA_BYTES,
+        request_timeout: float = REQUEST_TIMEOUT,
+        auto_compact_interval: float = 300.0,
+        start: bool = True,
+    ) -> EtcdCluster:
+        """The production cluster: ``data_dir/etcd-N/`` holds member N's ``db.sqlite`` and ``wal/``."""
+        from kconsole.store.machine import RevlogMachine
+        from kconsole.store.raft.wal import FileStorage
+
+        if members < 1:
+            raise ValueError(f"--control-planes must be at least 1, got {members}")
+        root = Path(data_dir)
+        names = member_names(members)
+
+        def storage(name: str) -> Callable[[], Storage]:
+            return lambda: FileStorage(root / name / "wal", fsync=fsync)
+
+        def machine(name: str) -> Callable[[], Awaitable[Machine]]:
+            return lambda: RevlogMachine.open(root / name / "db.sqlite", clock=clock, synchronous=synchronous)
+
+        rng = random.Random(seed)
+        net = Network(clock, random.Random(rng.random()))
+        from kconsole.store.members import member_id
+
+        ids = [member_id(n) for n in names]
+        built: list[Member] = []
+        for i, name in enumerate(names):
+            port = CLIENT_PORTS[i] if i < len(CLIENT_PORTS) else 2379 + 10000 * i
+            built.append(Member(
+                name, f"127.0.0.1:{port}", ids, clock=clock, network=net, rng=random.Random(rng.random()),
+                storage=storage(name), machine=machine(name), config=config, mid=ids[i],
+            ))
+        cluster = cls(built, net, clock, request_timeout=request_timeout, quota_bytes=quota_bytes,
+                      auto_compact_interval=auto_compact_interval)
+        if start:
+            await cluster.start()
+        return cluster
+
+    async def start(self) -> None:
+        for m in self.members:
+            await m.start()
+        self._sweeper = self.clock.call_later(0.25, self._sweep)
+        if self.auto_compact_interval > 0:
+            self._compactor = self.clock.call_later(self.auto_compact_interval, self._auto_compact)
+
+    # ----- leadership --------------------------------------------------------------------------
+    def leader(self) -> Member | None:
+        """The running member that believes it leads, at the highest term (a deposed leader cut off
+        in a minority may still believe it; the newer term wins)."""
+        best: Member | None = None
+        for m in self.members:
+            if m.is_leader and (best is None or m.term > best.term):
+                best = m
+        return best
+
+    def member(self, name_or_id: str | int) -> Member:
+        for m in self.members:
+            if name_or_id in (m.name, m.id, f"{m.id:x}", m.endpoint):
+                return m
+        raise KeyError(f"no etcd member {name_or_id!r}")
+
+    def _on_change(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def _wait_leader(self, deadline: float) -> Member:
+        while True:
+            leader = self.leader()
+            if leader is not None:
+                return leader
+            if self._closed:
+                raise UnavailableError("etcdserver: server stopped")
+            remaining = deadline - self.clock.now()
+            if remaining <= 0:
+                raise UnavailableError("etcdserver: no leader")
+            changed = self._changed
+            try:
+                await self.clock.wait_for(changed.wait(), remaining)
+            except TimeoutError:
+                raise UnavailableError("etcdserver: no leader") from None
+
+    def _sweep(self) -> None:
+        """Fail requests past their deadline (one timer for all of them, not one per request)."""
+        now = self.clock.now()
+        while self._deadlines and self._deadlines[0][0] <= now:
+            _, fut, is_read = self._deadlines.popleft()
+            if not fut.done():
+                fut.set_exception(UnavailableError("etcdserver: request timed out"))
+        if not self._closed:
+            self._sweeper = self.clock.call_later(0.25, self._sweep)
+
+    async def _await(self, fut: asyncio.Future[Any], deadline: float, is_read: bool = False) -> Any:
+        self._deadlines.append((deadline, fut, is_read))
+        return await fut
+
+    async def _propose(self, command: Command) -> Any:
+        deadline = self.clock.now() + self.request_timeout
+        while True:
+            leader = await self._wait_leader(deadline)
+            try:
+                return await self._await(leader.propose(command), deadline)
+            except (UnavailableError, ClosedError) as err:
+                # Reads are idempotent: retry on the next leader unless time is up.
+                if str(err) == "etcdserver: request timed out":
+                    raise
+                if self.clock.now() >= deadline:
+                    raise UnavailableError("etcdserver: request timed out") from None
+                await self._next_change(deadline)
+
+    async def _next_change(self, deadline: float) -> None:
+        changed = self._changed
+        try:
+            await self.clock.wait_for(changed.wait(), max(0.0, min(deadline - self.clock.now(), 0.1)))
+        except TimeoutError:
+            pass
+
+    # ----- KV protocol -------------------------------------------------------------------------
+    @property
+    def revision(self) -> int:
+        leader = self.leader()
+        if leader is not None and leader.machine is not None:
+            return leader.machine.revision
+        return max((m.machine.revision for m in self.members if m.running and m.machine), default=0)
+
+    async def txn(self, compares: list[Compare], success: list[Op], failure: list[Op] | None = None) -> TxnResult:
+        size = 0
+        puts = False
+        for op in (*success, *(failure or ())):
+            if isinstance(op, Put):
+                size += len(op.key) + len(op.value)
+                puts = True
+            else:
+                size += len(op.key)
+        if size > MAX_REQUEST_BYTES:
+            raise TooLargeError()
+        if puts:
+            leader = self.leader()
+            if leader is not None and leader.alarms & NOSPACE:
+                raise NoSpaceError()
+            if self._db_size + size > self.quota_bytes:
+                await self.raise_alarm()
+                raise NoSpaceError()
+        result = await self._propose(codec.txn_command(compares, success, failure))
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    async def range(
+        self, key: str, end: str | None = None, *, revision: int = 0, limit: int = 0, count_only: bool = False,
+        keys_only: bool = False, serializable: bool = False,
+    ) -> RangeResult:
+        deadline = self.clock.now() + self.request_timeout
+        if serializable:
+            member = self.leader() or next((m for m in self.members if m.running and not m.paused), None)
+            if member is None:
+                raise UnavailableError("etcdserver: no leader")
+            await self._await(member.wait_resumed(), deadline, True)
+            return await member.kv.range(key, end, revision=revision, limit=limit, count_only=count_only,
+                                         keys_only=keys_only, serializable=True)
+        while True:
+            leader = await self._wait_leader(deadline)
+            try:
+                index = await self._await(leader.read_index(), deadline, True)
+                await self._await(leader.wait_applied(index), deadline, True)
+                return await leader.kv.range(key, end, revision=revision, limit=limit, count_only=count_only,
+                                             keys_only=keys_only, serializable=True)
+            except (UnavailableError, ClosedError) as err:
+                # Reads are idempotent: retry on the next leader unless time is up.
+                if str(err) == "etcdserver: request timed out":
+                    raise
+                if self.clock.now() >= deadline:
+                    raise UnavailableError("etcdserver: request timed out") from None
+                await self._next_change(deadline)
+
+    async def compact(self, revision: int) -> None:
+        result = await self._propose(("c", revision))
+        if isinstance(result, BaseException):
+            raise result
+
+    async def status(self) -> Status:
+        member = self.leader() or next((m for m in self.members if m.running and not m.paused), None)
+        if member is None or member.machine is None:
+            raise UnavailableError("etcdserver: no leader")
+        st = await member.machine.status()
+        self._db_size = st.db_size
+        alarms = ["NOSPACE"] if member.alarms & NOSPACE else []
+        return Status(st.revision, st.compact_revision, st.db_size, st.db_size_in_use, st.keys, alarms)
+
+    async def close(self) -> None:
+        self._closed = True
+        for handle in (self._sweeper, self._compactor):
+            if handle is not None:
+                handle.cancel()
+        for m in self.members:
+            await m.stop()
+        self._on_change()
+
+    def watch(
+        self, key: str, end: str | None = None, *, start_revision: int = 0, prev_kv: bool = True,
+        progress_notify: bool = False,
+    ) -> AsyncIterator[WatchResponse]:
+        return self._watch(key, end, start_revision, prev_kv, progress_notify)
+
+    async def _watch(
+        self, key: str, end: str | None, start_revision: int, prev_kv: bool, progress_notify: bool
+    ) -> AsyncIterator[WatchResponse]:
+        next_rev = start_revision
+        while not self._closed:
+            leader = await self._wait_leader(float("inf"))
+            if next_rev <= 0:
+                next_rev = leader.machine.revision + 1 if leader.machine else 1
+            try:
+                await leader.wait_applied_revision(next_rev - 1)
+            except UnavailableError:
+                continue
+            if not leader.is_leader:
+                continue
+            queue: asyncio.Queue[WatchResponse | None] = asyncio.Queue()
+            pump = asyncio.get_running_loop().create_task(
+                _pump(leader, key, end, next_rev, prev_kv, progress_notify, queue))
+            try:
+                while True:
+                    changed = self._changed
+                    if not leader.is_leader or self.leader() is not leader:
+                        break
+                    get = asyncio.ensure_future(queue.get())
+                    wait = asyncio.ensure_future(changed.wait())
+                    done, _ = await asyncio.wait({get, wait}, return_when=asyncio.FIRST_COMPLETED)
+                    if get not in done:
+                        get.cancel()
+                        wait.cancel()
+                        continue
+                    wait.cancel()
+                    resp = get.result()
+                    if resp is None:
+                        break
+                    if resp.canceled:
+                        yield resp
+                        return
+                    events = [e for e in resp.events if e.kv.mod_revision >= next_rev]
+                    if events:
+                        next_rev = events[-1].kv.mod_revision + 1
+                        yield WatchResponse(events, resp.revision)
+                    elif resp.progress and resp.revision >= next_rev - 1:
+                        next_rev = resp.revision + 1
+                        yield resp
+            finally:
+                pump.cancel()
+
+    # ----- alarms and auto compaction ----------------------------------------------------------
+    async def raise_alarm(self) -> None:
+        """Raise NOSPACE on every member, through Raft (what etcd does when the quota is hit)."""
+        await self._propose(("alarm", NOSPACE, 1))
+
+    async def disarm(self) -> None:
+        """``etcdctl alarm disarm``: writes are accepted again (hit the quota again and it re-arms)."""
+        await self._propose(("alarm", NOSPACE, 0))
+
+    def _auto_compact(self) -> None:
+        """Every interval, compact to the revision seen one interval ago (the apiserver's compactor)."""
+        if self._closed:
+            return
+        target, self._compact_target = self._compact_target, self.revision
+        if target > 0:
+            asyncio.get_running_loop().create_task(self._compact_quietly(target))
+        self._compactor = self.clock.call_later(self.auto_compact_interval, self._auto_compact)
+
+    async def _compact_quietly(self, revision: int) -> None:
+        try:
+            await self.compact(revision)
+        except StoreError:
+            pass
+
+    # ----- status and faults -------------------------------------------------------------------
+    async def member_status(self) -> list[MemberStatus]:
+        out = [await m.status() for m in self.members]
+        leader = self.leader()
+        for st in out:
+            if leader is None:
+                st.healthy = False
+            if leader is not None and st.db_size and st.is_leader:
+                self._db_size = st.db_size
+        return out
+
+    def quorum(self) -> Quorum:
+        n = len(self.members)
+        needed = n // 2 + 1
+        alive_ids = {m.id for m in self.members if m.running and not m.paused}
+        best = max(
+            (side & alive_ids for side in self.network.sides()), key=len, default=alive_ids,
+        ) if alive_ids else set()
+        return Quorum(n, len(best), needed, (n - 1) // 2)
+
+    def partition(self, member_ids: set[str] | set[int] | list[Any]) -> None:
+        """Cut the given members (names or ids) off from the others."""
+        ids = {self.member(x).id for x in member_ids}
+        self.network.partition(ids)
+
+    def heal(self) -> None:
+        self.network.heal()
+
+    def set_network(self, *, delay: float | None = None, jitter: float | None = None,
+                    drop: float | None = None) -> None:
+        self.network.set_conditions(delay=delay, jitter=jitter, drop=drop)
+
+    async def exhaust_quota(self) -> None:
+        """The NOSPACE fault: the quota drops to what is in use, so the next put raises the alarm."""
+        st = await self.status()
+        self.quota_bytes = st.db_size
+        self._db_size = st.db_size
+        await self.raise_alarm()
+
+    async def restore_quota(self, quota_bytes: int = DEFAULT_QUOTA_BYTES) -> None:
+        self.quota_bytes = quota_bytes
+        await self.disarm()
+
+    async def move_leader(self, to: str | int) -> Member:
+        """``etcdctl move-leader``: hand leadership to ``to``; returns the new leader."""
+        target = self.member(to)
+        deadline = self.clock.now() + self.request_timeout
+        leader = await self._wait_leader(deadline)
+        if leader is target:
+            return target
+        if not target.running:
+            raise UnavailableError(f"etcdserver: member {target.id:x} is not running")
+        leader.transfer_leadership(target.id)
+        while self.leader() is not target:
+            if self.clock.now() >= deadline:
+                raise UnavailableError("etcdserver: request timed out, leader transfer took too long")
+            await self._next_change(deadline)
+        return target
+
+    async def kill_leader(self) -> Member | None:
+        """Crash the current leader (start it again with ``member.start()``)."""
+        leader = self.leader()
+        if leader is not None:
+            await leader.stop()
+            self._on_change()
+        return leader
+
+
+def member_names(n: int) -> list[str]:
+    return [f"etcd-{i}" for i in range(n)]
+
+
+async def _pump(member: Member, key: str, end: str | None, start: int, prev_kv: bool, progress: bool,
+                queue: asyncio.Queue[WatchResponse | None]) -> None:
+    try:
+        async for resp in member.kv.watch(key, end, start_revision=start, prev_kv=prev_kv,
+                                          progress_notify=progress):
+            queue.put_nowait(resp)
+            if resp.canceled:
+                return
+    except (StoreError, ValueError):
+        pass
+    finally:
+        queue.put_nowait(None)

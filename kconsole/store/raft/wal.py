@@ -1,0 +1,265 @@
+"""Each member's durable Raft state: hard state, log entries, compaction point, applied position.
+
+etcd keeps a write-ahead log of segment files; so does this. A record is
+``<u32 length><u32 crc32><marshal payload>``; payloads are ``("h", term, vote, commit)``,
+``("e", [(index, term, data), ...])`` (the first index truncates any tail it overwrites),
+``("s", index, term, restore)`` (entries up to index are compacted; ``restore``: all of them, a
+snapshot replaced the log) and ``("a", index, revision, alarms)`` (the state machine holds entries
+up to index, at that store revision, with those alarms raised). A new segment starts with the
+full h/s/a state, so segments whose entries all lie below the compaction point can be deleted.
+
+Writes go to the OS at once (they survive the process being killed, as the revision log's WAL
+mode does); ``fsync=True`` also forces them to the device (survives power loss, costs latency).
+A torn record at the tail of the last segment (a crash mid-write) is cut off when loading.
+:class:`MemoryStorage` has the same interface for tests that run without files.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import struct
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kconsole.store.raft.core import HardState
+from kconsole.store.raft.log import Entry
+
+_HEADER = struct.Struct("<II")
+#: Segment size after which a new segment file is started.
+SEGMENT_BYTES = 64 * 1024 * 1024
+
+
+class WalCorrupt(Exception):
+    """A WAL record in the middle of the log failed its checksum: refuse to guess."""
+
+
+@dataclass(slots=True)
+class WalState:
+    hard_state: HardState = field(default_factory=HardState)
+    snap_index: int = 0
+    snap_term: int = 0
+    entries: list[Entry] = field(default_factory=list)
+    applied: int = 0
+    applied_revision: int = 0
+    alarms: int = 0  # replicated alarms (NOSPACE) in force at ``applied``
+
+
+class MemoryStorage:
+    """In-memory storage that survives a member's stop/start (tests without files)."""
+
+    def __init__(self) -> None:
+        self.state = WalState()
+        self.writes = 0
+        self.image: tuple[int, bytes] | None = None
+
+    def load(self) -> WalState:
+        s = self.state
+        return WalState(s.hard_state, s.snap_index, s.snap_term, list(s.entries), s.applied, s.applied_revision,
+                        s.alarms)
+
+    def save(self, hard_state: HardState | None, entries: list[Entry]) -> None:
+        self.writes += 1
+        if entries:
+            _splice(self.state, entries)
+        if hard_state is not None:
+            self.state.hard_state = hard_state
+
+    def save_snapshot(self, index: int, term: int, restore: bool = False) -> None:
+        _compact(self.state, index, term, restore)
+
+    def save_applied(self, index: int, revision: int, alarms: int = 0) -> None:
+        self.state.applied, self.state.applied_revision, self.state.alarms = index, revision, alarms
+
+    def save_image(self, index: int, image: bytes) -> None:
+        self.image = (index, image)
+
+    def load_image(self) -> tuple[int, bytes] | None:
+        return self.image
+
+    def drop_image(self) -> None:
+        self.image = None
+
+    def size(self) -> int:
+        return sum(len(e.data) + 24 for e in self.state.entries)
+
+    def close(self) -> None:
+        pass
+
+
+def _splice(state: WalState, entries: list[Entry]) -> None:
+    first = entries[0].index
+    keep = first - state.snap_index - 1
+    if keep < 0:
+        entries = [e for e in entries if e.index > state.snap_index]
+        keep = 0
+    del state.entries[keep:]
+    state.entries.extend(entries)
+
+
+def _compact(state: WalState, index: int, term: int, restore: bool = False) -> None:
+    if restore:
+        state.entries = []
+        state.snap_index, state.snap_term = index, term
+        return
+    if index <= state.snap_index:
+        return
+    drop = index - state.snap_index
+    del state.entries[:drop]
+    if state.entries and state.entries[0].index != index + 1:
+        state.entries = []
+    state.snap_index, state.snap_term = index, term
+
+
+class FileStorage:
+    """Segmented WAL in ``directory``."""
+
+    def __init__(self, directory: str | os.PathLike[str], *, fsync: bool = False,
+                 segment_bytes: int = SEGMENT_BYTES) -> None:
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.fsync = fsync
+        self.segment_bytes = segment_bytes
+        self._state = WalState()
+        self._segments: list[tuple[int, int]] = []  # (sequence, highest entry index written into it)
+        self._fd = -1
+        self._size = 0
+
+    # ----- loading -----------------------------------------------------------------------------
+    def load(self) -> WalState:
+        state = WalState()
+        paths = sorted(self.dir.glob("*.wal"))
+        self._segments = []
+        for n, path in enumerate(paths):
+            top = 0
+            data = path.read_bytes()
+            pos = 0
+            while pos < len(data):
+                if pos + _HEADER.size > len(data):
+                    break
+                length, crc = _HEADER.unpack_from(data, pos)
+                body = data[pos + _HEADER.size : pos + _HEADER.size + length]
+                if len(body) < length or zlib.crc32(body) != crc:
+                    break
+                top = max(top, _replay(state, marshal.loads(body)))
+                pos += _HEADER.size + length
+            if pos < len(data):
+                if n != len(paths) - 1:
+                    raise WalCorrupt(f"{path}: damaged record at byte {pos} before the last segment")
+                with open(path, "r+b") as f:  # a torn tail from a crash mid-write: cut it off
+                    f.truncate(pos)
+            self._segments.append((int(path.stem, 16), top))
+        self._state = state
+        if self._segments:
+            seq = self._segments[-1][0]
+            self._fd = os.open(self._path(seq), os.O_WRONLY | os.O_APPEND)
+            self._size = os.fstat(self._fd).st_size
+        else:
+            self._start_segment(1)
+        return WalState(state.hard_state, state.snap_index, state.snap_term, list(state.entries),
+                        state.applied, state.applied_revision, state.alarms)
+
+    # ----- writing -----------------------------------------------------------------------------
+    def save(self, hard_state: HardState | None, entries: list[Entry]) -> None:
+        parts: list[bytes] = []
+        if entries:
+            parts.append(_record(("e", [(e.index, e.term, e.data) for e in entries])))
+            _splice(self._state, entries)
+            seq, top = self._segments[-1]
+            self._segments[-1] = (seq, max(top, entries[-1].index))
+        if hard_state is not None:
+            self._state.hard_state = hard_state
+            parts.append(_record(("h", hard_state.term, hard_state.vote, hard_state.commit)))
+        if parts:
+            self._write(b"".join(parts))
+
+    def save_snapshot(self, index: int, term: int, restore: bool = False) -> None:
+        """Entries up to ``index`` are no longer needed (``restore``: none at all); drop old segments."""
+        _compact(self._state, index, term, restore)
+        self._write(_record(("s", index, term, int(restore))))
+        while len(self._segments) > 1 and self._segments[0][1] <= index:
+            seq, _ = self._segments.pop(0)
+            self._path(seq).unlink(missing_ok=True)
+
+    def save_applied(self, index: int, revision: int, alarms: int = 0) -> None:
+        self._state.applied, self._state.applied_revision, self._state.alarms = index, revision, alarms
+        self._write(_record(("a", index, revision, alarms)))
+
+    def save_image(self, index: int, image: bytes) -> None:
+        """Keep a received snapshot durable until the state machine has installed it."""
+        tmp = self.dir / "snapshot.tmp"
+        tmp.write_bytes(marshal.dumps((index, image)))
+        os.replace(tmp, self.dir / "snapshot.img")
+
+    def load_image(self) -> tuple[int, bytes] | None:
+        path = self.dir / "snapshot.img"
+        if not path.exists():
+            return None
+        index, image = marshal.loads(path.read_bytes())
+        return int(index), bytes(image)
+
+    def drop_image(self) -> None:
+        (self.dir / "snapshot.img").unlink(missing_ok=True)
+
+    def size(self) -> int:
+        return sum(self._path(seq).stat().st_size for seq, _ in self._segments if self._path(seq).exists())
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def _write(self, data: bytes) -> None:
+        if self._size >= self.segment_bytes:
+            self._rotate()
+        os.write(self._fd, data)
+        self._size += len(data)
+        if self.fsync:
+            os.fsync(self._fd)
+
+    def _rotate(self) -> None:
+        os.close(self._fd)
+        self._start_segment(self._segments[-1][0] + 1)
+
+    def _start_segment(self, seq: int) -> None:
+        s = self._state
+        self._fd = os.open(self._path(seq), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._segments.append((seq, 0))
+        self._size = 0
+        head = (
+            _record(("h", s.hard_state.term, s.hard_state.vote, s.hard_state.commit))
+            + _record(("s", s.snap_index, s.snap_term))
+            + _record(("a", s.applied, s.applied_revision, s.alarms))
+        )
+        os.write(self._fd, head)
+        self._size = len(head)
+        if self.fsync:
+            os.fsync(self._fd)
+
+    def _path(self, seq: int) -> Path:
+        return self.dir / f"{seq:016x}.wal"
+
+
+def _record(payload: tuple[object, ...]) -> bytes:
+    body = marshal.dumps(payload)
+    return _HEADER.pack(len(body), zlib.crc32(body)) + body
+
+
+def _replay(state: WalState, rec: tuple[object, ...]) -> int:
+    kind = rec[0]
+    if kind == "e":
+        raw = rec[1]
+        assert isinstance(raw, list)
+        entries = [Entry(i, t, d) for i, t, d in raw]
+        if entries:
+            _splice(state, entries)
+            return entries[-1].index
+    elif kind == "h":
+        state.hard_state = HardState(int(rec[1]), int(rec[2]), int(rec[3]))  # type: ignore[arg-type]
+    elif kind == "s":
+        _compact(state, int(rec[1]), int(rec[2]), len(rec) > 3 and bool(rec[3]))  # type: ignore[arg-type]
+    elif kind == "a":
+        state.applied, state.applied_revision = int(rec[1]), int(rec[2])  # type: ignore[arg-type]
+        state.alarms = int(rec[3]) if len(rec) > 3 else 0  # type: ignore[arg-type]
+    return 0
