@@ -1,0 +1,232 @@
+"""PodTopologySpread: keep matching pods evenly spread over topology domains.
+
+Hard constraints (``DoNotSchedule``) filter: placing the pod must not make a domain's count exceed
+the global minimum by more than ``maxSkew``. Soft constraints (``ScheduleAnyway``) score: fewer
+matching pods in the node's domains is better. Pods without constraints get upstream's system
+defaults (hostname maxSkew 3, zone maxSkew 5, both soft) — but only when some Service, ReplicaSet
+or StatefulSet selects them, since the defaults use that selector.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from kconsole.scheduler.cache import NodeInfo
+from kconsole.scheduler.framework import MAX_NODE_SCORE, SKIP_STATUS, UNRESOLVABLE, UNSCHEDULABLE, Failed, Plugin
+from kconsole.scheduler.framework import Status, register
+from kconsole.scheduler.matchers import LabelPredicate
+from kconsole.scheduler.plugins.node_affinity import matches_node_affinity
+from kconsole.scheduler.plugins.taint_toleration import first_untolerated
+from kconsole.scheduler.podinfo import LABEL_HOSTNAME, LABEL_ZONE, PodInfo, SpreadConstraint
+
+REASON_SKEW = "node(s) didn't match pod topology spread constraints"
+REASON_LABEL = "node(s) didn't match pod topology spread constraints (missing required label)"
+SYSTEM_DEFAULTS = [
+    {"maxSkew": 3, "topologyKey": LABEL_HOSTNAME, "whenUnsatisfiable": "ScheduleAnyway"},
+    {"maxSkew": 5, "topologyKey": LABEL_ZONE, "whenUnsatisfiable": "ScheduleAnyway"},
+]
+FILTER_KEY = "PodTopologySpread/filter"
+SCORE_KEY = "PodTopologySpread/score"
+
+
+def count_matching(node: NodeInfo, selector: LabelPredicate, namespace: str) -> int:
+    return sum(1 for p in node.pods.values() if p.namespace == namespace and not p.deleting and selector(p.labels))
+
+
+def _eligible(pod: PodInfo, c: SpreadConstraint, node: NodeInfo) -> bool:
+    if c.honor_affinity and not matches_node_affinity(pod, node):
+        return False
+    if c.honor_taints and first_untolerated(node.hard_taints, pod.tolerations) is not None:
+        return False
+    return True
+
+
+class _FilterState:
+    __slots__ = ("constraints", "counts", "domains")
+
+    def __init__(self, constraints: list[SpreadConstraint]) -> None:
+        self.constraints = constraints
+        self.counts: dict[tuple[str, str], int] = {}
+        self.domains: list[set[str]] = [set() for _ in constraints]
+
+    def clone(self) -> _FilterState:
+        c = _FilterState(self.constraints)
+        c.counts = dict(self.counts)
+        c.domains = self.domains
+        return c
+
+    def min_match(self, i: int) -> int:
+        c = self.constraints[i]
+        doms = self.domains[i]
+        if len(doms) < c.min_domains:
+            return 0
+        return min((self.counts.get((c.topology_key, v), 0) for v in doms), default=0)
+
+
+@register
+class PodTopologySpread(Plugin):
+    name = "PodTopologySpread"
+    events = frozenset({"PodAdd", "PodUpdate", "PodDelete", "NodeAdd", "NodeUpdate", "NodeDelete"})
+
+    def __init__(self, handle: Any, args: dict[str, Any]) -> None:
+        super().__init__(handle, args)
+        kind = args.get("defaultingType") or "System"
+        if kind not in ("System", "List"):
+            raise ValueError(f"PodTopologySpread: defaultingType {kind!r} is not one of System, List")
+        self.defaults = SYSTEM_DEFAULTS if kind == "System" else list(args.get("defaultConstraints") or [])
+        for c in self.defaults:
+            if c.get("labelSelector") is not None:
+                raise ValueError("PodTopologySpread: defaultConstraints must not set labelSelector")
+
+    def constraints(self, pod: PodInfo) -> tuple[list[SpreadConstraint], bool]:
+        """(constraints, system_defaulted)."""
+        if pod.spread:
+            return pod.spread, False
+        if not self.defaults:
+            return [], True
+        selector = self.handle.default_selector(pod)
+        if selector is None:
+            return [], True
+        out = []
+        for d in self.defaults:
+            c = SpreadConstraint(d, pod.labels)
+            c.selector = selector
+            out.append(c)
+        return out, True
+
+    # ----------------------------------------------------------------- filter
+
+    def pre_filter(self, state: dict[str, Any], pod: PodInfo) -> Status | None:
+        hard = [c for c in self.constraints(pod)[0] if c.hard]
+        if not hard:
+            return SKIP_STATUS
+        fs = _FilterState(hard)
+        keys = [c.topology_key for c in hard]
+        for node in self.handle.cache.node_list():
+            labels = node.labels
+            if any(k not in labels for k in keys):
+                continue
+            for i, c in enumerate(hard):
+                if not _eligible(pod, c, node):
+                    continue
+                val = labels[c.topology_key]
+                fs.domains[i].add(val)
+                pair = (c.topology_key, val)
+                fs.counts[pair] = fs.counts.get(pair, 0) + count_matching(node, c.selector, pod.namespace)
+        state[FILTER_KEY] = fs
+        return None
+
+    def _adjust(self, state: dict[str, Any], pod: PodInfo, other: PodInfo, node: NodeInfo, delta: int) -> None:
+        fs: _FilterState | None = state.get(FILTER_KEY)
+        if fs is None or other.namespace != pod.namespace:
+            return
+        for c in fs.constraints:
+            val = node.labels.get(c.topology_key)
+            if val is None or not _eligible(pod, c, node) or not c.selector(other.labels):
+                continue
+            pair = (c.topology_key, val)
+            fs.counts[pair] = fs.counts.get(pair, 0) + delta
+
+    def remove_pod(self, state: dict[str, Any], pod: PodInfo, victim: PodInfo, node: NodeInfo) -> None:
+        self._adjust(state, pod, victim, node, -1)
+
+    def add_pod(self, state: dict[str, Any], pod: PodInfo, other: PodInfo, node: NodeInfo) -> None:
+        self._adjust(state, pod, other, node, +1)
+
+    def filter(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> tuple[list[NodeInfo], Failed]:
+        fs: _FilterState | None = state.get(FILTER_KEY)
+        if fs is None:
+            return nodes, []
+        mins = [fs.min_match(i) for i in range(len(fs.constraints))]
+        self_match = [1 if c.selector(pod.labels) else 0 for c in fs.constraints]
+        passed: list[NodeInfo] = []
+        failed: Failed = []
+        for n in nodes:
+            st = None
+            for i, c in enumerate(fs.constraints):
+                val = n.labels.get(c.topology_key)
+                if val is None:
+                    st = Status(UNRESOLVABLE, REASON_LABEL, plugin=self.name)
+                    break
+                skew = fs.counts.get((c.topology_key, val), 0) + self_match[i] - mins[i]
+                if skew > c.max_skew:
+                    st = Status(UNSCHEDULABLE, REASON_SKEW, plugin=self.name)
+                    break
+            if st is None:
+                passed.append(n)
+            else:
+                failed.append((n, st))
+        return passed, failed
+
+    # ----------------------------------------------------------------- score
+
+    def pre_score(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+        constraints, defaulted = self.constraints(pod)
+        soft = [c for c in constraints if not c.hard]
+        if not soft:
+            return SKIP_STATUS
+        require_all = not defaulted
+        ignored: set[str] = set()
+        counts: dict[tuple[str, str], int] = {}
+        sizes = [0] * len(soft)
+        for n in nodes:
+            if require_all and any(c.topology_key not in n.labels for c in soft):
+                ignored.add(n.name)
+                continue
+            for i, c in enumerate(soft):
+                if c.topology_key == LABEL_HOSTNAME:
+                    continue
+                pair = (c.topology_key, n.labels.get(c.topology_key, ""))
+                if pair not in counts:
+                    counts[pair] = 0
+                    sizes[i] += 1
+        weights = []
+        for i, c in enumerate(soft):
+            size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else sizes[i]
+            weights.append(math.log(size + 2))
+        if counts:
+            for node in self.handle.cache.node_list():
+                if require_all and any(c.topology_key not in node.labels for c in soft):
+                    continue
+                for c in soft:
+                    if c.topology_key == LABEL_HOSTNAME or not _eligible(pod, c, node):
+                        continue
+                    pair = (c.topology_key, node.labels.get(c.topology_key, ""))
+                    if pair in counts:
+                        counts[pair] += count_matching(node, c.selector, pod.namespace)
+        state[SCORE_KEY] = (soft, counts, weights, ignored)
+        return None
+
+    def score(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        soft, counts, weights, _ = state[SCORE_KEY]
+        out = []
+        for n in nodes:
+            s = 0.0
+            for i, c in enumerate(soft):
+                val = n.labels.get(c.topology_key)
+                if val is None:
+                    continue
+                if c.topology_key == LABEL_HOSTNAME:
+                    cnt = count_matching(n, c.selector, pod.namespace)
+                else:
+                    cnt = counts.get((c.topology_key, val), 0)
+                s += cnt * weights[i] + (c.max_skew - 1)
+            out.append(int(math.floor(s + 0.5)))
+        return out
+
+    def normalize(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo], scores: list[int]) -> list[int]:
+        ignored: set[str] = state[SCORE_KEY][3]
+        valid = [s for n, s in zip(nodes, scores) if n.name not in ignored]
+        if not valid:
+            return [0] * len(scores)
+        lo, hi = min(valid), max(valid)
+        out = []
+        for n, s in zip(nodes, scores):
+            if n.name in ignored:
+                out.append(0)
+            elif hi == 0:
+                out.append(MAX_NODE_SCORE)
+            else:
+                out.append(MAX_NODE_SCORE * (hi + lo - s) // hi)
+        return out
