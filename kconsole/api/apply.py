@@ -1,0 +1,352 @@
+"""Server-side apply: field managers, ``managedFields`` (FieldsV1) and conflicts.
+
+Each manager owns the set of fields it last applied. Applying a configuration as manager M:
+
+1. the configuration's field set F is computed (maps by key, associative lists by their keys
+   ``k:{"name":"web"}``, set-like lists by value ``v:"x"``, atomic lists whole);
+2. a field of F owned by another manager whose live value differs from the applied one is a
+   conflict: 409 with one ``FieldManagerConflict`` cause per field, unless ``force`` moves ownership;
+3. fields M owned before but no longer applies are removed, unless another manager owns them too;
+4. the configuration merges into the live object and M's ``Apply`` entry in ``managedFields``
+   becomes F. Creating the object when absent is the caller's job (it passes ``live=None``).
+
+:func:`track_update` records what a non-apply write (create, update, patch) changed, as an
+``Update`` entry taking those fields over, so later appliers conflict with it as upstream does.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kconsole.api.strategicpatch import KIND_TYPES, Field, fields_of
+from kconsole.api.types import StatusError, status_body
+
+Path = tuple[str, ...]
+
+#: Associative lists keyed by more than their strategic merge key (upstream's listMapKeys).
+_MULTI_KEYS = {"ports": ("containerPort", "protocol")}
+_SERVICE_PORT_KEYS = ("port", "protocol")
+#: metadata fields that identify or are owned by the system, never by a manager.
+_SYSTEM_META = ("name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "managedFields",
+                "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds")
+
+
+def _list_kind(field: Field, name: str, parent: str | None) -> tuple[str, tuple[str, ...]]:
+    strategy, merge_key, _ = field
+    if "merge" not in strategy.split(","):
+        return "atomic", ()
+    if merge_key is None:
+        return "set", ()
+    if name == "ports":
+        return "assoc", _SERVICE_PORT_KEYS if parent == "ServiceSpec" else _MULTI_KEYS["ports"]
+    return "assoc", (merge_key,)
+
+
+def _key_values(item: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k in keys:
+        v = item.get(k)
+        if v is None and k == "protocol":
+            v = "TCP"
+        if v is not None:
+            out[k] = v
+    return out
+
+
+def _item_key(item: dict[str, Any], keys: tuple[str, ...]) -> str:
+    return "k:" + json.dumps(_key_values(item, keys), separators=(",", ":"))
+
+
+def _fields_table(kind: str) -> dict[str, Field]:
+    return KIND_TYPES.get(kind, {"metadata": ("", None, "ObjectMeta")})
+
+
+def _type_name(field: Field) -> str | None:
+    return field[2]
+
+
+def field_set(obj: dict[str, Any], kind: str) -> set[Path]:
+    """The fields ``obj`` sets, as FieldsV1 paths (leaves, and ``.`` for owned list items)."""
+    out: set[Path] = set()
+    top = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "status")}
+    meta = top.get("metadata")
+    if isinstance(meta, dict):
+        meta = {k: v for k, v in meta.items() if k not in _SYSTEM_META}
+        if meta:
+            top["metadata"] = meta
+        else:
+            top.pop("metadata")
+    _collect(top, _fields_table(kind), None, (), out)
+    return out
+
+
+def _collect(value: dict[str, Any], fields: dict[str, Field], type_name: str | None, prefix: Path,
+             out: set[Path]) -> None:
+    for key, v in value.items():
+        path = prefix + (f"f:{key}",)
+        field = fields.get(key, ("", None, None))
+        if isinstance(v, dict):
+            if v:
+                _collect(v, fields_of(_type_name(field)), _type_name(field), path, out)
+            else:
+                out.add(path)
+        elif isinstance(v, list):
+            kind, keys = _list_kind(field, key, type_name)
+            if kind == "assoc":
+                for item in v:
+                    if isinstance(item, dict):
+                        item_path = path + (_item_key(item, keys),)
+                        out.add(item_path + (".",))
+                        _collect(item, fields_of(_type_name(field)), _type_name(field), item_path, out)
+            elif kind == "set":
+                for item in v:
+                    out.add(path + ("v:" + json.dumps(item, separators=(",", ":")),))
+            else:
+                out.add(path)
+        elif v is not None:
+            out.add(path)
+
+
+def to_fieldsv1(paths: set[Path]) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for path in sorted(paths):
+        node = tree
+        for el in path:
+            node = node.setdefault(el, {})
+    return tree
+
+
+def from_fieldsv1(tree: dict[str, Any], prefix: Path = ()) -> set[Path]:
+    out: set[Path] = set()
+    for key, child in tree.items():
+        path = prefix + (key,)
+        if key == ".":
+            out.add(path)
+        elif isinstance(child, dict) and child:
+            out |= from_fieldsv1(child, path)
+        else:
+            out.add(path)
+    return out
+
+
+def _match(item: Any, key_json: str) -> bool:
+    if not isinstance(item, dict):
+        return False
+    want = json.loads(key_json)
+    return all(_key_values(item, (k,)).get(k) == v for k, v in want.items())
+
+
+def lookup(obj: Any, path: Path) -> tuple[bool, Any]:
+    cur = obj
+    for el in path:
+        if el == ".":
+            return True, cur
+        if el.startswith("f:"):
+            if not isinstance(cur, dict) or el[2:] not in cur:
+                return False, None
+            cur = cur[el[2:]]
+        elif el.startswith("k:"):
+            if not isinstance(cur, list):
+                return False, None
+            found = next((i for i in cur if _match(i, el[2:])), None)
+            if found is None:
+                return False, None
+            cur = found
+        elif el.startswith("v:"):
+            value = json.loads(el[2:])
+            return (isinstance(cur, list) and value in cur), value
+        else:
+            return False, None
+    return True, cur
+
+
+def render_path(path: Path) -> str:
+    """``.spec.template.spec.containers[name="web"].image``, as upstream prints conflicting fields."""
+    out = ""
+    for el in path:
+        if el == ".":
+            continue
+        if el.startswith("f:"):
+            out += "." + el[2:]
+        elif el.startswith("k:"):
+            keys = json.loads(el[2:])
+            out += "[" + ",".join(f"{k}={json.dumps(v)}" for k, v in keys.items()) + "]"
+        elif el.startswith("v:"):
+            out += f"[{el[2:]}]"
+    return out
+
+
+def _remove(obj: Any, path: Path) -> None:
+    """Remove the field at ``path``, then any map or list that removal left empty."""
+    parent_path, last = path[:-1], path[-1]
+    if last == ".":
+        if len(parent_path) < 2:
+            return
+        parent_path, last = parent_path[:-1], parent_path[-1]
+    found, parent = lookup(obj, parent_path)
+    if not found:
+        return
+    if last.startswith("f:") and isinstance(parent, dict):
+        parent.pop(last[2:], None)
+    elif last.startswith("k:") and isinstance(parent, list):
+        parent[:] = [i for i in parent if not _match(i, last[2:])]
+    elif last.startswith("v:") and isinstance(parent, list):
+        value = json.loads(last[2:])
+        parent[:] = [v for v in parent if v != value]
+    if not parent and parent_path and parent_path[-1].startswith("f:"):
+        _remove(obj, parent_path)
+
+
+def _merge(live: Any, applied: Any, fields: dict[str, Field], type_name: str | None) -> Any:
+    if not isinstance(applied, dict) or not isinstance(live, dict):
+        return applied
+    result = dict(live)
+    for key, value in applied.items():
+        field = fields.get(key, ("", None, None))
+        if value is None:
+            result.pop(key, None)
+        elif isinstance(value, dict):
+            result[key] = _merge(result.get(key, {}), value, fields_of(_type_name(field)), _type_name(field))
+        elif isinstance(value, list):
+            kind, keys = _list_kind(field, key, type_name)
+            current = result.get(key) if isinstance(result.get(key), list) else []
+            if kind == "assoc":
+                merged = list(current)
+                sub = fields_of(_type_name(field))
+                for item in value:
+                    if not isinstance(item, dict):
+                        continue
+                    k = _item_key(item, keys)[2:]
+                    idx = next((i for i, cur in enumerate(merged) if _match(cur, k)), None)
+                    if idx is None:
+                        merged.append(_merge({}, item, sub, _type_name(field)))
+                    else:
+                        merged[idx] = _merge(merged[idx], item, sub, _type_name(field))
+                result[key] = merged
+            elif kind == "set":
+                result[key] = list(current) + [v for v in value if v not in current]
+            else:
+                result[key] = value
+        else:
+            result[key] = value
+    return result
+
+
+def _entries(obj: dict[str, Any] | None) -> list[dict[str, Any]]:
+    if obj is None:
+        return []
+    return list((obj.get("metadata") or {}).get("managedFields") or [])
+
+
+def _entry(manager: str, operation: str, api_version: str, now: str, paths: set[Path]) -> dict[str, Any]:
+    return {"manager": manager, "operation": operation, "apiVersion": api_version, "time": now,
+            "fieldsType": "FieldsV1", "fieldsV1": to_fieldsv1(paths)}
+
+
+def _owned(entry: dict[str, Any]) -> set[Path]:
+    return from_fieldsv1(entry.get("fieldsV1") or {}) if entry.get("fieldsType", "FieldsV1") == "FieldsV1" else set()
+
+
+def _conflict_error(conflicts: dict[str, list[Path]], kind: str, name: str, versions: dict[str, str]) -> StatusError:
+    causes = []
+    lines = []
+    total = sum(len(v) for v in conflicts.values())
+    for manager, paths in conflicts.items():
+        using = f'conflict with "{manager}" using {versions.get(manager, "")}'.rstrip()
+        for p in sorted(paths):
+            causes.append({"reason": "FieldManagerConflict", "message": using, "field": render_path(p)})
+        if len(paths) == 1 and total == 1:
+            lines.append(f"{using}: {render_path(paths[0])}")
+        else:
+            lines.append(f'conflicts with "{manager}" using {versions.get(manager, "")}:\n'
+                         + "\n".join(f"- {render_path(p)}" for p in sorted(paths)))
+    message = f"Apply failed with {total} conflict{'s' if total != 1 else ''}: " + "\n".join(lines)
+    return StatusError(status_body(409, "Conflict", message, name=name, kind=kind, causes=causes))
+
+
+def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], manager: str, force: bool, now: str,
+                      kind: str) -> dict[str, Any]:
+    """The object after ``manager`` applies ``applied`` to ``live`` (None: create). 409 on conflicts."""
+    if not isinstance(applied, dict):
+        raise StatusError.bad_request("an apply configuration must be an object")
+    if not manager:
+        raise StatusError.bad_request("fieldManager is required for apply requests")
+    meta = applied.get("metadata") if isinstance(applied.get("metadata"), dict) else {}
+    name = str(meta.get("name", "") or (live or {}).get("metadata", {}).get("name", ""))
+    api_version = str(applied.get("apiVersion") or (live or {}).get("apiVersion", ""))
+    new_fields = field_set(applied, kind)
+    entries = _entries(live)
+    mine_before: set[Path] = set()
+    others: list[tuple[dict[str, Any], set[Path]]] = []
+    for entry in entries:
+        if entry.get("manager") == manager and entry.get("operation") == "Apply" and not entry.get("subresource"):
+            mine_before = _owned(entry)
+        else:
+            others.append((entry, _owned(entry)))
+    conflicts: dict[str, list[Path]] = {}
+    versions: dict[str, str] = {}
+    if live is not None:
+        for entry, owned in others:
+            for path in new_fields & owned:
+                if path[-1] == ".":
+                    continue
+                found_live, live_value = lookup(live, path)
+                _, applied_value = lookup(applied, path)
+                if found_live and live_value != applied_value:
+                    conflicts.setdefault(str(entry.get("manager", "")), []).append(path)
+                    versions[str(entry.get("manager", ""))] = str(entry.get("apiVersion", ""))
+    if conflicts and not force:
+        raise _conflict_error(conflicts, kind, name, versions)
+    if conflicts:
+        lost = {p for paths in conflicts.values() for p in paths}
+        others = [(entry, owned - lost) for entry, owned in others]
+    owned_by_others: set[Path] = set().union(*(owned for _, owned in others)) if others else set()
+    base: dict[str, Any] = json.loads(json.dumps(live)) if live is not None else {}
+    stale = mine_before - new_fields - owned_by_others
+    for path in sorted(stale, key=lambda p: (p[-1] != ".", -len(p))):
+        if path[-1] == "." and any(p[:len(path) - 1] == path[:-1] and p != path for p in owned_by_others):
+            continue
+        _remove(base, path)
+    config = {k: v for k, v in applied.items() if k != "status"}
+    config_meta = config.get("metadata")
+    if isinstance(config_meta, dict):
+        config["metadata"] = {k: v for k, v in config_meta.items()
+                              if k not in ("managedFields", "resourceVersion", "uid", "creationTimestamp",
+                                           "generation")}
+    result = _merge(base, config, _fields_table(kind), None)
+    new_entries = [_entry(manager, "Apply", api_version, now, new_fields)] if new_fields else []
+    for entry, owned in others:
+        if owned:
+            kept = dict(entry)
+            kept["fieldsV1"] = to_fieldsv1(owned)
+            new_entries.append(kept)
+    result.setdefault("metadata", {})["managedFields"] = new_entries
+    return result
+
+
+def track_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, now: str, kind: str,
+                 operation: str = "Update") -> dict[str, Any]:
+    """``new`` with ``manager`` owning the fields this write changed (upstream's Update entries)."""
+    changed = {p for p in field_set(new, kind)
+               if p[-1] == "." or old is None or lookup(old, p) != lookup(new, p)}
+    if old is not None:
+        changed = {p for p in changed if p[-1] != "." or not lookup(old, p)[0]}
+    entries = []
+    mine: set[Path] = set()
+    for entry in _entries(new):
+        owned = _owned(entry)
+        if entry.get("manager") == manager and entry.get("operation") == operation \
+                and not entry.get("subresource"):
+            mine = owned
+            continue
+        owned -= changed
+        if owned:
+            kept = dict(entry)
+            kept["fieldsV1"] = to_fieldsv1(owned)
+            entries.append(kept)
+    mine = {p for p in mine if lookup(new, p)[0]} | changed
+    if mine:
+        entries.insert(0, _entry(manager, operation, str(new.get("apiVersion", "")), now, mine))
+    new.setdefault("metadata", {})["managedFields"] = entries
+    return new
