@@ -2,7 +2,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kconsole.objects.quantity import (
@@ -205,6 +205,7 @@ def test_fits_needs_every_requested_resource_allocatable():
 nanos = st.integers(min_value=-(10**25), max_value=10**25)
 
 
+@settings(deadline=None, max_examples=80)
 @given(nanos, st.sampled_from([None, "DecimalSI", "BinarySI", "DecimalExponent"]))
 def test_format_then_parse_round_trips(n, fmt):
     q = Fraction(n, 10**9)
@@ -213,6 +214,7 @@ def test_format_then_parse_round_trips(n, fmt):
     assert format_quantity(text) == text  # canonical strings are fixed points
 
 
+@settings(deadline=None, max_examples=80)
 @given(
     st.decimals(min_value=-(10**12), max_value=10**12, allow_nan=False, allow_infinity=False, places=9),
     st.decimals(min_value=-(10**12), max_value=10**12, allow_nan=False, allow_infinity=False, places=9),
@@ -223,6 +225,7 @@ def test_parsing_preserves_order_of_decimal_text(a: Decimal, b: Decimal):
     assert (qa == qb) == (a == b)
 
 
+@settings(deadline=None, max_examples=80)
 @given(st.integers(min_value=0, max_value=2**40), st.sampled_from(["Ki", "Mi", "Gi"]))
 def test_binary_suffixes_multiply_exactly_up_to_the_int64_cap(n, suffix):
     factor = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30}[suffix]

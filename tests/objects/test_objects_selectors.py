@@ -1,5 +1,5 @@
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kconsole.objects.selectors import (
@@ -158,7 +158,7 @@ def test_selector_from_set_and_exact_requirements():
 
 keys = st.sampled_from(["a", "b", "c", "app", "example.com/tier"])
 vals = st.sampled_from(["", "x", "y", "z", "1", "7", "42"])
-int_vals = st.sampled_from(["0", "1", "7", "42", "-3"])
+int_vals = st.sampled_from(["0", "1", "7", "42"])  # "-3" is not a valid label value upstream either
 
 
 @st.composite
@@ -213,6 +213,7 @@ def reference_match(reqs, labels):
 label_sets = st.dictionaries(keys, vals, max_size=5)
 
 
+@settings(deadline=None, max_examples=80)
 @given(st.lists(requirement_texts(), max_size=5), st.lists(label_sets, min_size=1, max_size=6))
 def test_random_selectors_agree_with_reference_and_survive_round_trip(reqs, label_samples):
     sel = parse_label_selector(",".join(render(r) for r in reqs))
