@@ -1,0 +1,275 @@
+"""Scheme defaulting per kind: the values upstream fills in when decoding a request body.
+
+Runs on CREATE and UPDATE (upstream defaults every decoded body, so a ``kubectl replace`` that
+omits a defaulted field does not look like a change). What only happens on create — a Pod's
+fresh status, a Job's generated selector, a Namespace's finalizer — is guarded by operation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kconsole.api.admission.podspec import default_pod_only, default_pod_spec, default_pod_template, qos_class
+from kconsole.api.stages import AdmissionContext
+
+Obj = dict[str, Any]
+Defaulter = Callable[[AdmissionContext, Obj], None]
+
+JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
+CONTROLLER_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
+
+
+def _spec(obj: Obj) -> Obj:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        spec = obj["spec"] = {}
+    return spec
+
+
+def _sub(parent: Obj, key: str) -> Obj:
+    child = parent.get(key)
+    if not isinstance(child, dict):
+        child = parent[key] = {}
+    return child
+
+
+def default_pod(ctx: AdmissionContext, obj: Obj) -> None:
+    spec = _spec(obj)
+    default_pod_spec(spec)
+    default_pod_only(spec)
+    if ctx.operation == "CREATE":
+        obj["status"] = {"phase": "Pending", "qosClass": qos_class(spec)}
+
+
+def default_deployment(ctx: AdmissionContext, obj: Obj) -> None:
+    spec = _spec(obj)
+    if spec.get("replicas") is None:
+        spec["replicas"] = 1
+    strategy = _sub(spec, "strategy")
+    if not strategy.get("type"):
+        strategy["type"] = "RollingUpdate"
+    if strategy["type"] == "RollingUpdate":
+        rolling = _sub(strategy, "rollingUpdate")
+        if rolling.get("maxUnavailable") is None:
+            rolling["maxUnavailable"] = "25%"
+        if rolling.get("maxSurge") is None:
+            rolling["maxSurge"] = "25%"
+    if spec.get("revisionHistoryLimit") is None:
+        spec["revisionHistoryLimit"] = 10
+    if spec.get("progressDeadlineSeconds") is None:
+        spec["progressDeadlineSeconds"] = 600
+    default_pod_template(spec.get("template"))
+
+
+def default_replicaset(ctx: AdmissionContext, obj: Obj) -> None:
+    spec = _spec(obj)
+    if spec.get("replicas") is None:
+        spec["replicas"] = 1
+    default_pod_template(spec.get("template"))
+
+
+def default_daemonset(ctx: AdmissionContext, obj: Obj) -> None:
+    spec = _spec(obj)
+    strategy = _sub(spec, "updateStrategy")
+    if not strategy.get("type"):
+        strategy["type"] = "RollingUpdate"
+    if strategy["type"] == "RollingUpdate":
+        rolling = _sub(strategy, "rollingUpdate")
+        if rolling.get("maxUnavailable") is None:
+            rolling["maxUnavailable"] = 1
+        if rolling.get("maxSurge") is None:
+            rolling["maxSurge"] = 0
+    if spec.get("revisionHistoryLimit") is None:
+        spec["revisionHistoryLimit"] = 10
+    default_pod_template(spec.get("template"))
+
+
+def default_statefulset(ctx: AdmissionContext, obj: Obj) -> None:
+    spec = _spec(obj)
+    if not spec.get("podManagementPolicy"):
+        spec["podManagementPolicy"] = "OrderedReady"
+    strategy = _sub(spec, "updateStrategy")
+    if not strategy.get("type"):
+        strategy["type"] = "RollingUpdate"
+    if strategy["type"] == "RollingUpdate":
+        rolling = _sub(strategy, "rollingUpdate")
+        if rolling.get("partition") is None:
+            rolling["partition"] = 0
+    if spec.get("replicas") is None:
+        spec["replicas"] = 1
+    if spec.get("revisionHistoryLimit") is None:
+        spec["revisionHistoryLimit"] = 10
+    retention = _sub(spec, "persistentVolumeClaimRetentionPolicy")
+    retention.setdefault("whenDeleted", "Retain")
+    retention.setdefault("whenScaled", "Retain")
+    default_pod_template(spec.get("template"))
+
+
+def default_job(ctx: AdmissionContext, obj: Obj) -> None:
+    spec = _spec(obj)
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+        spec["parallelism"] = 1
+    if spec.get("parallelism") is None:
+        spec["parallelism"] = 1
+    if spec.get("backoffLimit") is None:
+        spec["backoffLimit"] = 2147483647 if spec.get("backoffLimitPerIndex") is not None else 6
+    if not spec.get("completionMode"):
+        spec["completionMode"] = "NonIndexed"
+    if spec.get("suspend") is None:
+        spec["suspend"] = False
+    if not spec.get("podReplacementPolicy"):
+        spec["podReplacementPolicy"] = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
+    template = spec.get("template")
+    meta = obj.setdefault("metadata", {})
+    template_labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(template, dict) else None
+    if template_labels and not meta.get("labels"):
+        meta["labels"] = dict(template_labels)
+    if ctx.operation == "CREATE" and not spec.get("manualSelector") and isinstance(template, dict):
+        generate_job_selector(obj, spec, template)
+    default_pod_template(template)
+
+
+def generate_job_selector(obj: Obj, spec: Obj, template: Obj) -> None:
+    """upstream's generateSelector: pods labelled with the job's uid and name, selected by uid.
+    Labels the user set are left for validation to judge."""
+    meta = obj.get("metadata") or {}
+    labels = _sub(_sub(template, "metadata"), "labels")
+    for key in JOB_NAME_LABELS:
+        labels.setdefault(key, meta.get("name", ""))
+    for key in CONTROLLER_UID_LABELS:
+        labels.setdefault(key, meta.get("uid", ""))
+    selector = _sub(spec, "selector")
+    match_labels = _sub(selector, "matchLabels")
+    match_labels.setdefault(CONTROLLER_UID_LABELS[0], meta.get("uid", ""))
+
+
+def default_cronjob(ctx: AdmissionContext, obj: Obj) -> None:
+    spec = _spec(obj)
+    if not spec.get("concurrencyPolicy"):
+        spec["concurrencyPolicy"] = "Allow"
+    if spec.get("suspend") is None:
+        spec["suspend"] = False
+    if spec.get("successfulJobsHistoryLimit") is None:
+        spec["successfulJobsHistoryLimit"] = 3
+    if spec.get("failedJobsHistoryLimit") is None:
+        spec["failedJobsHistoryLimit"] = 1
+    job_template = spec.get("jobTemplate")
+    if isinstance(job_template, dict) and isinstance(job_template.get("spec"), dict):
+        default_pod_template(job_template["spec"].get("template"))
+
+
+def default_service(ctx: AdmissionContext, obj: Obj) -> None:
+    spec = _spec(obj)
+    if not spec.get("type"):
+        spec["type"] = "ClusterIP"
+    if not spec.get("sessionAffinity"):
+        spec["sessionAffinity"] = "None"
+    for port in spec.get("ports") or ():
+        if not isinstance(port, dict):
+            continue
+        if not port.get("protocol"):
+            port["protocol"] = "TCP"
+        if port.get("targetPort") in (None, 0, "") and port.get("port") is not None:
+            port["targetPort"] = port["port"]
+    if spec["type"] != "ExternalName":
+        if not spec.get("internalTrafficPolicy"):
+            spec["internalTrafficPolicy"] = "Cluster"
+        if not spec.get("ipFamilies"):
+            spec["ipFamilies"] = ["IPv4"]
+        if not spec.get("ipFamilyPolicy"):
+            spec["ipFamilyPolicy"] = "SingleStack"
+    if spec["type"] in ("NodePort", "LoadBalancer") and not spec.get("externalTrafficPolicy"):
+        spec["externalTrafficPolicy"] = "Cluster"
+    if spec["type"] == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is None:
+        spec["allocateLoadBalancerNodePorts"] = True
+
+
+def default_namespace(ctx: AdmissionContext, obj: Obj) -> None:
+    meta = obj.setdefault("metadata", {})
+    name = meta.get("name")
+    if name:
+        labels = meta.get("labels")
+        if not isinstance(labels, dict):
+            labels = meta["labels"] = {}
+        labels["kubernetes.io/metadata.name"] = name
+    if ctx.operation == "CREATE":
+        _spec(obj)["finalizers"] = ["kubernetes"]
+        obj["status"] = {"phase": "Active"}
+
+
+def default_secret(ctx: AdmissionContext, obj: Obj) -> None:
+    if not obj.get("type"):
+        obj["type"] = "Opaque"
+
+
+def default_hpa(ctx: AdmissionContext, obj: Obj) -> None:
+    spec = _spec(obj)
+    if spec.get("minReplicas") is None:
+        spec["minReplicas"] = 1
+    if not spec.get("metrics"):
+        spec["metrics"] = [{"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
+
+
+def default_priorityclass(ctx: AdmissionContext, obj: Obj) -> None:
+    if not obj.get("preemptionPolicy"):
+        obj["preemptionPolicy"] = "PreemptLowerPriority"
+
+
+def default_endpoint_ports(ports: Any) -> None:
+    for port in ports or ():
+        if isinstance(port, dict) and not port.get("protocol"):
+            port["protocol"] = "TCP"
+
+
+def default_endpoints(ctx: AdmissionContext, obj: Obj) -> None:
+    for subset in obj.get("subsets") or ():
+        if isinstance(subset, dict):
+            default_endpoint_ports(subset.get("ports"))
+
+
+def default_endpointslice(ctx: AdmissionContext, obj: Obj) -> None:
+    default_endpoint_ports(obj.get("ports"))
+
+
+def default_binding(ctx: AdmissionContext, obj: Obj) -> None:
+    """Subjects name their API group: rbac's for users and groups, core for service accounts."""
+    for subject in obj.get("subjects") or ():
+        if isinstance(subject, dict) and not subject.get("apiGroup") and subject.get("kind") in ("User", "Group"):
+            subject["apiGroup"] = "rbac.authorization.k8s.io"
+
+
+#: (group, kind) -> defaulter.
+DEFAULTERS: dict[tuple[str, str], Defaulter] = {
+    ("", "Pod"): default_pod,
+    ("", "Service"): default_service,
+    ("", "Namespace"): default_namespace,
+    ("", "Secret"): default_secret,
+    ("", "Endpoints"): default_endpoints,
+    ("discovery.k8s.io", "EndpointSlice"): default_endpointslice,
+    ("apps", "Deployment"): default_deployment,
+    ("apps", "ReplicaSet"): default_replicaset,
+    ("apps", "DaemonSet"): default_daemonset,
+    ("apps", "StatefulSet"): default_statefulset,
+    ("batch", "Job"): default_job,
+    ("batch", "CronJob"): default_cronjob,
+    ("autoscaling", "HorizontalPodAutoscaler"): default_hpa,
+    ("scheduling.k8s.io", "PriorityClass"): default_priorityclass,
+    ("rbac.authorization.k8s.io", "RoleBinding"): default_binding,
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): default_binding,
+}
+
+
+class Defaults:
+    """Per-kind scheme defaults, on every create and update of the main resource."""
+
+    name = "Defaults"
+
+    def admit(self, ctx: AdmissionContext, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        if ctx.operation not in ("CREATE", "UPDATE") or ctx.subresource:
+            return
+        defaulter = DEFAULTERS.get((ctx.info.group, ctx.info.kind))
+        if defaulter is not None:
+            defaulter(ctx, obj)

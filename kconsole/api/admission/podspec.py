@@ -1,0 +1,162 @@
+"""Scheme defaults of PodSpec and Container, shared by Pods and every pod template.
+
+These are upstream's SetDefaults_PodSpec / SetDefaults_Container (and friends) as they apply to
+the JSON wire form; the Pod-only ones (enableServiceLinks, requests from limits, hostNetwork
+hostPorts) are in :func:`default_pod_only`, and the QoS class a new Pod's status reports is
+:func:`qos_class`.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from kconsole.objects.quantity import QuantityError, parse_quantity
+
+Obj = dict[str, Any]
+
+CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+QOS_RESOURCES = ("cpu", "memory")
+DEFAULT_MODE = 420  # 0644
+
+
+def image_tag(image: str) -> str:
+    """The tag docker's reference parser would find: "latest" when there is neither tag nor digest."""
+    name, at, _digest = image.partition("@")
+    last = name.rsplit("/", 1)[-1]
+    if ":" in last:
+        return last.rsplit(":", 1)[1]
+    return "" if at else "latest"
+
+
+def default_probe(probe: Obj) -> None:
+    probe.setdefault("timeoutSeconds", 1)
+    probe.setdefault("periodSeconds", 10)
+    probe.setdefault("successThreshold", 1)
+    probe.setdefault("failureThreshold", 3)
+    http = probe.get("httpGet")
+    if isinstance(http, dict):
+        http.setdefault("path", "/")
+        http.setdefault("scheme", "HTTP")
+
+
+def default_container(c: Obj) -> None:
+    if not c.get("terminationMessagePath"):
+        c["terminationMessagePath"] = "/dev/termination-log"
+    if not c.get("terminationMessagePolicy"):
+        c["terminationMessagePolicy"] = "File"
+    if not c.get("imagePullPolicy"):
+        c["imagePullPolicy"] = "Always" if image_tag(str(c.get("image") or "")) == "latest" else "IfNotPresent"
+    if not isinstance(c.get("resources"), dict):
+        c["resources"] = {}
+    for port in c.get("ports") or ():
+        if isinstance(port, dict) and not port.get("protocol"):
+            port["protocol"] = "TCP"
+    for probe_key in PROBES:
+        probe = c.get(probe_key)
+        if isinstance(probe, dict):
+            default_probe(probe)
+    for env in c.get("env") or ():
+        field_ref = ((env or {}).get("valueFrom") or {}).get("fieldRef") if isinstance(env, dict) else None
+        if isinstance(field_ref, dict) and not field_ref.get("apiVersion"):
+            field_ref["apiVersion"] = "v1"
+
+
+def default_volume(v: Obj) -> None:
+    sources = [k for k in v if k != "name"]
+    if not sources:
+        v["emptyDir"] = {}
+        return
+    for key in ("secret", "configMap", "projected", "downwardAPI"):
+        src = v.get(key)
+        if isinstance(src, dict) and src.get("defaultMode") is None:
+            src["defaultMode"] = DEFAULT_MODE
+    host_path = v.get("hostPath")
+    if isinstance(host_path, dict) and host_path.get("type") is None:
+        host_path["type"] = ""
+
+
+def default_pod_spec(spec: Obj) -> None:
+    """SetDefaults_PodSpec plus the defaults of everything a PodSpec contains."""
+    if not spec.get("dnsPolicy"):
+        spec["dnsPolicy"] = "ClusterFirst"
+    if not spec.get("restartPolicy"):
+        spec["restartPolicy"] = "Always"
+    if not isinstance(spec.get("securityContext"), dict):
+        spec["securityContext"] = {}
+    if spec.get("terminationGracePeriodSeconds") is None:
+        spec["terminationGracePeriodSeconds"] = 30
+    if not spec.get("schedulerName"):
+        spec["schedulerName"] = "default-scheduler"
+    if spec.get("serviceAccount") and not spec.get("serviceAccountName"):
+        spec["serviceAccountName"] = spec["serviceAccount"]
+    for key in CONTAINER_LISTS:
+        for c in spec.get(key) or ():
+            if isinstance(c, dict):
+                default_container(c)
+    for v in spec.get("volumes") or ():
+        if isinstance(v, dict):
+            default_volume(v)
+
+
+def default_pod_template(template: Obj | None) -> None:
+    if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+        default_pod_spec(template["spec"])
+
+
+def default_pod_only(spec: Obj) -> None:
+    """SetDefaults_Pod: what a Pod gets that a template does not."""
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) or ():
+            if not isinstance(c, dict):
+                continue
+            resources = c.get("resources") or {}
+            limits = resources.get("limits")
+            if isinstance(limits, dict) and limits:
+                requests = resources.setdefault("requests", {})
+                if isinstance(requests, dict):
+                    for name, value in limits.items():
+                        requests.setdefault(name, value)
+            if spec.get("hostNetwork"):
+                for port in c.get("ports") or ():
+                    if isinstance(port, dict) and not port.get("hostPort") and port.get("containerPort"):
+                        port["hostPort"] = port["containerPort"]
+    if spec.get("enableServiceLinks") is None:
+        spec["enableServiceLinks"] = True
+
+
+def _positive(value: Any) -> Fraction | None:
+    try:
+        q = parse_quantity(value)
+    except (QuantityError, TypeError, ValueError):
+        return None
+    return q if q > 0 else None
+
+
+def qos_class(spec: Obj) -> str:
+    """upstream GetPodQOS: BestEffort without cpu/memory amounts, Guaranteed when every container
+    limits both and requests equal limits, Burstable otherwise."""
+    requests: dict[str, Fraction] = {}
+    limits: dict[str, Fraction] = {}
+    guaranteed = True
+    for key in ("containers", "initContainers"):
+        for c in spec.get(key) or ():
+            resources = (c or {}).get("resources") or {}
+            for name, value in (resources.get("requests") or {}).items():
+                q = _positive(value) if name in QOS_RESOURCES else None
+                if q is not None:
+                    requests[name] = requests.get(name, Fraction(0)) + q
+            found: set[str] = set()
+            for name, value in (resources.get("limits") or {}).items():
+                q = _positive(value) if name in QOS_RESOURCES else None
+                if q is not None:
+                    found.add(name)
+                    limits[name] = limits.get(name, Fraction(0)) + q
+            if not found.issuperset(QOS_RESOURCES):
+                guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed and all(limits.get(name) == q for name, q in requests.items()) and len(requests) == len(limits):
+        return "Guaranteed"
+    return "Burstable"
