@@ -19,7 +19,8 @@ history. ``spec`` says which attempt of which pod; ``status`` what happened::
       score:
         nodes: [worker-2, worker-3]                         # the feasible nodes, columns below align
         plugins:
-        - {name: NodeResourcesFit, weight: 1, raw: [..], normalized: [..], weighted: [..]}
+        - {name: NodeResourcesFit, weight: 1, raw: [..]}           # no normalisation step, weight 1
+        - {name: TaintToleration, weight: 3, raw: 0, normalized: 100, weighted: 300}  # same on every node
         skippedPlugins: [NodeAffinity, ...]
         total: [..]
 
@@ -27,8 +28,12 @@ A node's filter verdicts read: every plugin before ``plugin`` passed it, ``plugi
 with ``reasons``, later plugins did not run (upstream stops at the first failure); nodes in
 ``score.nodes`` passed every filter. *The columnar score layout is deliberate*: at 5,000 nodes the
 cut-off evaluates 500 nodes per pod, and a dict per node per plugin would cost more than scheduling
-the pod. Nodes never evaluated because of the nodes-to-score cut-off are counted in
-``skippedByCutoff``; their names are listed in ``skipped`` only up to :data:`MAX_SKIPPED_NAMES`.
+the pod. To keep records small enough not to cost throughput, a column whose values are all equal
+is written as that one number, ``normalized`` is left out when the plugin has no normalisation
+step (it equals ``raw``), and ``weighted`` when the weight is 1 (it equals ``normalized``);
+:func:`node_rows` expands a record back into one row per node. Nodes never evaluated because of
+the nodes-to-score cut-off are counted in ``skippedByCutoff``; their names are listed in
+``skipped`` only up to :data:`MAX_SKIPPED_NAMES`.
 
 Retention: the last ``retain`` records (default 500) plus the latest record of every pod still
 pending; older ones are deleted. ``enabled=False`` turns records off for scale runs.
@@ -51,7 +56,7 @@ KIND = "SchedulingDecision"
 RESOURCE = "schedulingdecisions"
 LABEL_POD = "kconsole.dev/pod"
 LABEL_RESULT = "kconsole.dev/result"
-MAX_SKIPPED_NAMES = 1000
+MAX_SKIPPED_NAMES = 100
 MAX_NAME = 253
 MAX_IN_FLIGHT = 64
 
@@ -98,14 +103,19 @@ def build_record(*, namespace: str, pod_name: str, pod_uid: str, attempt: int, s
             status["filter"]["preFilter"] = {"plugin": st.plugin, "code": CODE_NAMES[st.code],
                                              "reasons": list(st.reasons)}
     if scored is not None:
+        plugins = []
+        for (name, w), raw, norm, wt in zip(scored.plugins, scored.raw, scored.normalized, scored.weighted):
+            entry: dict[str, Any] = {"name": name, "weight": w, "raw": column(raw)}
+            if norm is not raw:
+                entry["normalized"] = column(norm)
+            if w != 1:
+                entry["weighted"] = column(wt)
+            plugins.append(entry)
         status["score"] = {
             "nodes": [n.name for n in scored.nodes],
-            "plugins": [
-                {"name": name, "weight": w, "raw": raw, "normalized": norm, "weighted": wt}
-                for (name, w), raw, norm, wt in zip(scored.plugins, scored.raw, scored.normalized, scored.weighted)
-            ],
+            "plugins": plugins,
             "skippedPlugins": scored.skipped,
-            "total": scored.totals,
+            "total": column(scored.totals),
         }
     return {
         "apiVersion": API_VERSION,
@@ -117,6 +127,17 @@ def build_record(*, namespace: str, pod_name: str, pod_uid: str, attempt: int, s
     }
 
 
+def column(values: list[int]) -> list[int] | int:
+    """A score column, or its single value when every node has the same one."""
+    if values and values.count(values[0]) == len(values):
+        return values[0]
+    return values
+
+
+def _at(col: list[int] | int, i: int) -> int:
+    return col if isinstance(col, int) else col[i]
+
+
 def node_rows(record: dict[str, Any]) -> list[dict[str, Any]]:
     """A record's per-node view (what the console shows): one dict per evaluated node."""
     status = record.get("status") or {}
@@ -126,9 +147,13 @@ def node_rows(record: dict[str, Any]) -> list[dict[str, Any]]:
                      "total": None})
     score = status.get("score") or {}
     for i, name in enumerate(score.get("nodes") or ()):
-        per = {p["name"]: {"raw": p["raw"][i], "normalized": p["normalized"][i], "weighted": p["weighted"][i]}
-               for p in score.get("plugins") or ()}
-        total = (score.get("total") or [None] * (i + 1))[i]
+        per = {}
+        for p in score.get("plugins") or ():
+            raw = _at(p["raw"], i)
+            norm = _at(p["normalized"], i) if "normalized" in p else raw
+            per[p["name"]] = {"raw": raw, "normalized": norm,
+                              "weighted": _at(p["weighted"], i) if "weighted" in p else norm * p["weight"]}
+        total = _at(score.get("total", 0), i)
         rows.append({"node": name, "filter": "passed", "scores": per, "total": total})
     return rows
 

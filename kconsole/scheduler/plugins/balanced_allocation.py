@@ -23,10 +23,12 @@ class NodeResourcesBalancedAllocation(Plugin):
         pc, pm = pod.cpu, pod.mem
         if self._default:
             return [
-                int((1 - abs(min((n.req_cpu + pc) / ac, 1.0) - min((n.req_mem + pm) / am, 1.0)) / 2) * MAX_NODE_SCORE)
-                if (ac := n.alloc_cpu) > 0 and (am := n.alloc_mem) > 0
+                int((1.0 - (fc - fm if fc > fm else fm - fc) * 0.5) * 100) if ac > 0 and am > 0
                 else self._score_node(pod, n)
                 for n in nodes
+                for ac, am in ((n.alloc_cpu, n.alloc_mem),)
+                for fc, fm in ((min((n.req_cpu + pc) / ac, 1.0) if ac else 0.0,
+                                min((n.req_mem + pm) / am, 1.0) if am else 0.0),)
             ]
         return [self._score_node(pod, n) for n in nodes]
 

@@ -1,0 +1,126 @@
+"""``kconsole bench scheduler``: pods/s from the first scheduling attempt to the last binding.
+
+Builds a RevisionLog in a temporary folder, an APIServer and clients in-process, creates ``--nodes``
+Node objects (allocatable and a Ready condition; no kubelets) and ``--pods`` pending pods through
+the API, then starts a scheduler (default profile, decision records at default retention unless
+``--no-records``) and times it. Phases are wall seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from kconsole.api.server import APIServer
+from kconsole.api.types import UserInfo
+from kconsole.client import Client
+from kconsole.clock import RealClock
+from kconsole.scheduler.config import SchedulerConfig
+from kconsole.scheduler.scheduler import Scheduler
+from kconsole.store.revlog import RevisionLog
+
+CREATE_CONCURRENCY = 64
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--nodes", type=int, default=5000, help="nodes (default 5000)")
+    p.add_argument("--pods", type=int, default=10000, help="pods to schedule (default 10000)")
+    p.add_argument("--no-records", action="store_true", help="turn decision records off")
+    p.add_argument("--seed", type=int, default=1, help="seed for tie-breaking (default 1)")
+    p.add_argument("--profile", default=None, help="write a cProfile of the scheduling phase to this file")
+
+
+def bench_node(i: int) -> dict[str, Any]:
+    name = f"node-{i}"
+    alloc = {"cpu": "32", "memory": "128Gi", "pods": "110"}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                                  "topology.kubernetes.io/zone": f"zone-{i % 3}"}},
+            "spec": {},
+            "status": {"allocatable": alloc, "capacity": alloc,
+                       "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}
+
+
+def bench_pod(i: int) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{i}", "namespace": "default"},
+            "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10",
+                                     "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}}
+
+
+async def _create_all(client: Client, objs: list[dict[str, Any]]) -> None:
+    it = iter(objs)
+
+    async def worker() -> None:
+        for obj in it:
+            await client.create(obj)
+
+    await asyncio.gather(*(worker() for _ in range(CREATE_CONCURRENCY)))
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    clock = RealClock()
+    with tempfile.TemporaryDirectory(prefix="kconsole-bench-sched-") as tmp:
+        kv = await RevisionLog.open(Path(tmp) / "db.sqlite", clock=clock, synchronous="NORMAL")
+        api = APIServer(kv, clock, seed=args.seed)
+        await api.start()
+        admin = Client(api, api.tokens.issue(UserInfo("admin", ("system:masters",))), clock)
+        sched_client = Client(api, api.tokens.issue(UserInfo("system:kube-scheduler")), clock)
+        phases: dict[str, float] = {}
+        t = time.perf_counter()
+        await _create_all(admin, [bench_node(i) for i in range(args.nodes)])
+        phases["create_nodes"] = round(time.perf_counter() - t, 3)
+        t = time.perf_counter()
+        await _create_all(admin, [bench_pod(i) for i in range(args.pods)])
+        phases["create_pods"] = round(time.perf_counter() - t, 3)
+
+        config = SchedulerConfig(decision_records=not args.no_records)
+        sched = Scheduler(sched_client, clock, rng=random.Random(args.seed), config=config, identity="bench")
+        done = asyncio.get_running_loop().create_future()
+        last = [0.0]
+        bound = [0]
+
+        def on_attempt(key: str, result: str, node: str) -> None:
+            if result == "Scheduled":
+                bound[0] += 1
+                last[0] = time.perf_counter()
+                if bound[0] >= args.pods and not done.done():
+                    done.set_result(None)
+
+        sched.on_attempt = on_attempt
+        t = time.perf_counter()
+        profiler = None
+        if args.profile:
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
+        await sched.start()
+        first = time.perf_counter()
+        phases["sync"] = round(first - t, 3)
+        await done
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(args.profile)
+        phases["schedule"] = round(last[0] - first, 3)
+        t = time.perf_counter()
+        await sched.flush()
+        phases["flush_records_events"] = round(time.perf_counter() - t, 3)
+        records = sched.records.written
+        await sched.stop()
+        await api.stop()
+        await kv.close()
+    elapsed = last[0] - first
+    return {
+        "bench": "scheduler",
+        "nodes": args.nodes,
+        "pods": args.pods,
+        "pods_per_s": round(args.pods / elapsed, 1) if elapsed > 0 else None,
+        "phases": phases,
+        "records": not args.no_records,
+        "records_written": records,
+    }
