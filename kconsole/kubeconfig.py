@@ -172,12 +172,15 @@ def _b64(path: Path) -> str:
     return base64.b64encode(path.read_bytes()).decode("ascii")
 
 
-def kubeconfig_text(server: str, token: str, pki: PKI | None, *, name: str = "kconsole", user: str = "admin") -> str:
-    """A kubeconfig for ``server``; with ``pki`` it trusts the CA and carries the admin client certificate."""
+def kubeconfig_text(server: str, token: str, pki: PKI | None, *, name: str = "kconsole", user: str = "admin",
+                    client_cert: bool = True) -> str:
+    """A kubeconfig for ``server``; with ``pki`` it trusts the CA and (``client_cert``) carries the admin's
+    client certificate besides the token."""
     cluster: dict[str, str] = {"server": server}
     creds: dict[str, str] = {"token": token}
     if pki is not None:
         cluster["certificate-authority-data"] = _b64(pki.path(CA_CERT))
+    if pki is not None and client_cert:
         creds["client-certificate-data"] = _b64(pki.path(ADMIN_CERT))
         creds["client-key-data"] = _b64(pki.path(ADMIN_KEY))
     doc = {

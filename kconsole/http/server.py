@@ -212,11 +212,14 @@ class HTTPFront:
         kind = path.strip("/").split("/")[0]
         if kind == "healthz" and path.strip("/") == "healthz" and "verbose" not in query:
             return web.Response(status=200, text="ok", content_type="text/plain")
-        checks: list[tuple[str, bool, str]] = [("ping", True, "ok"), ("log", True, "ok")]
+        checks: list[tuple[str, bool, str]] = []
         health = getattr(self.entry, "health_checks", None)
-        if health is not None:
-            for name, (ok, reason) in health().items():
-                checks.append((name, bool(ok), reason))
+        reported = health() if health is not None else {}
+        for name in ("ping", "log"):
+            if name not in reported:
+                checks.append((name, True, "ok"))
+        for name, (ok, reason) in reported.items():
+            checks.append((name, bool(ok), reason))
         if kind == "readyz":
             checks.append(("shutdown", not self._closing, "ok" if not self._closing else "shutting down"))
         excluded = set(query.getall("exclude", []))
