@@ -34,16 +34,12 @@ from kconsole.clock import Clock, TimerHandle
 from kconsole.store.kv import (
     ClosedError,
     DEFAULT_QUOTA_BYTES,
-    MAX_REQUEST_BYTES,
     Compare,
-    Delete,
     NoSpaceError,
     Op,
-    Put,
     RangeResult,
     Status,
     StoreError,
-    TooLargeError,
     TxnResult,
     UnavailableError,
     WatchResponse,
@@ -52,6 +48,7 @@ from kconsole.store.members import NOSPACE, Machine, Member, MemberStatus, NotPr
 from kconsole.store.network import Network
 from kconsole.store.raft import codec
 from kconsole.store.raft.codec import Command
+from kconsole.store.revlog import _validate as validate_txn
 
 #: Simulated seconds a request may wait for a leader and a commit.
 REQUEST_TIMEOUT = 5.0
@@ -98,7 +95,8 @@ class EtcdCluster:
         self._compactor: TimerHandle | None = None
         self._compact_target = 0
         self._closed = False
-        self._db_size = 0
+        self._db_size = 0  # bytes in use on the leader, plus what was accepted since last read
+        self._sweeps = 0
         for m in members:
             m.on_change = self._on_change
 
@@ -149,7 +147,7 @@ class EtcdCluster:
         start: bool = True,
     ) -> EtcdCluster:
         """The production cluster: ``data_dir/etcd-N/`` holds member N's ``db.sqlite`` and ``wal/``."""
-        from kconsole.store.machine import RevlogMachine
+        from kconsole.store.members import RevlogMachine
         from kconsole.store.raft.wal import FileStorage
 
         if members < 1:
@@ -184,6 +182,8 @@ class EtcdCluster:
     async def start(self) -> None:
         for m in self.members:
             await m.start()
+        sizes = [(await m.machine.status()).db_size_in_use for m in self.members if m.machine is not None]
+        self._db_size = max(sizes, default=0)
         self._sweeper = self.clock.call_later(0.25, self._sweep)
         if self.auto_compact_interval > 0:
             self._compactor = self.clock.call_later(self.auto_compact_interval, self._auto_compact)
@@ -232,7 +232,16 @@ class EtcdCluster:
             if not fut.done():
                 fut.set_exception(UnavailableError("etcdserver: request timed out"))
         if not self._closed:
+            self._sweeps += 1
+            if self._sweeps % 40 == 0:  # every 10 s: re-read the space in use for the quota check
+                asyncio.get_running_loop().create_task(self._refresh_usage())
             self._sweeper = self.clock.call_later(0.25, self._sweep)
+
+    async def _refresh_usage(self) -> None:
+        try:
+            await self.status()
+        except StoreError:
+            pass
 
     async def _await(self, fut: asyncio.Future[Any], deadline: float, is_read: bool = False) -> Any:
         self._deadlines.append((deadline, fut, is_read))
@@ -268,23 +277,17 @@ class EtcdCluster:
         return max((m.machine.revision for m in self.members if m.running and m.machine), default=0)
 
     async def txn(self, compares: list[Compare], success: list[Op], failure: list[Op] | None = None) -> TxnResult:
-        size = 0
-        puts = False
-        for op in (*success, *(failure or ())):
-            if isinstance(op, Put):
-                size += len(op.key) + len(op.value)
-                puts = True
-            else:
-                size += len(op.key)
-        if size > MAX_REQUEST_BYTES:
-            raise TooLargeError()
-        if puts:
+        failure = failure or []
+        # Malformed or oversized requests never enter the Raft log (etcd checks them before proposing).
+        cost = validate_txn(compares, success, failure)
+        if cost:
             leader = self.leader()
             if leader is not None and leader.alarms & NOSPACE:
                 raise NoSpaceError()
-            if self._db_size + size > self.quota_bytes:
+            if self._db_size + cost > self.quota_bytes:
                 await self.raise_alarm()
                 raise NoSpaceError()
+            self._db_size += cost
         result = await self._propose(codec.txn_command(compares, success, failure))
         if isinstance(result, BaseException):
             raise result
@@ -327,7 +330,7 @@ class EtcdCluster:
         if member is None or member.machine is None:
             raise UnavailableError("etcdserver: no leader")
         st = await member.machine.status()
-        self._db_size = st.db_size
+        self._db_size = st.db_size_in_use
         alarms = ["NOSPACE"] if member.alarms & NOSPACE else []
         return Status(st.revision, st.compact_revision, st.db_size, st.db_size_in_use, st.keys, alarms)
 
@@ -423,8 +426,8 @@ class EtcdCluster:
         for st in out:
             if leader is None:
                 st.healthy = False
-            if leader is not None and st.db_size and st.is_leader:
-                self._db_size = st.db_size
+            if leader is not None and st.db_size_in_use and st.is_leader:
+                self._db_size = st.db_size_in_use
         return out
 
     def quorum(self) -> Quorum:
@@ -451,8 +454,7 @@ class EtcdCluster:
     async def exhaust_quota(self) -> None:
         """The NOSPACE fault: the quota drops to what is in use, so the next put raises the alarm."""
         st = await self.status()
-        self.quota_bytes = st.db_size
-        self._db_size = st.db_size
+        self.quota_bytes = st.db_size_in_use
         await self.raise_alarm()
 
     async def restore_quota(self, quota_bytes: int = DEFAULT_QUOTA_BYTES) -> None:

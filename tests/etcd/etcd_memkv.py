@@ -27,7 +27,6 @@ from kconsole.store.kv import (
     TxnResult,
     WatchResponse,
 )
-from kconsole.store.raft import codec
 from kconsole.store.raft.codec import Command
 
 
@@ -184,7 +183,7 @@ class MemMachine:
         out: list[object] = []
         for cmd in commands:
             if cmd[0] == "t":
-                out.append(await self.disk.txn(*codec.decode_txn(cmd)))
+                out.append(await self.disk.txn(*cmd[1:]))
             elif cmd[0] == "c":
                 try:
                     await self.disk.compact(cmd[1])

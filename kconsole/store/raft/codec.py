@@ -4,8 +4,9 @@ A leader packs every proposal that arrived since its last turn into one entry, s
 cost of Raft (messages, WAL records, acks) is paid once per batch, not once per write. ``marshal``
 encodes tuples of str/bytes/int/None quickly and executes nothing when loading.
 
-Commands: ``("t", compares, success, failure)`` a transaction; ``("c", revision)`` a compaction;
-``("q", quota_bytes)`` a quota change (the NOSPACE fault); ``("n",)`` a no-op (health probes).
+Commands (object form; only ``encode``/``decode`` see the packed form): ``("t", compares,
+success, failure)`` a transaction of kv.Compare / kv.Op lists; ``("c", revision)`` a compaction;
+``("alarm", bits, on)`` raise or clear a replicated alarm (NOSPACE); ``("n",)`` a no-op.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import marshal
 from typing import Any
 
 from kconsole.store.kv import Compare, Delete, Get, Op, Put
+from kconsole.store.raft.log import Entry
 
 Command = tuple[Any, ...]
 
@@ -39,31 +41,36 @@ def _unop(t: tuple[Any, ...]) -> Op:
 
 
 def txn_command(compares: list[Compare], success: list[Op], failure: list[Op] | None) -> Command:
+    """A transaction command in object form (what members apply and what :func:`encode` packs)."""
+    return ("t", compares, success, failure or [])
+
+
+def _raw(cmd: Command) -> tuple[Any, ...]:
+    if cmd[0] != "t":
+        return cmd
+    _, compares, success, failure = cmd
     return (
         "t",
         tuple((c.key, c.target, c.op, c.value) for c in compares),
         tuple(_op(o) for o in success),
-        tuple(_op(o) for o in failure or ()),
+        tuple(_op(o) for o in failure),
     )
 
 
-def decode_txn(cmd: Command) -> tuple[list[Compare], list[Op], list[Op]]:
-    _, compares, success, failure = cmd
+def _cooked(raw: tuple[Any, ...]) -> Command:
+    if raw[0] != "t":
+        return raw
+    _, compares, success, failure = raw
     return (
+        "t",
         [Compare(k, t, o, v) for k, t, o, v in compares],
         [_unop(o) for o in success],
         [_unop(o) for o in failure],
     )
 
 
-def written(cmd: Command, branch: bool) -> set[tuple[str, bool]]:
-    """The single-key writes of one branch of a txn: {(key, is_delete)} (ranged deletes excluded)."""
-    ops = cmd[2] if branch else cmd[3]
-    return {(o[1], o[0] == _DELETE) for o in ops if o[0] == _PUT or (o[0] == _DELETE and o[2] is None)}
-
-
 def encode(commands: list[Command]) -> bytes:
-    return marshal.dumps(commands)
+    return marshal.dumps([_raw(c) for c in commands])
 
 
 def decode(data: bytes) -> list[Command]:
@@ -72,4 +79,11 @@ def decode(data: bytes) -> list[Command]:
     out = marshal.loads(data)
     if not isinstance(out, list):
         raise ValueError("raft entry does not hold a command batch")
-    return out
+    return [_cooked(c) for c in out]
+
+
+def entry_commands(entry: Entry) -> list[Command]:
+    """The commands of ``entry``, decoded once per entry object."""
+    if entry.decoded is None:
+        entry.decoded = decode(entry.data)
+    return entry.decoded  # type: ignore[return-value]

@@ -244,13 +244,13 @@ class RaftNode:
         if self.role is not Role.LEADER:
             self._hup(transfer=False)
 
-    def propose(self, data: bytes) -> int:
+    def propose(self, data: bytes, decoded: object = None) -> int:
         """Append ``data`` as a new entry; returns its index (its term is :attr:`term`)."""
         if self.role is not Role.LEADER:
             raise ProposalDropped("etcdserver: not leader")
         if self.lead_transferee != NONE:
             raise ProposalDropped("etcdserver: leader transfer in progress")
-        entry = Entry(self.log.last_index + 1, self.term, data)
+        entry = Entry(self.log.last_index + 1, self.term, data, decoded)
         self._append([entry])
         self._bcast_append()
         return entry.index

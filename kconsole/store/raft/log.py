@@ -5,16 +5,22 @@ Pure data structure shared by the Raft core; persistence is the member's job (``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(slots=True)
 class Entry:
-    """One Raft log entry; ``data`` is opaque to Raft (b"" is a new leader's empty entry)."""
+    """One Raft log entry; ``data`` is opaque to Raft (b"" is a new leader's empty entry).
+
+    ``decoded`` caches what the member layer decoded from ``data``; it is never persisted and
+    never compared. Members in one process share entry objects through the simulated network,
+    so a batch is decoded once, not once per member.
+    """
 
     index: int
     term: int
     data: bytes = b""
+    decoded: object = field(default=None, compare=False, repr=False)
 
 
 class RaftLog:
