@@ -556,6 +556,19 @@ def _as_field_string(v: Any, default: str) -> str:
 @lru_cache(maxsize=1024)
 def _resolver(kind: str, path: str) -> Callable[[Mapping[str, Any]], str]:
     parts, default = _SPECIAL_FIELDS.get((kind, path), (tuple(path.split(".")), ""))
+    if len(parts) == 2:
+        outer, inner = parts
+
+        def get2(obj: Mapping[str, Any]) -> str:
+            mid = obj.get(outer)
+            if type(mid) is not dict and not isinstance(mid, Mapping):
+                return default
+            v = mid.get(inner)
+            if type(v) is str:
+                return v
+            return _as_field_string(v, default)
+
+        return get2
 
     def get(obj: Mapping[str, Any]) -> str:
         cur: Any = obj
@@ -643,8 +656,11 @@ class FieldSelector:
         """Whether ``obj`` satisfies every term. ``getter(obj, path)`` overrides field lookup."""
         if getter is not None:
             return all((getter(obj, t.field) == t.value) == (t.operator == "=") for t in self.terms)
-        for get, want, equal in self._for_kind(kind if kind is not None else obj.get("kind") or ""):
-            if (get(obj) == want) != equal:
+        compiled = self._compiled.get(kind if kind is not None else obj.get("kind") or "")
+        if compiled is None:
+            compiled = self._for_kind(kind if kind is not None else obj.get("kind") or "")
+        for get, want, equal in compiled:
+            if (get(obj) == want) is not equal:
                 return False
         return True
 
