@@ -66,7 +66,8 @@ class ServiceAllocation:
         if old_spec and needs_cluster_ip(old_spec):
             if not spec.get("clusterIP") and old_spec.get("clusterIP"):
                 spec["clusterIP"] = old_spec["clusterIP"]
-            if not spec.get("clusterIPs") and old_spec.get("clusterIPs"):
+            same_ip = spec.get("clusterIP") == old_spec.get("clusterIP")
+            if not spec.get("clusterIPs") and old_spec.get("clusterIPs") and same_ip:
                 spec["clusterIPs"] = list(old_spec["clusterIPs"])
         ip = spec.get("clusterIP") or next(iter(spec.get("clusterIPs") or ()), "")
         if not ip:

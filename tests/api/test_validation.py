@@ -1,0 +1,309 @@
+"""Object validation: exact field paths and upstream's messages, as a 422 would show them."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from kconsole.api.admission import mutating_plugins
+from kconsole.api.registry import Registry
+from kconsole.api.stages import AdmissionContext
+from kconsole.api.types import StatusError, UserInfo
+from kconsole.api.validation import ObjectValidator
+
+REGISTRY = Registry()
+VALIDATOR = ObjectValidator()
+NS = {"metadata": {"name": "default"}, "status": {"phase": "Active"}}
+
+
+def ctx_for(resource: str, group: str, op: str, subresource: str | None = None) -> AdmissionContext:
+    spec = REGISTRY.get(group, resource)
+    assert spec is not None
+    return AdmissionContext(operation=op, info=spec.info, user=UserInfo("alice"),
+                            namespace="default" if spec.info.namespaced else None, name=None, subresource=subresource,
+                            now="2026-01-01T00:00:00Z", rng=random.Random(5),
+                            get_object=lambda r, n, name: NS if r == "namespaces" else None,
+                            allocate_cluster_ip=lambda: "10.96.0.9")
+
+
+def check(obj: dict[str, Any], resource: str = "pods", group: str = "", op: str = "CREATE",
+          old: dict[str, Any] | None = None, default: bool = True) -> list[str]:
+    """'field: message' lines for the object, after defaulting as the server would do."""
+    ctx = ctx_for(resource, group, op)
+    if default:
+        for plugin in mutating_plugins():
+            plugin.admit(ctx, obj, old)
+    causes = VALIDATOR.validate(ctx, obj, old)
+    for c in causes:
+        assert set(c) == {"reason", "message", "field"}
+    return [f"{c['field']}: {c['message']}" for c in causes]
+
+
+def pod(name: str = "web", **spec: Any) -> dict[str, Any]:
+    containers = spec.pop("containers", [{"name": "app", "image": "nginx"}])
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {"containers": containers, **spec}}
+
+
+def test_valid_pod_has_no_causes() -> None:
+    assert check(pod()) == []
+
+
+SUBDOMAIN_ERR = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
+                 "must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+                 "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+LABEL_ERR = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
+             "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+             "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+DNS1035_ERR = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
+               "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
+               "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')")
+
+
+POD_CASES = [
+    (pod(containers=[{"name": "app"}]), ["spec.containers[0].image: Required value"]),
+    (pod(containers=[]), ["spec.containers: Required value"]),
+    (pod(containers=[{"image": "x"}]), ["spec.containers[0].name: Required value"]),
+    (pod(containers=[{"name": "App", "image": "x"}]), [f'spec.containers[0].name: Invalid value: "App": {LABEL_ERR}']),
+    (pod(containers=[{"name": "a", "image": "x"}, {"name": "a", "image": "y"}]),
+     ['spec.containers[1].name: Duplicate value: "a"']),
+    (pod(initContainers=[{"name": "a", "image": "x"}], containers=[{"name": "a", "image": "y"}]),
+     ['spec.containers[0].name: Duplicate value: "a"']),
+    (pod("Web_1"), [f'metadata.name: Invalid value: "Web_1": {SUBDOMAIN_ERR}']),
+    (pod(restartPolicy="Sometimes"),
+     ['spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"']),
+    (pod(containers=[{"name": "a", "image": "x", "ports": [{"containerPort": 70000}]}]),
+     ["spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive"]),
+    (pod(containers=[{"name": "a", "image": "x", "ports": [{"containerPort": 80, "protocol": "HTTP"}]}]),
+     ['spec.containers[0].ports[0].protocol: Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP"']),
+    (pod(containers=[{"name": "a", "image": "x", "ports": [{"name": "http", "containerPort": 80},
+                                                           {"name": "http", "containerPort": 81}]}]),
+     ['spec.containers[0].ports[1].name: Duplicate value: "http"']),
+    (pod(containers=[{"name": "a", "image": "x", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}]),
+     ['spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1']),
+    (pod(containers=[{"name": "a", "image": "x", "resources": {"requests": {"memory": "lots"}}}]),
+     ['spec.containers[0].resources.requests[memory]: Invalid value: "lots": quantities must match the regular '
+      "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"]),
+    (pod(containers=[{"name": "a", "image": "x", "resources": {"limits": {"cpu": "-1"}}}]),
+     ['spec.containers[0].resources.limits[cpu]: Invalid value: "-1": must be greater than or equal to 0',
+      'spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0']),
+    (pod(containers=[{"name": "a", "image": "x", "volumeMounts": [{"name": "data", "mountPath": "/d"}]}]),
+     ['spec.containers[0].volumeMounts[0].name: Not found: "data"']),
+    (pod(tolerations=[{"key": "k", "operator": "Exists", "value": "v"}]),
+     ['spec.tolerations[0].operator: Invalid value: "v": value must be empty when `operator` is \'Exists\'']),
+    (pod(tolerations=[{"key": "k", "effect": "NoSchedule", "tolerationSeconds": 5}]),
+     ['spec.tolerations[0].effect: Invalid value: "NoSchedule": effect must be \'NoExecute\' when '
+      '`tolerationSeconds` is set']),
+    (pod(topologySpreadConstraints=[{"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]),
+     ["spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero"]),
+    (pod(nodeSelector={"disk": "ssd!"}),
+     ['spec.nodeSelector: Invalid value: "ssd!": a valid label must be an empty string or consist of alphanumeric '
+      "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+      "'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"]),
+]
+
+
+@pytest.mark.parametrize(("obj", "expected"), POD_CASES, ids=[str(i) for i in range(len(POD_CASES))])
+def test_pod_causes(obj: dict[str, Any], expected: list[str]) -> None:
+    assert check(obj) == expected
+
+
+def test_the_422_reads_like_upstream() -> None:
+    causes = VALIDATOR.validate(ctx_for("pods", "", "CREATE"), pod("foo", containers=[{"name": "app"}]) | {
+        "spec": {"containers": [{"name": "app", "imagePullPolicy": "Always"}], "restartPolicy": "Always",
+                 "dnsPolicy": "ClusterFirst"}, "metadata": {"name": "foo", "namespace": "default"}}, None)
+    err = StatusError.invalid("Pod", "foo", causes)
+    assert err.code == 422
+    assert err.message == 'Pod "foo" is invalid: spec.containers[0].image: Required value'
+    assert err.causes == [{"reason": "FieldValueRequired", "message": "Required value",
+                           "field": "spec.containers[0].image"}]
+
+
+def test_metadata_rules() -> None:
+    assert check({"kind": "ConfigMap", "metadata": {}}, "configmaps") == [
+        "metadata.name: Required value: name or generateName is required"]
+    assert check({"kind": "ConfigMap", "metadata": {"name": "c", "labels": {"bad key": "v"}}}, "configmaps") == [
+        'metadata.labels: Invalid value: "bad key": name part must consist of alphanumeric characters, \'-\', \'_\' '
+        "or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "
+        "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"]
+    assert check({"kind": "Namespace", "metadata": {"name": "a.b"}}, "namespaces") == [
+        f'metadata.name: Invalid value: "a.b": {LABEL_ERR}']
+    svc = {"kind": "Service", "metadata": {"name": "1web"}, "spec": {"ports": [{"port": 80}]}}
+    assert check(svc, "services") == [f'metadata.name: Invalid value: "1web": {DNS1035_ERR}']
+    role = {"kind": "ClusterRole", "metadata": {"name": "system:thing"}, "rules": []}
+    assert check(role, "clusterroles", "rbac.authorization.k8s.io") == []
+    long = {"kind": "ConfigMap", "metadata": {"name": "a" * 254}}
+    assert check(long, "configmaps")[0] == f'metadata.name: Invalid value: "{"a" * 254}": must be no more than 253 characters'
+
+
+def test_namespace_in_body_must_match_request() -> None:
+    obj = {"kind": "ConfigMap", "metadata": {"name": "c", "namespace": "other"}}
+    with pytest.raises(StatusError) as err:
+        check(obj, "configmaps")
+    assert err.value.code == 400
+    assert err.value.message == "the namespace of the provided object does not match the namespace sent on the request"
+
+
+def deployment(labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": labels or {"app": "web"}},
+                                  "spec": {"containers": [{"name": "app", "image": "nginx"}]}}, **spec}}
+
+
+def test_deployment_rules() -> None:
+    assert check(deployment(), "deployments", "apps") == []
+    assert check(deployment({"app": "api"}), "deployments", "apps") == [
+        'spec.template.metadata.labels: Invalid value: map[string]string{"app":"api"}: `selector` does not match '
+        "template `labels`"]
+    assert check(deployment(replicas=-1), "deployments", "apps") == [
+        "spec.replicas: Invalid value: -1: must be greater than or equal to 0"]
+    never = deployment()
+    never["spec"]["template"]["spec"]["restartPolicy"] = "Never"
+    assert check(never, "deployments", "apps") == [
+        'spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"']
+    zero = deployment(strategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 0}})
+    assert check(zero, "deployments", "apps") == [
+        "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when `maxSurge` is 0"]
+    no_selector = deployment()
+    del no_selector["spec"]["selector"]
+    assert check(no_selector, "deployments", "apps") == ["spec.selector: Required value"]
+
+
+def test_deployment_selector_is_immutable() -> None:
+    old = deployment()
+    check(old, "deployments", "apps")
+    new = deployment({"app": "web", "tier": "fe"})
+    new["metadata"] = dict(old["metadata"])
+    new["spec"]["selector"] = {"matchLabels": {"app": "web", "tier": "fe"}}
+    assert check(new, "deployments", "apps", op="UPDATE", old=old) == [
+        'spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"web", "tier":"fe"}, '
+        "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"]
+
+
+def job(restart: str | None = "Never", **spec: Any) -> dict[str, Any]:
+    tspec: dict[str, Any] = {"containers": [{"name": "c", "image": "perl"}]}
+    if restart:
+        tspec["restartPolicy"] = restart
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "pi"},
+            "spec": {"template": {"spec": tspec}, **spec}}
+
+
+def test_job_rules() -> None:
+    assert check(job(), "jobs", "batch") == []
+    assert check(job(None), "jobs", "batch") == [
+        'spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"']
+    assert check(job(backoffLimit=-1), "jobs", "batch") == [
+        "spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0"]
+    assert check(job(completionMode="Indexed", parallelism=2), "jobs", "batch") == [
+        "spec.completions: Required value: when completion mode is Indexed"]
+    manual = job(manualSelector=True, selector={"matchLabels": {"x": "y"}})
+    assert check(manual, "jobs", "batch") == [
+        "spec.template.metadata.labels: Invalid value: map[string]string{}: `selector` does not match template "
+        "`labels`"]
+
+
+def test_job_template_is_immutable() -> None:
+    old = job()
+    check(old, "jobs", "batch")
+    new = {**old, "spec": {**old["spec"], "template": {**old["spec"]["template"]}}}
+    new["spec"]["template"]["spec"] = dict(old["spec"]["template"]["spec"], containers=[{"name": "c", "image": "x"}])
+    out = check(new, "jobs", "batch", op="UPDATE", old=old)
+    assert out == ["spec.template: Invalid value: core.PodTemplateSpec{...}: field is immutable"]
+
+
+def test_cronjob_schedule() -> None:
+    cj = {"kind": "CronJob", "metadata": {"name": "c"},
+          "spec": {"schedule": "every minute", "jobTemplate": {"spec": job()["spec"]}}}
+    assert check(cj, "cronjobs", "batch") == [
+        'spec.schedule: Invalid value: "every minute": Expected exactly 5 fields, found 2: every minute']
+    cj["spec"]["schedule"] = "*/5 * * * *"
+    assert check(cj, "cronjobs", "batch") == []
+    cj["spec"]["schedule"] = "61 * * * *"
+    assert check(cj, "cronjobs", "batch")[0].startswith('spec.schedule: Invalid value: "61 * * * *"')
+
+
+def test_service_rules() -> None:
+    svc = {"kind": "Service", "metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}, {"port": 81}]}}
+    assert check(svc, "services") == ["spec.ports[0].name: Required value", "spec.ports[1].name: Required value"]
+    bad = {"kind": "Service", "metadata": {"name": "web"}, "spec": {"type": "NodePort", "ports": [
+        {"port": 80, "nodePort": 80}]}}
+    assert check(bad, "services") == ["spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid "
+                                      "range. The range of valid ports is 30000-32767"]
+    assert check({"kind": "Service", "metadata": {"name": "w"}, "spec": {}}, "services") == [
+        "spec.ports: Required value"]
+
+
+def test_service_cluster_ip_is_immutable() -> None:
+    old = {"kind": "Service", "metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}]}}
+    check(old, "services")
+    new = {"kind": "Service", "metadata": dict(old["metadata"]),
+           "spec": {"ports": [{"port": 80}], "clusterIP": "10.96.0.99"}}
+    assert check(new, "services", op="UPDATE", old=old) == [
+        'spec.clusterIPs[0]: Invalid value: []string{"10.96.0.99"}: may not change once set']
+
+
+def test_pod_updates_only_change_images_and_add_tolerations() -> None:
+    old = pod()
+    check(old, "pods")
+    base = {k: v for k, v in old.items() if k != "status"}
+
+    def updated(**changes: Any) -> list[str]:
+        new = {**base, "metadata": dict(base["metadata"]), "spec": {**base["spec"], **changes}}
+        return check(new, "pods", op="UPDATE", old=old)
+
+    image = [dict(old["spec"]["containers"][0], image="nginx:1.27")]
+    assert updated(containers=image) == []
+    more = old["spec"]["tolerations"] + [{"key": "k", "operator": "Exists"}]
+    assert updated(tolerations=more) == []
+    assert updated(activeDeadlineSeconds=60) == []
+    forbidden = updated(restartPolicy="Never")
+    assert len(forbidden) == 1 and forbidden[0].startswith(
+        "spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`")
+    assert updated(tolerations=[]) == [
+        "spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds"]
+
+
+def test_status_updates_skip_spec_rules() -> None:
+    old = pod()
+    check(old, "pods")
+    new = {**old, "spec": dict(old["spec"], restartPolicy="Never")}
+    assert VALIDATOR.validate(ctx_for("pods", "", "UPDATE", "status"), new, old) == []
+
+
+@pytest.mark.parametrize(("obj", "resource", "group", "expected"), [
+    ({"kind": "PodDisruptionBudget", "metadata": {"name": "p"}, "spec": {"minAvailable": 1, "maxUnavailable": 1}},
+     "poddisruptionbudgets", "policy",
+     ["spec: Invalid value: policy.PodDisruptionBudgetSpec{...}: minAvailable and maxUnavailable cannot be both set"]),
+    ({"kind": "PodDisruptionBudget", "metadata": {"name": "p"}, "spec": {"minAvailable": "150%"}},
+     "poddisruptionbudgets", "policy", ['spec.minAvailable: Invalid value: "150%": must not be greater than 100%']),
+    ({"kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+      "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "minReplicas": 5, "maxReplicas": 2}},
+     "horizontalpodautoscalers", "autoscaling",
+     ["spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`"]),
+    ({"kind": "PriorityClass", "metadata": {"name": "system-mine"}, "value": 10}, "priorityclasses",
+     "scheduling.k8s.io",
+     ["metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for system use only"]),
+    ({"kind": "PriorityClass", "metadata": {"name": "huge"}, "value": 2000000000}, "priorityclasses",
+     "scheduling.k8s.io", ["value: Forbidden: maximum allowed value of a user defined priority is 1000000000"]),
+    ({"kind": "Lease", "metadata": {"name": "l"}, "spec": {"leaseDurationSeconds": 0}}, "leases",
+     "coordination.k8s.io", ["spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0"]),
+    ({"kind": "Role", "metadata": {"name": "r"}, "rules": [{"verbs": [], "resources": ["pods"]}]}, "roles",
+     "rbac.authorization.k8s.io", ["rules[0].verbs: Required value: verbs must contain at least one value",
+                                   "rules[0].apiGroups: Required value: resource rules must supply at least one api "
+                                   "group"]),
+    ({"kind": "ClusterRoleBinding", "metadata": {"name": "b"},
+      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+      "subjects": [{"kind": "ServiceAccount", "name": "sa"}]}, "clusterrolebindings", "rbac.authorization.k8s.io",
+     ['roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole"',
+      "subjects[0].namespace: Required value"]),
+    ({"kind": "Node", "metadata": {"name": "n"}, "spec": {"taints": [{"key": "k", "effect": "Sometimes"}]}}, "nodes",
+     "", ['spec.taints[0].effect: Unsupported value: "Sometimes": supported values: "NoSchedule", '
+          '"PreferNoSchedule", "NoExecute"']),
+    ({"kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"bad key": "v"}}, "configmaps", "",
+     ["data[bad key]: Invalid value: \"bad key\": a valid config key must consist of alphanumeric characters, '-', "
+      "'_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"]),
+])
+def test_other_kinds(obj: dict[str, Any], resource: str, group: str, expected: list[str]) -> None:
+    assert check(obj, resource, group) == expected
