@@ -51,6 +51,10 @@ pod — pods, nodes, taints (cpu in millicores, others in whole units)
     node_zone(node) node_region(node) node_zone_key(node)
     RequiredNodeAffinity(pod).matches(node)  pod_matches_node(pod, node)
 
+owner — owner-reference graph (edits in place, return whether changed)
+    owner_uids(o) has_owner(o, uid) is_orphan(o) set_controller_ref(o, owner) (AlreadyControlledError)
+    remove_owner_ref(o, uid) dependents_index(objs) -> {uid: [obj]} controlled_by(objs, owner)
+
 names — validation in upstream wording (each returns list[str] of errors) and generated names
     is_dns1123_label is_dns1123_subdomain is_dns1035_label is_qualified_name is_valid_label_value
     is_valid_path_segment_name validate_labels(labels) validate_annotations(annotations)
@@ -60,4 +64,7 @@ duration — kubectl's time texts
     format_age(s) (HumanDuration) format_short_age(s) age_since(rfc3339|None, now)
     format_last_seen(last_age, count, first_age) event_last_seen(event, now) event_last_time(event)
     parse_duration(go_str) -> seconds  format_duration(seconds) -> go_str
+
+printers — kubectl's server-side printer columns (kept by the HTTP front; see that module)
+    printer_for(group_resource) -> Printer(.columns .cells(obj, now))  PRINTERS
 """
