@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kconsole.api.admission import mutating_plugins
-from kconsole.api.admission.metadata import NAME_ALPHABET
+from kconsole.objects.names import NAME_ALPHABET
 from kconsole.api.registry import Registry
 from kconsole.api.stages import AdmissionContext
 from kconsole.api.types import StatusError, UserInfo

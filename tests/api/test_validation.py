@@ -127,8 +127,10 @@ def test_metadata_rules() -> None:
         'metadata.labels: Invalid value: "bad key": name part must consist of alphanumeric characters, \'-\', \'_\' '
         "or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "
         "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"]
+    assert check({"kind": "Namespace", "metadata": {"name": "Team_A"}}, "namespaces") == [
+        f'metadata.name: Invalid value: "Team_A": {LABEL_ERR}']
     assert check({"kind": "Namespace", "metadata": {"name": "a.b"}}, "namespaces") == [
-        f'metadata.name: Invalid value: "a.b": {LABEL_ERR}']
+        'metadata.name: Invalid value: "a.b": must not contain dots']
     svc = {"kind": "Service", "metadata": {"name": "1web"}, "spec": {"ports": [{"port": 80}]}}
     assert check(svc, "services") == [f'metadata.name: Invalid value: "1web": {DNS1035_ERR}']
     role = {"kind": "ClusterRole", "metadata": {"name": "system:thing"}, "rules": []}

@@ -14,23 +14,10 @@ from typing import Any
 
 from kconsole.api.registry import TABLE
 from kconsole.api.stages import AdmissionContext
+from kconsole.objects.names import generate_name
 
 #: (group, resource) whose metadata.generation starts at 1 and moves with spec changes.
 GENERATION_TRACKED = frozenset((s.info.group, s.info.resource) for s in TABLE if s.bump_generation)
-
-#: upstream's utilrand alphabet: no vowels (no words), no confusable 0/1/3.
-NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-RANDOM_LENGTH = 5
-MAX_NAME_LENGTH = 63
-MAX_GENERATED_BASE = MAX_NAME_LENGTH - RANDOM_LENGTH
-
-
-def generate_name(base: str, rng: random.Random) -> str:
-    """upstream SimpleNameGenerator: base (cut to 58 chars) + 5 random characters."""
-    if len(base) > MAX_GENERATED_BASE:
-        base = base[:MAX_GENERATED_BASE]
-    return base + "".join(rng.choice(NAME_ALPHABET) for _ in range(RANDOM_LENGTH))
-
 
 def new_uid(rng: random.Random) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))

@@ -1,120 +1,28 @@
 """Names, labels, annotations and ObjectMeta, with apimachinery's exact messages.
 
-``IsDNS1123Subdomain`` & co. return message lists; :func:`validate_object_meta` turns them into
+The name rules themselves (``IsDNS1123Subdomain`` & co., returning message lists) live in
+``kconsole.objects.names``; :func:`validate_object_meta` turns them into
 field causes the way ValidateObjectMeta does (``metadata.name: Invalid value: "Foo": a lowercase
 RFC 1123 subdomain must consist of ...``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from kconsole.api.validators.field import Cause, forbidden, immutable, invalid, required, too_long
+from kconsole.objects.names import (
+    is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_path_segment_name,
+    regex_error)
+from kconsole.objects.names import is_valid_label_value as is_label_value
+
+__all__ = ["is_dns1035_label", "is_dns1123_label", "is_dns1123_subdomain", "is_label_value", "is_qualified_name",
+           "regex_error"]
 
 NameFn = Callable[[str, bool], list[str]]
 
-DNS1123_LABEL_MAX = 63
-DNS1123_SUBDOMAIN_MAX = 253
-LABEL_VALUE_MAX = 63
-QUALIFIED_NAME_MAX = 63
 TOTAL_ANNOTATION_SIZE = 256 * 1024
-
-_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_SUBDOMAIN_FMT = _LABEL_FMT + r"(\." + _LABEL_FMT + ")*"
-_DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
-_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_VALUE_FMT = "(" + _QNAME_FMT + ")?"
-
-_LABEL_RE = re.compile("^" + _LABEL_FMT + "$")
-_SUBDOMAIN_RE = re.compile("^" + _SUBDOMAIN_FMT + "$")
-_DNS1035_RE = re.compile("^" + _DNS1035_FMT + "$")
-_QNAME_RE = re.compile("^" + _QNAME_FMT + "$")
-_LABEL_VALUE_RE = re.compile("^" + _LABEL_VALUE_FMT + "$")
-
-LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-             "and must start and end with an alphanumeric character")
-SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-                 "and must start and end with an alphanumeric character")
-DNS1035_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-               "alphabetic character, and end with an alphanumeric character")
-QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-             "alphanumeric character")
-LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-                   "and must start and end with an alphanumeric character")
-
-
-def regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """upstream RegexError, including its doubled space between examples."""
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    parts = " or ".join(f"'{e}', " for e in examples)
-    return f"{msg} (e.g. {parts}regex used for validation is '{fmt}')"
-
-
-def max_len_error(n: int) -> str:
-    return f"must be no more than {n} characters"
-
-
-def is_dns1123_label(value: str) -> list[str]:
-    errs = []
-    if len(value) > DNS1123_LABEL_MAX:
-        errs.append(max_len_error(DNS1123_LABEL_MAX))
-    if not _LABEL_RE.match(value):
-        errs.append(regex_error(LABEL_MSG, _LABEL_FMT, "my-name", "123-abc"))
-    return errs
-
-
-def is_dns1123_subdomain(value: str) -> list[str]:
-    errs = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX:
-        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
-    if not _SUBDOMAIN_RE.match(value):
-        errs.append(regex_error(SUBDOMAIN_MSG, _SUBDOMAIN_FMT, "example.com"))
-    return errs
-
-
-def is_dns1035_label(value: str) -> list[str]:
-    errs = []
-    if len(value) > DNS1123_LABEL_MAX:
-        errs.append(max_len_error(DNS1123_LABEL_MAX))
-    if not _DNS1035_RE.match(value):
-        errs.append(regex_error(DNS1035_MSG, _DNS1035_FMT, "my-name", "abc-123"))
-    return errs
-
-
-def is_qualified_name(value: str) -> list[str]:
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-        errs: list[str] = []
-    elif len(parts) == 2:
-        prefix, name = parts
-        errs = []
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs += ["prefix part " + m for m in is_dns1123_subdomain(prefix)]
-    else:
-        return ["a qualified name " + regex_error(QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > QUALIFIED_NAME_MAX:
-        errs.append("name part " + max_len_error(QUALIFIED_NAME_MAX))
-    if not _QNAME_RE.match(name):
-        errs.append("name part " + regex_error(QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
-    return errs
-
-
-def is_label_value(value: str) -> list[str]:
-    errs = []
-    if len(value) > LABEL_VALUE_MAX:
-        errs.append(max_len_error(LABEL_VALUE_MAX))
-    if not _LABEL_VALUE_RE.match(value):
-        errs.append(regex_error(LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
 
 
 def _mask_trailing_dash(name: str) -> str:
@@ -135,13 +43,9 @@ def name_is_dns1035_label(name: str, prefix: bool) -> list[str]:
 
 def name_is_path_segment(name: str, prefix: bool) -> list[str]:
     """RBAC and a few other kinds allow anything that is a valid URL path segment (``system:node``)."""
-    errs = []
-    if not prefix and name in (".", ".."):
-        errs.append(f'may not be \'{name}\'')
-    for bad in ("/", "%"):
-        if bad in name:
-            errs.append(f"may not contain '{bad}'")
-    return errs
+    if prefix and name in (".", ".."):
+        return []
+    return is_valid_path_segment_name(name)
 
 
 def validate_labels(labels: Any, path: str) -> list[Cause]:
