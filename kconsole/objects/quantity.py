@@ -247,14 +247,14 @@ def format_quantity(q: QuantityLike, fmt: str | None = None) -> str:
     ``"1k"``). A number without ``fmt`` reads as BinarySI when it is a whole multiple of 1024
     (``1073741824`` -> ``"1Gi"``) and DecimalSI otherwise (``0.5`` -> ``"500m"``).
     """
+    if fmt is not None and fmt not in (DECIMAL_SI, BINARY_SI, DECIMAL_EXPONENT):
+        raise ValueError(f"unknown quantity format {fmt!r}; expected DecimalSI, BinarySI or DecimalExponent")
     if isinstance(q, str):
         nanos, parsed_fmt = _parse_str(q)
         return _format_nanos(nanos, fmt or parsed_fmt)
     nanos = _nanos(q)
     if fmt is None:
         fmt = BINARY_SI if nanos % (1024 * NANO) == 0 else DECIMAL_SI
-    if fmt not in (DECIMAL_SI, BINARY_SI, DECIMAL_EXPONENT):
-        raise ValueError(f"unknown quantity format {fmt!r}; expected DecimalSI, BinarySI or DecimalExponent")
     return _format_nanos(nanos, fmt)
 
 

@@ -39,6 +39,7 @@ GREATER_THAN = "gt"
 LESS_THAN = "lt"
 
 _BINARY_OPERATORS = (IN, NOT_IN, EQUALS, DOUBLE_EQUALS, NOT_EQUALS, GREATER_THAN, LESS_THAN)
+_ALL_OPERATORS = (IN, NOT_IN, EQUALS, DOUBLE_EQUALS, NOT_EQUALS, EXISTS, DOES_NOT_EXIST, GREATER_THAN, LESS_THAN)
 _INT64_RE = re.compile(r"[+-]?[0-9]+\Z")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -133,7 +134,8 @@ def new_requirement(key: str, operator: str, values: Iterable[str] = ()) -> Requ
             if _parse_int64(v) is None:
                 errs.append(_invalid(f"values[{i}]", v, "for 'Gt', 'Lt' operators, the value must be an integer"))
     else:
-        errs.append(f'operator: Unsupported value: "{operator}": supported values: "{", ".join(_BINARY_OPERATORS)}", "exists", "!"')
+        supported = ", ".join(f'"{op}"' for op in _ALL_OPERATORS)
+        errs.append(f'operator: Unsupported value: "{operator}": supported values: {supported}')
     for i, v in enumerate(vals):
         v_errs = is_valid_label_value(v)
         if v_errs:

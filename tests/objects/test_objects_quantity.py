@@ -156,6 +156,9 @@ def test_numbers_format_binary_when_whole_multiples_of_1024():
     assert format_quantity(1500) == "1500"
     assert format_quantity(3000) == "3k"
     assert format_quantity(1024, "DecimalSI") == "1024"
+    assert format_quantity("1Gi", "DecimalSI") == "1073741824"
+    with pytest.raises(ValueError, match="unknown quantity format 'Roman'"):
+        format_quantity("1", "Roman")
 
 
 def test_quantity_format_follows_the_suffix():

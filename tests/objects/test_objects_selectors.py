@@ -107,6 +107,8 @@ def test_requirement_arity_checks():
         new_requirement("a", "=", ["x", "y"])
     with pytest.raises(ValueError, match="values set must be empty"):
         new_requirement("a", "exists", ["x"])
+    with pytest.raises(ValueError, match='operator: Unsupported value: "near": supported values: "in", "notin"'):
+        new_requirement("a", "near", ["x"])
 
 
 def test_prefixed_keys():
