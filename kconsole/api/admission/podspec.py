@@ -9,6 +9,7 @@ hostPorts) are in :func:`default_pod_only`, and the QoS class a new Pod's status
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from kconsole.objects.quantity import QuantityError, parse_quantity
@@ -126,7 +127,19 @@ def default_pod_only(spec: Obj) -> None:
         spec["enableServiceLinks"] = True
 
 
+@lru_cache(maxsize=4096)
+def _positive_str(value: str) -> Fraction | None:
+    try:
+        q = parse_quantity(value)
+    except (QuantityError, TypeError, ValueError):
+        return None
+    return q if q > 0 else None
+
+
 def _positive(value: Any) -> Fraction | None:
+    """A positive amount, or None; the same few strings repeat on every pod, so they are cached."""
+    if isinstance(value, str):
+        return _positive_str(value)
     try:
         q = parse_quantity(value)
     except (QuantityError, TypeError, ValueError):

@@ -7,6 +7,7 @@ update rules, whitespace in images) is in :func:`validate_pod` / :func:`validate
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from kconsole.api.validators.field import (
@@ -108,6 +109,16 @@ def _resource_name_causes(name: str, path: str) -> list[Cause]:
     return [invalid(path, name, "must be a standard resource for containers")]
 
 
+@lru_cache(maxsize=4096)
+def _parse_str(value: str) -> Fraction:
+    return parse_quantity(value)
+
+
+def _parse(value: Any) -> Fraction:
+    """Quantities repeat across pods ("100m", "64Mi"): string parses are cached (errors are not)."""
+    return _parse_str(value) if isinstance(value, str) else parse_quantity(value)
+
+
 def validate_resources(resources: Any, path: str) -> list[Cause]:
     if resources is None:
         return []
@@ -129,7 +140,7 @@ def validate_resources(resources: Any, path: str) -> list[Cause]:
                 causes += bad_name
                 continue
             try:
-                q = parse_quantity(value)
+                q = _parse(value)
             except QuantityError as err:
                 causes.append(invalid(key_path, value, err.reason))
                 continue
