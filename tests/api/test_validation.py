@@ -139,6 +139,16 @@ def test_metadata_rules() -> None:
     assert check(long, "configmaps")[0] == f'metadata.name: Invalid value: "{"a" * 254}": must be no more than 253 characters'
 
 
+def test_config_data_is_capped_at_one_mebibyte() -> None:
+    big = {"kind": "ConfigMap", "metadata": {"name": "big"}, "data": {"x": "a" * (1024 * 1024 + 1)}}
+    causes = VALIDATOR.validate(ctx_for("configmaps", "", "CREATE"), big | {
+        "metadata": {"name": "big", "namespace": "default"}}, None)
+    assert StatusError.invalid("ConfigMap", "big", causes).message == (
+        'ConfigMap "big" is invalid: Too long: may not be more than 1048576 bytes')
+    ok = {"kind": "ConfigMap", "metadata": {"name": "ok"}, "data": {"x": "a" * (1024 * 1024)}}
+    assert check(ok, "configmaps") == []
+
+
 def test_namespace_in_body_must_match_request() -> None:
     obj = {"kind": "ConfigMap", "metadata": {"name": "c", "namespace": "other"}}
     with pytest.raises(StatusError) as err:

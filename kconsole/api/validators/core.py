@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from kconsole.api.validators.field import (
-    Cause, GoLiteral, duplicate, forbidden, immutable, invalid, is_int, not_supported, required)
+    Cause, GoLiteral, duplicate, forbidden, immutable, invalid, is_int, not_supported, required, too_long)
 from kconsole.api.validators.meta import (
     is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name, regex_error, validate_labels)
 from kconsole.api.validators.pods import TAINT_EFFECTS, port_number_causes, is_valid_port_name
@@ -23,7 +23,8 @@ TRAFFIC_POLICIES = ("Cluster", "Local")
 NODE_PORT_RANGE = (30000, 32767)
 CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
 _CONFIG_KEY_RE = re.compile("^" + CONFIG_KEY_FMT + "$")
-CONFIG_MAP_MAX_BYTES = 1024 * 1024
+#: upstream's MaxSecretSize, which bounds ConfigMap data too.
+MAX_DATA_BYTES = 1024 * 1024
 
 
 def _ip_causes(path: str, value: str) -> list[Cause]:
@@ -192,9 +193,10 @@ def validate_configmap(obj: Obj) -> list[Cause]:
     causes += _validate_config_keys(obj.get("binaryData"), "binaryData", binary=True)
     both = set(obj.get("data") or {}) & set(obj.get("binaryData") or {})
     causes += [invalid(f"data[{k}]", k, "duplicate of key present in binaryData") for k in sorted(both)]
-    size = sum(len(k) + len(v) for k, v in (obj.get("data") or {}).items() if isinstance(v, str))
-    if size > CONFIG_MAP_MAX_BYTES:
-        causes.append(invalid("", "<value omitted>", f"may not be more than {CONFIG_MAP_MAX_BYTES} bytes"))
+    size = sum(len(v) for v in (obj.get("data") or {}).values() if isinstance(v, str))
+    size += sum(len(v) * 3 // 4 for v in (obj.get("binaryData") or {}).values() if isinstance(v, str))
+    if size > MAX_DATA_BYTES:
+        causes.append(too_long("", MAX_DATA_BYTES))
     return causes
 
 
@@ -203,6 +205,9 @@ def validate_secret(obj: Obj) -> list[Cause]:
     string_data = obj.get("stringData")
     if string_data is not None:
         causes += _validate_config_keys(string_data, "stringData", binary=False)
+    size = sum(len(v) * 3 // 4 for v in (obj.get("data") or {}).values() if isinstance(v, str))
+    if size > MAX_DATA_BYTES:
+        causes.append(too_long("data", MAX_DATA_BYTES))
     return causes
 
 
