@@ -19,6 +19,7 @@ from typing import Any
 from kconsole.scheduler.podinfo import LABEL_HOSTNAME, PodInfo, normalized_image, resource_amount
 
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
+MAX_CHANGELOG = 200_000
 
 
 class NodeInfo:
@@ -28,7 +29,7 @@ class NodeInfo:
         "name", "node", "labels", "unschedulable", "hard_taints", "soft_taints", "alloc_cpu", "alloc_mem",
         "alloc_pods", "alloc_scalar", "req_cpu", "req_mem", "req_scalar", "nz_cpu", "nz_mem", "pods",
         "free_cpu", "free_mem", "free_pods", "ports", "images", "affinity_pods", "anti_affinity_pods",
-        "generation",
+        "generation", "index",
     )
 
     def __init__(self, name: str) -> None:
@@ -49,6 +50,8 @@ class NodeInfo:
         self.affinity_pods: list[PodInfo] = []
         self.anti_affinity_pods: list[PodInfo] = []
         self.generation = 0
+        #: position in Cache.node_list(); -1 for copies and nodes not listed
+        self.index = -1
 
     def set_node(self, node: dict[str, Any]) -> None:
         self.node = node
@@ -129,6 +132,7 @@ class NodeInfo:
         c.ports = {k: set(v) for k, v in self.ports.items()}
         c.affinity_pods = list(self.affinity_pods)
         c.anti_affinity_pods = list(self.anti_affinity_pods)
+        c.index = -1
         return c
 
     def ports_conflict(self, ports: Iterable[tuple[str, str, int]]) -> bool:
@@ -155,14 +159,26 @@ class Cache:
         self.anti_affinity_nodes: set[str] = set()
         #: Bumped on every change; plugins key memoised cluster-wide data by it.
         self.generation = 0
+        #: Bumped when node_list() is rebuilt (indices change); with ``changelog`` (indices of nodes
+        #: changed since) this lets plugins keep per-node results current incrementally.
+        self.list_version = 0
+        self.changelog: list[int] = []
 
     # ----------------------------------------------------------------- nodes
 
     def node_list(self) -> list[NodeInfo]:
         """Nodes in a stable order (arrival); the round-robin search walks this list."""
-        if self._order is None:
+        if self._order is None or len(self.changelog) > MAX_CHANGELOG:
             self._order = [n for n in self.nodes.values() if n.node is not None]
+            for i, n in enumerate(self._order):
+                n.index = i
+            self.list_version += 1
+            self.changelog = []
         return self._order
+
+    def _changed(self, ni: NodeInfo) -> None:
+        if ni.index >= 0:
+            self.changelog.append(ni.index)
 
     def add_node(self, node: dict[str, Any]) -> NodeInfo:
         name = node["metadata"]["name"]
@@ -176,7 +192,10 @@ class Cache:
         self._count_images(ni, +1)
         if not was_known:
             if self._order is not None:
+                ni.index = len(self._order)
                 self._order.append(ni)
+        else:
+            self._changed(ni)
         self.generation += 1
         return ni
 
@@ -187,6 +206,7 @@ class Cache:
         if ni is None:
             return
         self._count_images(ni, -1)
+        ni.index = -1
         if ni.pods:
             ni.node = None  # keep the pods' accounting until they are deleted, as upstream
         else:
@@ -213,6 +233,7 @@ class Cache:
     def _place(self, pi: PodInfo, node_name: str) -> None:
         ni = self._node_for(node_name)
         ni.add_pod(pi)
+        self._changed(ni)
         self._placed[pi.key] = (pi, node_name)
         if ni.affinity_pods:
             self.affinity_nodes.add(node_name)
@@ -228,6 +249,7 @@ class Cache:
         ni = self.nodes.get(node_name)
         if ni is not None:
             ni.remove_pod(pi)
+            self._changed(ni)
             if not ni.affinity_pods:
                 self.affinity_nodes.discard(node_name)
             if not ni.anti_affinity_pods:

@@ -203,6 +203,25 @@ class ScoreOutcome:
     skipped: list[str]
 
 
+def _sum_columns(columns: list[list[int]], n: int) -> list[int]:
+    """Element-wise sum; columns equal on every node are added as one constant (common and cheap)."""
+    const = 0
+    varying = []
+    for col in columns:
+        if col and col.count(col[0]) == n:
+            const += col[0]
+        else:
+            varying.append(col)
+    if not varying:
+        return [const] * n
+    if len(varying) == 1:
+        return [v + const for v in varying[0]] if const else list(varying[0])
+    if len(varying) == 2:
+        a, b = varying
+        return [x + y + const for x, y in zip(a, b)]
+    return [s + const for s in map(sum, zip(*varying))]
+
+
 class Framework:
     """One profile's plugins, wired to extension points; runs the cycle's steps."""
 
@@ -360,10 +379,7 @@ class Framework:
             raws.append(raw)
             norms.append(norm)
             weighted.append(norm if w == 1 else [s * w for s in norm])
-        if weighted:
-            totals = list(map(sum, zip(*weighted))) if len(weighted) > 1 else list(weighted[0])
-        else:
-            totals = [0] * len(nodes)
+        totals = _sum_columns(weighted, len(nodes))
         return ScoreOutcome(nodes, names, raws, norms, weighted, totals, skipped)
 
     # ----------------------------------------------------------------- reserve / bind

@@ -7,6 +7,7 @@ from typing import Any
 
 from kconsole.scheduler.cache import NodeInfo
 from kconsole.scheduler.framework import MAX_NODE_SCORE, Plugin, register
+from kconsole.scheduler.memo import NodeMemo
 from kconsole.scheduler.podinfo import PodInfo
 
 
@@ -18,8 +19,15 @@ class NodeResourcesBalancedAllocation(Plugin):
         super().__init__(handle, args)
         self.resources = [r["name"] for r in args.get("resources") or ()] or ["cpu", "memory"]
         self._default = self.resources == ["cpu", "memory"]
+        cache = getattr(handle, "cache", None)
+        self._memo = NodeMemo(cache, self._score_batch) if cache is not None else None
 
     def score(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        if self._memo is not None:
+            return self._memo.values((pod.cpu, pod.mem, tuple(sorted(pod.scalar.items()))), pod, nodes)
+        return self._score_batch(pod, nodes)
+
+    def _score_batch(self, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
         pc, pm = pod.cpu, pod.mem
         if self._default:
             return [

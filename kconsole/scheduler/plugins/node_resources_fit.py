@@ -10,6 +10,7 @@ from typing import Any
 
 from kconsole.scheduler.cache import NodeInfo
 from kconsole.scheduler.framework import MAX_NODE_SCORE, UNSCHEDULABLE, Failed, Plugin, Status, register
+from kconsole.scheduler.memo import NodeMemo
 from kconsole.scheduler.podinfo import PodInfo
 
 _NEG = -(1 << 62)
@@ -62,13 +63,27 @@ class NodeResourcesFit(Plugin):
         super().__init__(handle, args)
         self.strategy, self.resources = resource_scoring_args(args)
         self._default = self.strategy == "LeastAllocated" and self.resources == [("cpu", 1), ("memory", 1)]
+        cache = getattr(handle, "cache", None)
+        self._fits = NodeMemo(cache, self._fits_batch) if cache is not None else None
+        self._scores = NodeMemo(cache, self._score_batch) if cache is not None else None
 
-    def filter(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> tuple[list[NodeInfo], Failed]:
+    @staticmethod
+    def _fits_batch(pod: PodInfo, nodes: list[NodeInfo]) -> list[bool]:
         c = pod.cpu if pod.cpu > 0 else _NEG
         m = pod.mem if pod.mem > 0 else _NEG
-        passed = [n for n in nodes if n.free_pods > 0 and n.free_cpu >= c and n.free_mem >= m]
-        if not pod.scalar and len(passed) == len(nodes):
-            return passed, []
+        return [n.free_pods > 0 and n.free_cpu >= c and n.free_mem >= m for n in nodes]
+
+    def filter(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> tuple[list[NodeInfo], Failed]:
+        if self._fits is not None and not pod.scalar:
+            ok = self._fits.values((pod.cpu, pod.mem), pod, nodes)
+            if all(ok):
+                return nodes, []
+        else:
+            c = pod.cpu if pod.cpu > 0 else _NEG
+            m = pod.mem if pod.mem > 0 else _NEG
+            passed = [n for n in nodes if n.free_pods > 0 and n.free_cpu >= c and n.free_mem >= m]
+            if not pod.scalar and len(passed) == len(nodes):
+                return passed, []
         passed = []
         failed: Failed = []
         for n in nodes:
@@ -80,6 +95,12 @@ class NodeResourcesFit(Plugin):
         return passed, failed
 
     def score(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        if self._scores is not None:
+            shape = (pod.nz_cpu, pod.nz_mem, tuple(sorted(pod.scalar.items())))
+            return self._scores.values(shape, pod, nodes)
+        return self._score_batch(pod, nodes)
+
+    def _score_batch(self, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
         pc, pm = pod.nz_cpu, pod.nz_mem
         if self._default:
             return [

@@ -28,6 +28,7 @@ SYSTEM_DEFAULTS = [
 ]
 FILTER_KEY = "PodTopologySpread/filter"
 SCORE_KEY = "PodTopologySpread/score"
+CONSTRAINTS_KEY = "PodTopologySpread/constraints"
 
 
 def count_matching(node: NodeInfo, selector: LabelPredicate, namespace: str) -> int:
@@ -79,8 +80,13 @@ class PodTopologySpread(Plugin):
             if c.get("labelSelector") is not None:
                 raise ValueError("PodTopologySpread: defaultConstraints must not set labelSelector")
 
-    def constraints(self, pod: PodInfo) -> tuple[list[SpreadConstraint], bool]:
-        """(constraints, system_defaulted)."""
+    def constraints(self, pod: PodInfo, state: dict[str, Any] | None = None) -> tuple[list[SpreadConstraint], bool]:
+        """(constraints, system_defaulted); computed once per cycle when ``state`` is given."""
+        if state is not None:
+            got = state.get(CONSTRAINTS_KEY)
+            if got is None:
+                got = state[CONSTRAINTS_KEY] = self.constraints(pod)
+            return got
         if pod.spread:
             return pod.spread, False
         if not self.defaults:
@@ -98,7 +104,7 @@ class PodTopologySpread(Plugin):
     # ----------------------------------------------------------------- filter
 
     def pre_filter(self, state: dict[str, Any], pod: PodInfo) -> Status | None:
-        hard = [c for c in self.constraints(pod)[0] if c.hard]
+        hard = [c for c in self.constraints(pod, state)[0] if c.hard]
         if not hard:
             return SKIP_STATUS
         fs = _FilterState(hard)
@@ -162,7 +168,7 @@ class PodTopologySpread(Plugin):
     # ----------------------------------------------------------------- score
 
     def pre_score(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
-        constraints, defaulted = self.constraints(pod)
+        constraints, defaulted = self.constraints(pod, state)
         soft = [c for c in constraints if not c.hard]
         if not soft:
             return SKIP_STATUS
