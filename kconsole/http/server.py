@@ -37,16 +37,19 @@ VERSION = {
 _PUBLIC = ("/healthz", "/livez", "/readyz")
 
 
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def _dumps(body: Any) -> bytes:
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    return _encode(body).encode()
 
 
 def _json_response(code: int, body: Any, headers: dict[str, str] | None = None,
                    content_type: str = JSON) -> web.Response:
-    resp = web.Response(status=code, body=_dumps(body), headers=headers)
-    resp.headers["Content-Type"] = content_type
-    resp.headers["Cache-Control"] = "no-cache, private"
-    return resp
+    all_headers = {"Content-Type": content_type, "Cache-Control": "no-cache, private"}
+    if headers:
+        all_headers.update(headers)
+    return web.Response(status=code, body=_dumps(body), headers=all_headers)
 
 
 def _status_response(status: dict[str, Any]) -> web.Response:
@@ -166,7 +169,7 @@ class HTTPFront:
         auth = request.headers.get("Authorization", "")
         if auth[:7].lower() == "bearer ":
             token = auth[7:].strip() or None
-        return Credentials(token=token, cert_user=_peer_user(request))
+        return Credentials(token=token, cert_user=_peer_user(request) if self.tls else None)
 
     def _authenticate(self, creds: Credentials) -> None:
         """Non-resource paths (discovery, /version, /openapi) need an authenticated user too."""
@@ -287,6 +290,8 @@ class HTTPFront:
             raise StatusError.too_large(f"Request entity too large: limit is {self.max_body_bytes}")
         if not request.body_exists:
             return b""
+        if length is not None:
+            return await request.content.readexactly(length)
         chunks: list[bytes] = []
         size = 0
         async for chunk in request.content.iter_any():
