@@ -12,8 +12,10 @@ function through :func:`run_on_thread` so a whole group commit costs one thread 
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 import aiosqlite
@@ -46,7 +48,7 @@ CREATE TABLE IF NOT EXISTS meta (
 #: A row as inserted: (id, revision, name, deleted, create_revision, prev_id, version, lease, value).
 Row = tuple[int, int, str, int, int, int, int, int, bytes]
 
-INSERT = "INSERT INTO kv (id, revision, name, deleted, create_revision, prev_id, version, lease, value) VALUES (?,?,?,?,?,?,?,?,?)"
+INSERT_HEAD = "INSERT INTO kv (id, revision, name, deleted, create_revision, prev_id, version, lease, value) VALUES "
 
 #: A range result row: (name, value, create_revision, mod_revision, version, lease).
 KVRow = tuple[str, bytes, int, int, int, int]
@@ -67,6 +69,16 @@ async def run_on_thread(conn: aiosqlite.Connection, fn: Callable[..., T], *args:
     reads and COMMIT in one hop, so this uses its (long-stable) ``_execute`` queue directly.
     """
     return await conn._execute(_with_raw, conn, fn, args)  # noqa: SLF001
+
+
+def submit_on_thread(conn: aiosqlite.Connection, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+    """Queue ``fn(raw_connection, *args)`` on the connection's thread now; await the future later.
+
+    Lets a pipelined group commit be queued without an extra task step (a hop less per batch).
+    """
+    future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+    conn._tx.put_nowait((future, partial(_with_raw, conn, fn, args)))  # noqa: SLF001
+    return future
 
 
 def _with_raw(conn: aiosqlite.Connection, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
@@ -98,10 +110,10 @@ def load_state(db: sqlite3.Connection) -> tuple[int, int, list[tuple[str, int, i
 
 def usage(db: sqlite3.Connection) -> tuple[int, int]:
     """(bytes of pages in the file, bytes of pages in use)."""
-    page_size = db.execute("PRAGMA page_size").fetchone()[0]
-    pages = db.execute("PRAGMA page_count").fetchone()[0]
-    free = db.execute("PRAGMA freelist_count").fetchone()[0]
-    return pages * page_size, (pages - free) * page_size
+    return db.execute(
+        "SELECT c.page_count * s.page_size, (c.page_count - f.freelist_count) * s.page_size"
+        " FROM pragma_page_count() c, pragma_freelist_count() f, pragma_page_size() s"
+    ).fetchone()
 
 
 def fetch_values(db: sqlite3.Connection, ids: Sequence[int]) -> dict[int, bytes]:
@@ -185,21 +197,57 @@ def history(
 BatchResult = tuple[dict[int, bytes], list[tuple[list[KVRow], int]], tuple[int, int]]
 
 
+class Chain:
+    """Links pipelined group commits: once one fails, the ones queued behind it (evaluated against
+    its writes) must fail too, until the event loop has seen them all and resets ``broken``."""
+
+    __slots__ = ("broken",)
+
+    def __init__(self) -> None:
+        self.broken = False
+
+
+class ChainBroken(Exception):
+    def __init__(self) -> None:
+        super().__init__("an earlier group commit this one depended on failed")
+
+
+#: Rows per multi-row INSERT statement (9 parameters each, under SQLite's 32,766 limit).
+INSERT_CHUNK = 3000
+_insert_sql: dict[int, str] = {}
+
+
+def insert_rows(db: sqlite3.Connection, rows: Sequence[Row]) -> None:
+    """One statement per chunk: one sqlite3_step (one GIL release) instead of one per row."""
+    for start in range(0, len(rows), INSERT_CHUNK):
+        chunk = rows[start : start + INSERT_CHUNK]
+        sql = _insert_sql.get(len(chunk))
+        if sql is None:
+            sql = INSERT_HEAD + ",".join(["(?,?,?,?,?,?,?,?,?)"] * len(chunk))
+            if len(_insert_sql) < 256:
+                _insert_sql[len(chunk)] = sql
+        db.execute(sql, [field for row in chunk for field in row])
+
+
 def apply_batch(
-    db: sqlite3.Connection, rows: Sequence[Row], fetch: Sequence[int], ranges: Sequence[RangeSpec]
+    db: sqlite3.Connection, chain: Chain, rows: Sequence[Row], fetch: Sequence[int], ranges: Sequence[RangeSpec]
 ) -> BatchResult:
     """One group commit: insert every row, read what the transactions asked for, commit.
 
-    Nothing is kept when anything fails: the transaction is rolled back and the error raised.
+    Nothing is kept when anything fails: the transaction is rolled back, the chain marked broken
+    and the error raised.
     """
+    if chain.broken:
+        raise ChainBroken()
     db.execute("BEGIN IMMEDIATE" if rows else "BEGIN")
     try:
         if rows:
-            db.executemany(INSERT, rows)
+            insert_rows(db, rows)
         values = fetch_values(db, fetch) if fetch else {}
         results = [range_rows(db, *spec) for spec in ranges]
         db.execute("COMMIT")
     except BaseException:
+        chain.broken = True
         if db.in_transaction:
             db.execute("ROLLBACK")
         raise

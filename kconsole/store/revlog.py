@@ -34,7 +34,8 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
-from collections import OrderedDict
+import contextlib
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ import aiosqlite
 
 from kconsole.clock import Clock, io_tracker
 from kconsole.store import backend
-from kconsole.store.backend import MAX_SUB, RangeSpec, Row, row_id
+from kconsole.store.backend import MAX_SUB, SUB_BITS, RangeSpec, Row, row_id
 from kconsole.store.kv import (
     DEFAULT_QUOTA_BYTES,
     MAX_REQUEST_BYTES,
@@ -73,6 +74,10 @@ Meta = tuple[int, int, int, int, int]
 ROW_OVERHEAD = 64
 #: Transactions folded into one group commit at most.
 MAX_BATCH = 4096
+#: Group commits on the SQLite thread at once (one commits while the next is evaluated).
+PIPELINE = 2
+#: Below twice this many queued txns, an idle pipeline takes them all in one batch rather than two.
+SPLIT_MIN = 8
 #: Bytes of recent values kept in memory.
 DEFAULT_VALUE_CACHE_BYTES = 64 * 1024 * 1024
 #: Revisions deleted per compaction chunk (one short SQLite transaction each).
@@ -115,6 +120,33 @@ class _Pending:
         self.cost = cost
 
 
+#: Tags of answers-to-be in a prepared batch.
+_KV, _KVS, _GET, _RANGE = "kv", "kvs", "get", "range"
+
+
+class _Batch:
+    """One group commit: its transactions, rows and reads, and how to answer each caller."""
+
+    __slots__ = ("items", "seq", "overlay", "known", "fetch", "rows", "ranges", "changes", "plans", "errors",
+                 "last_revision", "cost", "task", "io")
+
+    def __init__(self, items: list[_Pending], seq: int) -> None:
+        self.items = items
+        self.seq = seq
+        self.overlay: dict[str, Meta | None] = {}  # the batch's final state of each key it wrote
+        self.known: dict[int, bytes] = {}  # values it needs that were in memory
+        self.fetch: set[int] = set()  # values it needs from SQLite
+        self.rows: list[Row] = []
+        self.ranges: list[RangeSpec] = []
+        self.changes: list[tuple[str, Meta | None, Meta | None, int]] = []  # (key, new or None, prev, revision)
+        self.plans: list[tuple[_Pending, bool, int, list[Any]]] = []
+        self.errors: list[tuple[_Pending, StoreError]] = []
+        self.last_revision = 0
+        self.cost = sum(item.cost for item in items)
+        self.task: asyncio.Future[backend.BatchResult] | None = None
+        self.io: contextlib.AbstractContextManager[Any] | None = None
+
+
 class RevisionLog:
     """A single etcd member's keyspace; implements :class:`kconsole.store.kv.KV`."""
 
@@ -129,8 +161,12 @@ class RevisionLog:
         self._lock_fd = lock_fd
         self._quota = quota_bytes
         self._watch_buffer = watch_buffer
-        self._revision = 0
+        self._revision = 0  # last committed
+        self._next_revision = 1  # next to assign (batches in flight hold the ones between)
         self._compact_revision = 0
+        self._uncommitted: dict[str, tuple[Meta | None, int]] = {}  # writes of in-flight batches, with batch seq
+        self._next_seq = 0
+        self._chain = backend.Chain()
         self._keys: dict[str, Meta] = {}
         self._values: OrderedDict[int, bytes] = OrderedDict()
         self._values_bytes = 0
@@ -198,6 +234,7 @@ class RevisionLog:
             raise
         log = cls(file, clock, writer, reader, lock_fd, quota_bytes, watch_buffer, value_cache_bytes)
         log._revision = revision
+        log._next_revision = revision + 1
         log._compact_revision = compacted
         log._keys = {name: (create, mod, version, lease, rid) for name, create, mod, version, lease, rid in keys}
         log._in_use = in_use
@@ -386,38 +423,69 @@ class RevisionLog:
     # ------------------------------------------------------------------ group commit
 
     async def _flush_loop(self) -> None:
-        while True:
-            await self._wakeup.wait()
-            self._wakeup.clear()
-            while self._pending:
-                batch = self._pending[:MAX_BATCH]
-                del self._pending[:MAX_BATCH]
-                try:
-                    await self._commit_batch(batch)
-                except BaseException as exc:  # the flusher must survive anything one batch does
-                    for item in batch:
-                        if not item.future.done():
-                            item.future.set_exception(exc if isinstance(exc, StoreError) else BackendError(exc))
-                    if isinstance(exc, asyncio.CancelledError):
-                        raise
-            if self._closed:
-                return
+        """Keep up to :data:`PIPELINE` batches on the SQLite thread; answer them in order.
 
-    async def _commit_batch(self, batch: list[_Pending]) -> None:
+        While batch N commits (its fsync runs without the GIL), batch N+1 is evaluated and queued,
+        against the index plus the uncommitted writes of N. If N fails, N+1 fails with it (the
+        thread refuses it, see :class:`backend.Chain`) and nothing new starts until both are done.
+        """
+        inflight: deque[_Batch] = deque()
+        while True:
+            if self._pending and len(inflight) < PIPELINE and not self._chain.broken:
+                if any(c.target == "value" for item in self._pending for c in item.compares):
+                    if inflight:  # value compares may need committed values read first: drain
+                        await self._finish_batch(inflight.popleft())
+                        continue
+                    await self._prefetch_compared_values()
+                take = len(self._pending)
+                if not inflight and take >= 2 * SPLIT_MIN:
+                    take = (take + 1) // 2  # two half batches: one evaluates while the other commits
+                take = min(take, MAX_BATCH)
+                items = self._pending[:take]
+                del self._pending[:take]
+                inflight.append(self._submit(self._prepare(items)))
+                continue
+            if inflight:
+                await self._finish_batch(inflight.popleft())
+                await asyncio.sleep(0)  # let the writers just answered queue their next txn first
+                continue
+            if self._chain.broken:
+                self._chain.broken = False
+            if self._closed and not self._pending:
+                return
+            if not self._pending:
+                await self._wakeup.wait()
+                self._wakeup.clear()
+
+    async def _prefetch_compared_values(self) -> None:
+        ids = []
+        for item in self._pending:
+            for c in item.compares:
+                meta = self._keys.get(c.key) if c.target == "value" else None
+                if meta is not None and meta[4] not in self._values:
+                    ids.append(meta[4])
+        if ids:
+            for rid, value in (await self._read(backend.fetch_values, sorted(set(ids)))).items():
+                self._cache_value(rid, value)
+
+    def _prepare(self, items: list[_Pending]) -> _Batch:
+        """Evaluate the transactions in order; build rows, reads and answers-to-be (no I/O)."""
         keys = self._keys
+        uncommitted = self._uncommitted
         cache = self._values
-        overlay: dict[str, Meta | None] = {}
-        known: dict[int, bytes] = {}  # values this batch needs that are already in memory
-        fetch: set[int] = set()
-        rows: list[Row] = []
-        ranges: list[RangeSpec] = []
-        plans: list[tuple[_Pending, bool, int, list[Any]]] = []
-        changes: list[tuple[str, Meta | None, Meta | None, int]] = []  # (key, new or None, prev, revision)
-        errors: list[tuple[_Pending, StoreError]] = []
-        batch_cost = sum(item.cost for item in batch)
+        batch = _Batch(items, self._next_seq)
+        self._next_seq += 1
+        seq = batch.seq
+        overlay = batch.overlay
+        known = batch.known
+        fetch = batch.fetch
+        rows = batch.rows
+        ranges = batch.ranges
+        changes = batch.changes
 
         def lookup(name: str) -> Meta | None:
-            return overlay[name] if name in overlay else keys.get(name)
+            pending = uncommitted.get(name)
+            return keys.get(name) if pending is None else pending[0]
 
         def need(rid: int) -> None:
             if rid not in known:
@@ -427,146 +495,166 @@ class RevisionLog:
                 else:
                     known[rid] = value
 
-        value_compares = [c for item in batch for c in item.compares if c.target == "value"]
-        if value_compares:
-            for c in value_compares:
-                meta = keys.get(c.key)
-                if meta is not None:
-                    need(meta[4])
-            if fetch:
-                known.update(await self._read(backend.fetch_values, sorted(fetch)))
-                fetch.clear()
-
-        rev = self._revision + 1
-        for item in batch:
+        rev = self._next_revision
+        for item in items:
             ok = True
             for c in item.compares:
                 meta = lookup(c.key)
-                if c.target == "value":
-                    actual: int | bytes = b"" if meta is None else known[meta[4]]
+                target = c.target
+                if target == "mod":
+                    actual: int | bytes = meta[1] if meta else 0
+                elif target == "value":
+                    if meta is None:
+                        actual = b""
+                    else:
+                        need(meta[4])
+                        actual = known[meta[4]]
                 elif meta is None:
                     actual = 0
-                elif c.target == "mod":
-                    actual = meta[1]
-                elif c.target == "create":
+                elif target == "create":
                     actual = meta[0]
                 else:
                     actual = meta[2]
-                if not _holds(actual, c.op, c.value):
+                op = c.op
+                if not (actual == c.value if op == "=" else _holds(actual, op, c.value)):
                     ok = False
                     break
             ops = item.success if ok else item.failure
             if len(ops) > MAX_SUB or any(type(op) is Delete and op.end is not None for op in ops):
-                writes = sum(_write_bound(op, keys, overlay) for op in ops)
+                writes = sum(_write_bound(op, keys, uncommitted) for op in ops)
                 if writes > MAX_SUB:
-                    errors.append((item, InvalidRequestError(f"etcdserver: too many writes in one txn ({writes}, max {MAX_SUB})")))
+                    batch.errors.append((item, InvalidRequestError(f"etcdserver: too many writes in one txn ({writes}, max {MAX_SUB})")))
                     continue
             sub = 0
             responses: list[Any] = []
             for op in ops:
                 kind = type(op)
                 if kind is Put:
-                    prev = lookup(op.key)
-                    rid = row_id(rev, sub)
+                    key = op.key
+                    prev = lookup(key)
+                    rid = (rev << SUB_BITS) | sub
                     sub += 1
                     if prev is None:
                         meta = (rev, rev, 1, op.lease, rid)
-                        rows.append((rid, rev, op.key, 0, rev, 0, 1, op.lease, op.value))
+                        rows.append((rid, rev, key, 0, rev, 0, 1, op.lease, op.value))
                     else:
                         meta = (prev[0], rev, prev[2] + 1, op.lease, rid)
-                        rows.append((rid, rev, op.key, 0, prev[0], prev[4], prev[2] + 1, op.lease, op.value))
+                        rows.append((rid, rev, key, 0, prev[0], prev[4], prev[2] + 1, op.lease, op.value))
                         need(prev[4])
                     known[rid] = op.value
-                    overlay[op.key] = meta
-                    changes.append((op.key, meta, prev, rev))
-                    responses.append(("kv", op.key, prev))
+                    overlay[key] = meta
+                    uncommitted[key] = (meta, seq)
+                    changes.append((key, meta, prev, rev))
+                    responses.append((_KV, key, prev))
                 elif kind is Delete:
                     if op.end is None:
                         names = [op.key]
                     else:
-                        names = sorted(n for n in set(keys).union(overlay) if _in(n, op.key, op.end))
+                        names = sorted(n for n in set(keys).union(uncommitted) if _in(n, op.key, op.end))
                     deleted = []
                     for name in names:
                         prev = lookup(name)
                         if prev is None:
                             continue
-                        rid = row_id(rev, sub)
+                        rid = (rev << SUB_BITS) | sub
                         sub += 1
                         rows.append((rid, rev, name, 1, prev[0], prev[4], 0, 0, b""))
                         need(prev[4])
                         overlay[name] = None
+                        uncommitted[name] = (None, seq)
                         changes.append((name, None, prev, rev))
                         deleted.append((name, prev))
                     if op.end is None:
-                        responses.append(("kv", op.key, deleted[0][1] if deleted else None))
+                        responses.append((_KV, op.key, deleted[0][1] if deleted else None))
                     else:
-                        responses.append(("kvs", deleted))
+                        responses.append((_KVS, deleted))
                 else:  # Get
                     at = rev if sub else rev - 1
                     if op.end is None:
                         meta = lookup(op.key)
                         if meta is not None:
                             need(meta[4])
-                        responses.append(("get", op.key, meta, at))
+                        responses.append((_GET, op.key, meta, at))
                     else:
-                        ranges.append((op.key, op.end, row_id(rev, sub), 0, False, False))
-                        responses.append(("range", len(ranges) - 1, at))
-            plans.append((item, ok, rev if sub else rev - 1, responses))
+                        ranges.append((op.key, op.end, (rev << SUB_BITS) | sub, 0, False, False))
+                        responses.append((_RANGE, len(ranges) - 1, at))
+            batch.plans.append((item, ok, rev if sub else rev - 1, responses))
             if sub:
                 rev += 1
+        self._next_revision = rev
+        batch.last_revision = rev - 1
+        for row in rows:
+            if not row[3]:
+                self._cache_value(row[0], row[8])
+        return batch
 
+    def _submit(self, batch: _Batch) -> _Batch:
+        batch.task = backend.submit_on_thread(
+            self._writer, backend.apply_batch, self._chain, batch.rows, sorted(batch.fetch), batch.ranges
+        )
+        batch.io = io_tracker(self._clock)
+        batch.io.__enter__()  # VirtualClock.settle() waits until _finish_batch has taken the result
+        return batch
+
+    async def _finish_batch(self, batch: _Batch) -> None:
+        assert batch.task is not None and batch.io is not None
         try:
-            with io_tracker(self._clock):
-                fetched, range_results, (_, in_use) = await backend.run_on_thread(
-                    self._writer, backend.apply_batch, rows, sorted(fetch), ranges
-                )
-        except BaseException:
-            self._pending_cost -= batch_cost
-            raise
-        self._pending_cost -= batch_cost
+            fetched, range_results, (_, in_use) = await batch.task
+        except BaseException as exc:  # noqa: BLE001 — whatever SQLite raised, the batch failed as a whole
+            batch.io.__exit__(None, None, None)
+            self._fail_batch(batch, exc)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            return
+        batch.io.__exit__(None, None, None)
+        self._pending_cost -= batch.cost
         self._in_use = in_use
-
-        # Committed: publish the index, then answer callers and feed watchers.
+        known = batch.known
         if fetched:
             known.update(fetched)
-        for name, meta in overlay.items():
+
+        # Committed: publish the index, then answer callers and feed watchers.
+        keys = self._keys
+        uncommitted = self._uncommitted
+        seq = batch.seq
+        for name, meta in batch.overlay.items():
             if meta is None:
                 keys.pop(name, None)
             else:
                 keys[name] = meta
-        self._revision = rev - 1
-        for row in rows:
-            if not row[3]:
-                self._cache_value(row[0], row[8])
+            pending = uncommitted.get(name)
+            if pending is not None and pending[1] == seq:
+                del uncommitted[name]
+        self._revision = batch.last_revision
 
         def kv_of(name: str, meta: Meta | None) -> KeyValue | None:
             if meta is None:
                 return None
             return KeyValue(name, known[meta[4]], meta[0], meta[1], meta[2], meta[3])
 
-        for item, exc in errors:
+        for item, exc in batch.errors:
             if not item.future.done():
                 item.future.set_exception(exc)
-        for item, ok, at, responses in plans:
+        for item, ok, at, responses in batch.plans:
             out: list[object] = []
             for r in responses:
                 tag = r[0]
-                if tag == "kv":
+                if tag is _KV:
                     out.append(kv_of(r[1], r[2]))
-                elif tag == "kvs":
-                    out.append([kv_of(name, prev) for name, prev in r[1]])
-                elif tag == "get":
+                elif tag is _GET:
                     kv = kv_of(r[1], r[2])
                     out.append(RangeResult([kv] if kv else [], 1 if kv else 0, False, r[3]))
+                elif tag is _KVS:
+                    out.append([kv_of(name, prev) for name, prev in r[1]])
                 else:
                     found, count = range_results[r[1]]
                     out.append(RangeResult([KeyValue(*row) for row in found], count, False, r[2]))
             if not item.future.done():
                 item.future.set_result(TxnResult(ok, at, out))
 
-        if changes and self._watchers:
+        if batch.changes and self._watchers:
             events: list[Event] = []
-            for name, meta, prev, at in changes:
+            for name, meta, prev, at in batch.changes:
                 prev_kv = kv_of(name, prev)
                 if meta is None:
                     events.append(Event("DELETE", KeyValue(name, b"", 0, at, 0, 0), prev_kv))
@@ -574,6 +662,22 @@ class RevisionLog:
                     events.append(Event("PUT", KeyValue(name, known[meta[4]], meta[0], meta[1], meta[2], meta[3]), prev_kv))
             for watcher in list(self._watchers):
                 watcher.deliver(events, self._revision)
+
+    def _fail_batch(self, batch: _Batch, exc: BaseException) -> None:
+        """Nothing of the batch was kept: forget its writes and fail every transaction in it."""
+        self._pending_cost -= batch.cost
+        error = exc if isinstance(exc, StoreError) else BackendError(exc)
+        # Every later in-flight batch fails too (the thread refuses them), so all uncommitted
+        # state goes; revisions restart after the last committed one.
+        self._uncommitted.clear()
+        self._next_revision = self._revision + 1
+        for row in batch.rows:
+            value = self._values.pop(row[0], None)
+            if value is not None:
+                self._values_bytes -= len(value)
+        for item in batch.items:
+            if not item.future.done():
+                item.future.set_exception(error)
 
     def _cache_value(self, rid: int, value: bytes) -> None:
         size = len(value)
