@@ -1,0 +1,352 @@
+"""The composition root: one config in, a running control plane out, with handles for the console.
+
+Start order follows a real cluster's boot: etcd members, the API server (bootstraps namespaces and
+RBAC), its HTTP front, controller-manager and scheduler replicas (each competing for its Lease),
+kubelets and kube-proxies, then the manifest-folder sync. Stop runs in reverse. Every component gets
+its own token and acts as its own user, so RBAC applies to all of them.
+
+Handles (what the console and the fault catalog use — never objects, which go through the API):
+``api_client(user)``, ``etcd`` (members and their status), ``controller_managers``, ``schedulers``,
+``kubelets`` (by node name), ``proxies``, ``sync``, ``http``, ``clock``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import os
+import random
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kconsole.api.server import APIServer
+from kconsole.api.types import UserInfo
+from kconsole.client import Client
+from kconsole.clock import Clock, RealClock
+from kconsole.store.facade import EtcdCluster
+
+log = logging.getLogger(__name__)
+
+#: The users components act as, as upstream names them.
+ADMIN = UserInfo("kubernetes-admin", ("system:masters",))
+SCHEDULER = UserInfo("system:kube-scheduler")
+CONTROLLER_MANAGER = UserInfo("system:kube-controller-manager")
+SYNC = UserInfo("system:kconsole-sync")
+CONSOLE = UserInfo("system:kconsole-console")
+
+
+class ConfigError(ValueError):
+    """A cluster config that cannot be used; the message names the field and the problem."""
+
+
+@dataclass
+class ClusterConfig:
+    """Everything that shapes a cluster. Flags override the ``--config`` YAML file."""
+
+    nodes: int = 3
+    control_planes: int = 3
+    seed: int = 1
+    speed: float = 1.0
+    data_dir: Path | None = None
+    ephemeral: bool = False
+    manifests: Path | None = None  # the watched folder; None = no sync
+    http: bool = True
+    address: str = "127.0.0.1"
+    port: int = 6443
+    tls: bool = True
+    zones: tuple[str, ...] = ("zone-a", "zone-b", "zone-c")
+    node_cpu: str = "4"
+    node_memory: str = "16Gi"
+    #: Multiplier for simulated image-pull and container-start delays (0 = instant, for benchmarks).
+    pod_delay_factor: float = 1.0
+    scheduler: dict[str, Any] = field(default_factory=dict)  # KubeSchedulerConfiguration-shaped
+    controllers: dict[str, dict[str, Any]] = field(default_factory=dict)  # per-controller settings
+    console: dict[str, Any] = field(default_factory=dict)  # keymap, theme, refresh: read by the TUI
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> ClusterConfig:
+        """Read a YAML config; unknown keys and wrong types are errors naming the key."""
+        try:
+            raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except OSError as err:
+            raise ConfigError(f"cannot read config {path}: {err.strerror}") from err
+        except yaml.YAMLError as err:
+            raise ConfigError(f"config {path} is not valid YAML: {err}") from err
+        if not isinstance(raw, dict):
+            raise ConfigError(f"config {path}: expected a mapping at the top level")
+        known = {f.name.replace("_", "-"): f for f in fields(cls)}
+        config = cls()
+        for key, value in raw.items():
+            f = known.get(str(key)) or known.get(str(key).replace("_", "-"))
+            if f is None:
+                raise ConfigError(f"config {path}: unknown key {key!r} (known: {', '.join(sorted(known))})")
+            setattr(config, f.name, _coerce(path, key, f.type, value))
+        config.validate()
+        return config
+
+    @classmethod
+    def from_args(cls, args: Any) -> ClusterConfig:
+        config = cls.from_file(args.config) if getattr(args, "config", None) else cls()
+        defaults = {"nodes": 3, "control_planes": 3, "seed": 1, "speed": 1.0, "port": 6443, "address": "127.0.0.1"}
+        for name, default in defaults.items():
+            value = getattr(args, name, default)
+            if value != default or not getattr(args, "config", None):
+                setattr(config, name, value)
+        if getattr(args, "insecure_http", False):
+            config.tls = False
+        if getattr(args, "ephemeral", False):
+            config.ephemeral = True
+        folder = Path(getattr(args, "dir", ".") or ".")
+        config.manifests = folder
+        if getattr(args, "data_dir", None):
+            config.data_dir = Path(args.data_dir)
+        elif config.data_dir is None:
+            config.data_dir = folder / ".kconsole"
+        config.validate()
+        return config
+
+    def validate(self) -> None:
+        if self.nodes < 0:
+            raise ConfigError(f"nodes must be >= 0, got {self.nodes}")
+        if self.control_planes not in (1, 3, 5) and not 1 <= self.control_planes <= 7:
+            raise ConfigError(f"control-planes must be between 1 and 7, got {self.control_planes}")
+        if self.speed <= 0:
+            raise ConfigError(f"speed must be positive, got {self.speed}")
+        if not 0 <= self.port <= 65535:
+            raise ConfigError(f"port must be 0..65535, got {self.port}")
+
+
+def _coerce(path: Any, key: str, typ: Any, value: Any) -> Any:
+    """Check a config value against the field's declared type (as a string annotation)."""
+    t = str(typ)
+    checks: list[tuple[str, Callable[[Any], Any]]] = [
+        ("int", int), ("float", float), ("bool", bool), ("str", str),
+    ]
+    if t.startswith("Path"):
+        return None if value is None else Path(str(value))
+    if t.startswith("tuple"):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"config {path}: {key} must be a list of strings")
+        return tuple(value)
+    if t.startswith("dict"):
+        if not isinstance(value, dict):
+            raise ConfigError(f"config {path}: {key} must be a mapping")
+        return value
+    for name, conv in checks:
+        if t == name:
+            ok = isinstance(value, bool) if name == "bool" else (
+                isinstance(value, (int, float)) and not isinstance(value, bool) if name in ("int", "float")
+                else isinstance(value, str))
+            if not ok:
+                raise ConfigError(f"config {path}: {key} must be {name}, got {value!r}")
+            return conv(value)
+    return value
+
+
+def _optional(module: str, attr: str) -> Any:
+    """A component class from a module that may not be built yet (None when absent)."""
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ModuleNotFoundError, AttributeError):
+        return None
+
+
+class Cluster:
+    """A running control plane built from a :class:`ClusterConfig`."""
+
+    def __init__(self, config: ClusterConfig, clock: Clock | None = None) -> None:
+        self.config = config
+        self.clock: Clock = clock or RealClock(speed=config.speed)
+        self.rng = random.Random(config.seed)
+        self.data_dir: Path = Path(".")
+        self._tempdir: str | None = None
+        self.etcd: EtcdCluster | None = None
+        self.api: APIServer | None = None
+        self.http: Any = None
+        self.controller_managers: list[Any] = []
+        self.schedulers: list[Any] = []
+        self.kubelets: dict[str, Any] = {}
+        self.node_pool: Any = None
+        self.proxies: dict[str, Any] = {}
+        self.sync: Any = None
+        self.admin: Any = None
+        self.faults: Any = None
+        self._tokens: dict[str, str] = {}
+        self._clients: dict[str, Client] = {}
+        self.started = False
+
+    # ------------------------------------------------------------------ handles
+    def token_for(self, user: UserInfo) -> str:
+        assert self.api is not None, "cluster not started"
+        if user.name not in self._tokens:
+            self._tokens[user.name] = self.api.tokens.issue(user)
+        return self._tokens[user.name]
+
+    def api_client(self, user: UserInfo | str = ADMIN) -> Client:
+        """A client acting as ``user`` (one shared Client per user)."""
+        if isinstance(user, str):
+            user = UserInfo(user, ("system:nodes",) if user.startswith("system:node:") else ())
+        if user.name not in self._clients:
+            assert self.api is not None, "cluster not started"
+            self._clients[user.name] = Client(self.api, self.token_for(user), self.clock,
+                                              user_agent=f"kconsole/{user.name}")
+        return self._clients[user.name]
+
+    @property
+    def kubeconfig_path(self) -> Path | None:
+        return getattr(self.http, "kubeconfig_path", None)
+
+    @property
+    def server_url(self) -> str | None:
+        return getattr(self.http, "url", None)
+
+    def replica_names(self) -> list[str]:
+        return [f"control-plane-{i}" if self.config.control_planes > 1 else "control-plane"
+                for i in range(self.config.control_planes)]
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        cfg = self.config
+        if cfg.ephemeral or cfg.data_dir is None:
+            self._tempdir = tempfile.mkdtemp(prefix="kconsole-")
+            self.data_dir = Path(self._tempdir)
+        else:
+            self.data_dir = Path(cfg.data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.data_dir, 0o700)
+
+        self.etcd = await EtcdCluster.open(self.data_dir / "etcd", clock=self.clock,
+                                           members=cfg.control_planes, seed=cfg.seed)
+        transformers = None
+        load_transformers = _optional("kconsole.api.encryption", "load_transformers")
+        if load_transformers is not None:
+            transformers = load_transformers(self.data_dir)
+        self.api = APIServer(self.etcd, self.clock, seed=cfg.seed, transformers=transformers)
+        await self.api.start()
+
+        if cfg.http:
+            from kconsole.http.server import HTTPFront
+
+            self.http = HTTPFront(self.api, address=cfg.address, port=cfg.port, tls=cfg.tls,
+                                  data_dir=self.data_dir, clock=self.clock)
+            await self.http.start()
+
+        await self._start_replicas()
+        await self._start_nodes()
+        await self._start_sync()
+        admin_server = _optional("kconsole.admin", "AdminServer")
+        if admin_server is not None:
+            self.admin = admin_server(self)
+            await self.admin.start()
+        self.started = True
+
+    async def _start_replicas(self) -> None:
+        names = self.replica_names()
+        manager_cls = _optional("kconsole.controllers.manager", "ControllerManagerReplica")
+        if manager_cls is not None:
+            client = self.api_client(CONTROLLER_MANAGER)
+            for name in names:
+                replica = manager_cls(client, self.clock, identity=f"{name}_kube-controller-manager",
+                                      rng=random.Random(self.rng.random()), settings=self.config.controllers)
+                self.controller_managers.append(replica)
+                await replica.start()
+        from kconsole.scheduler.config import parse_config
+        from kconsole.scheduler.replicas import SchedulerReplica
+
+        sched_config = parse_config(self.config.scheduler) if self.config.scheduler else None
+        client = self.api_client(SCHEDULER)
+        for name in names:
+            replica = SchedulerReplica(client, self.clock, identity=f"{name}_kube-scheduler",
+                                       rng=random.Random(self.rng.random()), config=sched_config)
+            self.schedulers.append(replica)
+            await replica.start()
+
+    async def _start_nodes(self) -> None:
+        fleet_cls = _optional("kconsole.nodes.fleet", "NodeFleet")
+        if fleet_cls is None:
+            return
+        from kconsole.nodes import default_node_configs
+
+        configs = default_node_configs(self.config.nodes, self.config.control_planes, zones=self.config.zones,
+                                       cpu=self.config.node_cpu, memory=self.config.node_memory)
+        self.node_pool = fleet_cls(self.api_client, self.clock, configs, rng=random.Random(self.rng.random()),
+                                   delay_factor=self.config.pod_delay_factor,
+                                   static_pod_status=self.static_pod_status)
+        await self.node_pool.start()
+        self.kubelets = self.node_pool.kubelets
+        self.proxies = self.node_pool.proxies
+        assert self.api is not None
+        self.api.set_log_source(self.node_pool.logs)
+
+    def static_pod_status(self) -> dict[str, dict[str, bool]]:
+        """Which control-plane components run on each control-plane node, for its static pods."""
+        status: dict[str, dict[str, bool]] = {}
+        members = list(getattr(self.etcd, "members", []))
+        for i, name in enumerate(self.replica_names()):
+            status[name] = {
+                "etcd": bool(i < len(members) and getattr(members[i], "running", True)),
+                "kube-apiserver": self.api is not None,
+                "kube-scheduler": bool(i < len(self.schedulers) and self.schedulers[i].running),
+                "kube-controller-manager": bool(i < len(self.controller_managers)
+                                                and self.controller_managers[i].running),
+            }
+        return status
+
+    async def _start_sync(self) -> None:
+        sync_cls = _optional("kconsole.sync", "ManifestSync")
+        if sync_cls is None or self.config.manifests is None:
+            return
+        self.sync = sync_cls(self.api_client(SYNC), self.config.manifests, data_dir=self.data_dir,
+                             clock=self.clock)
+        await self.sync.start()
+
+    async def stop(self) -> None:
+        """Stop everything in reverse start order; safe to call twice."""
+        for part in [self.admin, self.sync]:
+            if part is not None:
+                await _quietly(part.stop())
+        if self.node_pool is not None:
+            await _quietly(self.node_pool.stop())
+        for proxy in self.proxies.values():
+            await _quietly(proxy.stop())
+        for kubelet in self.kubelets.values():
+            await _quietly(kubelet.stop())
+        for replica in [*self.schedulers, *self.controller_managers]:
+            await _quietly(replica.stop())
+        for client in self._clients.values():
+            close = getattr(client, "close", None)
+            if close is not None:
+                await _quietly(close())
+        if self.http is not None:
+            await _quietly(self.http.stop())
+        if self.api is not None:
+            await _quietly(self.api.stop())
+        if self.etcd is not None:
+            await _quietly(self.etcd.close())
+        self.admin = self.sync = self.http = self.api = self.etcd = None
+        self.node_pool = None
+        self.kubelets.clear()
+        self.proxies.clear()
+        self.schedulers.clear()
+        self.controller_managers.clear()
+        self._clients.clear()
+        self._tokens.clear()
+        if self._tempdir is not None:
+            shutil.rmtree(self._tempdir, ignore_errors=True)
+            self._tempdir = None
+        self.started = False
+
+
+async def _quietly(aw: Any) -> None:
+    """Stopping must go on even when one part fails to stop."""
+    try:
+        await aw
+    except (asyncio.CancelledError, Exception):  # noqa: BLE001
+        log.exception("error while stopping a component")

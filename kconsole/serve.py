@@ -1,0 +1,49 @@
+"""``kconsole serve [DIR]``: the same cluster as the console, headless, until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+
+from kconsole.cluster import Cluster, ClusterConfig, ConfigError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from kconsole.cli import add_cluster_flags
+
+    p.add_argument("dir", nargs="?", default=".", help="manifest folder (default: current folder)")
+    add_cluster_flags(p)
+
+
+async def serve_until_signalled(config: ClusterConfig) -> int:
+    cluster = Cluster(config)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await cluster.start()
+    except OSError as err:
+        await cluster.stop()
+        print(f"kconsole serve: cannot start: {err}", file=sys.stderr)
+        return 1
+    print(f"kconsole: cluster running (data {cluster.data_dir})", flush=True)
+    if cluster.kubeconfig_path:
+        print(f"  export KUBECONFIG={cluster.kubeconfig_path.resolve()}", flush=True)
+        print(f"  API server {cluster.server_url}", flush=True)
+    print("  press Ctrl-C to stop", flush=True)
+    await stop.wait()
+    print("kconsole: stopping", flush=True)
+    await cluster.stop()
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = ClusterConfig.from_args(args)
+    except ConfigError as err:
+        print(f"kconsole serve: {err}", file=sys.stderr)
+        return 2
+    return asyncio.run(serve_until_signalled(config))
