@@ -194,7 +194,7 @@ def history(
     return [(r[0], r[1:]) for r in rows]
 
 
-BatchResult = tuple[dict[int, bytes], list[tuple[list[KVRow], int]], tuple[int, int]]
+BatchResult = tuple[dict[int, bytes], list[tuple[list[KVRow], int]], tuple[int, int] | None]
 
 
 class Chain:
@@ -230,28 +230,37 @@ def insert_rows(db: sqlite3.Connection, rows: Sequence[Row]) -> None:
 
 
 def apply_batch(
-    db: sqlite3.Connection, chain: Chain, rows: Sequence[Row], fetch: Sequence[int], ranges: Sequence[RangeSpec]
+    db: sqlite3.Connection, chain: Chain, rows: Sequence[Row], fetch: Sequence[int], ranges: Sequence[RangeSpec],
+    measure: bool,
 ) -> BatchResult:
     """One group commit: insert every row, read what the transactions asked for, commit.
 
     Nothing is kept when anything fails: the transaction is rolled back, the chain marked broken
-    and the error raised.
+    and the error raised. The common batch (rows only, or rows plus values of earlier rows) is a
+    single autocommit INSERT: one sqlite3_step holds insert, commit and fsync, so this thread takes
+    the GIL back only once instead of once per statement.
     """
     if chain.broken:
         raise ChainBroken()
-    db.execute("BEGIN IMMEDIATE" if rows else "BEGIN")
     try:
-        if rows:
-            insert_rows(db, rows)
         values = fetch_values(db, fetch) if fetch else {}
-        results = [range_rows(db, *spec) for spec in ranges]
-        db.execute("COMMIT")
+        if ranges or len(rows) > INSERT_CHUNK:
+            db.execute("BEGIN IMMEDIATE" if rows else "BEGIN")
+            try:
+                insert_rows(db, rows)
+                results = [range_rows(db, *spec) for spec in ranges]
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        else:
+            insert_rows(db, rows)
+            results = []
     except BaseException:
         chain.broken = True
-        if db.in_transaction:
-            db.execute("ROLLBACK")
         raise
-    return values, results, usage(db)
+    return values, results, usage(db) if measure else None
 
 
 def set_meta(db: sqlite3.Connection, items: Iterable[tuple[str, int]]) -> None:

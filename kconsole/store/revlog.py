@@ -76,6 +76,8 @@ ROW_OVERHEAD = 64
 MAX_BATCH = 4096
 #: Group commits on the SQLite thread at once (one commits while the next is evaluated).
 PIPELINE = 2
+#: Group commits between two measurements of the pages in use (quota accounting).
+MEASURE_EVERY = 32
 #: Below twice this many queued txns, an idle pipeline takes them all in one batch rather than two.
 SPLIT_MIN = 8
 #: Bytes of recent values kept in memory.
@@ -167,6 +169,7 @@ class RevisionLog:
         self._uncommitted: dict[str, tuple[Meta | None, int]] = {}  # writes of in-flight batches, with batch seq
         self._next_seq = 0
         self._chain = backend.Chain()
+        self._batches_since_measure = 0
         self._keys: dict[str, Meta] = {}
         self._values: OrderedDict[int, bytes] = OrderedDict()
         self._values_bytes = 0
@@ -589,8 +592,16 @@ class RevisionLog:
         return batch
 
     def _submit(self, batch: _Batch) -> _Batch:
+        # Pages in use are measured every few batches, and every batch once near the quota.
+        self._batches_since_measure += 1
+        measure = (
+            self._batches_since_measure >= MEASURE_EVERY
+            or self._in_use + self._pending_cost > self._quota * 0.9
+        )
+        if measure:
+            self._batches_since_measure = 0
         batch.task = backend.submit_on_thread(
-            self._writer, backend.apply_batch, self._chain, batch.rows, sorted(batch.fetch), batch.ranges
+            self._writer, backend.apply_batch, self._chain, batch.rows, sorted(batch.fetch), batch.ranges, measure
         )
         batch.io = io_tracker(self._clock)
         batch.io.__enter__()  # VirtualClock.settle() waits until _finish_batch has taken the result
@@ -599,7 +610,7 @@ class RevisionLog:
     async def _finish_batch(self, batch: _Batch) -> None:
         assert batch.task is not None and batch.io is not None
         try:
-            fetched, range_results, (_, in_use) = await batch.task
+            fetched, range_results, sizes = await batch.task
         except BaseException as exc:  # noqa: BLE001 — whatever SQLite raised, the batch failed as a whole
             batch.io.__exit__(None, None, None)
             self._fail_batch(batch, exc)
@@ -608,7 +619,10 @@ class RevisionLog:
             return
         batch.io.__exit__(None, None, None)
         self._pending_cost -= batch.cost
-        self._in_use = in_use
+        if sizes is None:
+            self._in_use += batch.cost
+        else:
+            self._in_use = sizes[1]
         known = batch.known
         if fetched:
             known.update(fetched)
