@@ -446,7 +446,12 @@ class RevisionLog:
                 take = min(take, MAX_BATCH)
                 items = self._pending[:take]
                 del self._pending[:take]
-                inflight.append(self._submit(self._prepare(items)))
+                try:
+                    batch = self._prepare(items)
+                except Exception as exc:  # a bug must fail these callers, not hang every later one
+                    self._abandon(items, exc, inflight)
+                    continue
+                inflight.append(self._submit(batch))
                 continue
             if inflight:
                 await self._finish_batch(inflight.popleft())
@@ -676,6 +681,18 @@ class RevisionLog:
                     events.append(Event("PUT", KeyValue(name, known[meta[4]], meta[0], meta[1], meta[2], meta[3]), prev_kv))
             for watcher in list(self._watchers):
                 watcher.deliver(events, self._revision)
+
+    def _abandon(self, items: list[_Pending], exc: Exception, inflight: deque[_Batch]) -> None:
+        """Evaluation itself failed: undo whatever it recorded and fail its transactions."""
+        self._pending_cost -= sum(item.cost for item in items)
+        self._uncommitted.clear()
+        for batch in inflight:
+            for name, meta in batch.overlay.items():
+                self._uncommitted[name] = (meta, batch.seq)
+        error = exc if isinstance(exc, StoreError) else BackendError(exc)
+        for item in items:
+            if not item.future.done():
+                item.future.set_exception(error)
 
     def _fail_batch(self, batch: _Batch, exc: BaseException) -> None:
         """Nothing of the batch was kept: forget its writes and fail every transaction in it."""

@@ -315,3 +315,27 @@ async def test_bad_open_arguments(tmp_path: Path, clock: VirtualClock) -> None:
         await RevisionLog.open(tmp_path / "x.db", clock=clock, synchronous="OFF")
     with pytest.raises(FileNotFoundError, match="does not exist"):
         await RevisionLog.open(tmp_path / "nope" / "x.db", clock=clock)
+
+
+async def test_a_failed_commit_also_fails_the_batch_queued_behind_it(log: RevisionLog, db_path: Path) -> None:
+    await log.put("/base", b"0")
+    with sqlite3.connect(db_path) as raw:
+        raw.execute("CREATE TRIGGER refuse BEFORE INSERT ON kv WHEN NEW.name = '/poison' BEGIN SELECT RAISE(ABORT, 'disk says no'); END")
+    # 40 writers split into two pipelined group commits; the poison sits in the second one.
+    calls = [log.put(f"/p/{i}", b"v") for i in range(30)] + [log.put("/poison", b"x")] + [log.put(f"/p/{i}", b"v") for i in range(30, 39)]
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    committed = [r for r in results if isinstance(r, int)]
+    failed = [r for r in results if isinstance(r, BackendError)]
+    assert committed == list(range(2, 2 + len(committed))) and 0 < len(committed) < 40
+    assert len(committed) + len(failed) == 40
+    listing = await log.range("/p/", prefix_end("/p/"))
+    assert sorted(kv.mod_revision for kv in listing.kvs) == committed
+    assert log.revision == 1 + len(committed)
+
+    # Now the poison in the first of two batches: the second was evaluated on top of it and fails too.
+    calls = [log.put("/poison", b"x")] + [log.put(f"/q/{i}", b"v") for i in range(39)]
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    assert all(isinstance(r, BackendError) for r in results)
+    assert (await log.range("/q/", prefix_end("/q/"), count_only=True)).count == 0
+    before = log.revision
+    assert await asyncio.gather(*(log.put(f"/r/{i}", b"v") for i in range(40))) == list(range(before + 1, before + 41))
