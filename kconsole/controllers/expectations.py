@@ -1,0 +1,70 @@
+"""upstream's ControllerExpectations: what a controller is waiting to see in its informer.
+
+A controller that creates 3 pods must not create 3 more on its next sync just because its pod
+informer has not caught up yet. Before writing it records how many creations (and which
+deletions) it expects; handlers lower the count as the informer reports them; ``sync`` acts only
+once the expectations are satisfied — or have expired (5 minutes), so a lost event never wedges it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kconsole.clock import Clock
+
+#: upstream ExpectationsTimeout.
+EXPECTATIONS_TTL = 300.0
+
+
+@dataclass(slots=True)
+class _Expectation:
+    adds: int
+    deletes: set[str] = field(default_factory=set)
+    stamp: float = 0.0
+
+
+class Expectations:
+    """Per controller key: pending creations (a count) and deletions (the pods' keys)."""
+
+    def __init__(self, clock: Clock, ttl: float = EXPECTATIONS_TTL) -> None:
+        self.clock = clock
+        self.ttl = ttl
+        self._items: dict[str, _Expectation] = {}
+
+    def satisfied(self, key: str) -> bool:
+        """Nothing pending, never recorded, or expired (then the controller re-observes)."""
+        exp = self._items.get(key)
+        if exp is None:
+            return True
+        if exp.adds <= 0 and not exp.deletes:
+            return True
+        return self.clock.now() - exp.stamp > self.ttl
+
+    def expect_creations(self, key: str, n: int) -> None:
+        self._items[key] = _Expectation(max(0, n), set(), self.clock.now())
+
+    def expect_deletions(self, key: str, pod_keys: list[str]) -> None:
+        self._items[key] = _Expectation(0, set(pod_keys), self.clock.now())
+
+    def creation_observed(self, key: str) -> None:
+        exp = self._items.get(key)
+        if exp is not None and exp.adds > 0:
+            exp.adds -= 1
+
+    def lower_creations(self, key: str, n: int) -> None:
+        """Creations that will never be observed (the write failed or was skipped)."""
+        exp = self._items.get(key)
+        if exp is not None:
+            exp.adds = max(0, exp.adds - n)
+
+    def deletion_observed(self, key: str, pod_key: str) -> None:
+        exp = self._items.get(key)
+        if exp is not None:
+            exp.deletes.discard(pod_key)
+
+    def pending(self, key: str) -> tuple[int, int]:
+        exp = self._items.get(key)
+        return (exp.adds, len(exp.deletes)) if exp else (0, 0)
+
+    def forget(self, key: str) -> None:
+        self._items.pop(key, None)
