@@ -163,6 +163,11 @@ class Cache:
         #: changed since) this lets plugins keep per-node results current incrementally.
         self.list_version = 0
         self.changelog: list[int] = []
+        #: names of nodes that are cordoned / carry NoSchedule-NoExecute / PreferNoSchedule taints, so
+        #: plugins can answer for every node at once in the common case where there are none
+        self.cordoned: set[str] = set()
+        self.hard_tainted: set[str] = set()
+        self.soft_tainted: set[str] = set()
 
     # ----------------------------------------------------------------- nodes
 
@@ -190,6 +195,12 @@ class Cache:
             self._count_images(ni, -1)
         ni.set_node(node)
         self._count_images(ni, +1)
+        for flag, members in ((ni.unschedulable, self.cordoned), (bool(ni.hard_taints), self.hard_tainted),
+                              (bool(ni.soft_taints), self.soft_tainted)):
+            if flag:
+                members.add(name)
+            else:
+                members.discard(name)
         if not was_known:
             if self._order is not None:
                 ni.index = len(self._order)
@@ -206,6 +217,8 @@ class Cache:
         if ni is None:
             return
         self._count_images(ni, -1)
+        for members in (self.cordoned, self.hard_tainted, self.soft_tainted):
+            members.discard(name)
         ni.index = -1
         if ni.pods:
             ni.node = None  # keep the pods' accounting until they are deleted, as upstream

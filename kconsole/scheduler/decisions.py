@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
+from operator import attrgetter
 from typing import Any
 
 from kconsole.clock import Clock
@@ -59,6 +60,7 @@ LABEL_RESULT = "kconsole.dev/result"
 MAX_SKIPPED_NAMES = 100
 MAX_NAME = 253
 MAX_IN_FLIGHT = 64
+_name = attrgetter("name")
 
 
 def record_name(pod_name: str, attempt: int) -> str:
@@ -112,7 +114,7 @@ def build_record(*, namespace: str, pod_name: str, pod_uid: str, attempt: int, s
                 entry["weighted"] = column(wt)
             plugins.append(entry)
         status["score"] = {
-            "nodes": [n.name for n in scored.nodes],
+            "nodes": list(map(_name, scored.nodes)),
             "plugins": plugins,
             "skippedPlugins": scored.skipped,
             "total": column(scored.totals),

@@ -378,7 +378,12 @@ class Framework:
             names.append((p.name, w))
             raws.append(raw)
             norms.append(norm)
-            weighted.append(norm if w == 1 else [s * w for s in norm])
+            if w == 1:
+                weighted.append(norm)
+            elif norm and norm.count(norm[0]) == len(norm):
+                weighted.append([norm[0] * w] * len(norm))
+            else:
+                weighted.append([s * w for s in norm])
         totals = _sum_columns(weighted, len(nodes))
         return ScoreOutcome(nodes, names, raws, norms, weighted, totals, skipped)
 

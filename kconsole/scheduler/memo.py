@@ -12,12 +12,14 @@ used by preemption) are always computed directly.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from operator import attrgetter, itemgetter
 from typing import Any, Generic, TypeVar
 
 from kconsole.scheduler.cache import Cache, NodeInfo
 
 T = TypeVar("T")
 MAX_SHAPES = 32
+_index = attrgetter("index")
 
 
 class NodeMemo(Generic[T]):
@@ -52,5 +54,8 @@ class NodeMemo(Generic[T]):
 
     def values(self, shape: Hashable, pod: Any, nodes: list[NodeInfo]) -> list[T]:
         table = self.table(shape, pod)
+        idx = list(map(_index, nodes))
+        if len(idx) > 1 and min(idx) >= 0:
+            return list(itemgetter(*idx)(table))
         fn = self.fn
-        return [table[i] if (i := n.index) >= 0 else fn(pod, [n])[0] for n in nodes]
+        return [table[i] if i >= 0 else fn(pod, [n])[0] for i, n in zip(idx, nodes)]

@@ -365,8 +365,11 @@ class Scheduler:
     def _select_host(self, scored: ScoreOutcome) -> NodeInfo:
         totals = scored.totals
         best = max(totals)
-        ties = [i for i, t in enumerate(totals) if t == best]
-        pick = ties[0] if len(ties) == 1 else ties[self.rng.randrange(len(ties))]
+        ties = totals.count(best)
+        pick = totals.index(best)
+        if ties > 1:
+            for _ in range(self.rng.randrange(ties)):  # the k-th of the tied nodes, k from the seeded RNG
+                pick = totals.index(best, pick + 1)
         return scored.nodes[pick]
 
     # ----------------------------------------------------------------- binding cycle

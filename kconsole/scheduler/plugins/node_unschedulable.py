@@ -19,6 +19,8 @@ class NodeUnschedulable(Plugin):
     events = frozenset({"NodeAdd", "NodeUpdate"})
 
     def filter(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> tuple[list[NodeInfo], Failed]:
+        if not self.handle.cache.cordoned:
+            return nodes, []
         passed = [n for n in nodes if not n.unschedulable]
         if len(passed) == len(nodes):
             return passed, []

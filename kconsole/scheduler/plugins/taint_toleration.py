@@ -37,9 +37,8 @@ class TaintToleration(Plugin):
     events = frozenset({"NodeAdd", "NodeUpdate"})
 
     def filter(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> tuple[list[NodeInfo], Failed]:
-        passed = [n for n in nodes if not n.hard_taints]
-        if len(passed) == len(nodes):
-            return passed, []
+        if not self.handle.cache.hard_tainted:
+            return nodes, []
         passed = []
         failed: Failed = []
         tols = pod.tolerations
@@ -53,6 +52,8 @@ class TaintToleration(Plugin):
         return passed, failed
 
     def score(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        if not self.handle.cache.soft_tainted:
+            return [0] * len(nodes)
         tols = [t for t in pod.tolerations if not t.get("effect") or t.get("effect") == "PreferNoSchedule"]
         return [sum(1 for taint in n.soft_taints if not any(tolerates(t, taint) for t in tols)) if n.soft_taints else 0
                 for n in nodes]
