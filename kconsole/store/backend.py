@@ -92,8 +92,24 @@ def configure(db: sqlite3.Connection, synchronous: str, writer: bool) -> None:
     db.execute("PRAGMA temp_store=MEMORY")
     db.execute("PRAGMA cache_size=-65536")
     if writer:
-        db.execute("PRAGMA journal_size_limit=67108864")
+        # Checkpoints normally run on their own connection (see ``checkpoint``); the writer only
+        # checkpoints inline as a backstop when the WAL grew this large anyway.
+        db.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_CHECKPOINT_PAGES}")
+        db.execute("PRAGMA journal_size_limit=16777216")
         db.executescript(SCHEMA)
+
+
+#: WAL pages after which the writer itself checkpoints (the background checkpointer fell behind).
+BACKSTOP_CHECKPOINT_PAGES = 4096
+
+
+def checkpoint(db: sqlite3.Connection) -> tuple[int, int, int]:
+    """Copy committed WAL frames into the database file without blocking the writer (PASSIVE).
+
+    Run on a connection of its own so the copy and its fsync happen beside group commits
+    rather than inside one of them. Returns SQLite's (busy, wal frames, frames checkpointed).
+    """
+    return db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
 
 
 def load_state(db: sqlite3.Connection) -> tuple[int, int, list[tuple[str, int, int, int, int, int]]]:

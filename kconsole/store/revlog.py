@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import logging
 import os
 import contextlib
 from collections import OrderedDict, deque
@@ -76,6 +77,8 @@ ROW_OVERHEAD = 64
 MAX_BATCH = 4096
 #: Group commits on the SQLite thread at once (one commits while the next is evaluated).
 PIPELINE = 2
+#: Bytes committed between two background WAL checkpoints.
+CHECKPOINT_BYTES = 2 * 1024 * 1024
 #: Group commits between two measurements of the pages in use (quota accounting).
 MEASURE_EVERY = 32
 #: Below twice this many queued txns, an idle pipeline takes them all in one batch rather than two.
@@ -84,6 +87,8 @@ SPLIT_MIN = 8
 DEFAULT_VALUE_CACHE_BYTES = 64 * 1024 * 1024
 #: Revisions deleted per compaction chunk (one short SQLite transaction each).
 COMPACT_CHUNK_REVISIONS = 2000
+
+log = logging.getLogger(__name__)
 
 SYNCHRONOUS_MODES = ("FULL", "NORMAL", "EXTRA")
 COMPARE_TARGETS = ("mod", "create", "version", "value")
@@ -154,12 +159,16 @@ class RevisionLog:
 
     def __init__(
         self, path: Path, clock: Clock, writer: aiosqlite.Connection, reader: aiosqlite.Connection,
-        lock_fd: int, quota_bytes: int, watch_buffer: int, value_cache_bytes: int,
+        checkpointer: aiosqlite.Connection, lock_fd: int, quota_bytes: int, watch_buffer: int,
+        value_cache_bytes: int,
     ) -> None:
         self.path = path
         self._clock = clock
         self._writer = writer
         self._reader = reader
+        self._checkpointer = checkpointer
+        self._checkpoint_task: asyncio.Task[None] | None = None
+        self._written_since_checkpoint = 0
         self._lock_fd = lock_fd
         self._quota = quota_bytes
         self._watch_buffer = watch_buffer
@@ -221,21 +230,24 @@ class RevisionLog:
             raise StoreLockedError(str(file)) from None
         writer: aiosqlite.Connection | None = None
         reader: aiosqlite.Connection | None = None
+        checkpointer: aiosqlite.Connection | None = None
         try:
             with io_tracker(clock):
                 writer = await aiosqlite.connect(file, isolation_level=None)
                 await backend.run_on_thread(writer, backend.configure, sync, True)
                 reader = await aiosqlite.connect(file.resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None)
                 await backend.run_on_thread(reader, backend.configure, sync, False)
+                checkpointer = await aiosqlite.connect(file, isolation_level=None)
+                await backend.run_on_thread(checkpointer, backend.configure, sync, False)
                 revision, compacted, keys = await backend.run_on_thread(writer, backend.load_state)
                 _, in_use = await backend.run_on_thread(writer, backend.usage)
         except BaseException:
-            for conn in (reader, writer):
+            for conn in (checkpointer, reader, writer):
                 if conn is not None:
                     await conn.close()
             os.close(lock_fd)
             raise
-        log = cls(file, clock, writer, reader, lock_fd, quota_bytes, watch_buffer, value_cache_bytes)
+        log = cls(file, clock, writer, reader, checkpointer, lock_fd, quota_bytes, watch_buffer, value_cache_bytes)
         log._revision = revision
         log._next_revision = revision + 1
         log._compact_revision = compacted
@@ -268,7 +280,10 @@ class RevisionLog:
             for watcher in list(self._watchers):
                 watcher.end_stream()
             self._watchers.clear()
+            if self._checkpoint_task is not None:
+                await self._checkpoint_task
             with io_tracker(self._clock):
+                await self._checkpointer.close()
                 await self._reader.close()
                 await self._writer.close()
         fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
@@ -624,6 +639,10 @@ class RevisionLog:
             return
         batch.io.__exit__(None, None, None)
         self._pending_cost -= batch.cost
+        self._written_since_checkpoint += batch.cost
+        if self._written_since_checkpoint > CHECKPOINT_BYTES and self._checkpoint_task is None:
+            self._written_since_checkpoint = 0
+            self._checkpoint_task = asyncio.create_task(self._checkpoint(), name="revlog-checkpoint")
         if sizes is None:
             self._in_use += batch.cost
         else:
@@ -681,6 +700,15 @@ class RevisionLog:
                     events.append(Event("PUT", KeyValue(name, known[meta[4]], meta[0], meta[1], meta[2], meta[3]), prev_kv))
             for watcher in list(self._watchers):
                 watcher.deliver(events, self._revision)
+
+    async def _checkpoint(self) -> None:
+        try:
+            with io_tracker(self._clock):
+                await backend.run_on_thread(self._checkpointer, backend.checkpoint)
+        except Exception as exc:  # noqa: BLE001 — the writer's backstop checkpoint still bounds the WAL
+            log.warning("background checkpoint of %s failed: %s", self.path, exc)
+        finally:
+            self._checkpoint_task = None
 
     def _abandon(self, items: list[_Pending], exc: Exception, inflight: deque[_Batch]) -> None:
         """Evaluation itself failed: undo whatever it recorded and fail its transactions."""
