@@ -256,3 +256,36 @@ async def wl(tmp_path: Path) -> AsyncIterator[Env]:
         await e.close()
         await api.stop()
         await kv.close()
+
+
+class WatchLog:
+    """Every change to some resources from a watch, merged into one history in revision order."""
+
+    def __init__(self, client: Client, resources: tuple[str, ...], namespace: str = "default") -> None:
+        self.client = client
+        self.resources = resources
+        self.namespace = namespace
+        self.events: list[tuple[int, str, str, Obj]] = []
+        self.initial: dict[str, dict[str, Obj]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        for res in self.resources:
+            items, rv = await self.client.list_pages(res, self.namespace)
+            self.initial[res] = {o["metadata"]["name"]: o for o in items}
+            self._tasks.append(asyncio.create_task(self._follow(res, rv)))
+
+    async def _follow(self, resource: str, rv: str) -> None:
+        async with self.client.watch(resource, self.namespace, resource_version=rv,
+                                     allow_watch_bookmarks=False) as stream:
+            async for ev in stream:
+                obj = ev["object"]
+                self.events.append((int(obj["metadata"]["resourceVersion"]), resource, ev["type"], obj))
+
+    async def stop(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def history(self) -> list[tuple[str, str, Obj]]:
+        return [(res, typ, obj) for _, res, typ, obj in sorted(self.events, key=lambda e: e[0])]
