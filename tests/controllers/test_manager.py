@@ -75,3 +75,33 @@ async def test_a_restarted_leader_converges_on_what_changed_while_it_was_down(ct
     assert not await ctrl.exists("serviceaccounts", "default", "late")
     await m.start()
     await ctrl.wait(lambda: ctrl.exists("serviceaccounts", "default", "late"), timeout=30)
+
+
+async def test_a_pod_deleted_during_failover_is_replaced_by_the_next_leader(ctrl: Ctrl) -> None:
+    replicas = [await ctrl.manager(identity=f"cm-{i}", seed=i, wait=False) for i in range(3)]
+    await ctrl.wait(lambda: any(r.is_leader and r.active for r in replicas))
+    leader = next(r for r in replicas if r.is_leader)
+    assert "replicaset-controller" in leader.active and "garbage-collector-controller" in leader.active
+    labels = {"app": "web"}
+    await ctrl.admin.create({
+        "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"replicas": 3, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels},
+                              "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}]}}}})
+    await ctrl.wait(lambda: _count(ctrl.names("pods", selector="app=web"), 3), timeout=10)
+    before = await ctrl.names("pods", selector="app=web")
+
+    await leader.stop()
+    stopped_at = ctrl.clock.now()
+    await ctrl.admin.delete("pods", before[0], "default", grace_period_seconds=0)
+    await ctrl.clock.advance(10)
+    assert len(await ctrl.names("pods", selector="app=web")) == 2  # nobody is reconciling yet
+    await ctrl.wait(lambda: _count(ctrl.names("pods", selector="app=web"), 3), timeout=30)
+    assert ctrl.clock.now() - stopped_at <= 15 + 2 + 3
+    after = await ctrl.names("pods", selector="app=web")
+    assert before[0] not in after and set(before[1:]) <= set(after)
+    assert await lease_holder(ctrl) != leader.identity
+
+
+async def _count(aw: object, n: int) -> bool:
+    return len(await aw) == n  # type: ignore[misc, arg-type]
