@@ -94,6 +94,7 @@ class SharedInformer:
             self.add_indexer(name, fn)
         self._handlers: list[_Handler] = []
         self._rv = ""
+        self._events_since_list = 0
         self._synced = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._resync_task: asyncio.Task[None] | None = None
@@ -221,14 +222,19 @@ class SharedInformer:
                 if need_list:
                     await self._list_and_replace()
                     need_list = False
-                await self._watch()
-                backoff = BACKOFF_INITIAL
-                continue  # the server closed the watch (timeout, restart): re-watch from our RV
+                started = self.clock.monotonic()
+                if await self._watch() or self.clock.monotonic() - started >= 1.0:
+                    backoff = BACKOFF_INITIAL
+                    continue  # the server closed the watch (timeout, restart): re-watch from our RV
+                # A watch that ended at once with nothing in it: back off rather than spin (as upstream).
+                log.info("informer %s: watch closed immediately; retrying in %.1f s", self.resource, backoff)
             except _Relist:
                 log.info("informer %s: resourceVersion %s is too old; relisting", self.resource, self._rv)
                 need_list = True
-                backoff = BACKOFF_INITIAL
-                continue
+                if self._events_since_list:
+                    backoff = BACKOFF_INITIAL
+                    continue
+                # Expired again straight after a relist: back off instead of relisting in a loop.
             except asyncio.CancelledError:
                 raise
             except StatusError as err:
@@ -270,15 +276,21 @@ class SharedInformer:
             self._remove(key, old)
             self._deliver_delete(old)
         self._rv = rv
+        self._events_since_list = 0
         self._synced.set()
 
-    async def _watch(self) -> None:
+    async def _watch(self) -> int:
+        """Follow one watch stream until it ends; returns how many events it carried."""
         self.watches += 1
+        n = 0
         async with self.client.watch(self.resource, self.namespace, resource_version=self._rv or None,
                                      label_selector=self.label_selector, field_selector=self.field_selector,
                                      allow_watch_bookmarks=True) as events:
             async for event in events:
+                if event.get("type") != "BOOKMARK":
+                    n += 1
                 self._apply_event(event)
+        return n
 
     def _apply_event(self, event: dict[str, Any]) -> None:
         etype = event.get("type")
@@ -295,6 +307,7 @@ class SharedInformer:
             raise err
         key = object_key(obj)
         old = self._items.get(key)
+        self._events_since_list += 1
         if etype == "ADDED" or etype == "MODIFIED":
             self._store(key, obj)
             if old is None:
