@@ -1,0 +1,93 @@
+"""Job controller against the real API server; the PodRunner runs each pod's command."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workload_env import Env, WatchLog, pod_template, wl  # noqa: F401 - wl is the fixture
+
+from kconsole.controllers.job import TRACKING_FINALIZER, JobController
+from kconsole.objects.meta import parse_time
+
+Obj = dict[str, Any]
+
+
+def job(name: str, command: list[str], **spec: Any) -> Obj:
+    template = pod_template({}, image="busybox:1.36", command=command, restartPolicy="Never")
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"template": template, **spec}}
+
+
+def conditions(obj: Obj) -> dict[str, Obj]:
+    return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or ()}
+
+
+async def has_condition(wl: Env, name: str, cond_type: str) -> bool:
+    return conditions(await wl.get("jobs", name)).get(cond_type, {}).get("status") == "True"
+
+
+async def test_completions_three_parallelism_two_completes(wl: Env) -> None:
+    await wl.start(JobController)
+    await wl.runner(ready_after=1)
+    log = WatchLog(wl.admin, ("pods",))
+    await log.start()
+    await wl.admin.create(job("pi", ["sh", "-c", "sleep 5"], completions=3, parallelism=2))
+    took = await wl.wait(lambda: has_condition(wl, "pi", "Complete"), timeout=120)
+    await log.stop()
+    assert 10 <= took <= 20
+    j = await wl.get("jobs", "pi")
+    assert j["status"]["succeeded"] == 3
+    assert "active" not in j["status"] and "failed" not in j["status"]
+    assert j["status"]["completionTime"] and j["status"]["startTime"]
+    assert j["status"]["uncountedTerminatedPods"] == {}
+    conds = conditions(j)
+    assert conds["Complete"]["reason"] == "CompletionsReached"
+    assert conds["SuccessCriteriaMet"]["status"] == "True"
+    pods = await wl.pods()
+    assert len(pods) == 3
+    assert all(p["metadata"]["name"].startswith("pi-") and p["status"]["phase"] == "Succeeded" for p in pods)
+    assert all(TRACKING_FINALIZER not in (p["metadata"].get("finalizers") or []) for p in pods)
+    running: dict[str, Obj] = {}
+    most = 0
+    for _, typ, pod in log.history():
+        if typ == "DELETED" or pod["status"].get("phase") in ("Succeeded", "Failed"):
+            running.pop(pod["metadata"]["name"], None)
+        else:
+            running[pod["metadata"]["name"]] = pod
+        most = max(most, len(running))
+    assert most == 2
+    assert len(await wl.events("SuccessfulCreate")) == 3
+    completed = await wl.events("Completed")
+    assert [(e["message"], e["source"]["component"]) for e in completed] == [("Job completed", "job-controller")]
+
+
+async def test_failures_back_off_then_backoff_limit_exceeded(wl: Env) -> None:
+    await wl.start(JobController)
+    await wl.runner(ready_after=1)
+    await wl.admin.create(job("fail", ["sh", "-c", "exit 3"], backoffLimit=2))
+    await wl.wait(lambda: has_condition(wl, "fail", "Failed"), timeout=200)
+    j = await wl.get("jobs", "fail")
+    assert j["status"]["failed"] == 3
+    failed = conditions(j)["Failed"]
+    assert (failed["reason"], failed["message"]) == ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
+    pods = sorted(await wl.pods(), key=lambda p: p["metadata"]["creationTimestamp"])
+    created = [parse_time(p["metadata"]["creationTimestamp"]) for p in pods]
+    assert len(created) == 3
+    # Each pod fails 1 s after creation; the next waits 10 s, then 20 s, after that failure.
+    assert 10 <= created[1] - (created[0] + 1) <= 12
+    assert 20 <= created[2] - (created[1] + 1) <= 22
+    warnings = await wl.events("BackoffLimitExceeded")
+    assert warnings and warnings[0]["type"] == "Warning"
+
+
+async def test_active_deadline_fails_job_and_deletes_its_pods(wl: Env) -> None:
+    await wl.start(JobController)
+    await wl.runner(ready_after=1)
+    await wl.admin.create(job("slow", ["sh", "-c", "sleep 1000"], parallelism=2, completions=4,
+                              activeDeadlineSeconds=30))
+    took = await wl.wait(lambda: has_condition(wl, "slow", "Failed"), timeout=100)
+    assert 30 <= took <= 32
+    j = await wl.get("jobs", "slow")
+    assert conditions(j)["Failed"]["reason"] == "DeadlineExceeded"
+    assert j["status"]["failed"] == 2 and "active" not in j["status"]
+    assert await wl.pods() == []
