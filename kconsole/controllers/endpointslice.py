@@ -21,8 +21,7 @@ import json
 import logging
 from typing import Any
 
-from kconsole.api.types import StatusError
-from kconsole.client import SharedInformer, is_already_exists, is_forbidden, is_not_found
+from kconsole.client import SharedInformer, StatusError, is_already_exists, is_forbidden, is_not_found
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.objects.meta import deep_copy, owner_ref
 from kconsole.objects.pod import is_pod_ready, is_terminal, node_zone

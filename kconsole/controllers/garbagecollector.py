@@ -23,8 +23,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from kconsole.api.types import StatusError
-from kconsole.client import is_conflict, is_not_found, retry_on_conflict
+from kconsole.client import StatusError, is_conflict, is_not_found, retry_on_conflict
 from kconsole.controllers.base import Controller, ControllerContext
 
 log = logging.getLogger(__name__)

@@ -32,8 +32,14 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from kconsole.api.types import StatusError
-from kconsole.client import SharedInformer, is_conflict, is_not_found, retry_on_conflict
+from kconsole.client import (
+    SharedInformer,
+    StatusError,
+    index_by_node_name,
+    is_conflict,
+    is_not_found,
+    retry_on_conflict,
+)
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.objects.meta import (
     deep_copy,
@@ -45,7 +51,6 @@ from kconsole.objects.meta import (
 )
 from kconsole.objects.pod import (
     is_node_unschedulable,
-    is_pod_ready,
     no_execute_toleration_seconds,
     node_taints,
     node_zone_key,
@@ -92,8 +97,6 @@ PODS_BY_NODE = "nodeName"
 
 def pods_by_node(pods: SharedInformer) -> str:
     """Index pods by ``spec.nodeName`` on the shared informer; returns the index name to use."""
-    from kconsole.client import index_by_node_name
-
     try:
         pods.add_indexer(PODS_BY_NODE, index_by_node_name)
         return PODS_BY_NODE

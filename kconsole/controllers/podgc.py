@@ -18,8 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kconsole.api.types import StatusError
-from kconsole.client import is_conflict, is_not_found
+from kconsole.client import StatusError, is_conflict, is_not_found
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.objects.meta import creation_timestamp, deep_copy, set_condition
 from kconsole.objects.pod import is_node_ready, is_terminal, node_taints
