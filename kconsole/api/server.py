@@ -278,6 +278,7 @@ class APIServer:
         self._authorize(call, Attributes(user=user, verb=verb, group=spec.group, version=spec.info.version,
                                          resource=spec.resource, subresource=sub or "", namespace=namespace or "",
                                          name=req.name or ""))
+        call.stage = "storage"
         if not spec.stored:
             return self._sub.review(self, call, spec)
         if sub is not None and sub != "status":
