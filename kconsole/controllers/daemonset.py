@@ -1,0 +1,366 @@
+"""The DaemonSet controller: one pod on every eligible node, following nodes as they come and go.
+
+upstream's pkg/controller/daemon: a node is eligible when the pod template's nodeSelector and
+required node affinity match it and its NoSchedule/NoExecute taints are tolerated — with the
+tolerations every daemon pod gets automatically (not-ready/unreachable NoExecute, the pressure
+and unschedulable NoSchedule taints). A pod already running may stay while only NoSchedule taints
+are untolerated. Pods are pinned with a ``metadata.name`` node-affinity term and placed by the
+scheduler, as upstream does since 1.12. Failed daemon pods are deleted and recreated
+(``FailedDaemonPod``); extra pods on a node are deleted, oldest kept. A RollingUpdate replaces
+pods whose ``controller-revision-hash`` is old, at most ``maxUnavailable`` unavailable at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from kconsole.client import StatusError, is_not_found
+from kconsole.client.informer import index_by_owner_uid
+from kconsole.controllers.base import Controller, ControllerContext
+from kconsole.controllers.deployment import scaled_value
+from kconsole.controllers.expectations import Expectations
+from kconsole.controllers.podcontrol import (
+    BURST_REPLICAS,
+    claim,
+    create_pod,
+    delete_pod,
+    pod_from_template,
+    selector_of,
+    slow_start_batch,
+)
+from kconsole.controllers.replicaset import CONTROLLER_UID_INDEX, ORPHAN_INDEX, index_orphans, with_kind
+from kconsole.objects.meta import (
+    controller_of,
+    creation_timestamp,
+    deep_copy,
+    generation,
+    is_being_deleted,
+    labels,
+    name,
+    namespace,
+    object_key,
+    uid,
+)
+from kconsole.objects.names import pod_template_hash
+from kconsole.objects.pod import RequiredNodeAffinity, find_untolerated_taint, is_pod_available, is_pod_ready
+from kconsole.objects.selectors import SelectorError
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+REVISION_HASH_LABEL = "controller-revision-hash"
+TEMPLATE_GENERATION_LABEL = "pod-template-generation"
+
+#: AddOrUpdateDaemonPodTolerations.
+DAEMON_TOLERATIONS: tuple[Obj, ...] = (
+    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
+    {"key": "node.kubernetes.io/disk-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
+)
+NETWORK_UNAVAILABLE = {"key": "node.kubernetes.io/network-unavailable", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def daemon_pod_spec(template: Obj) -> Obj:
+    """The template's pod spec plus the automatic daemon tolerations."""
+    spec = deep_copy(template.get("spec") or {})
+    tolerations = spec.setdefault("tolerations", [])
+    extra = list(DAEMON_TOLERATIONS) + ([NETWORK_UNAVAILABLE] if spec.get("hostNetwork") else [])
+    for tol in extra:
+        if not any(t.get("key") == tol["key"] and t.get("effect") == tol["effect"] for t in tolerations):
+            tolerations.append(dict(tol))
+    return spec
+
+
+def should_run(spec: Obj, node: Obj) -> tuple[bool, bool]:
+    """(should run a new pod, may keep an existing one) on ``node`` (NodeShouldRunDaemonPod)."""
+    pinned = spec.get("nodeName")
+    if pinned and pinned != name(node):
+        return False, False
+    if not RequiredNodeAffinity({"spec": spec}).matches(node):
+        return False, False
+    taints = (node.get("spec") or {}).get("taints") or []
+    tolerations = spec.get("tolerations") or []
+    blocked = find_untolerated_taint(taints, tolerations, ("NoSchedule", "NoExecute")) is not None
+    evicted = find_untolerated_taint(taints, tolerations, ("NoExecute",)) is not None
+    return not blocked, not evicted
+
+
+def pin_to_node(spec: Obj, node_name: str) -> None:
+    """ReplaceDaemonSetPodNodeNameNodeAffinity: a required matchFields term on metadata.name."""
+    affinity = spec.setdefault("affinity", {})
+    node_affinity = affinity.setdefault("nodeAffinity", {})
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
+    node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [term]}
+
+
+def pod_node(pod: Obj) -> str:
+    """The node a daemon pod is for: where it runs, else what its affinity pins it to."""
+    bound = (pod.get("spec") or {}).get("nodeName")
+    if bound:
+        return bound
+    required = ((((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {})
+                .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    for term in required.get("nodeSelectorTerms") or ():
+        for field in term.get("matchFields") or ():
+            if field.get("key") == "metadata.name" and field.get("operator") == "In" and len(field.get("values") or []) == 1:
+                return field["values"][0]
+    return ""
+
+
+class DaemonSetsController(Controller):
+    name = "daemonset"
+    component = "daemonset-controller"
+    workers = 2
+
+    def __init__(self, ctx: ControllerContext) -> None:
+        super().__init__(ctx)
+        self.expectations = Expectations(ctx.clock)
+        self.ds_informer = self.informer("daemonsets")
+        self.node_informer = self.informer("nodes")
+        self.pod_informer = self.informer(
+            "pods", indexers={CONTROLLER_UID_INDEX: index_by_owner_uid, ORPHAN_INDEX: index_orphans})
+        self.ds_informer.add_event_handler(on_add=self.enqueue, on_update=lambda o, n: self.enqueue(n),
+                                           on_delete=self._ds_deleted)
+        self.node_informer.add_event_handler(on_add=self._node_changed, on_update=self._node_updated,
+                                             on_delete=self._node_changed)
+        self.pod_informer.add_event_handler(on_add=self._pod_added, on_update=self._pod_updated,
+                                            on_delete=self._pod_deleted)
+
+    # ------------------------------------------------------------------ handlers
+
+    def _ds_deleted(self, ds: Obj) -> None:
+        self.expectations.forget(object_key(ds))
+        self.enqueue(ds)
+
+    def _node_changed(self, node: Obj) -> None:
+        for ds in self.ds_informer.list():
+            self.enqueue(ds)
+
+    def _node_updated(self, old: Obj, cur: Obj) -> None:
+        """Only changes that can alter eligibility matter (heartbeats do not)."""
+        if (labels(old) != labels(cur) or (old.get("spec") or {}) != (cur.get("spec") or {})):
+            self._node_changed(cur)
+
+    def _owner_key(self, pod: Obj) -> str | None:
+        ref = controller_of(pod)
+        if ref is None or ref.get("kind") != "DaemonSet":
+            return None
+        key = f"{namespace(pod)}/{ref.get('name')}"
+        ds = self.ds_informer.get(key)
+        return key if ds is not None and uid(ds) == ref.get("uid") else None
+
+    def _pod_added(self, pod: Obj) -> None:
+        key = self._owner_key(pod)
+        if key is None:
+            if controller_of(pod) is None:
+                for ds in self.ds_informer.list_by_index("namespace", namespace(pod)):
+                    self.enqueue(ds)
+            return
+        if is_being_deleted(pod):
+            self.expectations.deletion_observed(key, object_key(pod))
+        else:
+            self.expectations.creation_observed(key)
+        self.queue.add(key)
+
+    def _pod_updated(self, old: Obj, cur: Obj) -> None:
+        if old["metadata"].get("resourceVersion") == cur["metadata"].get("resourceVersion"):
+            return
+        key = self._owner_key(cur)
+        if key is None:
+            return
+        if is_being_deleted(cur):
+            self.expectations.deletion_observed(key, object_key(cur))
+        self.queue.add(key)
+
+    def _pod_deleted(self, pod: Obj) -> None:
+        key = self._owner_key(pod)
+        if key is None:
+            return
+        self.expectations.deletion_observed(key, object_key(pod))
+        self.queue.add(key)
+
+    # ------------------------------------------------------------------ sync
+
+    async def sync(self, key: str) -> float | None:
+        cached = self.ds_informer.get(key)
+        if cached is None:
+            self.expectations.forget(key)
+            return None
+        ds = with_kind(cached, "apps/v1", "DaemonSet")
+        try:
+            selector = selector_of(ds)
+        except SelectorError as err:
+            log.error("daemonset %s: invalid selector: %s", key, err)
+            return None
+        if selector.empty:
+            self._event(ds, "Warning", "SelectingAll",
+                        "This daemon set is selecting all pods. A non-empty selector is required.")
+            return None
+        candidates = self.pod_informer.list_by_index(CONTROLLER_UID_INDEX, uid(ds)) + \
+            self.pod_informer.list_by_index(ORPHAN_INDEX, namespace(ds))
+        pods = [p for p in await claim(self.client, ds, candidates, selector, "pods")]
+        nodes = self.node_informer.list()
+        template = ds["spec"].get("template") or {}
+        spec = daemon_pod_spec(template)
+        current_hash = pod_template_hash(template)
+        by_node: dict[str, list[Obj]] = {}
+        for pod in pods:
+            if not is_being_deleted(pod):
+                by_node.setdefault(pod_node(pod), []).append(pod)
+        if is_being_deleted(ds):
+            await self._write_status(ds, self._status(ds, nodes, spec, by_node, current_hash))
+            return None
+        if self.expectations.satisfied(key):
+            await self._manage(ds, key, nodes, spec, by_node, current_hash)
+        await self._write_status(ds, self._status(ds, nodes, spec, by_node, current_hash))
+        return None
+
+    def _event(self, ds: Obj, etype: str, reason: str, message: str) -> None:
+        if self.recorder is not None:
+            self.recorder.event(ds, etype, reason, message)
+
+    async def _manage(self, ds: Obj, key: str, nodes: list[Obj], spec: Obj, by_node: dict[str, list[Obj]],
+                      current_hash: str) -> None:
+        create_on: list[str] = []
+        delete: list[Obj] = []
+        node_names = {name(n) for n in nodes}
+        for node in nodes:
+            run, keep = should_run(spec, node)
+            here = by_node.get(name(node), [])
+            if run and not here:
+                create_on.append(name(node))
+            elif run or keep:
+                alive = []
+                for pod in here:
+                    if (pod.get("status") or {}).get("phase") == "Failed":
+                        self._event(ds, "Warning", "FailedDaemonPod",
+                                    f"Found failed daemon pod {namespace(pod)}/{name(pod)} on node {name(node)}, "
+                                    "will try to kill it")
+                        delete.append(pod)
+                    else:
+                        alive.append(pod)
+                if len(alive) > 1:
+                    alive.sort(key=lambda p: (creation_timestamp(p) or 0.0, name(p)))
+                    delete.extend(alive[1:])
+                if not alive and run and not delete:
+                    create_on.append(name(node))
+            else:
+                delete.extend(here)
+        for node_name, here in by_node.items():
+            if node_name not in node_names:
+                delete.extend(p for p in here if not (p.get("spec") or {}).get("nodeName"))
+        if not create_on and not delete:
+            delete.extend(self._rolling_update_victims(ds, nodes, spec, by_node, current_hash))
+        create_on = create_on[:BURST_REPLICAS]
+        delete = delete[:BURST_REPLICAS]
+        if delete:
+            self.expectations.expect_deletions(key, [object_key(p) for p in delete])
+            for pod in delete:
+                try:
+                    gone = await delete_pod(self.client, self.recorder, ds, pod)
+                except StatusError:
+                    self.expectations.deletion_observed(key, object_key(pod))
+                    raise
+                if not gone:
+                    self.expectations.deletion_observed(key, object_key(pod))
+            return
+        if not create_on:
+            return
+        self.expectations.expect_creations(key, len(create_on))
+        template = ds["spec"].get("template") or {}
+
+        async def create(i: int) -> None:
+            pod = pod_from_template(template, ds)
+            pod["spec"] = deep_copy(spec)
+            pin_to_node(pod["spec"], create_on[i])
+            lbls = pod["metadata"].setdefault("labels", {})
+            lbls[REVISION_HASH_LABEL] = current_hash
+            lbls[TEMPLATE_GENERATION_LABEL] = str(generation(ds))
+            await create_pod(self.client, self.recorder, ds, pod)
+
+        ok, err = await slow_start_batch(len(create_on), create)
+        if ok < len(create_on):
+            self.expectations.lower_creations(key, len(create_on) - ok)
+        if err is not None:
+            raise err
+
+    def _rolling_update_victims(self, ds: Obj, nodes: list[Obj], spec: Obj, by_node: dict[str, list[Obj]],
+                                current_hash: str) -> list[Obj]:
+        """Old-revision pods to replace now: unavailable ones freely, others within maxUnavailable."""
+        strategy = ds["spec"].get("updateStrategy") or {}
+        if (strategy.get("type") or "RollingUpdate") != "RollingUpdate":
+            return []
+        eligible = [name(n) for n in nodes if should_run(spec, n)[0]]
+        rolling = strategy.get("rollingUpdate") or {}
+        budget = scaled_value(rolling.get("maxUnavailable", 1), len(eligible), True) or 1
+        min_ready = float(ds["spec"].get("minReadySeconds") or 0)
+        now = self.clock.now()
+        unavailable = 0
+        old_available: list[Obj] = []
+        victims: list[Obj] = []
+        for node_name in eligible:
+            here = by_node.get(node_name, [])
+            if not here:
+                unavailable += 1
+                continue
+            pod = here[0]
+            available = is_pod_available(pod, min_ready, now)
+            if labels(pod).get(REVISION_HASH_LABEL) != current_hash:
+                if available:
+                    old_available.append(pod)
+                else:
+                    victims.append(pod)
+                    unavailable += 1
+            elif not available:
+                unavailable += 1
+        room = max(0, budget - unavailable)
+        old_available.sort(key=lambda p: name(p))
+        return victims + old_available[:room]
+
+    def _status(self, ds: Obj, nodes: list[Obj], spec: Obj, by_node: dict[str, list[Obj]], current_hash: str) -> Obj:
+        min_ready = float(ds["spec"].get("minReadySeconds") or 0)
+        now = self.clock.now()
+        desired = current = misscheduled = ready = available = updated = 0
+        for node in nodes:
+            run, _ = should_run(spec, node)
+            here = [p for p in by_node.get(name(node), []) if (p.get("spec") or {}).get("nodeName")]
+            if run:
+                desired += 1
+                if here:
+                    current += 1
+                    pod = sorted(here, key=lambda p: (creation_timestamp(p) or 0.0, name(p)))[0]
+                    if is_pod_ready(pod):
+                        ready += 1
+                        if is_pod_available(pod, min_ready, now):
+                            available += 1
+                    if labels(pod).get(REVISION_HASH_LABEL) == current_hash:
+                        updated += 1
+            elif here:
+                misscheduled += 1
+        status: Obj = {"currentNumberScheduled": current, "numberMisscheduled": misscheduled,
+                       "desiredNumberScheduled": desired, "numberReady": ready}
+        if generation(ds):
+            status["observedGeneration"] = generation(ds)
+        if updated:
+            status["updatedNumberScheduled"] = updated
+        if available:
+            status["numberAvailable"] = available
+        if desired - available:
+            status["numberUnavailable"] = desired - available
+        return status
+
+    async def _write_status(self, ds: Obj, status: Obj) -> None:
+        if (ds.get("status") or {}) == status:
+            return
+        new = deep_copy(ds)
+        new["status"] = status
+        try:
+            await self.client.update_status(new)
+        except StatusError as err:
+            if not is_not_found(err):
+                raise
