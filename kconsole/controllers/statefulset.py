@@ -1,0 +1,265 @@
+"""The StatefulSet controller: pods with stable ordinal identities ``<set>-0``, ``<set>-1``, ...
+
+upstream's pkg/controller/statefulset (stateful_set_control.updateStatefulSet):
+
+* ``OrderedReady`` (the default) creates ordinal N only when 0..N-1 are Running and Ready, scales
+  down from the highest ordinal one pod at a time and only while the others are healthy;
+  ``Parallel`` creates and deletes without waiting;
+* a failed or succeeded pod is deleted and recreated with the same name;
+* each pod carries its identity: ``hostname`` = its name, ``subdomain`` = ``serviceName``, and the
+  labels ``statefulset.kubernetes.io/pod-name`` and ``apps.kubernetes.io/pod-index``;
+* revisions are ``<set>-<template hash>`` in the ``controller-revision-hash`` label; a
+  RollingUpdate replaces pods from the highest ordinal down to ``partition``, one at a time,
+  waiting for each replacement to be Running and Ready; ``OnDelete`` waits for the user;
+* status: replicas, readyReplicas, availableReplicas, currentReplicas, updatedReplicas,
+  currentRevision, updateRevision, observedGeneration.
+
+Events: ``SuccessfulCreate`` "create Pod web-0 in StatefulSet web successful" and
+``SuccessfulDelete`` "delete Pod web-2 in StatefulSet web successful".
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from kconsole.client import StatusError, is_already_exists, is_not_found
+from kconsole.client.informer import index_by_owner_uid
+from kconsole.controllers.base import Controller, ControllerContext
+from kconsole.controllers.podcontrol import claim, pod_from_template, selector_of
+from kconsole.controllers.replicaset import CONTROLLER_UID_INDEX, ORPHAN_INDEX, index_orphans, with_kind
+from kconsole.objects.meta import (
+    controller_of,
+    deep_copy,
+    generation,
+    is_being_deleted,
+    labels,
+    name,
+    namespace,
+    uid,
+)
+from kconsole.objects.names import pod_template_hash
+from kconsole.objects.pod import is_pod_available, is_pod_ready
+from kconsole.objects.selectors import SelectorError
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+REVISION_LABEL = "controller-revision-hash"
+POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
+POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
+
+
+def ordinal_of(sts: Obj, pod: Obj) -> int:
+    """The pod's ordinal if its name is ``<set>-<n>``, else -1."""
+    m = re.fullmatch(re.escape(name(sts)) + r"-(\d+)", name(pod))
+    return int(m.group(1)) if m else -1
+
+
+def _phase(pod: Obj) -> str:
+    return (pod.get("status") or {}).get("phase") or "Pending"
+
+
+def running_and_ready(pod: Obj) -> bool:
+    return _phase(pod) == "Running" and is_pod_ready(pod)
+
+
+def healthy(pod: Obj) -> bool:
+    return running_and_ready(pod) and not is_being_deleted(pod)
+
+
+class StatefulSetController(Controller):
+    name = "statefulset"
+    component = "statefulset-controller"
+    workers = 2
+
+    def __init__(self, ctx: ControllerContext) -> None:
+        super().__init__(ctx)
+        self.sts_informer = self.informer("statefulsets")
+        self.pod_informer = self.informer(
+            "pods", indexers={CONTROLLER_UID_INDEX: index_by_owner_uid, ORPHAN_INDEX: index_orphans})
+        self.sts_informer.add_event_handler(**self.handlers())
+        self.pod_informer.add_event_handler(on_add=self._pod_changed, on_update=lambda o, n: self._pod_changed(n),
+                                            on_delete=self._pod_changed)
+
+    def _pod_changed(self, pod: Obj) -> None:
+        ref = controller_of(pod)
+        if ref is not None:
+            if ref.get("kind") == "StatefulSet":
+                self.queue.add(f"{namespace(pod)}/{ref.get('name')}")
+            return
+        for sts in self.sts_informer.list_by_index("namespace", namespace(pod)):
+            self.enqueue(sts)
+
+    def _event(self, sts: Obj, etype: str, reason: str, message: str) -> None:
+        if self.recorder is not None:
+            self.recorder.event(sts, etype, reason, message)
+
+    # ------------------------------------------------------------------ sync
+
+    async def sync(self, key: str) -> float | None:
+        cached = self.sts_informer.get(key)
+        if cached is None:
+            return None
+        sts = with_kind(cached, "apps/v1", "StatefulSet")
+        try:
+            selector = selector_of(sts)
+        except SelectorError as err:
+            log.error("statefulset %s: invalid selector: %s", key, err)
+            return None
+        candidates = self.pod_informer.list_by_index(CONTROLLER_UID_INDEX, uid(sts)) + \
+            self.pod_informer.list_by_index(ORPHAN_INDEX, namespace(sts))
+        pods = await claim(self.client, sts, candidates, selector, "pods",
+                           match=lambda p: selector.matches_object(p) and ordinal_of(sts, p) >= 0)
+        update_revision = f"{name(sts)}-{pod_template_hash(sts['spec'].get('template') or {})}"
+        status = deep_copy(sts.get("status") or {})
+        current_revision = status.get("currentRevision") or update_revision
+        if not is_being_deleted(sts):
+            await self._update(sts, pods, update_revision)
+            pods = [p for p in self.pod_informer.list_by_index(CONTROLLER_UID_INDEX, uid(sts))
+                    if ordinal_of(sts, p) >= 0]
+        await self._write_status(sts, pods, current_revision, update_revision)
+        min_ready = int(sts["spec"].get("minReadySeconds") or 0)
+        if min_ready and any(running_and_ready(p) and not is_pod_available(p, min_ready, self.clock.now())
+                             for p in pods):
+            return float(min_ready)
+        return None
+
+    async def _update(self, sts: Obj, pods: list[Obj], update_revision: str) -> None:
+        spec = sts["spec"]
+        count = int(spec.get("replicas", 1))
+        start = int((spec.get("ordinals") or {}).get("start") or 0)
+        monotonic = (spec.get("podManagementPolicy") or "OrderedReady") != "Parallel"
+        replicas: dict[int, Obj] = {}
+        condemned: list[Obj] = []
+        for pod in pods:
+            o = ordinal_of(sts, pod)
+            if start <= o < start + count:
+                replicas[o] = pod
+            elif o >= 0:
+                condemned.append(pod)
+        condemned.sort(key=lambda p: ordinal_of(sts, p), reverse=True)
+        unhealthy = [p for p in list(replicas.values()) + condemned if not healthy(p)]
+        first_unhealthy = min(unhealthy, key=lambda p: ordinal_of(sts, p)) if unhealthy else None
+
+        for o in range(start, start + count):
+            pod = replicas.get(o)
+            if pod is not None and _phase(pod) in ("Failed", "Succeeded") and not is_being_deleted(pod):
+                await self._delete(sts, pod)
+                if monotonic:
+                    return
+                continue
+            if pod is None:
+                await self._create(sts, o, update_revision)
+                if monotonic:
+                    return
+                continue
+            if is_being_deleted(pod) and monotonic:
+                return
+            if not running_and_ready(pod) and monotonic:
+                return
+            min_ready = int(spec.get("minReadySeconds") or 0)
+            if monotonic and min_ready and not is_pod_available(pod, min_ready, self.clock.now()):
+                return
+            await self._ensure_identity(sts, pod, o)
+
+        for pod in condemned:
+            if is_being_deleted(pod):
+                if monotonic:
+                    return
+                continue
+            if not running_and_ready(pod) and monotonic and pod is not first_unhealthy:
+                return
+            if monotonic and any(not healthy(p) for p in replicas.values()):
+                return
+            await self._delete(sts, pod)
+            if monotonic:
+                return
+
+        strategy = spec.get("updateStrategy") or {}
+        if (strategy.get("type") or "RollingUpdate") != "RollingUpdate":
+            return
+        partition = int((strategy.get("rollingUpdate") or {}).get("partition") or 0)
+        for o in range(start + count - 1, start + partition - 1, -1):
+            pod = replicas.get(o)
+            if pod is None:
+                return
+            if labels(pod).get(REVISION_LABEL) != update_revision and not is_being_deleted(pod):
+                await self._delete(sts, pod)
+                return
+            if not healthy(pod):
+                return
+
+    async def _create(self, sts: Obj, ordinal: int, revision: str) -> None:
+        pod_name = f"{name(sts)}-{ordinal}"
+        pod = pod_from_template(sts["spec"].get("template") or {}, sts, pod_name=pod_name)
+        lbls = pod["metadata"].setdefault("labels", {})
+        lbls.update({REVISION_LABEL: revision, POD_NAME_LABEL: pod_name, POD_INDEX_LABEL: str(ordinal)})
+        pod["spec"]["hostname"] = pod_name
+        if sts["spec"].get("serviceName"):
+            pod["spec"]["subdomain"] = sts["spec"]["serviceName"]
+        try:
+            await self.client.create(pod)
+        except StatusError as err:
+            if is_already_exists(err):
+                return
+            self._event(sts, "Warning", "FailedCreate",
+                        f"create Pod {pod_name} in StatefulSet {name(sts)} failed error: {err.message}")
+            raise
+        self._event(sts, "Normal", "SuccessfulCreate", f"create Pod {pod_name} in StatefulSet {name(sts)} successful")
+
+    async def _delete(self, sts: Obj, pod: Obj) -> None:
+        try:
+            await self.client.delete("pods", name(pod), namespace(pod), preconditions={"uid": uid(pod)})
+        except StatusError as err:
+            if is_not_found(err) or err.code == 409:
+                return
+            self._event(sts, "Warning", "FailedDelete",
+                        f"delete Pod {name(pod)} in StatefulSet {name(sts)} failed error: {err.message}")
+            raise
+        self._event(sts, "Normal", "SuccessfulDelete", f"delete Pod {name(pod)} in StatefulSet {name(sts)} successful")
+
+    async def _ensure_identity(self, sts: Obj, pod: Obj, ordinal: int) -> None:
+        want = {POD_NAME_LABEL: name(pod), POD_INDEX_LABEL: str(ordinal)}
+        if all(labels(pod).get(k) == v for k, v in want.items()):
+            return
+        try:
+            await self.client.patch("pods", name(pod), {"metadata": {"labels": want}}, namespace(pod))
+        except StatusError as err:
+            if not is_not_found(err):
+                raise
+
+    async def _write_status(self, sts: Obj, pods: list[Obj], current_revision: str, update_revision: str) -> None:
+        min_ready = int(sts["spec"].get("minReadySeconds") or 0)
+        now = self.clock.now()
+        live = [p for p in pods if not is_being_deleted(p)]
+        status: Obj = {"replicas": len(live)}
+        counts = {
+            "readyReplicas": sum(1 for p in live if running_and_ready(p)),
+            "availableReplicas": sum(1 for p in live if running_and_ready(p) and is_pod_available(p, min_ready, now)),
+            "currentReplicas": sum(1 for p in live if labels(p).get(REVISION_LABEL) == current_revision),
+            "updatedReplicas": sum(1 for p in live if labels(p).get(REVISION_LABEL) == update_revision),
+        }
+        status.update({k: v for k, v in counts.items() if v})
+        want = int(sts["spec"].get("replicas", 1))
+        if counts["updatedReplicas"] == want and counts["readyReplicas"] == want and len(live) == want:
+            current_revision = update_revision
+            status["currentReplicas"] = counts["updatedReplicas"]
+        status["currentRevision"] = current_revision
+        status["updateRevision"] = update_revision
+        if generation(sts):
+            status["observedGeneration"] = generation(sts)
+        if (sts.get("status") or {}).get("collisionCount") is not None:
+            status["collisionCount"] = sts["status"]["collisionCount"]
+        if (sts.get("status") or {}) == status:
+            return
+        new = deep_copy(sts)
+        new["status"] = status
+        try:
+            await self.client.update_status(new)
+        except StatusError as err:
+            if not is_not_found(err):
+                raise
+

@@ -1,0 +1,96 @@
+"""StatefulSet controller: ordinal identities, OrderedReady and Parallel, rolling update."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workload_env import Env, WatchLog, pod_template, wl  # noqa: F401 - wl is the fixture
+
+from kconsole.controllers.statefulset import StatefulSetController
+from kconsole.objects.meta import parse_time
+
+Obj = dict[str, Any]
+
+
+def statefulset(name: str, replicas: int, **spec: Any) -> Obj:
+    labels = {"app": name}
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"replicas": replicas, "serviceName": name, "selector": {"matchLabels": labels},
+                     "template": pod_template(labels), **spec}}
+
+
+async def names(wl: Env) -> list[str]:
+    return sorted(p["metadata"]["name"] for p in await wl.pods())
+
+
+async def ready(wl: Env, name: str, n: int) -> bool:
+    st = (await wl.get("statefulsets", name)).get("status") or {}
+    return st.get("readyReplicas", 0) == n and st.get("replicas") == n
+
+
+async def test_ordered_ready_creates_in_order_and_scales_down_from_the_top(wl: Env) -> None:
+    await wl.start(StatefulSetController)
+    await wl.runner(ready_after=5)
+    log = WatchLog(wl.admin, ("pods",))
+    await log.start()
+    await wl.admin.create(statefulset("web", 3))
+    await wl.wait(lambda: ready(wl, "web", 3))
+    assert await names(wl) == ["web-0", "web-1", "web-2"]
+    pods = {p["metadata"]["name"]: p for p in await wl.pods()}
+    created = [parse_time(pods[f"web-{i}"]["metadata"]["creationTimestamp"]) for i in range(3)]
+    # Each ordinal waits for the previous one to be Running and Ready (5 s here).
+    assert created[1] - created[0] >= 5 and created[2] - created[1] >= 5
+    web1 = pods["web-1"]
+    assert web1["spec"]["hostname"] == "web-1" and web1["spec"]["subdomain"] == "web"
+    assert web1["metadata"]["labels"]["statefulset.kubernetes.io/pod-name"] == "web-1"
+    assert web1["metadata"]["labels"]["apps.kubernetes.io/pod-index"] == "1"
+
+    await wl.admin.patch("statefulsets", "web", {"spec": {"replicas": 1}}, "default", subresource="scale")
+    await wl.wait(lambda: ready(wl, "web", 1))
+    await log.stop()
+    deletions = [obj["metadata"]["name"] for _, typ, obj in log.history() if typ == "DELETED"]
+    assert deletions == ["web-2", "web-1"]
+    assert await names(wl) == ["web-0"]
+    messages = [e["message"] for e in await wl.events()]
+    assert "create Pod web-0 in StatefulSet web successful" in messages
+    assert "delete Pod web-2 in StatefulSet web successful" in messages
+
+
+async def test_deleted_pod_comes_back_with_the_same_name(wl: Env) -> None:
+    await wl.start(StatefulSetController)
+    await wl.runner(ready_after=1)
+    await wl.admin.create(statefulset("db", 2))
+    await wl.wait(lambda: ready(wl, "db", 2))
+    old_uid = (await wl.get("pods", "db-0"))["metadata"]["uid"]
+    await wl.admin.delete("pods", "db-0", "default")
+
+    async def back() -> bool:
+        pods = {p["metadata"]["name"]: p for p in await wl.pods()}
+        return "db-0" in pods and pods["db-0"]["metadata"]["uid"] != old_uid
+
+    await wl.wait(back)
+    await wl.wait(lambda: ready(wl, "db", 2))
+
+
+async def test_parallel_creates_all_at_once_and_rolling_update_replaces_top_down(wl: Env) -> None:
+    await wl.start(StatefulSetController)
+    await wl.runner(ready_after=5)
+    await wl.admin.create(statefulset("par", 3, podManagementPolicy="Parallel"))
+    await wl.clock.advance(1)
+    assert await names(wl) == ["par-0", "par-1", "par-2"]
+    await wl.wait(lambda: ready(wl, "par", 3))
+    log = WatchLog(wl.admin, ("pods",))
+    await log.start()
+    await wl.admin.patch("statefulsets", "par", {"spec": {"template": {"spec": {"containers": [
+        {"name": "app", "image": "nginx:1.26"}]}}}}, "default", patch_type="strategic")
+
+    async def rolled() -> bool:
+        st = (await wl.get("statefulsets", "par")).get("status") or {}
+        return st.get("updatedReplicas") == 3 and st.get("readyReplicas") == 3 and \
+            st.get("currentRevision") == st.get("updateRevision")
+
+    await wl.wait(rolled, timeout=120)
+    await log.stop()
+    deletions = [obj["metadata"]["name"] for _, typ, obj in log.history() if typ == "DELETED"]
+    assert deletions == ["par-2", "par-1", "par-0"]
+    assert {p["spec"]["containers"][0]["image"] for p in await wl.pods()} == {"nginx:1.26"}
