@@ -29,4 +29,12 @@ Settings understood (``settings[<name>]``):
 * ``pod-garbage-collector-controller``: threshold 12500 (0 disables), period 20, quarantine 40
 * ``endpointslice-controller``: max_endpoints_per_slice 100
 * ``serviceaccount-controller``: accounts ("default",)
+* ``horizontal-pod-autoscaler-controller``: sync-period 15, tolerance 0.1, downscale-stabilization 300
+
+Workload controllers (one module each): ``DeploymentController`` (deployment.py),
+``ReplicaSetController`` (replicaset.py), ``DaemonSetsController`` (daemonset.py),
+``StatefulSetController`` (statefulset.py), ``JobController`` (job.py), ``CronJobController``
+(cronjob.py), ``HorizontalController`` (hpa.py); shared pieces: ``expectations.py`` (upstream's
+ControllerExpectations) and ``podcontrol.py`` (PodControl, adoption/release, deletion ranking).
+The HPA reads pod usage from the annotations ``kconsole.dev/cpu-usage`` / ``kconsole.dev/memory-usage``.
 """
