@@ -95,12 +95,12 @@ def configure(db: sqlite3.Connection, synchronous: str, writer: bool) -> None:
         # Checkpoints normally run on their own connection (see ``checkpoint``); the writer only
         # checkpoints inline as a backstop when the WAL grew this large anyway.
         db.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_CHECKPOINT_PAGES}")
-        db.execute("PRAGMA journal_size_limit=16777216")
+        db.execute("PRAGMA journal_size_limit=67108864")
         db.executescript(SCHEMA)
 
 
 #: WAL pages after which the writer itself checkpoints (the background checkpointer fell behind).
-BACKSTOP_CHECKPOINT_PAGES = 4096
+BACKSTOP_CHECKPOINT_PAGES = 16384
 
 
 def checkpoint(db: sqlite3.Connection) -> tuple[int, int, int]:
