@@ -47,3 +47,45 @@ async def test_creates_pods_with_owner_references_and_status(wl: Env) -> None:
 async def _ready(wl: Env, name: str, n: int) -> bool:
     rs = await wl.get("replicasets", name)
     return (rs.get("status") or {}).get("readyReplicas", 0) == n
+
+
+async def test_adopts_matching_orphans_and_releases_relabelled_pods(wl: Env) -> None:
+    await wl.start(ReplicaSetController)
+    orphan = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "stray", "namespace": "default",
+                                                             "labels": {"app": "web"}},
+              "spec": pod_template({})["spec"]}
+    await wl.admin.create(orphan)
+    rs = await wl.admin.create(replicaset("web", 2))
+    await wl.wait(lambda: _count(wl, "web", 2))
+    stray = await wl.get("pods", "stray")
+    assert stray["metadata"]["ownerReferences"][0]["uid"] == rs["metadata"]["uid"]
+    assert len(await wl.events("SuccessfulCreate")) == 1  # only one pod was missing
+
+    await wl.admin.patch("pods", "stray", {"metadata": {"labels": {"app": "other"}}}, "default")
+
+    async def released() -> bool:
+        pod = await wl.get("pods", "stray")
+        return not pod["metadata"].get("ownerReferences") and await _count(wl, "web", 2)
+
+    await wl.wait(released)
+    assert len(await wl.events("SuccessfulCreate")) == 2
+
+
+async def test_scale_down_deletes_not_ready_pods_first(wl: Env) -> None:
+    await wl.start(ReplicaSetController)
+    runner = await wl.runner(ready_after=1)
+    await wl.admin.create(replicaset("web", 3))
+    await wl.wait(lambda: _ready(wl, "web", 3))
+    pods = await owned(wl, "web")
+    sick = pods[1]["metadata"]["name"]
+    await runner.set_ready("default", sick, False)
+    await wl.wait(lambda: _ready(wl, "web", 2))
+    await wl.admin.patch("replicasets", "web", {"spec": {"replicas": 2}}, "default", subresource="scale")
+    await wl.wait(lambda: _count(wl, "web", 2))
+    assert sick not in {p["metadata"]["name"] for p in await owned(wl, "web")}
+    assert [e["message"] for e in await wl.events("SuccessfulDelete")] == [f"Deleted pod: {sick}"]
+
+
+async def _count(wl: Env, name: str, n: int) -> bool:
+    return len(await owned(wl, name)) == n and (
+        (await wl.get("replicasets", name)).get("status") or {}).get("replicas") == n
