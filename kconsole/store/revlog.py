@@ -45,6 +45,7 @@ import contextlib
 import fcntl
 import logging
 import os
+import weakref
 from collections import OrderedDict, deque
 from collections.abc import Sequence
 from pathlib import Path
@@ -197,7 +198,8 @@ class RevisionLog:
         self._pending_cost = 0
         self._in_use = 0
         self._alarms: list[str] = []
-        self._watchers: list[Watcher] = []
+        # Weak: a watcher its consumer dropped without closing goes away with it.
+        self._watchers: weakref.WeakSet[Watcher] = weakref.WeakSet()
         self._closed = False
         self._wakeup = asyncio.Event()
         self._flusher: asyncio.Task[None] | None = None
@@ -777,14 +779,11 @@ class RevisionLog:
             progress_notify=progress_notify, max_buffered=self._watch_buffer, on_close=self._unwatch,
         )
         if watcher.active:
-            self._watchers.append(watcher)
+            self._watchers.add(watcher)
         return watcher
 
     def _unwatch(self, watcher: Watcher) -> None:
-        try:
-            self._watchers.remove(watcher)
-        except ValueError:
-            pass
+        self._watchers.discard(watcher)
 
     # ------------------------------------------------------------------ compaction, status, alarms
 

@@ -5,6 +5,9 @@ first replays ``[start, R]`` from SQLite (``R`` = the revision at registration),
 consumer asks, while live events (all ``> R``) wait in its buffer; then it serves the buffer. That
 hand-over has no gap and no duplicate by construction.
 
+Consumers should ``close()`` a watch they stop reading; one dropped without closing is held only
+weakly by the log and disappears with its last reference.
+
 Writers never wait for a watcher: the log hands each committed batch to :meth:`Watcher.deliver`,
 which only appends to the buffer. A watcher whose buffer would exceed its bound (the consumer is
 too slow) is cancelled with ``canceled=True, compact_revision=0`` and its buffer dropped; the API
@@ -19,6 +22,7 @@ revision has been delivered (etcd's ``--experimental-watch-progress-notify-inter
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Protocol
@@ -90,7 +94,7 @@ class Watcher:
         if self.start <= current:
             self._replay_id = row_id(self.start, 0)
         if progress_notify:
-            self._timer = clock.call_later(PROGRESS_INTERVAL, self._progress_tick)
+            self._schedule_progress()
 
     # ------------------------------------------------------------------ fed by the log
 
@@ -178,7 +182,12 @@ class Watcher:
         if start_id < row_id(source.compact_revision, 0):
             self._cancel(source.compact_revision)
             return
-        rows = await source.read_history(self.key, self.end, start_id, self._replay_stop, HISTORY_PAGE)
+        try:
+            rows = await source.read_history(self.key, self.end, start_id, self._replay_stop, HISTORY_PAGE)
+        except Exception:
+            if self._done:  # the log closed under the read: the stream simply ends
+                return
+            raise
         if self._replay_id is None:  # closed or cancelled meanwhile
             return
         if start_id < row_id(source.compact_revision, 0):
@@ -213,7 +222,18 @@ class Watcher:
             self._queue.append(WatchResponse([], self._source.revision, progress=True))
             self._wake()
         self._quiet = True
-        self._timer = self._clock.call_later(PROGRESS_INTERVAL, self._progress_tick)
+        self._schedule_progress()
+
+    def _schedule_progress(self) -> None:
+        # The timer holds the watcher weakly, so a dropped watcher is not kept alive by it.
+        ref = weakref.ref(self)
+
+        def tick() -> None:
+            watcher = ref()
+            if watcher is not None:
+                watcher._progress_tick()
+
+        self._timer = self._clock.call_later(PROGRESS_INTERVAL, tick)
 
     def _cancel(self, compact_revision: int) -> None:
         """End the stream with a cancellation; buffered events are dropped (the client re-lists)."""

@@ -199,3 +199,16 @@ async def test_watch_from_a_future_revision_waits_for_it(log: RevisionLog) -> No
     second = await w.__anext__()
     assert revisions([second]) == [4]
     await w.close()
+
+
+async def test_a_dropped_watcher_is_forgotten(log: RevisionLog) -> None:
+    import gc
+    import weakref
+
+    w = log.watch("/gone", progress_notify=True)
+    await log.put("/gone", b"1")
+    ref = weakref.ref(w)
+    del w
+    gc.collect()
+    assert ref() is None  # neither the log nor its progress timer keeps it (and its buffer) alive
+    assert await log.put("/gone", b"2") == 2
