@@ -313,5 +313,18 @@ def compact_chunk(db: sqlite3.Connection, lo: int, hi: int, bound: int) -> tuple
     return cur.rowcount, nxt
 
 
+def backup(db: sqlite3.Connection, dest: str) -> int:
+    """Copy the database to ``dest`` (a consistent snapshot, online); returns its revision."""
+    target = sqlite3.connect(dest)
+    try:
+        db.backup(target)
+        target.execute("PRAGMA journal_mode=DELETE")
+        top = target.execute("SELECT MAX(revision) FROM kv").fetchone()[0] or 0
+        floor = target.execute("SELECT value FROM meta WHERE name = 'revision_floor'").fetchone()
+        return max(top, floor[0] if floor else 0)
+    finally:
+        target.close()
+
+
 def first_id(db: sqlite3.Connection) -> int | None:
     return db.execute("SELECT MIN(id) FROM kv").fetchone()[0]

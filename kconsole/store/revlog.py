@@ -842,6 +842,18 @@ class RevisionLog:
             alarms=list(self._alarms),
         )
 
+    async def backup(self, dest: str | os.PathLike[str]) -> int:
+        """Write a consistent copy of the store to ``dest`` while it keeps serving (etcdctl snapshot
+        save); returns the revision the copy holds. Open the copy with :meth:`open` to restore."""
+        self._check_open()
+        target = Path(dest)
+        if target.exists():
+            raise FileExistsError(f"snapshot target {str(target)!r} already exists")
+        if not target.parent.is_dir():
+            raise FileNotFoundError(f"snapshot folder {str(target.parent)!r} does not exist")
+        with io_tracker(self._clock):
+            return await backend.run_on_thread(self._reader, backend.backup, str(target))
+
     async def disarm(self) -> None:
         """Clear the NOSPACE alarm (etcdctl alarm disarm); the next write over quota raises it again."""
         self._check_open()

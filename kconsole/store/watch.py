@@ -34,7 +34,7 @@ from kconsole.store.kv import Event, WatchResponse
 #: Simulated seconds between progress notifications of an idle watcher.
 PROGRESS_INTERVAL = 10.0
 #: Events a watcher may hold undelivered before it is cancelled as too slow.
-DEFAULT_WATCH_BUFFER = 100_000
+DEFAULT_WATCH_BUFFER = 50_000
 #: History rows read per replay page.
 HISTORY_PAGE = 1000
 

@@ -339,3 +339,22 @@ async def test_a_failed_commit_also_fails_the_batch_queued_behind_it(log: Revisi
     assert (await log.range("/q/", prefix_end("/q/"), count_only=True)).count == 0
     before = log.revision
     assert await asyncio.gather(*(log.put(f"/r/{i}", b"v") for i in range(40))) == list(range(before + 1, before + 41))
+
+
+async def test_backup_is_a_consistent_copy_that_opens_as_a_store(log: RevisionLog, tmp_path: Path, clock: VirtualClock) -> None:
+    for i in range(20):
+        await log.put(f"/b/{i % 4}", str(i).encode())
+    snapshot = tmp_path / "snap.db"
+    writes = asyncio.gather(*(log.put(f"/b/{i % 4}", b"during") for i in range(20)))
+    revision = await log.backup(snapshot)
+    await writes
+    assert 20 <= revision <= 40
+    with pytest.raises(FileExistsError):
+        await log.backup(snapshot)
+    restored = await RevisionLog.open(snapshot, clock=clock)
+    try:
+        assert restored.revision == revision
+        expected = await log.range("/b/", prefix_end("/b/"), revision=revision)
+        assert (await restored.range("/b/", prefix_end("/b/"))).kvs == expected.kvs
+    finally:
+        await restored.close()
