@@ -126,10 +126,16 @@ class Watcher:
             self._wake()
 
     def end_stream(self) -> None:
-        """The log is closing: deliver what is buffered, then stop."""
-        self._replay_id = None
-        self._queue.extend(self._held)
-        self._held = []
+        """The log is closing: deliver what is buffered, then stop.
+
+        A watcher still replaying history drops its held live events instead: delivering them
+        would skip the rest of the history. The consumer sees the stream end and re-watches from
+        the last revision it got.
+        """
+        if self._replay_id is not None:
+            self._replay_id = None
+            self._buffered -= sum(len(r.events) for r in self._held)
+            self._held = []
         self._finish()
 
     # ------------------------------------------------------------------ consumer side

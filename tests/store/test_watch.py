@@ -212,3 +212,18 @@ async def test_a_dropped_watcher_is_forgotten(log: RevisionLog) -> None:
     gc.collect()
     assert ref() is None  # neither the log nor its progress timer keeps it (and its buffer) alive
     assert await log.put("/gone", b"2") == 2
+
+
+async def test_closing_mid_replay_ends_the_stream_without_a_gap(
+    db_path: Path, clock: VirtualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(watch_module, "HISTORY_PAGE", 3)
+    log = await RevisionLog.open(db_path, clock=clock)
+    for i in range(10):
+        await log.put("/m", str(i).encode())
+    w = log.watch("/m", start_revision=1)
+    first = await w.__anext__()
+    await log.put("/m", b"live")  # held until the replay is done
+    await log.close()
+    got = revisions([first]) + revisions([r async for r in w])
+    assert got == list(range(1, len(got) + 1))  # a prefix of the history, never 1,2,11
