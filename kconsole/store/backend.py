@@ -95,7 +95,7 @@ def configure(db: sqlite3.Connection, synchronous: str, writer: bool) -> None:
         # Checkpoints normally run on their own connection (see ``checkpoint``); the writer only
         # checkpoints inline as a backstop when the WAL grew this large anyway.
         db.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_CHECKPOINT_PAGES}")
-        db.execute("PRAGMA journal_size_limit=67108864")
+        db.execute("PRAGMA journal_size_limit=8388608")  # an idle WAL shrinks back to 8 MB
         db.executescript(SCHEMA)
 
 
