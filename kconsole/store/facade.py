@@ -279,7 +279,8 @@ class EtcdCluster:
     async def txn(self, compares: list[Compare], success: list[Op], failure: list[Op] | None = None) -> TxnResult:
         failure = failure or []
         # Malformed or oversized requests never enter the Raft log (etcd checks them before proposing).
-        cost = validate_txn(compares, success, failure)
+        checked = validate_txn(compares, success, failure)
+        cost = checked[0] if isinstance(checked, tuple) else checked
         if cost:
             leader = self.leader()
             if leader is not None and leader.alarms & NOSPACE:

@@ -19,7 +19,6 @@ import asyncio
 import hashlib
 import os
 import random
-import sqlite3
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -825,31 +824,53 @@ class RevlogMachine:
         return results
 
     async def _txns(self, txns: list[tuple[list[Compare], list[Any], list[Any]]]) -> list[object]:
-        """Queue every transaction before the log's flusher runs, so they share group commits."""
-        loop = asyncio.get_running_loop()
-        log = self.log
-        pending = getattr(log, "_pending", None)
-        if pending is None or _Pending is None:
-            return await asyncio.gather(*(log.txn(*t) for t in txns), return_exceptions=True)
-        log._check_open()
-        futs = []
-        for compares, success, failure in txns:
-            fut = loop.create_future()
-            pending.append(_Pending(compares, success, failure, fut, 0))
-            futs.append(fut)
-        log._wakeup.set()
+        """Queue every transaction before the log's flusher runs, so they share group commits.
+
+        Each ``txn()`` coroutine is stepped by hand to its first suspension (the log queues the
+        request synchronously there, so log order is kept) and finished after its future is done:
+        thousands of transactions per batch without a Task each.
+        """
+        started: list[tuple[Any, Any]] = []
         out: list[object] = []
-        for fut in futs:
+        for compares, success, failure in txns:
+            coro = self.log.txn(compares, success, failure)
             try:
-                out.append(await fut)
+                started.append((coro, coro.send(None)))
+            except StopIteration as done:
+                started.append((None, done.value))
             except StoreError as err:
-                out.append(err)
+                started.append((None, err))
+        for coro, waiting in started:
+            if coro is None:
+                out.append(waiting)
+                continue
+            while True:
+                # The coroutine yielded this future to "its task" (us); take it over as a Task would.
+                waiting._asyncio_future_blocking = False
+                try:
+                    await waiting
+                except Exception:  # noqa: BLE001 - the coroutine raises it itself below
+                    pass
+                try:
+                    waiting = coro.send(None)
+                except StopIteration as done:
+                    out.append(done.value)
+                    break
+                except StoreError as err:
+                    out.append(err)
+                    break
         return out
 
     async def image(self) -> bytes:
-        """A consistent copy of the database file (SQLite's backup API, on a thread)."""
-        with io_tracker(self.clock):
-            return await asyncio.to_thread(backup_bytes, self.path)
+        """A consistent copy of the database file (the log's online backup)."""
+        tmp = self.path.with_suffix(".image")
+        tmp.unlink(missing_ok=True)
+        try:
+            await self.log.backup(tmp)
+            with io_tracker(self.clock):
+                return await asyncio.to_thread(tmp.read_bytes)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     async def install(self, image: bytes) -> None:
         await self.log.close()
@@ -864,28 +885,10 @@ class RevlogMachine:
         await self.log.close()
 
 
-try:
-    from kconsole.store.revlog import _Pending
-except ImportError:  # pragma: no cover - the revision log without its batch internals
-    _Pending = None  # type: ignore[assignment,misc]
-
-
 def _backend_failure(err: BaseException) -> bool:
     from kconsole.store.revlog import BackendError
 
     return isinstance(err, BackendError)
-
-
-def backup_bytes(path: Path) -> bytes:
-    """The database at ``path`` as one consistent image (readers never block the writer in WAL mode)."""
-    src = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
-    dst = sqlite3.connect(":memory:")
-    try:
-        src.backup(dst)
-        return dst.serialize()
-    finally:
-        src.close()
-        dst.close()
 
 
 def _replace_db(path: Path, image: bytes) -> None:
