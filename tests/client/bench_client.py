@@ -24,7 +24,7 @@ def make_pod(i: int, rv: int) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": f"web-{i}", "namespace": f"ns-{i % 50}", "uid": f"uid-{i}",
                          "resourceVersion": str(rv),
-                         "ownerReferences": [{"kind": "ReplicaSet", "name": f"rs-{i % 100}", "uid": f"rs-{i % 100}",
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"rs-{i % 100}", "uid": f"rs-{i % 100}",
                                               "controller": True}]},
             "spec": {"nodeName": f"node-{i % 1000}", "containers": [{"name": "app", "image": "nginx"}]},
             "status": {"phase": "Running"}}
@@ -128,7 +128,8 @@ async def bench_e2e(pods: int = 10_000) -> dict[str, Any]:
         await api.stop()
         await kv.close()
     return {"e2e_pods": pods, "informer_initial_sync_s": round(sync_s, 3),
-            "status_patches_seen_by_informer_s": round(upd_s, 3)}
+            "status_patches_seen_by_informer_s": round(upd_s, 3), "informer_watches": inf.watches,
+            "informer_relists": inf.relists}
 
 
 async def main(e2e: bool) -> None:
