@@ -5,9 +5,9 @@ a :class:`Client` bound to its own bearer token, so authentication, RBAC, admiss
 to it exactly as to kubectl. Requests are built as :class:`~kconsole.api.types.Request`; failures
 raise :class:`~kconsole.api.types.StatusError`.
 
-Objects handed back are the caller's to keep, but objects given to ``create``/``update``/``apply``
-may be taken over by the server: build them fresh or copy them (``kconsole.objects.meta.deep_copy``)
-when they come from an informer cache.
+Objects handed back are the caller's to keep; objects given to ``create``/``update``/``apply`` are
+sent as they are and not modified, so an object read from an informer cache may be passed only if
+nothing changes it (copy it with ``kconsole.objects.meta.deep_copy`` before editing).
 """
 
 from __future__ import annotations

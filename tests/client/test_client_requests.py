@@ -183,3 +183,29 @@ async def test_dry_run_create_writes_nothing(env) -> None:
     with pytest.raises(StatusError) as err:
         await c.get("configmaps", "ghost", "default")
     assert is_not_found(err.value)
+
+
+async def test_apply_creates_then_updates_and_patch_types(env) -> None:
+    c = env.client
+    applied = await c.apply(configmap("applied", a="1"), field_manager="tests")
+    assert applied["data"] == {"a": "1"}
+    again = await c.apply(configmap("applied", a="2"), field_manager="tests")
+    assert again["data"] == {"a": "2"} and again["metadata"]["uid"] == applied["metadata"]["uid"]
+    patched = await c.patch("configmaps", "applied", [{"op": "add", "path": "/data/b", "value": "3"}], "default",
+                            patch_type="json")
+    assert patched["data"] == {"a": "2", "b": "3"}
+    with pytest.raises(StatusError, match="field manager"):
+        await c.apply(configmap("applied"), field_manager="")
+    with pytest.raises(StatusError) as err:
+        await c.patch("configmaps", "applied", {}, "default", patch_type="yaml")
+    assert err.value.code == 415
+
+
+async def test_eviction_deletes_the_pod(env) -> None:
+    c = env.client
+    await c.create(pod("victim"))
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "victim", "namespace": "default"}}
+    await c.create_subresource("pods", "victim", "default", "eviction", eviction)
+    with pytest.raises(StatusError) as err:
+        await c.get("pods", "victim", "default")
+    assert is_not_found(err.value)
