@@ -50,6 +50,9 @@ Row = tuple[int, int, str, int, int, int, int, int, bytes]
 
 INSERT_HEAD = "INSERT INTO kv (id, revision, name, deleted, create_revision, prev_id, version, lease, value) VALUES "
 
+#: A key's state: (create_revision, mod_revision, version, lease, row id).
+Meta = tuple[int, int, int, int, int]
+
 #: A range result row: (name, value, create_revision, mod_revision, version, lease).
 KVRow = tuple[str, bytes, int, int, int, int]
 
@@ -188,6 +191,22 @@ def read_ranges(db: sqlite3.Connection, specs: Sequence[RangeSpec]) -> list[tupl
         return [range_rows(db, *spec) for spec in specs]
     finally:
         db.execute("COMMIT")
+
+
+def states_before(db: sqlite3.Connection, key: str, end: str, bound: int) -> dict[str, Meta | None]:
+    """Keys of ``[key, end)`` written at or after row id ``bound``, each with its state just
+    before ``bound`` ((create_revision, mod_revision, version, lease, id), or None when absent)."""
+    if end == "\0":
+        cond, params = "name >= ?", (key,)
+    else:
+        cond, params = "name >= ? AND name < ?", (key, end)
+    rows = db.execute(
+        f"WITH changed AS (SELECT DISTINCT name FROM kv WHERE id >= ? AND {cond})"
+        " SELECT c.name, k.create_revision, k.revision, k.version, k.lease, k.id, k.deleted FROM changed c"
+        " LEFT JOIN kv k ON k.id = (SELECT MAX(id) FROM kv p WHERE p.name = c.name AND p.id < ?)",
+        (bound, *params, bound),
+    ).fetchall()
+    return {r[0]: None if r[5] is None or r[6] else (r[1], r[2], r[3], r[4], r[5]) for r in rows}
 
 
 def history(

@@ -41,8 +41,10 @@ The file is locked (``<path>.lock``, flock) so two processes never run two logs 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import fcntl
+import heapq
 import logging
 import os
 import weakref
@@ -191,6 +193,11 @@ class RevisionLog:
         self._chain = backend.Chain()
         self._batches_since_measure = 0
         self._keys: dict[str, Meta] = {}
+        # Sorted key list for ranges, maintained lazily (see _sorted_names).
+        self._sorted: list[str] = []
+        self._sorted_members: set[str] = set()
+        self._sorted_added: list[str] = []
+        self._sorted_stale = 0
         self._values: OrderedDict[int, bytes] = OrderedDict()
         self._values_bytes = 0
         self._values_cap = value_cache_bytes
@@ -264,6 +271,7 @@ class RevisionLog:
         log._next_revision = revision + 1
         log._compact_revision = compacted
         log._keys = {name: (create, mod, version, lease, rid) for name, create, mod, version, lease, rid in keys}
+        log._sorted_stale = len(log._keys) + 1025  # built on the first range
         log._in_use = in_use
         if in_use > quota_bytes:
             log._alarms.append("NOSPACE")
@@ -357,9 +365,14 @@ class RevisionLog:
                 at = revision
             if end is None and at == current:
                 result = await self._get_current(key, count_only, keys_only)
-            else:
+            elif end is None:
                 rows, count = (await self._read(backend.read_ranges, [(key, end, row_id(at + 1, 0), limit, count_only, keys_only)]))[0]
-                result = RangeResult([KeyValue(*r) for r in rows], count, count > len(rows) and not count_only, at)
+                result = RangeResult([KeyValue(*r) for r in rows], count, False, at)
+            else:
+                found = await self._range_indexed(key, end, at, limit, count_only, keys_only)
+                if found is None:
+                    continue  # a compaction removed rows under us; look again
+                result = found
             if at >= self._compact_revision:
                 return result
             if revision:
@@ -370,6 +383,61 @@ class RevisionLog:
         """The key at ``revision`` (0 = current), or None when absent."""
         result = await self.range(key, revision=revision)
         return result.kvs[0] if result.kvs else None
+
+    async def _range_indexed(
+        self, key: str, end: str, at: int, limit: int, count_only: bool, keys_only: bool
+    ) -> RangeResult | None:
+        """A multi-key range from the in-memory index: live keys at the current revision, with the
+        keys written after ``at`` put back to their state at ``at`` (read from SQLite). Values of
+        the returned page only are read. None when a compaction raced the value reads."""
+        keys = self._keys
+        names = self._sorted_names()
+        lo = bisect.bisect_left(names, key)
+        hi = len(names) if end == "\0" else bisect.bisect_left(names, end)
+        entries = [(n, m) for n in names[lo:hi] if (m := keys.get(n)) is not None]
+        if at < self._revision:
+            before = await self._read(backend.states_before, key, end, row_id(at + 1, 0))
+            if before:
+                kept = [(n, m) for n, m in entries if n not in before]
+                back = sorted((n, m) for n, m in before.items() if m is not None)
+                entries = list(heapq.merge(kept, back, key=lambda e: e[0]))
+        count = len(entries)
+        if count_only:
+            return RangeResult([], count, False, at)
+        page = entries[:limit] if limit else entries
+        if keys_only:
+            kvs = [KeyValue(n, b"", m[0], m[1], m[2], m[3]) for n, m in page]
+            return RangeResult(kvs, count, count > len(page), at)
+        cache = self._values
+        missing = [m[4] for _, m in page if m[4] not in cache]
+        fetched: dict[int, bytes] = {}
+        if missing:
+            fetched = await self._read(backend.fetch_values, missing)
+            if len(fetched) < len(missing):
+                return None
+        kvs = []
+        for n, m in page:
+            value = fetched.get(m[4])
+            if value is None:
+                value = cache.get(m[4])
+                if value is None:  # evicted meanwhile: read it again
+                    return None
+            kvs.append(KeyValue(n, value, m[0], m[1], m[2], m[3]))
+        return RangeResult(kvs, count, count > len(page), at)
+
+    def _sorted_names(self) -> list[str]:
+        """Every key that was live since the last rebuild, sorted (deleted ones are filtered by
+        the caller). New keys are appended and merged in by the next range, not on each write."""
+        if self._sorted_stale > len(self._keys) + 1024:
+            self._sorted = sorted(self._keys)
+            self._sorted_members = set(self._sorted)
+            self._sorted_added = []
+            self._sorted_stale = 0
+        elif self._sorted_added:
+            self._sorted.extend(self._sorted_added)
+            self._sorted.sort()  # two sorted runs: timsort merges them in linear time
+            self._sorted_added = []
+        return self._sorted
 
     async def _get_current(self, key: str, count_only: bool, keys_only: bool) -> RangeResult:
         at = self._revision
@@ -667,11 +735,16 @@ class RevisionLog:
         keys = self._keys
         uncommitted = self._uncommitted
         seq = batch.seq
+        members = self._sorted_members
         for name, meta in batch.overlay.items():
             if meta is None:
-                keys.pop(name, None)
+                if keys.pop(name, None) is not None:
+                    self._sorted_stale += 1
             else:
                 keys[name] = meta
+                if name not in members:
+                    members.add(name)
+                    self._sorted_added.append(name)
             pending = uncommitted.get(name)
             if pending is not None and pending[1] == seq:
                 del uncommitted[name]

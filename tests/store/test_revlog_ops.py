@@ -358,3 +358,26 @@ async def test_backup_is_a_consistent_copy_that_opens_as_a_store(log: RevisionLo
         assert (await restored.range("/b/", prefix_end("/b/"))).kvs == expected.kvs
     finally:
         await restored.close()
+
+
+async def test_paging_a_past_revision_while_keys_change(log: RevisionLog) -> None:
+    for i in range(30):
+        await log.put(f"/pods/p{i:02}", f"v{i}".encode())
+    at = log.revision
+    snapshot = (await log.range("/pods/", prefix_end("/pods/"))).kvs
+    for i in range(0, 30, 3):
+        await log.put(f"/pods/p{i:02}", b"changed")
+    for i in range(1, 30, 6):
+        await log.delete(f"/pods/p{i:02}")
+    for i in range(5):
+        await log.put(f"/pods/p{i:02}x", b"new")
+    pages, start = [], "/pods/"
+    while True:
+        page = await log.range(start, prefix_end("/pods/"), revision=at, limit=7)
+        assert page.revision == at and page.count == 30 - sum(len(p) for p in pages)
+        pages.append(page.kvs)
+        if not page.more:
+            break
+        start = page.kvs[-1].key + "\0"
+    assert [kv for p in pages for kv in p] == snapshot
+    assert [len(p) for p in pages] == [7, 7, 7, 7, 2]
