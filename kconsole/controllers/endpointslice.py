@@ -152,7 +152,8 @@ class _ServiceEndpointsBase(Controller):
             return []
         matcher = selector_from_set(sel)
         ns = svc["metadata"].get("namespace") or ""
-        pods = [p for p in self.pods.list_by_index("namespace", ns) if matcher.matches(p["metadata"].get("labels") or {})]
+        pods = [p for p in self.pods.list_by_index("namespace", ns)
+                if matcher.matches(p["metadata"].get("labels") or {})]
         pods.sort(key=lambda p: p["metadata"]["name"])
         return pods
 

@@ -93,6 +93,7 @@ NEVER_UPDATED_MESSAGE = "Kubelet never posted node status."
 NORMAL, PARTIAL, FULL, INITIAL = "Normal", "PartialDisruption", "FullDisruption", "Initial"
 
 PODS_BY_NODE = "nodeName"
+YIELD_EVERY = 500
 
 
 def pods_by_node(pods: SharedInformer) -> str:
@@ -275,7 +276,9 @@ class NodeLifecycleController(Controller):
         now = self.clock.now()
         zone_conditions: dict[str, list[str]] = {}
         nodes = self.nodes.list()
-        for node in nodes:
+        for i, node in enumerate(nodes):
+            if i % YIELD_EVERY == YIELD_EVERY - 1:
+                await asyncio.sleep(0)  # a pass over thousands of nodes must not stall the loop
             name = node["metadata"]["name"]
             if name not in self._registered:
                 self._registered.add(name)
@@ -445,8 +448,8 @@ class NodeLifecycleController(Controller):
             ready = self._ready_status(n)
             want = {"False": NOT_READY, "Unknown": UNREACHABLE}.get(ready)
             taints = node_taints(n)
-            kept = [t for t in taints if not (t.get("effect") == "NoExecute" and t.get("key") in (UNREACHABLE, NOT_READY)
-                                              and t.get("key") != want)]
+            kept = [t for t in taints if not (t.get("effect") == "NoExecute" and t.get("key") != want
+                                              and t.get("key") in (UNREACHABLE, NOT_READY))]
             if want and not any(t.get("effect") == "NoExecute" and t.get("key") == want for t in kept):
                 kept.append({"key": want, "effect": "NoExecute", "timeAdded": stamp})
             if kept == taints:
@@ -528,7 +531,8 @@ class NodeLifecycleController(Controller):
     async def _remove_no_execute(self, name: str) -> None:
         def edit(n: Obj) -> bool:
             taints = node_taints(n)
-            kept = [t for t in taints if not (t.get("effect") == "NoExecute" and t.get("key") in (UNREACHABLE, NOT_READY))]
+            kept = [t for t in taints
+                    if not (t.get("effect") == "NoExecute" and t.get("key") in (UNREACHABLE, NOT_READY))]
             if len(kept) == len(taints):
                 return False
             n.setdefault("spec", {})["taints"] = kept
