@@ -219,8 +219,16 @@ async def run_workers(queue: WorkQueue, n: int, sync_fn: SyncFn) -> None:
         await asyncio.gather(*workers, return_exceptions=True)
 
 
+#: A worker whose syncs never suspend (pure cache reads) yields to the loop this often.
+YIELD_EVERY = 64
+
+
 async def _worker(queue: WorkQueue, sync_fn: SyncFn) -> None:
+    processed = 0
     while True:
+        processed += 1
+        if processed % YIELD_EVERY == 0:
+            await asyncio.sleep(0)
         try:
             item = await queue.get()
         except QueueShutDown:

@@ -267,3 +267,27 @@ async def test_run_workers_requeue_after_returned_delay() -> None:
     assert seen == [0, 30.0, 60.0]
     q.shutdown()
     await asyncio.wait_for(runner, 1)
+
+
+async def test_workers_with_non_suspending_syncs_still_let_other_tasks_run() -> None:
+    q = WorkQueue(VirtualClock())
+    for i in range(1000):
+        q.add(i)
+    progress: list[int] = []
+    synced = 0
+
+    async def sync(item: int) -> None:
+        nonlocal synced
+        synced += 1  # never awaits: a pure cache read
+
+    async def other() -> None:
+        while synced < 1000:
+            progress.append(synced)
+            await asyncio.sleep(0)
+
+    bystander = asyncio.create_task(other())
+    runner = asyncio.create_task(run_workers(q, 1, sync))
+    await asyncio.wait_for(bystander, 5)
+    assert len(progress) > 5, "the worker must yield while working through a long queue"
+    q.shutdown()
+    await asyncio.wait_for(runner, 1)
