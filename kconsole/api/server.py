@@ -505,7 +505,16 @@ class APIServer:
             meta.pop("namespace", None)
         return obj
 
+    async def _namespace_seen(self, call: _Call, spec: ResourceSpec) -> None:
+        """NamespaceLifecycle reads the namespaces cache: let it see namespaces this server already
+        acknowledged, so a create right after its Namespace's is not refused (upstream's live lookup)."""
+        if spec.namespaced and call.req.namespace:
+            namespaces = self.registry.get("", "namespaces")
+            if namespaces is not None:
+                await self.storage.fresh_cache(namespaces)
+
     async def _create(self, call: _Call, spec: ResourceSpec) -> Response:
+        await self._namespace_seen(call, spec)
         obj = self._body(call, spec)
         meta = obj["metadata"]
         if meta.get("resourceVersion"):
@@ -609,6 +618,7 @@ class APIServer:
         manager = req.field_manager
         if not manager:
             raise StatusError.bad_request("PATCH, application/apply-patch+yaml requests must set fieldManager")
+        await self._namespace_seen(call, spec)
         update = self._updater(call, spec, sub, lambda old: server_side_apply(
             old, doc, manager, req.force, self.now(), spec.kind))
 
