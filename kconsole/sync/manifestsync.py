@@ -1,0 +1,320 @@
+"""``ManifestSync``: the watched folder, applied to the cluster and kept in step with it.
+
+At start every manifest is applied; afterwards each batch of changed files (from the watcher) is
+processed in one pass, one pass at a time:
+
+1. parse each changed file; a syntax or shape error marks the file ``error`` and sends nothing;
+2. check each document's kind, and that no other file already declares the same object;
+3. dry-run every document of the file on the server (admission, validation, conflicts); any
+   refusal marks the file ``error`` and sends nothing, so the objects it applied before stay as
+   they were;
+4. apply the files that passed, all their documents in dependency order;
+5. prune: objects a file created and no longer declares (or whose file is gone) are deleted,
+   unless another file now declares them (a document moved between files is not deleted).
+
+Files whose error came from the server are tried again on every pass and on a back-off (2 s to
+60 s of simulated time), so a file waiting for another file's Namespace, or for etcd to regain
+quorum, recovers without being saved again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from kconsole.client import Client, StatusError
+from kconsole.clock import Clock, TimerHandle
+from kconsole.sync import apply as applier
+from kconsole.sync.folder import FolderFilter, FolderWatcher
+from kconsole.sync.parse import Document, ParsedFile, SyncError, parse_file
+from kconsole.sync.prune import INVENTORY_FILE, Inventory, delete_objects, identity
+from kconsole.sync.report import AppliedObject, FileState, Listener, Report
+
+log = logging.getLogger(__name__)
+
+RETRY_MIN = 2.0
+RETRY_MAX = 60.0
+
+Key = tuple[str, str, str, str]
+
+
+class ManifestSync:
+    """Observable by the console: :attr:`files` (path -> :class:`FileState`), :meth:`subscribe`
+    for a callback after each pass, :attr:`version` for polling."""
+
+    def __init__(self, client: Client, folder: str | Path, *, data_dir: str | Path | None = None, clock: Clock,
+                 watch: bool = True, debounce_ms: int | None = None) -> None:
+        self.client = client
+        self.clock = clock
+        self.folder = Path(folder)
+        self.data_dir = Path(data_dir) if data_dir is not None else None
+        exclude = [self.data_dir] if self.data_dir is not None else []
+        self.filter = FolderFilter(self.folder, exclude)
+        self.report = Report()
+        self.inventory = Inventory(self.data_dir / INVENTORY_FILE if self.data_dir is not None else None)
+        self.watch = watch
+        kwargs = {"debounce_ms": debounce_ms} if debounce_ms is not None else {}
+        self.watcher = FolderWatcher(self.filter, self._changed, **kwargs)
+        self._pending: set[str] = set()
+        self._wake = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._worker: asyncio.Task[None] | None = None
+        self._retry: TimerHandle | None = None
+        self._prepared: dict[str, list[tuple[Document, dict]]] = {}
+        self._stale: dict[str, list[AppliedObject]] = {}
+        self.passes = 0
+        self.running = False
+
+    # ------------------------------------------------------------------ observing
+
+    @property
+    def files(self) -> dict[str, FileState]:
+        return self.report.files
+
+    @property
+    def version(self) -> int:
+        return self.report.version
+
+    def subscribe(self, listener: Listener) -> object:
+        """``listener()`` runs after every pass that changed the report; returns an unsubscribe callable."""
+        return self.report.subscribe(listener)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Load the inventory, apply the whole folder once, then follow changes."""
+        if not self.folder.is_dir():
+            raise FileNotFoundError(f"manifest folder {self.folder} does not exist or is not a folder")
+        self.inventory = Inventory.load(self.inventory.path)
+        self.running = True
+        if self.watch:
+            await self.watcher.start()
+        await self.sync_now()
+        self._worker = asyncio.get_running_loop().create_task(self._work(), name="manifest-sync")
+
+    async def stop(self) -> None:
+        self.running = False
+        if self._retry is not None:
+            self._retry.cancel()
+            self._retry = None
+        await self.watcher.stop()
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.cancel()
+            try:
+                await worker
+            except asyncio.CancelledError:
+                pass
+
+    async def wait_watching(self, timeout: float = 10.0) -> None:
+        """Until the file watcher is live (tests write files only after this)."""
+        await asyncio.wait_for(self.watcher.ready.wait(), timeout)
+
+    # ------------------------------------------------------------------ passes
+
+    def _changed(self, rels: set[str]) -> None:
+        self._pending |= rels
+        self._wake.set()
+
+    async def _work(self) -> None:
+        while self.running:
+            await self._wake.wait()
+            self._wake.clear()
+            batch, self._pending = self._pending, set()
+            try:
+                await self.sync_now(batch)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - the sync must outlive any one bad pass
+                log.exception("manifest sync pass failed")
+
+    async def sync_now(self, changed: set[str] | None = None) -> None:
+        """One pass over ``changed`` paths (relative to the folder), or over the whole folder, plus
+        every file whose last error came from the server."""
+        async with self._lock:
+            paths = self._expand(changed)
+            paths |= {p for p, st in self.files.items() if st.status == "error" and _retryable(st)}
+            if paths:
+                await self._pass(paths)
+
+    def _expand(self, changed: set[str] | None) -> set[str]:
+        known = set(self.files) | set(self.inventory.files)
+        if changed is None:
+            return set(self.filter.scan()) | known
+        out: set[str] = set()
+        for rel in changed:
+            absolute = self.folder / rel
+            if absolute.is_dir():
+                out |= {p for p in self.filter.scan() if p.startswith(rel + "/")}
+            out |= {p for p in known if p == rel or p.startswith(rel + "/")}
+            if self.filter.is_manifest(rel):
+                out.add(rel)
+        return out
+
+    async def _pass(self, paths: set[str]) -> None:
+        self.passes += 1
+        now = self.clock.now()
+        parsed: dict[str, ParsedFile] = {}
+        removed: list[str] = []
+        for rel in sorted(paths):
+            if (self.folder / rel).is_file() and self.filter.is_manifest(rel):
+                parsed[rel] = parse_file(self.folder / rel, rel)
+            else:
+                removed.append(rel)
+
+        declared_ns = {d.obj["metadata"]["name"] for pf in parsed.values() if not pf.errors
+                       for d in pf.documents if d.obj.get("kind") == "Namespace" and d.obj.get("apiVersion") == "v1"}
+        ready: dict[str, list[tuple[Document, dict]]] = {}
+        claims: dict[Key, str] = {}
+        self._prepared = {}
+        for rel, pf in parsed.items():
+            errors = list(pf.errors) or await self._check(pf, removed, parsed, claims, declared_ns)
+            if errors:
+                self._fail(rel, errors, now)
+                continue
+            ready[rel] = self._prepared[rel]
+
+        applied: dict[str, list[AppliedObject]] = {}
+        failed: dict[str, list[SyncError]] = {}
+        owned = {identity(o): o.created for objs in self.inventory.files.values() for o in objs}
+        order = sorted(((applier.apply_rank(obj["kind"]), rel, doc.index, doc, obj)
+                        for rel, docs in ready.items() for doc, obj in docs), key=lambda t: t[:3])
+        for _, rel, _, doc, obj in order:
+            if rel in failed:
+                continue
+            try:
+                key = _key(obj)
+                created = owned[key] if key in owned else not await applier.existed(self.client, obj)
+                applied.setdefault(rel, []).append(await applier.apply_object(self.client, obj, created))
+            except StatusError as err:
+                failed[rel] = [applier.error_for(doc, err)]
+
+        for rel in ready:
+            new = applied.get(rel, [])
+            if rel in failed:
+                # Keep track of everything it ever applied, so nothing leaks; prune nothing.
+                old = self.inventory.files.get(rel, [])
+                merged = {identity(o): o for o in old} | {identity(o): o for o in new}
+                self.inventory.files[rel] = list(merged.values())
+                self._fail(rel, failed[rel], now)
+            else:
+                self._stale[rel] = [o for o in self.inventory.files.get(rel, [])
+                                    if identity(o) not in {identity(n) for n in new}]
+                self.inventory.files[rel] = new
+                st = self.files.setdefault(rel, FileState(rel))
+                st.status, st.objects, st.errors, st.updated, st.attempts = "applied", new, [], now, 0
+        for rel in removed:
+            self._stale[rel] = self.inventory.files.pop(rel, [])
+            self.files.pop(rel, None)
+
+        await self._prune(now)
+        self._save()
+        self._schedule_retry()
+        self.report.changed()
+
+    # ------------------------------------------------------------------ checks
+
+    async def _check(self, pf: ParsedFile, removed: list[str], parsed: dict[str, ParsedFile],
+                     claims: dict[Key, str], declared_ns: set[str]) -> list[SyncError]:
+        """Kinds, duplicates and a server dry run for one file; fills ``_prepared`` on success."""
+        rel = pf.path
+        prepared: list[tuple[Document, dict]] = []
+        seen: dict[Key, Document] = {}
+        for doc in pf.documents:
+            try:
+                obj = applier.prepare(self.client, doc)
+            except StatusError as err:
+                return [applier.error_for(doc, err)]
+            key = _key(obj)
+            if key in seen:
+                first = seen[key].position
+                return [_at(doc, f"{doc.key} is declared twice in this file (first at line {first.line})")]
+            seen[key] = doc
+            other = claims.get(key) or self._claimed_elsewhere(key, rel, removed, parsed)
+            if other is not None:
+                return [_at(doc, f"{doc.key} is also declared in {other}; each object must come from one file")]
+            prepared.append((doc, obj))
+        for doc, obj in sorted(prepared, key=lambda p: (applier.apply_rank(p[1]["kind"]), p[0].index)):
+            try:
+                await applier.dry_run(self.client, doc, obj, declared_ns)
+            except StatusError as err:
+                return [applier.error_for(doc, err)]
+        for doc, obj in prepared:
+            claims[_key(obj)] = rel
+        self._prepared[rel] = prepared
+        return []
+
+    def _claimed_elsewhere(self, key: Key, rel: str, removed: list[str], parsed: dict[str, ParsedFile]) -> str | None:
+        for other, objects in self.inventory.files.items():
+            if other == rel or other in removed:
+                continue
+            if not any(identity(o) == key for o in objects):
+                continue
+            if other in parsed and not parsed[other].errors:
+                # The other file is in this pass: it keeps the object only if it still declares it.
+                if not any(self._doc_key(d) == key for d in parsed[other].documents):
+                    continue
+            return other
+        return None
+
+    def _doc_key(self, doc: Document) -> Key | None:
+        try:
+            return _key(applier.prepare(self.client, doc))
+        except StatusError:
+            return None
+
+    # ------------------------------------------------------------------ outcomes
+
+    def _fail(self, rel: str, errors: list[SyncError], now: float) -> None:
+        st = self.files.setdefault(rel, FileState(rel))
+        st.status, st.errors, st.updated = "error", errors, now
+        st.objects = list(self.inventory.files.get(rel, []))
+        st.attempts += 1
+        for e in errors:
+            log.warning("manifest sync: %s", e)
+
+    async def _prune(self, now: float) -> None:
+        stale, self._stale = self._stale, {}
+        claimed = self.inventory.claimed()
+        for rel, objects in sorted(stale.items()):
+            doomed = [o for o in objects if identity(o) not in claimed]
+            if not doomed:
+                continue
+            failed = await delete_objects(self.client, doomed)
+            if failed:
+                # Keep them on the books so a later pass deletes them; show why on the file.
+                self.inventory.files.setdefault(rel, []).extend(o for o, _ in failed)
+                errors = [SyncError(rel, 1, 1, f"cannot delete {o.ref}: {why}", "Prune", 503) for o, why in failed]
+                self._fail(rel, errors, now)
+
+    def _save(self) -> None:
+        try:
+            self.inventory.save()
+        except OSError as err:
+            log.error("manifest sync: cannot save the inventory %s: %s", self.inventory.path, err)
+
+    def _schedule_retry(self) -> None:
+        if self._retry is not None:
+            self._retry.cancel()
+            self._retry = None
+        waiting = [st for st in self.files.values() if st.status == "error" and _retryable(st)]
+        if not waiting or not self.running:
+            return
+        delay = min(RETRY_MAX, RETRY_MIN * 2 ** (min(st.attempts for st in waiting) - 1))
+        self._retry = self.clock.call_later(delay, lambda: self._changed(set()))
+
+
+def _retryable(st: FileState) -> bool:
+    """Server-side errors may clear without the file changing; local ones wait for a save."""
+    return any(e.code for e in st.errors)
+
+
+def _key(obj: dict) -> Key:
+    meta = obj["metadata"]
+    return (obj["apiVersion"].rpartition("/")[0], obj["kind"], str(meta.get("namespace") or ""), meta["name"])
+
+
+def _at(doc: Document, message: str) -> SyncError:
+    pos = doc.locate("metadata.name")
+    return SyncError(doc.path, pos.line, pos.column, message, "Duplicate")

@@ -1,0 +1,283 @@
+"""Manifest files into documents, keeping where each document and field sits in its file.
+
+A file is YAML (multi-document, ``---``) or JSON; a ``kind: List`` (or ``*List``) document
+contributes its ``items``. Every document remembers the node tree it came from so an error the API
+server reports for a field (``spec.replicas``, ``.spec.template.spec.containers[name="web"].image``)
+can point at that field's ``line:column``. Lines and columns are 1-based, as editors show them.
+
+Parsing never raises for bad content: a file yields documents and errors, and one error anywhere
+means the caller applies nothing from that file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    line: int  # 1-based
+    column: int  # 1-based
+
+
+@dataclass(frozen=True, slots=True)
+class SyncError:
+    """What went wrong, where: ``path:line:column: message``."""
+
+    path: str
+    line: int
+    column: int
+    message: str
+    reason: str = ""  # YAMLSyntax, JSONSyntax, Manifest, or the API Status reason (Invalid, Conflict, ...)
+    code: int = 0  # HTTP code of an API answer; 0 for local problems
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectKey:
+    """Which object a document names. ``namespace`` is "" for cluster-scoped objects and for
+    namespaced documents without one (the sync fills "default" once it knows the kind's scope)."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0]
+
+    def __str__(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {where}{self.name}"
+
+
+@dataclass(slots=True)
+class Document:
+    """One object to apply, with its place in the file."""
+
+    path: str
+    index: int  # position among the file's objects (List items count one each)
+    obj: dict[str, Any]
+    position: Position
+    node: Any = field(default=None, repr=False)  # the yaml node, or None for JSON
+
+    @property
+    def key(self) -> ObjectKey:
+        meta = self.obj.get("metadata") or {}
+        return ObjectKey(str(self.obj.get("apiVersion", "")), str(self.obj.get("kind", "")),
+                         str(meta.get("namespace") or ""), str(meta.get("name", "")))
+
+    def locate(self, field_path: str) -> Position:
+        """Where ``field_path`` (an API error's field) sits; the closest existing ancestor, or the
+        document's start when the path is unknown or the file was JSON."""
+        if self.node is None or not field_path:
+            return self.position
+        node = self.node
+        best = self.position
+        for step in _path_steps(field_path):
+            child = _child(node, step)
+            if child is None:
+                break
+            key_node, node = child
+            best = _pos(key_node)
+        return best
+
+
+@dataclass(slots=True)
+class ParsedFile:
+    path: str
+    documents: list[Document]
+    errors: list[SyncError]
+
+
+def is_manifest_name(name: str) -> bool:
+    return name.lower().endswith(MANIFEST_SUFFIXES)
+
+
+def parse_file(path: str | Path, display: str | None = None) -> ParsedFile:
+    """Read and parse one file; ``display`` is the path shown in errors (relative to the folder)."""
+    shown = display or str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as err:
+        return ParsedFile(shown, [], [SyncError(shown, 1, 1, f"cannot read file: {err.strerror}", "Read")])
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        column = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
+        return ParsedFile(shown, [], [SyncError(shown, line, column, "file is not valid UTF-8", "Encoding")])
+    return parse_text(text, shown)
+
+
+def parse_text(text: str, path: str) -> ParsedFile:
+    if path.lower().endswith(".json"):
+        return _parse_json(text, path)
+    return _parse_yaml(text, path)
+
+
+# --------------------------------------------------------------------------- YAML
+
+
+def _pos(node: Any) -> Position:
+    mark = node.start_mark
+    return Position(mark.line + 1, mark.column + 1)
+
+
+def _parse_yaml(text: str, path: str) -> ParsedFile:
+    docs: list[Document] = []
+    errors: list[SyncError] = []
+    loader = yaml.SafeLoader(text)
+    roots: list[Any] = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                roots.append((node, loader.construct_document(node)))
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        problem = err.problem or err.context or "invalid YAML"
+        return ParsedFile(path, [], [SyncError(path, line, column, f"YAML syntax error: {problem}", "YAMLSyntax")])
+    except yaml.YAMLError as err:
+        return ParsedFile(path, [], [SyncError(path, 1, 1, f"YAML error: {err}", "YAMLSyntax")])
+    finally:
+        loader.dispose()
+    for node, value in roots:
+        _add_document(path, value, node, docs, errors)
+    return ParsedFile(path, docs, errors)
+
+
+def _add_document(path: str, value: Any, node: Any, docs: list[Document], errors: list[SyncError]) -> None:
+    pos = _pos(node) if node is not None else Position(1, 1)
+    if value is None:
+        return  # an empty document (a trailing ---, a comment-only file)
+    if not isinstance(value, dict):
+        errors.append(SyncError(path, pos.line, pos.column,
+                                f"expected an object (a mapping with apiVersion and kind), got {_what(value)}",
+                                "Manifest"))
+        return
+    kind = value.get("kind")
+    if isinstance(kind, str) and kind.endswith("List") and "items" in value:
+        items = value.get("items")
+        items_node = _child(node, "items")[1] if node is not None and _child(node, "items") else None
+        if not isinstance(items, list):
+            where = _pos(items_node) if items_node is not None else pos
+            errors.append(SyncError(path, where.line, where.column, f"{kind}: items must be a list", "Manifest"))
+            return
+        item_nodes = list(items_node.value) if items_node is not None else [None] * len(items)
+        for item, item_node in zip(items, item_nodes):
+            _add_document(path, item, item_node if item_node is not None else node, docs, errors)
+        return
+    problem = _shape_problem(value)
+    if problem is not None:
+        field_name, message = problem
+        where = pos
+        if node is not None and field_name:
+            doc = Document(path, 0, value, pos, node)
+            where = doc.locate(field_name)
+        errors.append(SyncError(path, where.line, where.column, message, "Manifest"))
+        return
+    docs.append(Document(path, len(docs), value, pos, node))
+
+
+def _shape_problem(obj: dict[str, Any]) -> tuple[str, str] | None:
+    """What the sync needs before it can even send a document (the server judges the rest)."""
+    for key in ("apiVersion", "kind"):
+        if key not in obj:
+            return "", f"document has no {key}"
+        if not isinstance(obj[key], str) or not obj[key]:
+            return key, f"{key} must be a non-empty string"
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return ("metadata" if "metadata" in obj else ""), f"{obj['kind']}: metadata must be an object with a name"
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        if meta.get("generateName"):
+            return "metadata.generateName", (f"{obj['kind']}: generateName cannot be applied declaratively; "
+                                             "give the object a metadata.name")
+        return "metadata", f"{obj['kind']}: metadata.name is required"
+    ns = meta.get("namespace")
+    if ns is not None and not isinstance(ns, str):
+        return "metadata.namespace", f"{obj['kind']} {name}: metadata.namespace must be a string"
+    return None
+
+
+def _what(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return f"the string {value[:40]!r}"
+    return type(value).__name__
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def _parse_json(text: str, path: str) -> ParsedFile:
+    try:
+        value = json.loads(text) if text.strip() else None
+    except json.JSONDecodeError as err:
+        return ParsedFile(path, [], [SyncError(path, err.lineno, err.colno, f"JSON syntax error: {err.msg}",
+                                               "JSONSyntax")])
+    docs: list[Document] = []
+    errors: list[SyncError] = []
+    # JSON is also YAML: compose it again for field positions (cheap, and JSON already parsed).
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader) if value is not None else None
+    except yaml.YAMLError:
+        node = None
+    _add_document(path, value, node, docs, errors)
+    if node is None:
+        for doc in docs:
+            doc.node = None
+    return ParsedFile(path, docs, errors)
+
+
+# --------------------------------------------------------------------------- field paths
+
+_STEP = re.compile(r'\.?([^.\[\]]+)|\[(\d+)\]|\[([^=\]]+)="?([^"\]]*)"?\]')
+
+
+def _path_steps(field_path: str) -> list[str | int | tuple[str, str]]:
+    """``spec.containers[0].image`` / ``.spec.containers[name="web"].image`` into steps."""
+    steps: list[str | int | tuple[str, str]] = []
+    for m in _STEP.finditer(field_path):
+        if m.group(1) is not None:
+            steps.append(m.group(1))
+        elif m.group(2) is not None:
+            steps.append(int(m.group(2)))
+        else:
+            steps.append((m.group(3), m.group(4)))
+    return steps
+
+
+def _child(node: Any, step: str | int | tuple[str, str]) -> tuple[Any, Any] | None:
+    """(node to point at, node to descend into) for one step, or None."""
+    if isinstance(node, yaml.MappingNode) and isinstance(step, str):
+        for key_node, value_node in node.value:
+            if getattr(key_node, "value", None) == step:
+                return key_node, value_node
+        return None
+    if isinstance(node, yaml.SequenceNode):
+        if isinstance(step, int):
+            return (node.value[step], node.value[step]) if 0 <= step < len(node.value) else None
+        if isinstance(step, tuple):
+            key, want = step
+            for item in node.value:
+                if isinstance(item, yaml.MappingNode):
+                    for key_node, value_node in item.value:
+                        if key_node.value == key and getattr(value_node, "value", None) == want:
+                            return item, item
+    return None

@@ -1,0 +1,69 @@
+"""Manifest parsing: documents round-trip, and every problem points at a line and column."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kconsole.sync import parse_text
+
+names = st.from_regex(r"[a-z][a-z0-9-]{0,12}", fullmatch=True)
+values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(names, inner, max_size=3),
+                      max_leaves=8)
+objects = st.builds(lambda kind, name, data: {"apiVersion": "v1", "kind": kind, "metadata": {"name": name},
+                                              "data": data},
+                    st.sampled_from(["ConfigMap", "Secret", "Widget"]), names, st.dictionaries(names, values,
+                                                                                               max_size=4))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(objects, min_size=1, max_size=5), st.booleans())
+def test_documents_round_trip_with_their_start_lines(objs: list[dict], as_list: bool) -> None:
+    if as_list:
+        text = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objs}, sort_keys=False)
+    else:
+        text = yaml.safe_dump_all(objs, sort_keys=False, explicit_start=True)
+    parsed = parse_text(text, "f.yaml")
+    assert parsed.errors == []
+    assert [d.obj for d in parsed.documents] == objs
+    lines = text.splitlines()
+    for doc in parsed.documents:
+        first = lines[doc.position.line - 1][doc.position.column - 1:]
+        assert first.startswith("apiVersion: v1")
+        name_at = doc.locate("metadata.name")
+        assert lines[name_at.line - 1][name_at.column - 1:].startswith("name:")
+
+
+def test_json_is_parsed_with_field_positions_and_syntax_errors_located() -> None:
+    text = json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w"},
+                       "spec": {"replicas": 1}}, indent=2)
+    [doc] = parse_text(text, "d.json").documents
+    pos = doc.locate("spec.replicas")
+    assert (pos.line, pos.column) == (8, 5)
+    [err] = parse_text('{\n  "kind": "ConfigMap",\n  "apiVersion" "v1"\n}', "d.json").errors
+    assert (err.line, err.column, err.reason) == (3, 16, "JSONSyntax")
+
+
+def test_shape_problems_name_the_field() -> None:
+    cases = {
+        "kind: ConfigMap\nmetadata: {name: a}\n": (1, 1, "no apiVersion"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: {}\n": (3, 1, "metadata.name is required"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  generateName: a-\n": (4, 3, "generateName"),
+        "apiVersion: v1\nkind: 7\nmetadata: {name: a}\n": (2, 1, "kind must be a non-empty string"),
+        "- just\n- a list\n": (1, 1, "expected an object"),
+        "apiVersion: v1\nkind: List\nitems: {}\n": (3, 8, "items must be a list"),
+    }
+    for text, (line, column, words) in cases.items():
+        [err] = parse_text(text, "x.yaml").errors
+        assert (err.line, err.column) == (line, column) and words in err.message, (text, err)
+
+
+def test_empty_and_comment_only_documents_are_skipped() -> None:
+    parsed = parse_text("# nothing yet\n---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n",
+                        "x.yaml")
+    assert parsed.errors == [] and [d.key.name for d in parsed.documents] == ["a"]
+    assert parse_text("", "x.json").documents == []
