@@ -14,7 +14,7 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from kconsole.api import strategy
@@ -108,6 +108,9 @@ class APIServer:
         self.validating = list(validating()) if validating is not None else []
         self.validator = validator_cls() if validator_cls is not None else None
         self._log_source: LogSource | None = None
+        #: Fault injection (kconsole.faults): awaited before a request is served; it may sleep on the
+        #: clock (latency) or raise a StatusError (error injection). None in normal operation.
+        self.fault_injector: Callable[[Request], Awaitable[None]] | None = None
         self._loopback = self.tokens.issue(LOOPBACK_USER)
         self._now_second = -1
         self._now_text = ""
@@ -199,6 +202,10 @@ class APIServer:
         call = _Call(request)
         message = ""
         try:
+            if self.fault_injector is not None:
+                call.stage = "fault-injection"
+                await self.fault_injector(request)
+                call.stage = "authentication"
             result = await self._serve(call)
             code = result.code if isinstance(result, Response) else 200
             stage = None
