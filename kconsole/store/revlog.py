@@ -148,7 +148,7 @@ class _Batch:
     """One group commit: its transactions, rows and reads, and how to answer each caller."""
 
     __slots__ = ("items", "seq", "overlay", "known", "fetch", "rows", "ranges", "changes", "plans", "errors",
-                 "last_revision", "cost", "task", "io")
+                 "created", "last_revision", "cost", "task", "io")
 
     def __init__(self, items: list[_Pending], seq: int) -> None:
         self.items = items
@@ -161,6 +161,7 @@ class _Batch:
         self.changes: list[tuple[str, Meta | None, Meta | None, int]] = []  # (key, new or None, prev, revision)
         self.plans: list[tuple[_Pending, bool, int, list[Any]]] = []
         self.errors: list[tuple[_Pending, StoreError]] = []
+        self.created: list[str] = []  # keys this batch brought into existence (for the sorted key list)
         self.last_revision = 0
         self.cost = sum(item.cost for item in items)
         self.task: asyncio.Future[backend.BatchResult] | None = None
@@ -640,6 +641,7 @@ class RevisionLog:
                     if prev is None:
                         meta = (rev, rev, 1, op.lease, rid)
                         rows.append((rid, rev, key, 0, rev, 0, 1, op.lease, op.value))
+                        batch.created.append(key)
                     else:
                         meta = (prev[0], rev, prev[2] + 1, op.lease, rid)
                         rows.append((rid, rev, key, 0, prev[0], prev[4], prev[2] + 1, op.lease, op.value))
@@ -735,16 +737,17 @@ class RevisionLog:
         keys = self._keys
         uncommitted = self._uncommitted
         seq = batch.seq
-        members = self._sorted_members
         for name, meta in batch.overlay.items():
             if meta is None:
                 if keys.pop(name, None) is not None:
                     self._sorted_stale += 1
             else:
                 keys[name] = meta
-                if name not in members:
-                    members.add(name)
-                    self._sorted_added.append(name)
+        members = self._sorted_members
+        for name in batch.created:
+            if name not in members:
+                members.add(name)
+                self._sorted_added.append(name)
             pending = uncommitted.get(name)
             if pending is not None and pending[1] == seq:
                 del uncommitted[name]
