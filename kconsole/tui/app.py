@@ -1,0 +1,662 @@
+"""The console: a dashboard of live panels over one cluster, keys that inject faults, themes.
+
+The first frame is drawn before the cluster starts (the cluster boots in a worker after the first
+paint). Panels render from the model's informer caches on one refresh timer, only when their
+inputs moved; control-plane work never runs per frame. Widgets are touched only on the app's
+own loop; background work (cluster start, etcd sampling, faults, theme watching) runs in workers
+and reports back by updating the model or posting notifications.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.containers import Grid, Vertical
+from textual.widgets import Footer
+
+from kconsole.api.types import UserInfo
+from kconsole.tui import faultview, keymap
+from kconsole.tui.model import ClusterModel
+from kconsole.tui.panels import (
+    EtcdPanel,
+    EventsPanel,
+    FaultsPanel,
+    FilterError,
+    HeaderPanel,
+    LeasesPanel,
+    ManifestsPanel,
+    Panel,
+    ResourcesPanel,
+    SchedulingPanel,
+)
+from kconsole.tui.themes import DEFAULT_THEME, THEMES_DIR, ThemeError, discover, load_theme_file, state_colours
+from kconsole.tui.widgets import VirtualTable
+
+log = logging.getLogger(__name__)
+
+#: The console acts as its own user (read everything; delete pods, patch nodes, write events).
+CONSOLE_USER = UserInfo("system:kconsole-console")
+#: Simulated-time speeds the +/- keys step through.
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0)
+#: Lease names in kube-system -> the fault target kind they stand for.
+LEADER_LEASES = {"kube-scheduler": "Scheduler", "kube-controller-manager": "ControllerManager"}
+
+SHORT_KINDS = ("po", "deploy", "rs", "ds", "sts", "job", "cj", "svc", "ep", "no", "ns", "ev", "lease", "cm",
+               "sec", "sa", "hpa", "pdb", "pc", "sd", "endpointslices", "roles", "rolebindings",
+               "clusterroles", "clusterrolebindings")
+
+
+class ConsoleApp(App[int]):
+    """``ConsoleApp(cluster)``: ``cluster`` is a :class:`kconsole.cluster.Cluster` (started or not)."""
+
+    TITLE = "kconsole"
+    CSS = """
+    Screen { layout: vertical; }
+    #dashboard { grid-size: 4 3; grid-rows: 1fr 1fr 1fr; grid-columns: 1fr 1fr 1fr 1fr; height: 1fr; }
+    #resources { column-span: 2; row-span: 2; }
+    #events { column-span: 2; row-span: 2; }
+    #side { height: 1fr; }
+    EtcdPanel > .summary { height: auto; color: $text-muted; }
+    EtcdPanel > .summary.lost { color: $error; text-style: bold; }
+    """
+    BINDINGS = keymap.bindings()
+
+    def __init__(self, cluster: Any, *, theme: str | None = None, readonly: bool = False,
+                 keymap_overrides: Mapping[str, str] | None = None, theme_dirs: list[Path] | None = None,
+                 refresh_interval: float = 0.25, sample_interval: float = 1.0, live: bool = True,
+                 watch_themes: bool = True) -> None:
+        super().__init__()
+        self.cluster = cluster
+        self.readonly = readonly
+        self.keymap_overrides = dict(keymap_overrides or {})
+        self.requested_theme = theme
+        self.theme_dirs = list(theme_dirs) if theme_dirs is not None else [THEMES_DIR]
+        self.refresh_interval = refresh_interval
+        self.sample_interval = sample_interval
+        self.live = live
+        self.watch_themes = watch_themes
+        self.model = ClusterModel(cluster)
+        self.header = HeaderPanel(self.model)
+        self.resources = ResourcesPanel(self.model)
+        self.events_panel = EventsPanel(self.model)
+        self.leases = LeasesPanel(self.model)
+        self.etcd = EtcdPanel(self.model)
+        self.scheduling = SchedulingPanel(self.model)
+        self.manifests = ManifestsPanel(self.model)
+        self.faults = FaultsPanel(self.model)
+        self.panels: list[Panel] = [self.resources, self.events_panel, self.leases, self.etcd, self.scheduling,
+                                    self.manifests, self.faults]
+        self.kconsole_themes: dict[str, Path] = {}
+        self.theme_errors: list[str] = []
+        self.boot_error = ""
+        self.ready = False
+        self.first_paint_at: float | None = None
+        self._last_sample = time.monotonic()
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield self.header
+        with Grid(id="dashboard"):
+            yield self.resources
+            yield self.events_panel
+            yield self.leases
+            yield self.etcd
+            yield self.scheduling
+            with Vertical(id="side"):
+                yield self.manifests
+                yield self.faults
+        yield Footer()
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        from kconsole.tui.themes import STATE_DEFAULTS
+
+        return {f"state-{k}": v for k, v in STATE_DEFAULTS.items()}
+
+    def on_mount(self) -> None:
+        self._load_themes()
+        if self.keymap_overrides:
+            self.set_keymap(self.keymap_overrides)
+        self.theme_changed_signal.subscribe(self, lambda _theme: self.apply_table_styles())
+        self.apply_table_styles()
+        self.resources.table.focus()
+        self.call_after_refresh(self._first_paint)
+
+    def _first_paint(self) -> None:
+        self.first_paint_at = time.monotonic()
+        self.run_worker(self._boot(), group="boot", exclusive=True)
+        if self.watch_themes:
+            self.run_worker(self._watch_theme_files(), group="themes", exclusive=True)
+
+    async def _boot(self) -> None:
+        """Start the cluster (if not yet) after the first frame, then the caches and timers."""
+        try:
+            if not getattr(self.cluster, "started", False):
+                self.header.status = "starting the cluster…"
+                self.header.sync()
+                await self.cluster.start()
+            await self.model.start(self.cluster.api_client(CONSOLE_USER))
+        except Exception as err:  # noqa: BLE001 - the console stays up and says why
+            log.exception("cluster start failed")
+            self.boot_error = f"cluster failed to start: {err}"
+            self.header.status = self.boot_error
+            self.header.update(self.header.compose_text())
+            self.notify(self.boot_error, severity="error", timeout=30)
+            return
+        self.header.status = ""
+        self.ready = True
+        if self.live:
+            self.set_interval(self.refresh_interval, self.render_pending, name="refresh")
+            self.set_interval(self.sample_interval, self._sample, name="sample")
+        await self.model.sample_etcd()
+        self.render_pending(force=True)
+
+    # ------------------------------------------------------------------ refresh
+
+    def render_pending(self, force: bool = False) -> int:
+        """Redraw every panel whose inputs moved; returns how many were rebuilt."""
+        if not self.ready:
+            return 0
+        self.model.expire_marks()
+        rebuilt = 0
+        maximised = self.screen.maximized if self.screen is self.screen_stack[0] else None
+        for panel in self.panels:
+            if maximised is not None and maximised is not panel:
+                continue
+            try:
+                rebuilt += panel.sync(force)
+            except Exception:  # noqa: BLE001 - a panel bug must not take the console down
+                log.exception("panel %s failed to refresh", panel.id)
+        self.header.sync()
+        return rebuilt
+
+    def _sample(self) -> None:
+        now = time.monotonic()
+        self.model.sample_rates(now - self._last_sample)
+        self._last_sample = now
+        self.run_worker(self.model.sample_etcd(), group="etcd", exclusive=True)
+
+    async def sample_now(self, seconds: float = 1.0) -> None:
+        """One sampling round (tests and the benchmark drive it explicitly)."""
+        self.model.sample_rates(seconds)
+        await self.model.sample_etcd()
+        self.render_pending()
+
+    # ------------------------------------------------------------------ themes
+
+    def _load_themes(self) -> None:
+        found, errors = discover(self.theme_dirs)
+        for tf in found:
+            self.register_theme(tf.theme)
+            self.kconsole_themes[tf.theme.name] = tf.path
+        self.theme_errors = list(errors)
+        for message in errors:
+            self.notify(f"theme skipped: {message}", severity="warning", timeout=10)
+        wanted = self.requested_theme or DEFAULT_THEME
+        if wanted.endswith((".yaml", ".yml")) or "/" in wanted:
+            path = Path(wanted)
+            try:
+                theme = load_theme_file(path)
+            except ThemeError as err:
+                self.theme_errors.append(str(err))
+                self.notify(f"{err}; using {DEFAULT_THEME}", severity="error", timeout=15)
+                wanted = DEFAULT_THEME
+            else:
+                self.register_theme(theme)
+                self.kconsole_themes[theme.name] = path
+                if path.parent.resolve() not in [d.resolve() for d in self.theme_dirs]:
+                    self.theme_dirs.append(path.parent)
+                wanted = theme.name
+        if self.get_theme(wanted) is None:
+            fallback = DEFAULT_THEME if self.get_theme(DEFAULT_THEME) is not None else "textual-dark"
+            message = f"unknown theme {wanted!r}; using {fallback} (known: {', '.join(sorted(self.kconsole_themes))})"
+            self.theme_errors.append(message)
+            self.notify(message, severity="error", timeout=15)
+            wanted = fallback
+        self.theme = wanted
+
+    def reload_theme_file(self, path: Path) -> str | None:
+        """Re-read one theme file; on error keep the current theme and say why. Returns the error."""
+        try:
+            theme = load_theme_file(path)
+        except ThemeError as err:
+            message = f"{err}; keeping theme {self.theme}"
+            self.theme_errors.append(message)
+            self.notify(message, severity="error", timeout=15)
+            return message
+        self.register_theme(theme)
+        self.kconsole_themes[theme.name] = path
+        if theme.name == self.theme:
+            self.refresh_css()
+            self.apply_table_styles()
+            self.notify(f"theme {theme.name} reloaded", timeout=3)
+        return None
+
+    async def _watch_theme_files(self) -> None:
+        import watchfiles
+
+        dirs = [str(d) for d in self.theme_dirs if d.is_dir()]
+        if not dirs:
+            return
+        async for changes in watchfiles.awatch(*dirs, debounce=150, step=50, recursive=False):
+            for _change, name in changes:
+                path = Path(name)
+                if path.suffix in (".yaml", ".yml") and path.exists():
+                    self.reload_theme_file(path)
+
+    def table_styles(self) -> tuple[dict[str, str], str, str, str]:
+        theme = self.current_theme
+        states = state_colours(theme)
+        colours = self.theme_variables
+        return (states, colours.get("accent", "#ffa62b"), colours.get("primary", "#0178D4"),
+                colours.get("text", "#ffffff") if not theme.dark else colours.get("foreground", "#ffffff"))
+
+    def apply_table_styles(self) -> None:
+        states, header, cursor_bg, cursor_fg = self.table_styles()
+        for screen in self.screen_stack:
+            for table in screen.query(VirtualTable):
+                table.set_theme_styles(states, header, cursor_bg, cursor_fg)
+
+    def action_next_theme(self) -> None:
+        names = sorted(self.kconsole_themes)
+        if names:
+            i = names.index(self.theme) if self.theme in names else -1
+            self.theme = names[(i + 1) % len(names)]
+            self.notify(f"theme {self.theme}", timeout=2)
+
+    # ------------------------------------------------------------------ readonly
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.readonly and action in keymap.DANGEROUS_ACTIONS:
+            return False
+        return True
+
+    def refuse_readonly(self) -> bool:
+        if self.readonly:
+            self.notify("read-only console: faults and changes are disabled (--readonly)", severity="warning")
+        return self.readonly
+
+    # ------------------------------------------------------------------ selection helpers
+
+    def focused_panel(self) -> Panel | None:
+        widget = self.focused
+        while widget is not None:
+            if isinstance(widget, Panel):
+                return widget
+            widget = widget.parent  # type: ignore[assignment]
+        return None
+
+    def selected_object(self) -> dict[str, Any] | None:
+        panel = self.focused_panel() or self.resources
+        return panel.selected()
+
+    def selected_target(self) -> tuple[str, str] | None:
+        """(fault target kind, target) for the row under the cursor, as the fault catalog names them."""
+        panel = self.focused_panel() or self.resources
+        if panel is self.etcd:
+            member = self.etcd.selected_member()
+            return ("EtcdMember", member) if member else None
+        if panel is self.leases:
+            lease = self.leases.selected()
+            name = (lease or {}).get("metadata", {}).get("name", "")
+            if name in LEADER_LEASES:
+                holder = ((lease or {}).get("spec") or {}).get("holderIdentity") or ""
+                return (LEADER_LEASES[name], holder.split("_", 1)[0] or name)
+            if (lease or {}).get("metadata", {}).get("namespace") == "kube-node-lease":
+                return ("Node", name)
+            return None
+        obj = panel.selected()
+        if obj is None:
+            return None
+        meta = obj.get("metadata") or {}
+        kind = obj.get("kind") or ""
+        if not kind and panel is self.resources:
+            kind = self.resources.kind
+        if kind == "SchedulingDecision":
+            return ("Pod", f"{meta.get('namespace')}/{(obj.get('spec') or {}).get('pod')}")
+        ns = meta.get("namespace")
+        return (kind, f"{ns}/{meta.get('name')}" if ns else meta.get("name", ""))
+
+    # ------------------------------------------------------------------ resource actions
+
+    def action_prompt_kind(self) -> None:
+        from kconsole.tui.screens import PromptScreen
+
+        def done(value: str | None) -> None:
+            if value:
+                try:
+                    self.resources.switch_kind(value)
+                    self.resources.table.focus()
+                except FilterError as err:
+                    self.notify(str(err), severity="error")
+
+        self.push_screen(PromptScreen(":kind (po, deploy, svc, no, ev, lease, …)", "",
+                                      "kind by name or short name", list(SHORT_KINDS)), done)
+
+    def action_prompt_filter(self) -> None:
+        from kconsole.tui.screens import PromptScreen
+
+        def done(value: str | None) -> None:
+            if value is not None:
+                try:
+                    self.resources.set_filter(value)
+                except FilterError as err:
+                    self.notify(str(err), severity="error")
+
+        self.push_screen(PromptScreen("/filter: text, regex (re:…) or -l label selector", self.resources.filter.text,
+                                      "empty clears the filter"), done)
+
+    def action_prompt_namespace(self) -> None:
+        from kconsole.tui.screens import PromptScreen
+
+        names: list[str] = []
+        ns = self.model.watched.get("namespaces")
+        if ns is not None:
+            names = sorted(o["metadata"]["name"] for o in ns.informer.list())
+
+        def done(value: str | None) -> None:
+            if value is not None:
+                self.resources.set_namespace(value.strip() or None)
+
+        self.push_screen(PromptScreen("namespace (empty: all namespaces)", self.resources.namespace or "",
+                                      ", ".join(names[:20]), names), done)
+
+    def action_all_namespaces(self) -> None:
+        self.resources.set_namespace(None)
+
+    def action_sort_next(self) -> None:
+        self.resources.sort_next()
+
+    def action_sort_reverse(self) -> None:
+        self.resources.toggle_reverse()
+
+    def action_toggle_maximise(self) -> None:
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+            return
+        panel = self.focused_panel()
+        if panel is not None:
+            screen.maximize(panel, container=False)
+
+    def action_close(self) -> None:
+        if self.screen.maximized is not None:
+            self.screen.minimize()
+        elif self.events_panel.about is not None:
+            self.events_panel.show_about(None)
+        elif self.resources.filter.text:
+            self.resources.set_filter("")
+
+    def action_describe(self) -> None:
+        from kconsole.tui.screens import DescribeScreen
+
+        obj = self.selected_object()
+        if obj is None:
+            self.notify("nothing selected", severity="warning")
+            return
+        self.push_screen(DescribeScreen(obj, self.model.events_for(obj), self.model.client, self.model.clock.now(),
+                                        theme=self._syntax_theme()))
+
+    def action_yaml(self) -> None:
+        from kconsole.tui.screens import YamlScreen
+
+        obj = self.selected_object()
+        if obj is None:
+            self.notify("nothing selected", severity="warning")
+            return
+        self.push_screen(YamlScreen(obj, theme=self._syntax_theme()))
+
+    def _syntax_theme(self) -> str:
+        return "ansi_dark" if self.current_theme.dark else "ansi_light"
+
+    def action_events_for_selection(self) -> None:
+        if self.events_panel.about is not None:
+            self.events_panel.show_about(None)
+            return
+        obj = self.selected_object()
+        if obj is not None:
+            self.events_panel.show_about(obj)
+
+    def action_open_selection(self) -> None:
+        panel = self.focused_panel()
+        if panel is self.scheduling:
+            obj = self.scheduling.selected()
+            if obj is not None and obj.get("kind") == "SchedulingDecision":
+                from kconsole.tui.screens import MatrixScreen
+
+                self.push_screen(MatrixScreen(obj))
+                return
+        if panel is self.faults or panel is self.manifests:
+            return
+        self.action_describe()
+
+    def action_chain(self) -> None:
+        from kconsole.tui.screens import ChainScreen
+
+        found = self._deployment_of(self.selected_object())
+        if found is None:
+            self.notify("select a Deployment, or a ReplicaSet or Pod it owns", severity="warning")
+            return
+        self.push_screen(ChainScreen(self.model, *found))
+
+    def _deployment_of(self, obj: dict[str, Any] | None) -> tuple[str, str] | None:
+        if obj is None:
+            return None
+        meta = obj.get("metadata") or {}
+        ns = meta.get("namespace") or "default"
+        kind = obj.get("kind") or self.resources.kind
+        if kind == "Deployment":
+            return ns, meta["name"]
+        for _ in range(2):
+            ref = next((r for r in meta.get("ownerReferences") or () if r.get("controller")), None)
+            if ref is None:
+                return None
+            if ref.get("kind") == "Deployment":
+                return ns, ref["name"]
+            if ref.get("kind") != "ReplicaSet":
+                return None
+            rs = self.model.watch("replicasets").informer.get_by_name(ns, ref["name"])
+            if rs is None:
+                return None
+            meta = rs.get("metadata") or {}
+        return None
+
+    def action_api_log(self) -> None:
+        from kconsole.tui.screens import ApiLogScreen
+
+        if self.model.client is None:
+            self.notify("the API server is not up yet", severity="warning")
+            return
+        self.push_screen(ApiLogScreen(self.model.client))
+
+    def action_proxy_rules(self) -> None:
+        from kconsole.tui.screens import ProxyScreen
+
+        obj = self.selected_object() or {}
+        node = ""
+        if obj.get("kind") == "Node" or (not obj.get("kind") and self.resources.kind == "Node"):
+            node = (obj.get("metadata") or {}).get("name", "")
+        elif (obj.get("spec") or {}).get("nodeName"):
+            node = obj["spec"]["nodeName"]
+        proxies = getattr(self.cluster, "proxies", None) or {}
+        if not node:
+            node = next(iter(sorted(proxies)), "")
+        if not node:
+            self.notify("no kube-proxy is running", severity="warning")
+            return
+        self.push_screen(ProxyScreen(self.cluster, node))
+
+    def action_help(self) -> None:
+        from kconsole.tui.screens import HelpScreen
+
+        self.push_screen(HelpScreen(self.keymap_overrides, self.readonly))
+
+    # ------------------------------------------------------------------ faults
+
+    def action_fault_menu(self) -> None:
+        from kconsole.tui.screens import ChoiceScreen
+
+        if self.refuse_readonly():
+            return
+        target = self.selected_target()
+        try:
+            types = faultview.types_for(self.cluster, target[0]) if target else []
+            global_types = faultview.types_for(self.cluster, "APIServer") + faultview.types_for(self.cluster, "Cluster")
+        except faultview.FaultsUnavailable as err:
+            self.notify(str(err), severity="error")
+            return
+        choices = [(f"{t.name}\t{target[1]}", f"{t.name:<24} {target[1]}: {t.description}")
+                   for t in types] if target else []
+        choices += [(f"{t.name}\t", f"{t.name:<24} {t.description}") for t in global_types]
+        if not choices:
+            self.notify(f"no faults apply to {target[0] if target else 'this row'}", severity="warning")
+            return
+
+        def chosen(value: str | None) -> None:
+            if value:
+                name, _, where = value.partition("\t")
+                self.confirm_fault(name, where)
+
+        self.push_screen(ChoiceScreen(f"Inject a fault{f' into {target[0]} {target[1]}' if target else ''}", choices),
+                         chosen)
+
+    def confirm_fault(self, fault_type: str, target: str) -> None:
+        from kconsole.tui.screens import ConfirmScreen
+
+        expect = next((t.expect for t in faultview.fault_types(self.cluster) if t.name == fault_type), "")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(self._apply_fault(fault_type, target), group="faults")
+
+        self.push_screen(ConfirmScreen(f"Apply {fault_type} to {target or 'the cluster'}?",
+                                       f"expect: {expect}" if expect else ""), answered)
+
+    async def _apply_fault(self, fault_type: str, target: str) -> None:
+        try:
+            fault_id = await faultview.apply(self.cluster, fault_type, target)
+        except Exception as err:  # noqa: BLE001 - the catalog's error is the user's answer
+            self.notify(f"{fault_type} on {target}: {err}", severity="error")
+            return
+        self.notify(f"applied {fault_type} to {target or 'the cluster'} (fault {fault_id}); h heals it")
+        self.render_pending()
+
+    def _quick_fault(self, kind: str, fault_names: tuple[str, ...], verb: str) -> None:
+        if self.refuse_readonly():
+            return
+        target = self.selected_target()
+        if target is None or target[0] != kind:
+            self.notify(f"select a {kind} to {verb}", severity="warning")
+            return
+        try:
+            names = {t.name for t in faultview.types_for(self.cluster, kind)}
+        except faultview.FaultsUnavailable as err:
+            self.notify(str(err), severity="error")
+            return
+        name = next((n for n in fault_names if n in names), None)
+        if name is None:
+            self.notify(f"the fault catalog has no {'/'.join(fault_names)}", severity="error")
+            return
+        self.confirm_fault(name, target[1])
+
+    def action_kill_selected(self) -> None:
+        self._quick_fault("Pod", ("pod-kill", "kill-pod", "pod_kill"), "kill")
+
+    def action_cordon_selected(self) -> None:
+        obj = self.selected_object() or {}
+        cordoned = bool((obj.get("spec") or {}).get("unschedulable"))
+        names = ("uncordon", "node-uncordon") if cordoned else ("cordon", "node-cordon")
+        self._quick_fault("Node", names, "cordon")
+
+    def action_heal_selected(self) -> None:
+        if self.refuse_readonly():
+            return
+        fault_id = self.faults.selected_fault() if self.focused_panel() is self.faults else None
+        if fault_id is None:
+            active = faultview.active_faults(self.cluster)
+            if len(active) == 1:
+                fault_id = active[0].id
+        if fault_id is None:
+            self.notify("select a fault in the Faults panel (or H heals all)", severity="warning")
+            return
+        self.run_worker(self._heal(fault_id), group="faults")
+
+    async def _heal(self, fault_id: str) -> None:
+        try:
+            await faultview.heal(self.cluster, fault_id)
+        except Exception as err:  # noqa: BLE001
+            self.notify(f"heal {fault_id}: {err}", severity="error")
+            return
+        self.notify(f"healed fault {fault_id}")
+        self.render_pending()
+
+    def action_heal_all(self) -> None:
+        if self.refuse_readonly():
+            return
+        self.run_worker(self._heal_all(), group="faults")
+
+    async def _heal_all(self) -> None:
+        try:
+            n = await faultview.heal_all(self.cluster)
+        except Exception as err:  # noqa: BLE001
+            self.notify(f"heal all: {err}", severity="error")
+            return
+        self.notify(f"healed {n} fault(s)")
+        self.render_pending()
+
+    # ------------------------------------------------------------------ time
+
+    def _time_control(self, name: str) -> Callable[..., Any] | None:
+        fn = getattr(self.model.clock, name, None)
+        if fn is None:
+            self.notify("this clock cannot be controlled (virtual clock)", severity="warning")
+        return fn
+
+    def action_toggle_pause(self) -> None:
+        clock = self.model.clock
+        fn = self._time_control("resume" if clock.paused else "pause")
+        if fn is not None:
+            fn()
+            self.notify("time paused (. steps one second)" if clock.paused else "time resumed", timeout=2)
+            self.header.sync()
+
+    def _set_speed(self, direction: int) -> None:
+        fn = self._time_control("set_speed")
+        if fn is None:
+            return
+        speed = self.model.clock.speed
+        if direction > 0:
+            new = next((s for s in SPEEDS if s > speed), SPEEDS[-1])
+        else:
+            new = next((s for s in reversed(SPEEDS) if s < speed), SPEEDS[0])
+        fn(new)
+        self.notify(f"speed ×{new:g}", timeout=2)
+        self.header.sync()
+
+    def action_speed_up(self) -> None:
+        self._set_speed(1)
+
+    def action_slow_down(self) -> None:
+        self._set_speed(-1)
+
+    def action_step(self) -> None:
+        fn = self._time_control("step")
+        if fn is not None:
+            fn(1.0)
+            self.header.sync()
+
+    # ------------------------------------------------------------------ shutdown
+
+    async def shutdown(self, stop_cluster: bool = True) -> None:
+        """Stop the caches, then the cluster (what quitting means)."""
+        await self.model.stop()
+        if stop_cluster and getattr(self.cluster, "started", False):
+            await self.cluster.stop()
+
+    def action_quit(self) -> None:  # type: ignore[override]
+        self.exit(0)

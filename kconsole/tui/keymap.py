@@ -1,0 +1,106 @@
+"""Every key the console answers, by binding id.
+
+Ids are stable names (``resource.describe``) so the config file can remap keys without knowing
+Textual's action names::
+
+    console:
+      keymap:
+        resource.describe: "enter,d"
+        time.pause: "p"
+
+Defaults follow k9s where k9s has the same verb (``:`` kind, ``/`` filter, ``d`` describe, ``y``
+YAML, ``0`` all namespaces, ``ctrl+k`` kill, ``?`` help). ``--readonly`` disables every binding
+marked dangerous: they stay listed in ``?`` (marked) but do nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    id: str
+    key: str
+    action: str
+    description: str
+    dangerous: bool = False
+    show: bool = True
+
+
+#: The app-wide bindings. Panels add none of their own, so ``?`` lists everything.
+APP_KEYS: tuple[KeySpec, ...] = (
+    KeySpec("app.quit", "q,ctrl+c", "quit", "Quit"),
+    KeySpec("app.help", "question_mark", "help", "Keys"),
+    KeySpec("app.palette", "ctrl+p", "command_palette", "Palette", show=False),
+    KeySpec("view.maximise", "z", "toggle_maximise", "Zoom"),
+    KeySpec("view.next_panel", "tab", "focus_next", "Next panel", show=False),
+    KeySpec("view.prev_panel", "shift+tab", "focus_previous", "Prev panel", show=False),
+    KeySpec("view.close", "escape", "close", "Back", show=False),
+    KeySpec("view.theme", "T", "next_theme", "Theme", show=False),
+    KeySpec("resource.kind", "colon", "prompt_kind", "Kind"),
+    KeySpec("resource.filter", "slash", "prompt_filter", "Filter"),
+    KeySpec("resource.namespace", "n", "prompt_namespace", "Namespace", show=False),
+    KeySpec("resource.all_namespaces", "0", "all_namespaces", "All ns", show=False),
+    KeySpec("resource.sort", "s", "sort_next", "Sort", show=False),
+    KeySpec("resource.sort_reverse", "S", "sort_reverse", "Reverse", show=False),
+    KeySpec("resource.describe", "d", "describe", "Describe"),
+    KeySpec("resource.yaml", "y", "yaml", "YAML"),
+    KeySpec("resource.chain", "c", "chain", "Chain", show=False),
+    KeySpec("resource.events", "e", "events_for_selection", "Events of", show=False),
+    KeySpec("scheduling.matrix", "enter", "open_selection", "Open", show=False),
+    KeySpec("view.apilog", "a", "api_log", "API log", show=False),
+    KeySpec("view.proxy", "p", "proxy_rules", "kube-proxy", show=False),
+    KeySpec("fault.menu", "f", "fault_menu", "Fault", dangerous=True),
+    KeySpec("fault.kill", "ctrl+k", "kill_selected", "Kill", dangerous=True, show=False),
+    KeySpec("fault.cordon", "C", "cordon_selected", "Cordon", dangerous=True, show=False),
+    KeySpec("fault.heal", "h", "heal_selected", "Heal", dangerous=True, show=False),
+    KeySpec("fault.heal_all", "H", "heal_all", "Heal all", dangerous=True, show=False),
+    KeySpec("time.pause", "space", "toggle_pause", "Pause"),
+    KeySpec("time.faster", "plus,equals_sign", "speed_up", "Faster", show=False),
+    KeySpec("time.slower", "minus", "slow_down", "Slower", show=False),
+    KeySpec("time.step", "full_stop", "step", "Step", show=False),
+)
+
+SPECS: dict[str, KeySpec] = {spec.id: spec for spec in APP_KEYS}
+DANGEROUS_ACTIONS: frozenset[str] = frozenset(s.action for s in APP_KEYS if s.dangerous)
+
+
+class KeymapError(ValueError):
+    """A keymap override that cannot be used; the message names the binding id."""
+
+
+def bindings() -> list[Binding]:
+    return [Binding(s.key, s.action, s.description, show=s.show, id=s.id) for s in APP_KEYS]
+
+
+def validate_keymap(raw: Any) -> dict[str, str]:
+    """Check a config ``keymap`` mapping (binding id -> keys); unknown ids are errors."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise KeymapError("console.keymap must be a mapping of binding id to keys")
+    keymap: dict[str, str] = {}
+    for binding_id, keys in raw.items():
+        if binding_id not in SPECS:
+            raise KeymapError(f"console.keymap: unknown binding id {binding_id!r} "
+                              f"(known: {', '.join(sorted(SPECS))})")
+        if not isinstance(keys, str) or not keys.strip():
+            raise KeymapError(f"console.keymap: {binding_id} needs a key string such as \"ctrl+x\" or \"a,b\"")
+        keymap[binding_id] = keys.strip()
+    return keymap
+
+
+def effective_keys(keymap: Mapping[str, str]) -> list[tuple[KeySpec, str]]:
+    """Each spec with the keys it answers to after remapping (for the help screen)."""
+    return [(s, keymap.get(s.id, s.key)) for s in APP_KEYS]
+
+
+def display_key(keys: str) -> str:
+    names = {"question_mark": "?", "colon": ":", "slash": "/", "full_stop": ".", "equals_sign": "=",
+             "plus": "+", "minus": "-", "space": "space"}
+    return " ".join(names.get(k.strip(), k.strip()) for k in keys.split(","))

@@ -1,0 +1,80 @@
+"""``kconsole [DIR]``: build the cluster from the flags, open the console, stop everything on quit.
+
+The console is drawn before the cluster starts (the app starts it after the first paint), so the
+first frame does not wait for etcd, the API server or the nodes. Log records go to
+``<data dir>/console.log``: the terminal belongs to the console.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from kconsole.cluster import Cluster, ClusterConfig, ConfigError
+from kconsole.tui.keymap import KeymapError, validate_keymap
+
+
+def console_settings(config: ClusterConfig, args: Any) -> dict[str, Any]:
+    """Theme, readonly and keymap from the config's ``console:`` section, flags winning."""
+    section = dict(config.console or {})
+    unknown = set(section) - {"theme", "readonly", "keymap", "refresh"}
+    if unknown:
+        raise ConfigError(f"console: unknown key(s) {', '.join(sorted(unknown))} (known: keymap, readonly, refresh, theme)")
+    refresh = section.get("refresh", 0.25)
+    if not isinstance(refresh, (int, float)) or not 0.05 <= refresh <= 5:
+        raise ConfigError(f"console.refresh must be seconds between 0.05 and 5, got {refresh!r}")
+    return {
+        "theme": getattr(args, "theme", None) or section.get("theme"),
+        "readonly": bool(getattr(args, "readonly", False) or section.get("readonly", False)),
+        "keymap_overrides": validate_keymap(section.get("keymap")),
+        "refresh_interval": float(refresh),
+    }
+
+
+def _log_to_file(data_dir: Path | None) -> None:
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    if data_dir is not None:
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+            root.addHandler(logging.FileHandler(data_dir / "console.log", encoding="utf-8"))
+            root.setLevel(logging.INFO)
+            return
+        except OSError:
+            pass
+    root.addHandler(logging.NullHandler())
+
+
+async def run_app(config: ClusterConfig, settings: dict[str, Any]) -> int:
+    from kconsole.tui.app import ConsoleApp
+
+    cluster = Cluster(config)
+    app = ConsoleApp(cluster, **settings)
+    try:
+        result = await app.run_async()
+    finally:
+        await app.shutdown()
+    if app.boot_error:
+        print(f"kconsole: {app.boot_error}", file=sys.stderr)
+        return 1
+    return int(result or 0)
+
+
+def run_console(args: argparse.Namespace) -> int:
+    try:
+        config = ClusterConfig.from_args(args)
+        settings = console_settings(config, args)
+    except (ConfigError, KeymapError) as err:
+        print(f"kconsole: {err}", file=sys.stderr)
+        return 2
+    folder = Path(getattr(args, "dir", ".") or ".")
+    if not folder.is_dir():
+        print(f"kconsole: {folder} is not a folder", file=sys.stderr)
+        return 2
+    _log_to_file(None if config.ephemeral else config.data_dir)
+    return asyncio.run(run_app(config, settings))

@@ -1,0 +1,268 @@
+"""What the console knows about the cluster: informer caches with change marks, plus sampled figures.
+
+Panels never talk to the API server per event. Informer handlers only bump a version and note a
+change mark (added / modified / deleted, with the wall time it happened); the app's refresh timer
+asks each panel to redraw when the versions it depends on moved. Figures that are not objects
+(etcd member status, request and write rates) are sampled on a timer into short histories for the
+header's sparklines. Wall time is used only for how long a mark stays visible and for rates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from kconsole.client import Client, InformerFactory, SharedInformer, StatusError, object_key
+from kconsole.objects.printers import parse_time
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+#: Wall seconds a row keeps its added/modified/deleted mark (and a deleted row stays listed).
+MARK_SECONDS = 2.0
+#: Samples kept for each sparkline.
+HISTORY = 60
+#: The resources every panel set needs; the Resources panel adds the kind on screen.
+BASE_RESOURCES = ("nodes", "pods", "events", "leases", "namespaces", "schedulingdecisions")
+
+
+class Watched:
+    """One informer the console renders from, with a version and change marks."""
+
+    def __init__(self, informer: SharedInformer, wall: Callable[[], float] = time.monotonic) -> None:
+        self.informer = informer
+        self.wall = wall
+        self.version = 0
+        self.marks: dict[str, tuple[str, float]] = {}
+        self.gone: dict[str, Obj] = {}
+        #: Wall time of the last change, for the change-to-row benchmark.
+        self.changed_at = 0.0
+        informer.add_event_handler(self._on_add, self._on_update, self._on_delete)
+
+    def _bump(self, key: str, mark: str | None) -> None:
+        self.version += 1
+        now = self.wall()
+        self.changed_at = now
+        if mark is not None and self.informer.has_synced:
+            self.marks[key] = (mark, now)
+
+    def _on_add(self, obj: Obj) -> None:
+        key = object_key(obj)
+        self.gone.pop(key, None)
+        self._bump(key, "added")
+
+    def _on_update(self, old: Obj, new: Obj) -> None:
+        if old is new:
+            return  # resync: nothing changed
+        key = object_key(new)
+        prior = self.marks.get(key)
+        self._bump(key, "added" if prior is not None and prior[0] == "added" else "modified")
+
+    def _on_delete(self, obj: Obj) -> None:
+        key = object_key(obj)
+        self.gone[key] = obj
+        self._bump(key, "deleted")
+
+    def expire(self) -> None:
+        """Drop marks older than :data:`MARK_SECONDS`; a change of marks is a change of rows."""
+        if not self.marks:
+            return
+        cutoff = self.wall() - MARK_SECONDS
+        stale = [k for k, (_, t) in self.marks.items() if t < cutoff]
+        if stale:
+            for key in stale:
+                del self.marks[key]
+                self.gone.pop(key, None)
+            self.version += 1
+
+    def mark(self, key: str) -> str | None:
+        found = self.marks.get(key)
+        return found[0] if found is not None else None
+
+    def objects(self) -> list[Obj]:
+        """Cached objects plus the recently deleted ones (shown with their deleted mark)."""
+        items = self.informer.list()
+        if self.gone:
+            items.extend(self.gone.values())
+        return items
+
+    def __len__(self) -> int:
+        return len(self.informer)
+
+
+class ClusterModel:
+    """Informer caches and sampled figures for one cluster handle."""
+
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+        self.clock = cluster.clock
+        self.client: Client = None  # type: ignore[assignment]  # set by start(): the API exists only then
+        self.factory: InformerFactory = None  # type: ignore[assignment]
+        self.watched: dict[str, Watched] = {}
+        self.started = False
+        self.etcd_members: list[Any] = []
+        self.quorum: Any = None
+        self.kv_status: Any = None
+        self.etcd_error = ""
+        self.requests_per_s: deque[float] = deque([0.0] * HISTORY, maxlen=HISTORY)
+        self.writes_per_s: deque[float] = deque([0.0] * HISTORY, maxlen=HISTORY)
+        self._last_seq: int | None = None
+        self._last_write_seq: int | None = None
+        self._last_revision: int | None = None
+        self.etcd_version = 0
+        self._sampling = False
+
+    # ------------------------------------------------------------------ informers
+
+    def group_resource(self, resource: str) -> str:
+        try:
+            return self.client.resource_info(resource).group_resource
+        except StatusError:
+            return resource
+
+    def watch(self, resource: str) -> Watched:
+        """The watched cache of ``resource`` (any name kubectl accepts), started on first use."""
+        key = self.group_resource(resource)
+        found = self.watched.get(key)
+        if found is None:
+            informer = self.factory.informer(key)
+            found = Watched(informer)
+            self.watched[key] = found
+            if self.started:
+                asyncio.get_running_loop().create_task(informer.start())
+        return found
+
+    async def start(self, client: Client) -> None:
+        self.client = client
+        self.factory = InformerFactory(client)
+        for resource in BASE_RESOURCES:
+            try:
+                self.watch(resource)
+            except StatusError as err:
+                log.warning("console cannot watch %s: %s", resource, err)
+        self.started = True
+        await self.factory.start_all()
+
+    async def stop(self) -> None:
+        self.started = False
+        if self.factory is not None:
+            await self.factory.stop_all()
+
+    def expire_marks(self) -> None:
+        for watched in self.watched.values():
+            watched.expire()
+
+    # ------------------------------------------------------------------ sampled figures
+
+    def sample_rates(self, seconds: float) -> None:
+        """Requests/s from the API request log, writes/s from successful mutating requests."""
+        if seconds <= 0 or self.client is None:
+            return
+        recent = self.client.entry.audit_recent(2000)
+        if not recent:
+            self.requests_per_s.append(0.0)
+            self.writes_per_s.append(0.0)
+            return
+        last_seq = recent[-1].seq
+        if self._last_seq is None:
+            self._last_seq = last_seq
+            return
+        new = [r for r in recent if r.seq > self._last_seq]
+        requests = last_seq - self._last_seq
+        writes = sum(1 for r in new if r.verb in _WRITE_VERBS and r.code < 400)
+        self._last_seq = last_seq
+        self.requests_per_s.append(requests / seconds)
+        self.writes_per_s.append(writes / seconds)
+
+    async def sample_etcd(self) -> None:
+        """Member status, quorum and store status through the cluster's etcd handle."""
+        etcd = getattr(self.cluster, "etcd", None)
+        if etcd is None or self._sampling:
+            return
+        self._sampling = True
+        try:
+            self.etcd_members = list(await etcd.member_status())
+            self.quorum = etcd.quorum()
+            try:
+                self.kv_status = await asyncio.wait_for(etcd.status(), 0.5)
+                self.etcd_error = ""
+            except Exception as err:  # noqa: BLE001 - no quorum: status fails, the panel says why
+                self.etcd_error = str(err) or type(err).__name__
+            self.etcd_version += 1
+        except Exception as err:  # noqa: BLE001 - a stopped store must not stop the console
+            self.etcd_error = str(err) or type(err).__name__
+            self.etcd_version += 1
+        finally:
+            self._sampling = False
+
+    # ------------------------------------------------------------------ derived views
+
+    def node_counts(self) -> tuple[int, int]:
+        nodes = self.watched.get("nodes")
+        if nodes is None:
+            return 0, 0
+        ready = 0
+        items = nodes.informer.list()
+        for node in items:
+            for cond in (node.get("status") or {}).get("conditions") or ():
+                if cond.get("type") == "Ready" and cond.get("status") == "True":
+                    ready += 1
+        return ready, len(items)
+
+    def pod_phases(self) -> dict[str, int]:
+        pods = self.watched.get("pods")
+        counts: dict[str, int] = {}
+        if pods is None:
+            return counts
+        for pod in pods.informer.list():
+            phase = (pod.get("status") or {}).get("phase") or "Pending"
+            if (pod.get("metadata") or {}).get("deletionTimestamp"):
+                phase = "Terminating"
+            counts[phase] = counts.get(phase, 0) + 1
+        return counts
+
+    def lease(self, namespace: str, name: str) -> Obj | None:
+        leases = self.watched.get("leases.coordination.k8s.io")
+        return leases.informer.get_by_name(namespace, name) if leases is not None else None
+
+    def leader_of(self, lease_name: str) -> str:
+        lease = self.lease("kube-system", lease_name)
+        if lease is None:
+            return "-"
+        holder = (lease.get("spec") or {}).get("holderIdentity") or "-"
+        return holder.split("_", 1)[0]
+
+    def events_for(self, obj: Obj) -> list[Obj]:
+        """Events about one object, newest first (by time, never by the rendered age)."""
+        events = self.watched.get("events")
+        if events is None:
+            return []
+        meta = obj.get("metadata") or {}
+        uid, name, ns = meta.get("uid"), meta.get("name"), meta.get("namespace")
+        found = []
+        for ev in events.informer.list():
+            inv = ev.get("involvedObject") or {}
+            if (uid and inv.get("uid") == uid) or (inv.get("name") == name and inv.get("namespace") == ns
+                                                   and inv.get("kind") == obj.get("kind")):
+                found.append(ev)
+        found.sort(key=event_time, reverse=True)
+        return found
+
+
+_WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+
+
+def event_time(ev: Obj) -> float:
+    """When an event was last seen, in epoch seconds (series, lastTimestamp, eventTime, first)."""
+    series = ev.get("series") or {}
+    for value in (series.get("lastObservedTime"), ev.get("lastTimestamp"), ev.get("eventTime"),
+                  ev.get("firstTimestamp"), (ev.get("metadata") or {}).get("creationTimestamp")):
+        ts = parse_time(value)
+        if ts is not None:
+            return ts
+    return 0.0

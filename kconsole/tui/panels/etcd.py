@@ -1,0 +1,92 @@
+"""etcd members: ``etcdctl endpoint status`` columns plus health and last commit latency, and a
+quorum line (alive / needed / failures tolerated, revision, compacted revision, db size, writes/s).
+
+Member status comes from the cluster's etcd handle (an etcdctl-like view), sampled on a timer;
+never from objects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.widgets import Static
+
+from kconsole.tui.model import ClusterModel
+from kconsole.tui.panels.base import Panel
+from kconsole.tui.widgets import Row
+
+COLUMNS = ("Endpoint", "ID", "Version", "DB Size", "Is Leader", "Is Learner", "Raft Term", "Raft Index",
+           "Raft Applied Index", "Errors", "Health", "Commit")
+
+
+def human_bytes(n: int | float) -> str:
+    """etcdctl's sizes: ``20 kB``, ``1.2 MB``."""
+    n = float(n or 0)
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" or n >= 100 else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} GB"
+
+
+def member_cells(st: Any) -> tuple[str, ...]:
+    if not st.running:
+        health = "stopped"
+    elif st.paused:
+        health = "paused"
+    else:
+        health = "healthy" if st.healthy else "unhealthy"
+    errors = ", ".join(st.errors) if st.errors else ""
+    return (st.endpoint, st.id, st.version, human_bytes(st.db_size), str(st.is_leader).lower(), "false",
+            str(st.raft_term), str(st.raft_index), str(st.raft_applied_index), errors, health,
+            f"{st.last_commit_ms:.1f}ms" if st.running else "-")
+
+
+class EtcdPanel(Panel):
+    title = "etcd"
+
+    def __init__(self, model: ClusterModel, *, id: str | None = "etcd") -> None:
+        super().__init__(model, id=id)
+        self.summary = Static("", id=f"{id}-summary" if id else None, classes="summary")
+
+    def compose(self) -> ComposeResult:
+        yield self.summary
+        yield self.table
+
+    def inputs(self) -> Any:
+        return self.model.etcd_version
+
+    def quorum_line(self) -> str:
+        m = self.model
+        q = m.quorum
+        if q is None:
+            return "no etcd handle" if getattr(m.cluster, "etcd", None) is None else "sampling…"
+        state = "ok" if q.ok else "LOST"
+        parts = [f"quorum {state}: {q.alive} alive / {q.needed} needed / tolerates {q.failures_tolerated}"]
+        st = m.kv_status
+        if st is not None:
+            parts.append(f"rev {st.revision}")
+            parts.append(f"compacted {st.compact_revision}")
+            parts.append(f"db {human_bytes(st.db_size)}")
+            if st.alarms:
+                parts.append("alarm " + ",".join(st.alarms))
+        parts.append(f"writes/s {m.writes_per_s[-1]:.0f}")
+        if m.etcd_error:
+            parts.append(m.etcd_error)
+        return " · ".join(parts)
+
+    def rebuild(self) -> None:
+        rows = []
+        for st in self.model.etcd_members:
+            state = "failed" if not st.running or st.paused or not st.healthy else (
+                "running" if st.is_leader or st.role else None)
+            rows.append(Row(st.name, member_cells(st), state, None, str(st.raft_applied_index)))
+        q = self.model.quorum
+        self.summary.set_class(q is not None and not q.ok, "lost")
+        self.summary.update(self.quorum_line())
+        self.table.empty_text = "no members" if getattr(self.model.cluster, "etcd", None) is None else "sampling…"
+        self.set_rows(COLUMNS, rows)
+
+    def selected_member(self) -> str | None:
+        return self.table.cursor_key

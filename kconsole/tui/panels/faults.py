@@ -1,0 +1,33 @@
+"""Faults: what is applied now (from the catalog), with the reaction to expect; heal with a key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kconsole.tui import faultview
+from kconsole.tui.model import ClusterModel
+from kconsole.tui.panels.base import Panel
+from kconsole.tui.widgets import Row
+
+COLUMNS = ("ID", "Fault", "Target", "Since", "Expect")
+
+
+class FaultsPanel(Panel):
+    title = "Faults"
+
+    def __init__(self, model: ClusterModel, *, id: str | None = "faults") -> None:
+        super().__init__(model, id=id)
+
+    def inputs(self) -> Any:
+        return faultview.version(self.model.cluster)
+
+    def rebuild(self) -> None:
+        rows = [Row(f.id, (f.id, f.type, f.target, f.since, f.expect), "failed")
+                for f in faultview.active_faults(self.model.cluster)]
+        has_catalog = getattr(self.model.cluster, "faults", None) is not None
+        self.table.empty_text = "no active faults" if has_catalog else "no fault catalog"
+        self.border_title = f"Faults [{len(rows)}]" if rows else "Faults"
+        self.set_rows(COLUMNS, rows)
+
+    def selected_fault(self) -> str | None:
+        return self.table.cursor_key

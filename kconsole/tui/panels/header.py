@@ -1,0 +1,58 @@
+"""The header: cluster health at a glance and where kubectl can reach the same cluster."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from textual.widgets import Static
+
+from kconsole.tui import faultview
+from kconsole.tui.model import ClusterModel
+from kconsole.tui.widgets import sparkline
+
+PHASE_ORDER = ("Running", "Pending", "Succeeded", "Failed", "Terminating", "Unknown")
+
+
+class HeaderPanel(Static):
+    DEFAULT_CSS = """
+    HeaderPanel { height: 3; padding: 0 1; background: $panel; color: $foreground; }
+    """
+
+    def __init__(self, model: ClusterModel, *, id: str | None = "header") -> None:
+        super().__init__("kconsole · starting the cluster…", id=id, markup=True)
+        self.model = model
+        self.status = "starting the cluster…"
+        self.text = ""
+
+    def compose_text(self) -> str:
+        m = self.model
+        cluster = m.cluster
+        ready, total = m.node_counts()
+        node_state = "$success" if ready == total else "$error"
+        phases = m.pod_phases()
+        pods = " ".join(f"{p} {phases[p]}" for p in PHASE_ORDER if phases.get(p)) or "none"
+        q = m.quorum
+        if q is None:
+            etcd = "etcd ?"
+        else:
+            leader = next((st.name for st in m.etcd_members if st.is_leader), "none")
+            etcd = (f"etcd [$success]ok[/] leader {leader}" if q.ok
+                    else f"etcd [$error]quorum lost[/] ({q.alive}/{q.needed})")
+        faults = len(faultview.active_faults(cluster))
+        fault_text = f"[$error]faults {faults}[/]" if faults else "faults 0"
+        line1 = (f"[b]kconsole[/] · nodes [{node_state}]{ready}/{total} Ready[/] · pods {pods} · {etcd} · "
+                 f"cm {m.leader_of('kube-controller-manager')} · sched {m.leader_of('kube-scheduler')} · {fault_text}")
+        clock = m.clock
+        speed = "paused" if clock.paused else f"×{clock.speed:g}"
+        line2 = (f"req/s {sparkline(m.requests_per_s, 20)} {m.requests_per_s[-1]:.0f} · "
+                 f"writes/s {sparkline(m.writes_per_s, 20)} {m.writes_per_s[-1]:.0f} · "
+                 f"{clock.datetime().strftime('%Y-%m-%d %H:%M:%S')} {speed}")
+        kubeconfig = getattr(cluster, "kubeconfig_path", None)
+        line3 = (f"export KUBECONFIG={escape(str(kubeconfig))}" if kubeconfig
+                 else "kubectl: no HTTP front") + (f" · {escape(self.status)}" if self.status else "")
+        return f"{line1}\n{line2}\n{line3}"
+
+    def sync(self) -> None:
+        text = self.compose_text()
+        if text != self.text:
+            self.text = text
+            self.update(text)

@@ -1,0 +1,59 @@
+"""Manifests: each file of the watched folder, applied (which objects, at which revision) or the
+error with file:line:column and the API server's message — read from the folder sync's report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kconsole.tui.model import ClusterModel
+from kconsole.tui.panels.base import Panel
+from kconsole.tui.widgets import Row
+
+COLUMNS = ("File", "Status", "Objects", "Detail")
+
+
+def sync_report(cluster: Any) -> Any:
+    sync = getattr(cluster, "sync", None)
+    return getattr(sync, "report", None) if sync is not None else None
+
+
+class ManifestsPanel(Panel):
+    title = "Manifests"
+
+    def __init__(self, model: ClusterModel, *, id: str | None = "manifests") -> None:
+        super().__init__(model, id=id)
+
+    def inputs(self) -> Any:
+        report = sync_report(self.model.cluster)
+        return (id(report), getattr(report, "version", -1))
+
+    def rebuild(self) -> None:
+        report = sync_report(self.model.cluster)
+        rows: list[Row] = []
+        if report is None:
+            self.table.empty_text = "folder sync is not running"
+            self.set_rows(COLUMNS, rows)
+            return
+        for path, st in sorted(report.files.items()):
+            objects = list(getattr(st, "objects", ()) or ())
+            status = getattr(st, "status", "pending")
+            if status == "error":
+                errors = list(getattr(st, "errors", ()) or ())
+                detail = str(errors[0]) if errors else "error"
+                if len(errors) > 1:
+                    detail += f" (+{len(errors) - 1} more)"
+                if objects:
+                    detail += "; still applied: " + ", ".join(o.ref for o in objects)
+                state = "failed"
+            elif status == "applied":
+                detail = ", ".join(f"{o.ref}@{o.resource_version}" for o in objects) or "no objects"
+                state = "running"
+            else:
+                detail, state = "waiting", "pending"
+            rows.append(Row(path, (path, status, str(len(objects)), detail), state, None,
+                            str(getattr(st, "updated", ""))))
+        self.table.empty_text = "no manifests in the folder"
+        self.set_rows(COLUMNS, rows)
+
+    def selected_file(self) -> str | None:
+        return self.table.cursor_key

@@ -1,0 +1,256 @@
+"""Resources: kubectl's columns for one kind, with namespace, filter and sort, from an informer cache.
+
+Cells come from :mod:`kconsole.objects.printers` (the same the API server's Table answers use), so
+the panel reads like ``kubectl get``. Cells are cached per object resourceVersion; only the AGE
+column is recomputed as time passes, so a refresh of 10,000 rows stays cheap.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from kconsole.client import StatusError, object_key
+from kconsole.objects.printers import age, parse_time, printer_for
+from kconsole.objects.selectors import LabelSelector, SelectorError, parse_label_selector
+from kconsole.tui.model import ClusterModel, Watched, event_time
+from kconsole.tui.panels.base import Panel
+from kconsole.tui.widgets import Row
+
+Obj = dict[str, Any]
+
+_FAILED = ("Failed", "Error", "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "OOMKilled", "NotReady",
+           "Unknown", "Evicted", "CreateContainerConfigError", "Lost", "Terminating")
+_PENDING = ("Pending", "ContainerCreating", "PodInitializing", "Init:", "SchedulingDisabled", "Progressing")
+
+
+class FilterError(ValueError):
+    """A filter the panel cannot use (bad regex or label selector)."""
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """``/text`` (substring, case-insensitive), ``/re:...`` or a text with regex metacharacters
+    (regex), ``/-l app=web`` (label selector)."""
+
+    text: str = ""
+    pattern: re.Pattern[str] | None = None
+    selector: LabelSelector | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> RowFilter:
+        text = text.strip()
+        if not text:
+            return cls()
+        if text.startswith("-l"):
+            try:
+                return cls(text, selector=parse_label_selector(text[2:].strip()))
+            except SelectorError as err:
+                raise FilterError(f"label selector: {err}") from None
+        body = text[3:] if text.startswith("re:") else text
+        if text.startswith("re:") or any(ch in body for ch in ".*+?[]()|^$\\"):
+            try:
+                return cls(text, pattern=re.compile(body, re.IGNORECASE))
+            except re.error as err:
+                raise FilterError(f"regex {body!r}: {err}") from None
+        return cls(text, pattern=re.compile(re.escape(body), re.IGNORECASE))
+
+    def matches(self, obj: Obj, cells: tuple[str, ...]) -> bool:
+        if self.selector is not None:
+            return self.selector.matches((obj.get("metadata") or {}).get("labels") or {})
+        if self.pattern is not None:
+            return any(self.pattern.search(c) for c in cells)
+        return True
+
+
+def row_state(group_resource: str, obj: Obj, cells: tuple[str, ...], columns: tuple[str, ...]) -> str | None:
+    """running / pending / failed / warning, from the status the columns already show."""
+    if group_resource == "events":
+        return "warning" if obj.get("type") == "Warning" else None
+    if "Status" in columns:
+        status = cells[columns.index("Status")]
+        if group_resource == "nodes":
+            if "NotReady" in status or "Unknown" in status:
+                return "failed"
+            return "pending" if "SchedulingDisabled" in status else "running"
+        if status in ("Running", "Active", "Bound"):
+            return "running"
+        if status == "Completed" or status == "Succeeded":
+            return None
+        if any(status.startswith(p) for p in _FAILED):
+            return "failed"
+        if any(status.startswith(p) for p in _PENDING):
+            return "pending"
+    if "Ready" in columns:
+        ready = cells[columns.index("Ready")]
+        if "/" in ready:
+            have, _, want = ready.partition("/")
+            return "running" if have == want else "pending"
+    return None
+
+
+class ResourcesPanel(Panel):
+    title = "Resources"
+
+    def __init__(self, model: ClusterModel, *, id: str | None = "resources", resource: str = "pods") -> None:
+        super().__init__(model, id=id)
+        self.resource = resource
+        self.group_resource = resource
+        self.kind = ""
+        self.namespaced = True
+        self.namespace: str | None = None  # None: all namespaces
+        self.filter = RowFilter()
+        self.sort_column: int | None = None
+        self.sort_reverse = False
+        self.watched: Watched | None = None
+        self._cells: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._objects: dict[str, Obj] = {}
+
+    def on_mount(self) -> None:
+        self._update_title()
+
+    # ------------------------------------------------------------------ what to show
+
+    def switch_kind(self, name: str) -> str:
+        """Show another kind, by any name kubectl accepts (``po``, ``deploy``, ``leases``)."""
+        try:
+            info = self.model.client.resource_info(name.strip())
+        except StatusError as err:
+            raise FilterError(err.message if hasattr(err, "message") else str(err)) from None
+        if "list" not in info.verbs or "watch" not in info.verbs:
+            raise FilterError(f"{info.resource} cannot be listed and watched")
+        self.resource = info.resource
+        self.group_resource = info.group_resource
+        self.kind = info.kind
+        self.namespaced = info.namespaced
+        self.sort_column = None
+        self.sort_reverse = False
+        self._cells.clear()
+        self.watched = self.model.watch(info.group_resource)
+        self._update_title()
+        self.sync(force=True)
+        return info.group_resource
+
+    def set_namespace(self, namespace: str | None) -> None:
+        self.namespace = namespace or None
+        self._update_title()
+        self.sync(force=True)
+
+    def set_filter(self, text: str) -> None:
+        self.filter = RowFilter.parse(text)
+        self._update_title()
+        self.sync(force=True)
+
+    def sort_next(self) -> None:
+        n = len(self.table.columns)
+        if n:
+            self.sort_column = 0 if self.sort_column is None else (self.sort_column + 1) % n
+            self.sync(force=True)
+
+    def toggle_reverse(self) -> None:
+        self.sort_reverse = not self.sort_reverse
+        self.sync(force=True)
+
+    def _update_title(self) -> None:
+        where = "" if not self.namespaced else f" ({self.namespace or 'all'})"
+        count = f" [{len(self.table.rows)}]" if self.table.rows or self.watched is not None else ""
+        filt = f" /{self.filter.text}" if self.filter.text else ""
+        self.border_title = f"{self.group_resource}{where}{count}{filt}"
+
+    # ------------------------------------------------------------------ rows
+
+    def inputs(self) -> Any:
+        w = self.watched
+        return (self.group_resource, w.version if w is not None else -1, int(self.now()))
+
+    def rebuild(self) -> None:
+        if self.watched is None:
+            self.watched = self.model.watch(self.resource)
+            self.group_resource = self.model.group_resource(self.resource)
+        watched = self.watched
+        printer = printer_for(self.group_resource)
+        shown = [i for i, c in enumerate(printer.columns) if c.priority == 0]
+        names = tuple(printer.columns[i].name for i in shown)
+        age_col = names.index("Age") if "Age" in names else None
+        all_ns = self.namespaced and self.namespace is None
+        columns = (("Namespace",) if all_ns else ()) + names
+        now = self.now()
+        rows: list[Row] = []
+        cache = self._cells
+        objects: dict[str, Obj] = {}
+        namespace = self.namespace
+        flt = self.filter
+        for obj in watched.objects():
+            meta = obj.get("metadata") or {}
+            if namespace is not None and self.namespaced and meta.get("namespace") != namespace:
+                continue
+            key = object_key(obj)
+            rv = str(meta.get("resourceVersion", ""))
+            cached = cache.get(key)
+            if cached is None or cached[0] != rv:
+                try:
+                    full = printer.cells(obj, now)
+                except Exception:  # noqa: BLE001 - one odd object must not blank the table
+                    full = [meta.get("name", "")]
+                cells = tuple("" if full[i] is None else str(full[i]) for i in shown if i < len(full))
+                cache[key] = (rv, cells)
+            else:
+                cells = cached[1]
+            if age_col is not None and age_col < len(cells):
+                cells = cells[:age_col] + (age(meta.get("creationTimestamp"), now),) + cells[age_col + 1:]
+            if all_ns:
+                cells = (meta.get("namespace") or "",) + cells
+            if (flt.pattern is not None or flt.selector is not None) and not flt.matches(obj, cells):
+                continue
+            objects[key] = obj
+            rows.append(Row(key, cells, row_state(self.group_resource, obj, cells[1:] if all_ns else cells, names),
+                            watched.mark(key), rv))
+        if len(cache) > len(objects) * 2 + 1000:
+            for stale in [k for k in cache if k not in objects]:
+                del cache[stale]
+        self._objects = objects
+        self._sort(rows, columns, objects)
+        self.table.sort_column = self.sort_column
+        self.table.sort_reverse = self.sort_reverse
+        self.table.empty_text = self._empty_text()
+        self.set_rows(columns, rows)
+        self._update_title()
+
+    def _empty_text(self) -> str:
+        if self.watched is not None and not self.watched.informer.has_synced:
+            return "loading…"
+        where = f" in {self.namespace} namespace" if self.namespaced and self.namespace else ""
+        return f"No resources found{where}."
+
+    def _sort(self, rows: list[Row], columns: tuple[str, ...], objects: dict[str, Obj]) -> None:
+        col = self.sort_column
+        if col is None or col >= len(columns):
+            if self.group_resource == "events":
+                rows.sort(key=lambda r: event_time(objects[r.key]), reverse=not self.sort_reverse)
+            else:
+                rows.sort(key=lambda r: r.key, reverse=self.sort_reverse)
+            return
+        name = columns[col]
+        if name in ("Age", "Last Seen"):
+            def when(r: Row) -> float:
+                obj = objects[r.key]
+                if name == "Last Seen":
+                    return event_time(obj)
+                return parse_time((obj.get("metadata") or {}).get("creationTimestamp")) or 0.0
+            # Youngest first reads like "sorted by age ascending".
+            rows.sort(key=when, reverse=not self.sort_reverse)
+            return
+
+        def value(r: Row) -> tuple[int, float, str]:
+            cell = r.cells[col] if col < len(r.cells) else ""
+            head = cell.split(" ", 1)[0].split("/", 1)[0]
+            try:
+                return (0, float(head), cell)
+            except ValueError:
+                return (1, 0.0, cell)
+        rows.sort(key=value, reverse=self.sort_reverse)
+
+    def selected(self) -> Obj | None:
+        key = self.table.cursor_key
+        return self._objects.get(key) if key is not None else None

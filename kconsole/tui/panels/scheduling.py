@@ -1,0 +1,81 @@
+"""Scheduling decisions: pending pods first (why, in the scheduler's words), then recent attempts
+newest first; Enter on an attempt opens its node × plugin matrix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kconsole.client import object_key
+from kconsole.objects.printers import age, parse_time
+from kconsole.tui.model import ClusterModel
+from kconsole.tui.panels.base import Panel
+from kconsole.tui.widgets import Row
+
+Obj = dict[str, Any]
+
+COLUMNS = ("Pod", "Attempt", "Result", "Node", "Feasible", "Age", "Message")
+LIMIT = 500
+
+
+def pending_reason(pod: Obj) -> str:
+    for cond in (pod.get("status") or {}).get("conditions") or ():
+        if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+            return cond.get("message") or cond.get("reason") or ""
+    return "waiting for the scheduler"
+
+
+class SchedulingPanel(Panel):
+    title = "Scheduling"
+
+    def __init__(self, model: ClusterModel, *, id: str | None = "scheduling") -> None:
+        super().__init__(model, id=id)
+        self._objects: dict[str, Obj] = {}
+
+    def inputs(self) -> Any:
+        d = self.model.watched.get("schedulingdecisions.kconsole.dev")
+        p = self.model.watched.get("pods")
+        return (d.version if d is not None else -1, p.version if p is not None else -1, int(self.now()))
+
+    def rebuild(self) -> None:
+        now = self.now()
+        rows: list[Row] = []
+        objects: dict[str, Obj] = {}
+        pods = self.model.watched.get("pods")
+        if pods is not None:
+            pending = [p for p in pods.informer.list()
+                       if not (p.get("spec") or {}).get("nodeName")
+                       and (p.get("status") or {}).get("phase", "Pending") == "Pending"
+                       and not (p.get("metadata") or {}).get("deletionTimestamp")]
+            pending.sort(key=object_key)
+            for pod in pending[:LIMIT]:
+                key = "pending:" + object_key(pod)
+                objects[key] = pod
+                meta = pod["metadata"]
+                rows.append(Row(key, (f"{meta.get('namespace')}/{meta.get('name')}", "", "Pending", "", "",
+                                      age(meta.get("creationTimestamp"), now), pending_reason(pod)), "pending"))
+        decisions = self.model.watched.get("schedulingdecisions.kconsole.dev")
+        if decisions is not None:
+            items = decisions.informer.list()
+            items.sort(key=lambda d: (parse_time((d.get("spec") or {}).get("time")
+                                                 or d["metadata"].get("creationTimestamp")) or 0.0,
+                                      d["metadata"].get("resourceVersion", "")), reverse=True)
+            for d in items[:LIMIT]:
+                key = object_key(d)
+                objects[key] = d
+                spec, status, meta = d.get("spec") or {}, d.get("status") or {}, d["metadata"]
+                nodes = status.get("nodes") or {}
+                result = status.get("result") or "?"
+                state = {"Scheduled": "running", "Unschedulable": "pending", "Error": "failed"}.get(result)
+                when = spec.get("time") or meta.get("creationTimestamp")
+                rows.append(Row(key, (f"{meta.get('namespace')}/{spec.get('pod', '')}", str(spec.get("attempt", "")),
+                                      result, status.get("node") or "",
+                                      f"{nodes.get('feasible', '?')}/{nodes.get('evaluated', '?')}",
+                                      age(when, now), " ".join((status.get("message") or "").split())),
+                                state, decisions.mark(key), str(meta.get("resourceVersion", ""))))
+        self._objects = objects
+        self.table.empty_text = "No scheduling attempts yet."
+        self.set_rows(COLUMNS, rows)
+
+    def selected(self) -> Obj | None:
+        key = self.table.cursor_key
+        return self._objects.get(key) if key else None

@@ -1,0 +1,228 @@
+"""A table that renders only the rows on screen (Textual's Line API).
+
+``set_rows`` swaps in a whole new row list (the panel builds it from an informer cache, sorted and
+filtered); drawing then costs one line per visible row whatever the row count, so a 10,000-pod
+table scrolls and refreshes as fast as a 10-pod one. The header stays on the first line. Rows
+carry a state (running / pending / failed / warning) and a change mark (added / modified /
+deleted) that pick their colours from the theme's state slots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from kconsole.tui.themes import STATE_DEFAULTS
+
+#: Widest a column may grow before its cells are cut (the message column of events, say).
+MAX_COLUMN = 80
+GAP = 2
+
+
+@dataclass(slots=True)
+class Row:
+    key: str
+    cells: tuple[str, ...]
+    state: str | None = None
+    mark: str | None = None
+    #: What identifies this version of the row (the object's resourceVersion, usually).
+    tag: str = ""
+
+
+class VirtualTable(ScrollView, can_focus=True):
+    """Header plus rows; a cursor row; only visible lines are built."""
+
+    DEFAULT_CSS = """
+    VirtualTable { height: 1fr; scrollbar-size-vertical: 1; scrollbar-size-horizontal: 0; }
+    """
+
+    BINDINGS = [
+        Binding("up,k", "cursor(-1)", "Up", show=False, id="table.up"),
+        Binding("down,j", "cursor(1)", "Down", show=False, id="table.down"),
+        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False, id="table.page_up"),
+        Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False, id="table.page_down"),
+        Binding("home,g", "jump(0)", "Top", show=False, id="table.top"),
+        Binding("end,G", "jump(-1)", "Bottom", show=False, id="table.bottom"),
+    ]
+
+    class CursorMoved(Message):
+        def __init__(self, table: VirtualTable, key: str | None) -> None:
+            super().__init__()
+            self.table = table
+            self.key = key
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.columns: tuple[str, ...] = ()
+        self.rows: list[Row] = []
+        self.widths: list[int] = []
+        self.sort_column: int | None = None
+        self.sort_reverse = False
+        self.cursor = 0
+        self._index: dict[str, int] = {}
+        self._styles: dict[str, Style] = {k: Style(color=v) for k, v in STATE_DEFAULTS.items()}
+        self._header_style = Style(bold=True)
+        self._cursor_style = Style(reverse=True)
+        self.empty_text = ""
+        #: key -> tag of the row as last drawn: lets the benchmark see when a change reached the screen.
+        self.painted: dict[str, str] = {}
+        self.paints = 0
+
+    # ------------------------------------------------------------------ data
+
+    def set_theme_styles(self, states: dict[str, str], header: str, cursor_bg: str, cursor_fg: str) -> None:
+        self._styles = {k: Style(color=v) for k, v in states.items()}
+        self._header_style = Style(bold=True, color=header)
+        self._cursor_style = Style(bgcolor=cursor_bg, color=cursor_fg, bold=True)
+        self.refresh()
+
+    def set_rows(self, columns: Sequence[str], rows: list[Row]) -> None:
+        columns = tuple(columns)
+        old_key = self.cursor_key
+        widths = [len(c) for c in columns]
+        n = len(widths)
+        for row in rows:
+            cells = row.cells
+            for i in range(min(n, len(cells))):
+                w = len(cells[i])
+                if w > widths[i]:
+                    widths[i] = w
+        self.widths = [min(w, MAX_COLUMN) for w in widths]
+        self.columns = columns
+        self.rows = rows
+        self._index = {row.key: i for i, row in enumerate(rows)}
+        if old_key is not None and old_key in self._index:
+            self.cursor = self._index[old_key]
+        self.cursor = max(0, min(self.cursor, len(rows) - 1))
+        total = sum(self.widths) + GAP * max(0, n - 1)
+        self.virtual_size = Size(total, len(rows) + 1)
+        self.refresh()
+        if old_key != self.cursor_key:
+            self.post_message(self.CursorMoved(self, self.cursor_key))
+
+    @property
+    def cursor_key(self) -> str | None:
+        if 0 <= self.cursor < len(self.rows):
+            return self.rows[self.cursor].key
+        return None
+
+    @property
+    def cursor_row(self) -> Row | None:
+        if 0 <= self.cursor < len(self.rows):
+            return self.rows[self.cursor]
+        return None
+
+    def index_of(self, key: str) -> int | None:
+        return self._index.get(key)
+
+    def visible_keys(self) -> list[str]:
+        top = int(self.scroll_offset.y)
+        height = max(0, self.size.height - 1)
+        return [row.key for row in self.rows[top:top + height]]
+
+    # ------------------------------------------------------------------ cursor
+
+    def move_cursor(self, index: int) -> None:
+        if not self.rows:
+            return
+        index = max(0, min(index, len(self.rows) - 1))
+        if index == self.cursor:
+            return
+        self.cursor = index
+        self._scroll_to_cursor()
+        self.refresh()
+        self.post_message(self.CursorMoved(self, self.cursor_key))
+
+    def select_key(self, key: str) -> bool:
+        index = self._index.get(key)
+        if index is None:
+            return False
+        self.move_cursor(index)
+        return True
+
+    def _scroll_to_cursor(self) -> None:
+        top = int(self.scroll_offset.y)
+        height = max(1, self.size.height - 1)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False)
+        elif self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False)
+
+    def action_cursor(self, delta: int) -> None:
+        self.move_cursor(self.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        self.move_cursor(self.cursor + direction * max(1, self.size.height - 2))
+
+    def action_jump(self, where: int) -> None:
+        self.move_cursor(len(self.rows) - 1 if where < 0 else 0)
+
+    def on_click(self, event: events.Click) -> None:
+        if event.y >= 1:
+            self.move_cursor(int(self.scroll_offset.y) + event.y - 1)
+
+    # ------------------------------------------------------------------ drawing
+
+    def _line_text(self, cells: Sequence[str]) -> str:
+        parts = []
+        widths = self.widths
+        last = len(widths) - 1
+        for i, w in enumerate(widths):
+            cell = cells[i] if i < len(cells) else ""
+            if len(cell) > w:
+                cell = cell[: w - 1] + "…"
+            parts.append(cell if i == last else cell.ljust(w))
+        return (" " * GAP).join(parts)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        scroll_x, scroll_y = self.scroll_offset
+        if y == 0:
+            headers = list(self.columns)
+            if self.sort_column is not None and 0 <= self.sort_column < len(headers):
+                headers[self.sort_column] += "↓" if self.sort_reverse else "↑"
+            text = self._line_text([h.upper() for h in headers])
+            strip = Strip([Segment(text, self._header_style)])
+            return strip.crop_extend(scroll_x, scroll_x + width, None)
+        index = scroll_y + y - 1
+        if index >= len(self.rows):
+            if index == 0 and self.empty_text:
+                return Strip([Segment(self.empty_text, Style(dim=True))]).crop_extend(0, width, None)
+            return Strip.blank(width)
+        row = self.rows[index]
+        style = self._styles.get(row.mark or row.state or "")
+        if row.mark == "deleted":
+            style = (style or Style()) + Style(strike=True)
+        elif row.mark is not None:
+            style = (style or Style()) + Style(bold=True)
+        if index == self.cursor and self.has_focus:
+            style = (style or Style()) + self._cursor_style
+        elif index == self.cursor:
+            style = (style or Style()) + Style(underline=True)
+        self.painted[row.key] = row.tag
+        self.paints += 1
+        strip = Strip([Segment(self._line_text(row.cells), style)])
+        return strip.crop_extend(scroll_x, scroll_x + width, style if index == self.cursor else None)
+
+    def on_mount(self) -> None:
+        styles = getattr(self.app, "table_styles", None)
+        if callable(styles):
+            self.set_theme_styles(*styles())
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self._scroll_to_cursor()
