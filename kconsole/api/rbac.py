@@ -495,6 +495,8 @@ _NODE_RULES = [
     rule(["create", "update", "patch"], ["", "events.k8s.io"], ["events"]),
     rule(READ, [""], ["pods"]),
     rule(["create", "delete"], [""], ["pods"]),
+    # kconsole: usage annotations for the HPA; NodeRestriction allows nothing else.
+    rule(["patch"], [""], ["pods"]),
     rule(["update", "patch"], [""], ["pods/status"]),
     rule(["create"], [""], ["pods/eviction"]),
     rule(["get", "list", "watch"], [""], ["secrets", "configmaps"]),

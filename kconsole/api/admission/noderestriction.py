@@ -15,6 +15,8 @@ from kconsole.api.types import StatusError
 NODE_PREFIX = "system:node:"
 NODES_GROUP = "system:nodes"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+#: Simulated usage the kubelet publishes on its pods (kconsole's stand-in for metrics-server).
+USAGE_ANNOTATIONS = ("kconsole.dev/cpu-usage", "kconsole.dev/memory-usage")
 
 
 def node_name(ctx: AdmissionContext) -> str | None:
@@ -58,6 +60,9 @@ class NodeRestriction:
             return
         pod = old if old is not None and old.get("kind", "Pod") == "Pod" else ctx.get_object("pods", ctx.namespace, name)
         bound = ((pod or {}).get("spec") or {}).get("nodeName")
+        if ctx.operation == "UPDATE" and not ctx.subresource:
+            self._usage_only(node, name, bound, obj, old)
+            return
         if ctx.operation == "UPDATE" and ctx.subresource == "status" and bound != node:
             raise StatusError.forbidden("pods", name or None, (
                 f'node "{node}" can only update pod status for pods with spec.nodeName set to itself'))
@@ -67,3 +72,24 @@ class NodeRestriction:
         if ctx.operation == "CREATE" and ctx.subresource == "eviction" and bound != node:
             raise StatusError.forbidden("pods", name or None,
                                         f'node "{node}" can only evict pods with spec.nodeName set to itself')
+
+    @staticmethod
+    def _usage_only(node: str, name: str, bound: str | None, obj: dict[str, Any] | None,
+                    old: dict[str, Any] | None) -> None:
+        """kconsole's addition: a kubelet publishes its pods' simulated usage (read by the HPA) as
+        ``kconsole.dev/*-usage`` annotations; nothing else of a pod may change through it."""
+        if bound != node:
+            raise StatusError.forbidden("pods", name or None,
+                                        f'node "{node}" can only update pods with spec.nodeName set to itself')
+        new_ann = dict(((obj or {}).get("metadata") or {}).get("annotations") or {})
+        old_ann = dict(((old or {}).get("metadata") or {}).get("annotations") or {})
+        for ann in (new_ann, old_ann):
+            for key in [k for k in ann if k in USAGE_ANNOTATIONS]:
+                del ann[key]
+        strip = ("annotations", "resourceVersion", "managedFields", "generation")
+        new_meta = {k: v for k, v in ((obj or {}).get("metadata") or {}).items() if k not in strip}
+        old_meta = {k: v for k, v in ((old or {}).get("metadata") or {}).items() if k not in strip}
+        same = (new_ann == old_ann and new_meta == old_meta and (obj or {}).get("spec") == (old or {}).get("spec"))
+        if not same:
+            raise StatusError.forbidden("pods", name or None, (
+                f'node "{node}" can only change the {", ".join(USAGE_ANNOTATIONS)} annotations of its pods'))
