@@ -1,0 +1,158 @@
+"""The node fleet: every simulated kubelet and kube-proxy of the process, sharing their watches.
+
+Upstream each kubelet watches its own pods (``fieldSelector=spec.nodeName=<node>``) and each
+kube-proxy watches all Services and EndpointSlices. With 1,000 nodes in one process that is 1,000
+watches fanning out every pod change; instead the fleet keeps ONE pods informer (indexed by node)
+and ONE Services/EndpointSlices pair, and dispatches each pod change to the kubelet it is bound
+to. Those shared watches read as ``system:node:kconsole-node-agents`` (group ``system:nodes``);
+every write still goes out as the node's own user (``system:node:<name>``), one Client per node,
+so RBAC and NodeRestriction apply to each kubelet exactly as upstream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from typing import Any
+
+from kconsole.client import Client, SharedInformer, StatusError, index_by_node_name
+from kconsole.clock import Clock
+from kconsole.nodes.config import NodeConfig
+from kconsole.nodes.kubelet import NODE_INDEX, Kubelet
+from kconsole.nodes.logs import LogFollower
+from kconsole.nodes.proxy import KubeProxy, ServiceTable
+
+Obj = dict[str, Any]
+#: The user the shared read-only watches act as.
+AGENT_USER = "system:node:kconsole-node-agents"
+#: Informers list in pages of this size (big fleets have many pods).
+PAGE = 500
+
+
+class NodeFleet:
+    """Kubelets and kube-proxies for a list of node configs (see the package docstring)."""
+
+    def __init__(self, client_for: Callable[[Any], Client], clock: Clock, configs: list[NodeConfig], *,
+                 rng: random.Random, delay_factor: float = 1.0,
+                 static_pod_status: Callable[[], dict[str, dict[str, bool]]] | None = None) -> None:
+        if delay_factor < 0:
+            raise ValueError(f"node fleet: delay_factor must be >= 0, got {delay_factor}")
+        names = [c.name for c in configs]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"node fleet: duplicate node names: {', '.join(dupes)}")
+        self.client_for = client_for
+        self.clock = clock
+        self.configs = list(configs)
+        self.rng = rng
+        self.delay_factor = delay_factor
+        self.static_pod_status = static_pod_status
+        self.kubelets: dict[str, Kubelet] = {}
+        self.proxies: dict[str, KubeProxy] = {}
+        self.started = False
+        reader = client_for(AGENT_USER)
+        self.pod_informer = SharedInformer(reader, "pods", indexers={NODE_INDEX: index_by_node_name}, clock=clock)
+        self.service_informer = SharedInformer(reader, "services", clock=clock)
+        self.slice_informer = SharedInformer(reader, "endpointslices", clock=clock)
+        self.table = ServiceTable(self.service_informer, self.slice_informer)
+        self.pod_informer.add_event_handler(on_add=self._pod_added, on_update=self._pod_updated,
+                                            on_delete=self._pod_deleted)
+
+    # ------------------------------------------------------------------ dispatch
+
+    def _pod_added(self, pod: Obj) -> None:
+        kubelet = self.kubelets.get((pod.get("spec") or {}).get("nodeName") or "")
+        if kubelet is not None:
+            kubelet.on_pod(pod)
+
+    def _pod_updated(self, old: Obj, pod: Obj) -> None:
+        self._pod_added(pod)
+
+    def _pod_deleted(self, pod: Obj) -> None:
+        kubelet = self.kubelets.get((pod.get("spec") or {}).get("nodeName") or "")
+        if kubelet is not None:
+            kubelet.on_pod_deleted(pod)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _static_for(self, name: str) -> Callable[[], dict[str, bool]] | None:
+        source = self.static_pod_status
+        if source is None:
+            return None
+        return lambda: source().get(name, {})
+
+    def _build(self, config: NodeConfig) -> Kubelet:
+        if config.name in self.kubelets:
+            raise ValueError(f"node fleet: node {config.name!r} already exists")
+        kubelet = Kubelet(self.client_for(f"system:node:{config.name}"), self.clock, node=config,
+                          rng=random.Random(self.rng.random()),
+                          static_pod_status=self._static_for(config.name) if config.control_plane else None,
+                          delay_factor=self.delay_factor, pod_informer=self.pod_informer)
+        proxy = KubeProxy(config.name, self.table)
+        kubelet.partition_listeners.append(proxy.set_partitioned)
+        self.kubelets[config.name] = kubelet
+        self.proxies[config.name] = proxy
+        return kubelet
+
+    async def start(self) -> None:
+        if self.started:
+            return
+        self.started = True
+        for informer in (self.pod_informer, self.service_informer, self.slice_informer):
+            await informer.start()
+        await asyncio.gather(*(i.wait_synced() for i in (self.pod_informer, self.service_informer,
+                                                          self.slice_informer)))
+        kubelets = [self._build(c) for c in self.configs if c.name not in self.kubelets]
+        await asyncio.gather(*(k.start() for k in kubelets))
+
+    async def stop(self) -> None:
+        if not self.started:
+            return
+        self.started = False
+        await asyncio.gather(*(k.stop() for k in self.kubelets.values()), return_exceptions=True)
+        for proxy in self.proxies.values():
+            await proxy.stop()
+        for informer in (self.pod_informer, self.service_informer, self.slice_informer):
+            await informer.stop()
+
+    async def add_node(self, config: NodeConfig) -> Kubelet:
+        """A new node joins: its kubelet registers and starts taking pods."""
+        kubelet = self._build(config)
+        self.configs.append(config)
+        if self.started:
+            await kubelet.start()
+        return kubelet
+
+    async def remove_node(self, name: str) -> None:
+        """The node's machine goes away (kubelet and kube-proxy stop). The Node object stays, as
+        with a powered-off VM, until someone deletes it (``kubectl delete node``)."""
+        kubelet = self.kubelets.pop(name, None)
+        if kubelet is None:
+            raise LookupError(f"node fleet: no node named {name!r}")
+        await kubelet.stop()
+        proxy = self.proxies.pop(name, None)
+        if proxy is not None:
+            await proxy.stop()
+        self.configs = [c for c in self.configs if c.name != name]
+
+    # ------------------------------------------------------------------ pods/log
+
+    def logs(self, namespace: str, pod: str, container: str, follow: bool,
+             tail_lines: int | None) -> str | LogFollower | None:
+        """The API server's pods/log source: the log of the container on the node running it."""
+        obj = self.pod_informer.get_by_name(namespace, pod)
+        node = ((obj or {}).get("spec") or {}).get("nodeName") or ""
+        if obj is None:
+            raise StatusError.bad_request(f'pod "{pod}" is not running on any node yet')
+        if not node:
+            raise StatusError.bad_request(f'container "{container}" in pod "{pod}" is waiting to start: '
+                                          "pod is not scheduled")
+        kubelet = self.kubelets.get(node)
+        if kubelet is None:
+            return None
+        try:
+            return kubelet.logs(namespace, pod, container, follow, tail_lines)
+        except LookupError:
+            raise StatusError.bad_request(f'container "{container}" in pod "{pod}" is waiting to start: '
+                                          "ContainerCreating") from None

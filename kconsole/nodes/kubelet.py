@@ -1,0 +1,666 @@
+"""A simulated kubelet: registers its Node, heartbeats through a Lease, runs the pods bound to it
+and reports their status, acting only through the API server as ``system:node:<name>``.
+
+Timings are upstream's: the Lease (``kube-node-lease/<node>``, 40 s) is renewed every 10 s (retry
+back-off 0.2 s doubling to 7 s); node status is computed every 10 s and posted when it differs
+from the Node in the API, or every 300 s anyway. Pod status goes through ``pods/status`` as a merge
+patch, coalesced per pod: whatever changed since the last write goes out in one request.
+
+Memory/disk pressure is reported as the node's condition only; the node lifecycle controller adds
+the matching ``node.kubernetes.io/*-pressure:NoSchedule`` taints, as upstream.
+
+Fault hooks: :meth:`stop`/:meth:`start` (a crash: heartbeats and reports stop, containers keep
+running, nothing restarts them), :meth:`partition`/:meth:`heal` (the kubelet keeps running its pods
+but cannot reach the API: no heartbeats, no status, no new pods seen), :meth:`set_pressure`,
+:meth:`slow_image_pulls`, and per pod :meth:`kill_container`, :meth:`crash_loop`,
+:meth:`fail_readiness`, :meth:`set_load`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import random
+from collections.abc import Callable
+from typing import Any
+
+from kconsole.client import (
+    Client,
+    EventRecorder,
+    SharedInformer,
+    StatusError,
+    index_by_node_name,
+    is_already_exists,
+    is_conflict,
+    is_not_found,
+)
+from kconsole.clock import Clock
+from kconsole.nodes import usage as usage_mod
+from kconsole.nodes.config import NodeConfig
+from kconsole.nodes.images import ImageStore
+from kconsole.nodes.link import GatedEntry, LinkDown
+from kconsole.nodes.logs import LogFollower
+from kconsole.nodes.podworker import PodWorker
+from kconsole.nodes.staticpods import COMPONENTS, MirrorPodWorker, is_mirror_pod, mirror_pod, mirror_pod_name
+from kconsole.objects.meta import deep_copy, format_time
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+Worker = PodWorker | MirrorPodWorker
+
+LEASE_NAMESPACE = "kube-node-lease"
+LEASE_DURATION = 40
+RENEW_INTERVAL = 10.0
+RENEW_RETRY_MIN = 0.2
+RENEW_RETRY_MAX = 7.0
+STATUS_INTERVAL = 10.0
+STATUS_REPORT_MAX = 300.0
+STATIC_POD_INTERVAL = 5.0
+#: Status writes retried after an error (not a partition) this long after.
+STATUS_RETRY = 1.0
+KUBELET_VERSION = "v1.32.0-kconsole"
+RUNTIME_VERSION = "kconsole://1.0"
+NODE_INDEX = "nodeName"
+
+_CONDITIONS = {
+    # type: (ok status, ok reason, ok message, bad reason, bad message)
+    "MemoryPressure": ("False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available",
+                       "KubeletHasInsufficientMemory", "kubelet has insufficient memory available"),
+    "DiskPressure": ("False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure",
+                     "KubeletHasDiskPressure", "kubelet has disk pressure"),
+    "PIDPressure": ("False", "KubeletHasSufficientPID", "kubelet has sufficient PID available",
+                    "KubeletHasInsufficientPID", "kubelet has insufficient PID available"),
+    "Ready": ("True", "KubeletReady", "kubelet is posting ready status", "KubeletNotReady", "kubelet is not ready"),
+}
+
+
+class Kubelet:
+    """One simulated node agent. ``pod_informer``: a shared pods informer indexed by ``nodeName``
+    whose events the owner dispatches to :meth:`on_pod` / :meth:`on_pod_deleted` (the fleet);
+    without one the kubelet watches its own pods (``fieldSelector=spec.nodeName=<name>``)."""
+
+    def __init__(self, client: Client, clock: Clock, *, node: NodeConfig, rng: random.Random,
+                 static_pod_status: Callable[[], dict[str, bool]] | None = None, delay_factor: float = 1.0,
+                 pod_informer: SharedInformer | None = None) -> None:
+        self.base_client = client
+        self.clock = clock
+        self.config = node
+        self.rng = rng
+        self.name = node.name
+        self.node_ip = node.address
+        self.delay_factor = delay_factor * node.delay_factor
+        self._slow_pulls = 1.0
+        self.images_store = ImageStore()
+        self.workers: dict[str, Worker] = {}
+        self.running = False
+        self.partitioned = False
+        self.pressure = {"memory": False, "disk": False}
+        self.node_uid = ""
+        self._static_pod_status = static_pod_status
+        self._shared_informer = pod_informer
+        self._informer: SharedInformer | None = pod_informer
+        self._link: GatedEntry | None = None
+        self.client: Client | None = None
+        self.recorder: EventRecorder | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._dirty: dict[str, Worker] = {}
+        self._deletes: dict[str, Worker] = {}
+        self._wake = asyncio.Event()
+        self._status_kick = asyncio.Event()
+        self._lease: Obj | None = None
+        self._last_report = float("-inf")
+        self._registered = False
+        self._prefix = node.pod_cidr.split("/")[0].rsplit(".", 1)[0]
+        self._ips: dict[str, int] = {}
+        self._ip_used: set[int] = set()
+        self._ip_next = 2
+        self._usage_rng = random.Random(rng.random())
+        self._boot_id = hashlib.sha256(f"{self.name}/{rng.random()}".encode()).hexdigest()
+        #: Called with True/False when the node is cut off / reconnected (the fleet's kube-proxy).
+        self.partition_listeners: list[Callable[[bool], None]] = []
+        #: Counters for the console and tests.
+        self.status_writes = 0
+        self.lease_renewals = 0
+
+    # ------------------------------------------------------------------ properties for the console
+
+    @property
+    def pods(self) -> list[str]:
+        return sorted(w.key for w in self.workers.values() if not w.removed)
+
+    @property
+    def images(self) -> list[str]:
+        return sorted(self.images_store.present)
+
+    @property
+    def connected(self) -> bool:
+        return self.running and not self.partitioned
+
+    @property
+    def pull_factor(self) -> float:
+        return self.delay_factor * self.config.image_pull_factor * self._slow_pulls
+
+    def static_status(self) -> dict[str, bool]:
+        if self._static_pod_status is None:
+            return {c: True for c in COMPONENTS}
+        return self._static_pod_status()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Boot (or reboot) the kubelet: register, heartbeat, adopt what the runtime still runs."""
+        if self.running:
+            return
+        self.running = True
+        self._link = GatedEntry(self.base_client.entry, "kube-apiserver")
+        self._link.partitioned = self.partitioned
+        self.client = Client(self._link, self.base_client.token, self.clock,
+                             user_agent=f"kubelet/{KUBELET_VERSION} ({self.name})")
+        self.recorder = EventRecorder(self.client, self.clock, component="kubelet", host=self.name)
+        self._lease = None
+        self._registered = False
+        self._last_report = float("-inf")
+        if not self.partitioned:
+            try:
+                await self._register()
+            except (StatusError, LinkDown) as err:
+                log.warning("kubelet %s: registration failed, will retry: %s", self.name, err)
+        if self._shared_informer is None:
+            self._informer = SharedInformer(self.client, "pods", field_selector=f"spec.nodeName={self.name}",
+                                            indexers={NODE_INDEX: index_by_node_name}, clock=self.clock)
+            self._informer.add_event_handler(on_add=self.on_pod, on_update=lambda _o, n: self.on_pod(n),
+                                             on_delete=self.on_pod_deleted)
+            await self._informer.start()
+        self._tasks = [asyncio.create_task(self._heartbeat_loop(), name=f"kubelet:{self.name}:heartbeat"),
+                       asyncio.create_task(self._status_loop(), name=f"kubelet:{self.name}:status"),
+                       asyncio.create_task(self._usage_loop(), name=f"kubelet:{self.name}:usage")]
+        if self.config.control_plane:
+            self._tasks.append(asyncio.create_task(self._static_loop(), name=f"kubelet:{self.name}:static"))
+        if not self.partitioned:
+            self.resync()
+
+    async def stop(self) -> None:
+        """Crash-like: reporting stops at once; the containers keep running on their own."""
+        if not self.running:
+            return
+        self.running = False
+        tasks, self._tasks = self._tasks, []
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            try:
+                await t
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - a crash does not care why
+                pass
+        if self._shared_informer is None and self._informer is not None:
+            await self._informer.stop()
+            self._informer = None
+        for w in self.workers.values():
+            w.suspend()
+        self.images_store.abort_pulls()
+        self._dirty.clear()
+        self._deletes.clear()
+        if self._link is not None and self.partitioned:
+            self._link.closed = True
+        if self.recorder is not None:
+            await self.recorder.close()
+        if self._link is not None:
+            self._link.closed = True
+
+    def partition(self) -> None:
+        """Cut the node off the API server; its pods keep running and it keeps restarting them."""
+        self.partitioned = True
+        if self._link is not None:
+            self._link.partitioned = True
+        for listener in self.partition_listeners:
+            listener(True)
+
+    def heal(self) -> None:
+        self.partitioned = False
+        if self._link is not None:
+            self._link.partitioned = False
+        for listener in self.partition_listeners:
+            listener(False)
+        if self.running:
+            self.resync()
+            self._status_kick.set()
+            self._wake.set()
+
+    def resync(self) -> None:
+        """Reconcile workers with the pods the API says are bound here (after a start or a heal)."""
+        if self._informer is None:
+            return
+        current = {p["metadata"].get("uid"): p for p in self._informer.list_by_index(NODE_INDEX, self.name)}
+        for uid, w in list(self.workers.items()):
+            if uid not in current:
+                self.workers.pop(uid, None)
+                w.removed_from_api()
+        for uid, pod in current.items():
+            w = self.workers.get(uid)
+            if w is None:
+                self.on_pod(pod)
+            else:
+                w.update(pod)
+                w.resume()
+        if self.config.control_plane:
+            self._sync_static_pods()
+
+    # ------------------------------------------------------------------ pods in
+
+    def on_pod(self, pod: Obj) -> None:
+        if not self.connected:
+            return
+        meta = pod["metadata"]
+        uid = meta.get("uid") or ""
+        w = self.workers.get(uid)
+        if w is not None:
+            w.update(pod)
+            return
+        phase = (pod.get("status") or {}).get("phase")
+        if phase in ("Succeeded", "Failed"):
+            if meta.get("deletionTimestamp"):
+                self._delete_unknown(pod)
+            return
+        if is_mirror_pod(pod):
+            w = MirrorPodWorker(self, pod)
+        else:
+            w = PodWorker(self, pod)
+            w.start_time = self.clock.now()
+            w.usage_model = usage_mod.usage_model(pod, self._usage_rng)
+        self.workers[uid] = w
+        w.update(pod)
+        if not w.terminating:
+            self.mark_dirty(w)
+            w.sync()
+
+    def on_pod_deleted(self, pod: Obj) -> None:
+        uid = pod["metadata"].get("uid") or ""
+        w = self.workers.pop(uid, None)
+        if w is not None:
+            w.removed_from_api()
+        self._dirty.pop(uid, None)
+        self._deletes.pop(uid, None)
+        if self.config.control_plane and is_mirror_pod(pod) and self.connected:
+            self._sync_static_pods()
+
+    def _delete_unknown(self, pod: Obj) -> None:
+        """A finished pod being deleted that this kubelet never ran (e.g. after a restart)."""
+        w = PodWorker(self, pod)
+        w.terminating = True
+        self.workers[w.uid] = w
+        w.deleting = True
+        self.request_delete(w)
+
+    # ------------------------------------------------------------------ used by pod workers
+
+    def event(self, ref: Obj, type_: str, reason: str, message: str) -> None:
+        if self.recorder is not None and self.running:
+            self.recorder.event(ref, type_, reason, message)
+
+    def mark_dirty(self, w: Worker) -> None:
+        if not self.running:
+            return
+        self._dirty[w.uid] = w
+        self._wake.set()
+
+    def request_delete(self, w: Worker) -> None:
+        if not self.running:
+            return
+        self._deletes[w.uid] = w
+        self._wake.set()
+
+    def images_changed(self) -> None:
+        self._status_kick.set()
+
+    def allocate_ip(self, w: PodWorker) -> str:
+        """The next free address of the node's /24 (host-local IPAM: round-robin from .2)."""
+        if w.uid in self._ips:
+            return f"{self._prefix}.{self._ips[w.uid]}"
+        for _ in range(253):
+            n = self._ip_next
+            self._ip_next = 2 if n >= 254 else n + 1
+            if n not in self._ip_used:
+                self._ip_used.add(n)
+                self._ips[w.uid] = n
+                return f"{self._prefix}.{n}"
+        raise RuntimeError(f"node {self.name}: no free pod IP in {self.config.pod_cidr}")
+
+    def release_ip(self, w: Any) -> None:
+        n = self._ips.pop(w.uid, None)
+        if n is not None:
+            self._ip_used.discard(n)
+
+    # ------------------------------------------------------------------ status writer
+
+    async def _status_loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while (self._dirty or self._deletes) and not self.partitioned:
+                deleting = not self._dirty
+                queue = self._deletes if deleting else self._dirty
+                uid, w = next(iter(queue.items()))
+                del queue[uid]
+                try:
+                    await (self._finish_delete(w) if deleting else self._write_status(w))
+                except LinkDown:
+                    queue.setdefault(uid, w)
+                    break
+                except StatusError as err:
+                    log.warning("kubelet %s: writing %s failed: %s", self.name, w.key, err)
+                    queue.setdefault(uid, w)
+                    await self.clock.sleep(STATUS_RETRY)
+
+    async def _write_status(self, w: Worker) -> None:
+        if w.removed or self.client is None:
+            return
+        status = w.build_status()
+        current = w.pod.get("status") or {}
+        if status == current:
+            return
+        body = {**{k: None for k in current if k not in status}, **status}
+        try:
+            out = await self.client.patch("pods", w.name, {"status": body}, w.namespace, subresource="status")
+        except StatusError as err:
+            if is_not_found(err):
+                return
+            raise
+        self.status_writes += 1
+        if out.get("metadata", {}).get("uid") == w.uid and not w.removed:
+            w.update(out)
+
+    async def _finish_delete(self, w: Worker) -> None:
+        """Containers are stopped: post the final status, then remove the pod object (grace 0)."""
+        assert self.client is not None
+        if not isinstance(w, MirrorPodWorker):
+            await self._write_status(w)
+        try:
+            await self.client.delete("pods", w.name, w.namespace, grace_period_seconds=0,
+                                     preconditions={"uid": w.uid})
+        except StatusError as err:
+            if not (is_not_found(err) or is_conflict(err)):
+                raise
+
+    # ------------------------------------------------------------------ node registration and heartbeat
+
+    def _node_status(self, current: Obj | None) -> Obj:
+        now = self.clock.now()
+        stamp = format_time(now)
+        found = {c.get("type"): c for c in ((current or {}).get("status") or {}).get("conditions") or ()}
+        bad = {"MemoryPressure": self.pressure["memory"], "DiskPressure": self.pressure["disk"]}
+        conditions = []
+        for ctype, (ok_status, ok_reason, ok_msg, bad_reason, bad_msg) in _CONDITIONS.items():
+            is_bad = bad.get(ctype, False)
+            value = ok_status if not is_bad else ("True" if ok_status == "False" else "False")
+            old = found.get(ctype)
+            conditions.append({
+                "type": ctype, "status": value, "lastHeartbeatTime": stamp,
+                "lastTransitionTime": old.get("lastTransitionTime") if old and old.get("status") == value else stamp,
+                "reason": bad_reason if is_bad else ok_reason, "message": bad_msg if is_bad else ok_msg})
+        old_net = found.get("NetworkUnavailable")
+        conditions.insert(0, {"type": "NetworkUnavailable", "status": "False", "lastHeartbeatTime": stamp,
+                              "lastTransitionTime": old_net.get("lastTransitionTime") if old_net else stamp,
+                              "reason": "RouteCreated", "message": "RouteController created a route"})
+        capacity = self.config.capacity()
+        machine = hashlib.md5(self.name.encode()).hexdigest()  # noqa: S324 - an id, not security
+        return {
+            "capacity": capacity,
+            "allocatable": dict(capacity),
+            "conditions": conditions,
+            "addresses": [{"type": "InternalIP", "address": self.node_ip}, {"type": "Hostname", "address": self.name}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {
+                "machineID": machine, "systemUUID": f"{machine[:8]}-{machine[8:12]}-{machine[12:16]}-"
+                                                    f"{machine[16:20]}-{machine[20:32]}",
+                "bootID": self._boot_id[:36], "kernelVersion": "6.8.0-kconsole", "osImage": "kconsole simulated node",
+                "containerRuntimeVersion": RUNTIME_VERSION, "kubeletVersion": KUBELET_VERSION,
+                "kubeProxyVersion": KUBELET_VERSION, "operatingSystem": "linux", "architecture": "amd64",
+            },
+            "images": self.images_store.status_images(),
+        }
+
+    def _node_object(self) -> Obj:
+        cidr = self.config.pod_cidr
+        spec: Obj = {"podCIDR": cidr, "podCIDRs": [cidr], "providerID": f"kconsole://{self.name}"}
+        if self.config.taints:
+            spec["taints"] = [dict(t) for t in self.config.taints]
+        return {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": self.name, "labels": self.config.all_labels(),
+                             "annotations": {"node.alpha.kubernetes.io/ttl": "0",
+                                             "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
+                "spec": spec, "status": self._node_status(None)}
+
+    async def _register(self) -> None:
+        assert self.client is not None
+        try:
+            node = await self.client.create(self._node_object())
+            self._last_report = self.clock.now()
+        except StatusError as err:
+            if not is_already_exists(err):
+                raise
+            node = await self.client.get("nodes", self.name)
+        self.node_uid = node["metadata"].get("uid") or ""
+        self._registered = True
+        await self._report_status(node, force=False)
+        await self._renew_lease()
+
+    async def _report_status(self, node: Obj | None = None, *, force: bool = False) -> None:
+        assert self.client is not None
+        if node is None:
+            node = await self.client.get("nodes", self.name)
+        status = self._node_status(node)
+        current = node.get("status") or {}
+
+        def strip(s: Obj) -> Obj:
+            out = dict(s)
+            out["conditions"] = [{k: v for k, v in c.items() if k != "lastHeartbeatTime"}
+                                 for c in s.get("conditions") or ()]
+            return out
+
+        due = self.clock.now() - self._last_report >= STATUS_REPORT_MAX
+        if not force and not due and strip(status) == strip(current):
+            return
+        await self.client.patch("nodes", self.name, {"status": status}, subresource="status")
+        self._last_report = self.clock.now()
+
+    async def _renew_lease(self) -> None:
+        assert self.client is not None
+        now = self.clock.rfc3339_micro()
+        for _ in range(2):
+            if self._lease is None:
+                try:
+                    self._lease = await self.client.get("leases", self.name, LEASE_NAMESPACE)
+                except StatusError as err:
+                    if not is_not_found(err):
+                        raise
+                    lease: Obj = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                  "metadata": {"name": self.name, "namespace": LEASE_NAMESPACE},
+                                  "spec": {"holderIdentity": self.name, "leaseDurationSeconds": LEASE_DURATION,
+                                           "renewTime": now}}
+                    if self.node_uid:
+                        lease["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Node",
+                                                                 "name": self.name, "uid": self.node_uid}]
+                    self._lease = await self.client.create(lease)
+                    self.lease_renewals += 1
+                    return
+            lease = deep_copy(self._lease)
+            lease["spec"]["holderIdentity"] = self.name
+            lease["spec"]["leaseDurationSeconds"] = LEASE_DURATION
+            lease["spec"]["renewTime"] = now
+            try:
+                self._lease = await self.client.update(lease)
+                self.lease_renewals += 1
+                return
+            except StatusError as err:
+                if not (is_conflict(err) or is_not_found(err)):
+                    raise
+                self._lease = None
+
+    async def _heartbeat_loop(self) -> None:
+        retry = RENEW_RETRY_MIN
+        next_status = self.clock.now() + STATUS_INTERVAL
+        while True:
+            delay = RENEW_INTERVAL
+            try:
+                if not self._registered:
+                    await self._register()
+                    next_status = self.clock.now() + STATUS_INTERVAL
+                else:
+                    await self._renew_lease()
+                    if self.clock.now() >= next_status or self._status_kick.is_set():
+                        self._status_kick.clear()
+                        await self._report_status()
+                        next_status = self.clock.now() + STATUS_INTERVAL
+                retry = RENEW_RETRY_MIN
+            except (StatusError, LinkDown) as err:
+                log.debug("kubelet %s: heartbeat failed: %s", self.name, err)
+                delay = retry
+                retry = min(retry * 2, RENEW_RETRY_MAX)
+            wait = min(delay, max(0.0, next_status - self.clock.now())) if self._registered else delay
+            try:
+                async with self.clock.timeout(max(wait, 0.001)):
+                    await self._status_kick.wait()
+            except TimeoutError:
+                pass
+            if self._status_kick.is_set() and self._registered and self.connected:
+                self._status_kick.clear()
+                try:
+                    await self._report_status()
+                    next_status = self.clock.now() + STATUS_INTERVAL
+                except (StatusError, LinkDown) as err:
+                    log.debug("kubelet %s: status report failed: %s", self.name, err)
+
+    # ------------------------------------------------------------------ static pods
+
+    def _sync_static_pods(self) -> None:
+        have = {w.name for w in self.workers.values() if isinstance(w, MirrorPodWorker) and not w.removed}
+        for w in self.workers.values():
+            if isinstance(w, MirrorPodWorker):
+                w.sync()
+        missing = [c for c in COMPONENTS if mirror_pod_name(c, self.name) not in have]
+        if missing:
+            self._tasks.append(asyncio.create_task(self._create_mirror_pods(missing)))
+
+    async def _create_mirror_pods(self, components: list[str]) -> None:
+        if self.client is None or not self.node_uid:
+            return
+        for component in components:
+            pod = mirror_pod(component, self.name, self.node_uid, self.clock.rfc3339())
+            try:
+                await self.client.create(pod)
+            except StatusError as err:
+                if not is_already_exists(err):
+                    log.warning("kubelet %s: mirror pod %s: %s", self.name, pod["metadata"]["name"], err)
+            except LinkDown:
+                return
+
+    async def _static_loop(self) -> None:
+        while True:
+            if self.connected and self._registered:
+                self._tasks = [t for t in self._tasks if not t.done()]
+                self._sync_static_pods()
+            await self.clock.sleep(STATIC_POD_INTERVAL)
+
+    # ------------------------------------------------------------------ usage
+
+    async def _usage_loop(self) -> None:
+        while True:
+            await self.clock.sleep(usage_mod.PERIOD)
+            if not self.connected or self.client is None:
+                continue
+            for w in list(self.workers.values()):
+                if not isinstance(w, PodWorker) or w.usage_model is None or w.removed or w.terminating:
+                    continue
+                if not any(c.status == "running" for c in w.main):
+                    continue
+                model = w.usage_model
+                if w.cpu_load is not None:
+                    model.cpu_fraction = w.cpu_load
+                cpu, mem = model.sample(self._usage_rng)
+                old = w.published_usage
+                if old is not None and not usage_mod.moved(old[0], cpu) and not usage_mod.moved(old[1], mem):
+                    continue
+                annotations: Obj = {}
+                if cpu:
+                    annotations[usage_mod.CPU_ANNOTATION] = usage_mod.format_cpu(cpu)
+                if mem:
+                    annotations[usage_mod.MEMORY_ANNOTATION] = usage_mod.format_memory(mem)
+                try:
+                    await self.client.patch("pods", w.name, {"metadata": {"annotations": annotations}}, w.namespace)
+                    w.published_usage = (cpu, mem)
+                except StatusError as err:
+                    if not is_not_found(err):
+                        log.warning("kubelet %s: usage of %s: %s", self.name, w.key, err)
+                except LinkDown:
+                    break
+
+    # ------------------------------------------------------------------ logs
+
+    def logs(self, namespace: str, pod: str, container: str, follow: bool,
+             tail_lines: int | None) -> str | LogFollower:
+        if not self.connected:
+            raise StatusError.internal(f'Get "https://{self.node_ip}:10250/containerLogs/{namespace}/{pod}/'
+                                       f'{container}": dial tcp {self.node_ip}:10250: connect: connection refused')
+        w = self._worker(namespace, pod)
+        if isinstance(w, MirrorPodWorker):
+            return f"[kconsole] {w.component} runs in-process; its log is kconsole's own\n"
+        c = w.container(container)
+        if c is None:
+            raise StatusError.bad_request(f"container {container} is not valid for pod {pod}")
+        buf = c.log
+        if buf is None:
+            reason = c.waiting_reason or "ContainerCreating"
+            raise StatusError.bad_request(f'container "{c.name}" in pod "{pod}" is waiting to start: {reason}')
+        if follow and not buf.closed:
+            return buf.follow(tail_lines)
+        return buf.text(tail_lines)
+
+    # ------------------------------------------------------------------ fault hooks
+
+    def _worker(self, namespace: str, pod: str) -> Worker:
+        for w in self.workers.values():
+            if w.name == pod and w.namespace == namespace and not w.removed:
+                return w
+        raise LookupError(f"pod {namespace}/{pod} is not running on node {self.name}")
+
+    def _pod_worker(self, namespace: str, pod: str) -> PodWorker:
+        w = self._worker(namespace, pod)
+        if not isinstance(w, PodWorker):
+            raise LookupError(f"pod {namespace}/{pod} is a static pod; stop its component instead")
+        return w
+
+    def kill_container(self, namespace: str, pod: str, container: str | None = None) -> None:
+        w = self._pod_worker(namespace, pod)
+        if container is not None and w.container(container) is None:
+            raise LookupError(f"pod {namespace}/{pod} has no container {container!r}")
+        if not w.kill_container(container):
+            raise LookupError(f"pod {namespace}/{pod}: no running container{' ' + container if container else ''}")
+
+    def crash_loop(self, namespace: str, pod: str, on: bool = True) -> None:
+        self._pod_worker(namespace, pod).set_crash_loop(on)
+
+    def fail_readiness(self, namespace: str, pod: str, on: bool = True) -> None:
+        self._pod_worker(namespace, pod).set_fail_readiness(on)
+
+    def set_load(self, namespace: str, pod: str, cpu_fraction: float | None) -> None:
+        """CPU usage as a fraction of the pod's requests (None: back to its own base load)."""
+        if cpu_fraction is not None and cpu_fraction < 0:
+            raise ValueError(f"load must be >= 0, got {cpu_fraction}")
+        w = self._pod_worker(namespace, pod)
+        w.cpu_load = cpu_fraction
+        if cpu_fraction is None and w.usage_model is not None:
+            w.usage_model = usage_mod.usage_model(w.pod, self._usage_rng)
+
+    def set_pressure(self, kind: str, on: bool) -> None:
+        if kind not in self.pressure:
+            raise ValueError(f'pressure must be "memory" or "disk", got {kind!r}')
+        self.pressure[kind] = on
+        self._status_kick.set()
+
+    def slow_image_pulls(self, factor: float) -> None:
+        """Pulls take ``factor`` times as long (1 = normal)."""
+        if factor <= 0:
+            raise ValueError(f"slow image pulls: factor must be > 0, got {factor}")
+        self._slow_pulls = float(factor)
