@@ -40,6 +40,7 @@ from kconsole.api.types import (
     status_body,
 )
 from kconsole.clock import Clock
+from kconsole.objects.meta import deep_copy
 from kconsole.objects.names import generate_name
 from kconsole.store.kv import (
     ClosedError,
@@ -108,6 +109,7 @@ class APIServer:
         self.validating = list(validating()) if validating is not None else []
         self.validator = validator_cls() if validator_cls is not None else None
         self._log_source: LogSource | None = None
+        self._lookup: dict[str, tuple[Any, bool]] = {}
         #: Fault injection (kconsole.faults): awaited before a request is served; it may sleep on the
         #: clock (latency) or raise a StatusError (error injection). None in normal operation.
         self.fault_injector: Callable[[Request], Awaitable[None]] | None = None
@@ -132,6 +134,7 @@ class APIServer:
 
     async def stop(self) -> None:
         await self.storage.stop_caches()
+        self._lookup.clear()
         self._started = False
 
     async def _bootstrap(self) -> None:
@@ -348,13 +351,19 @@ class APIServer:
         )
 
     def get_object(self, resource: str, namespace: str | None, name: str) -> Obj | None:
-        """Read from the watch cache without authorization (admission plugins' lookups)."""
-        try:
-            spec = self.registry.resolve(resource)
-        except StatusError:
-            return None
-        cache = self.storage.caches.get(spec.group_resource)
-        return cache.get(namespace if spec.namespaced else None, name) if cache is not None else None
+        """Read from the watch cache without authorization (admission plugins' lookups; shared, read-only)."""
+        found = self._lookup.get(resource)
+        if found is None:
+            try:
+                spec = self.registry.resolve(resource)
+            except StatusError:
+                return None
+            cache = self.storage.caches.get(spec.group_resource)
+            if cache is None:
+                return None
+            found = self._lookup[resource] = (cache, spec.namespaced)
+        cache, namespaced = found
+        return cache.get(namespace if namespaced else None, name)
 
     def admit(self, call: _Call, spec: ResourceSpec, operation: str, obj: Obj, old: Obj | None,
               subresource: str | None = None) -> None:
@@ -495,7 +504,7 @@ class APIServer:
         if kind is not None and kind != spec.kind:
             raise StatusError.bad_request(f"the kind in the data ({kind}) does not match the expected kind "
                                           f"({spec.kind})")
-        obj = clone(body)
+        obj = deep_copy(body)
         obj["apiVersion"], obj["kind"] = spec.api_version, spec.kind
         meta = obj.get("metadata")
         if meta is None:

@@ -231,7 +231,9 @@ async def test_every_request_is_audited_with_rejecting_stage(api: APIServer, adm
 
 
 async def test_store_errors_become_statuses(api: APIServer, admin: Client) -> None:
-    huge = {"metadata": {"name": "big"}, "data": {"x": "a" * (2 * 1024 * 1024)}}
-    resp = await admin.do("create", "configmaps", namespace="default", body=huge)
+    # SchedulingDecisions are stored as written (no size validation): the store's 1.5 MiB limit answers.
+    huge = {"metadata": {"name": "big"}, "detail": "a" * (2 * 1024 * 1024)}
+    resp = await admin.do("create", "schedulingdecisions", group="kconsole.dev", namespace="default", body=huge)
     assert isinstance(resp, Response) and resp.code == 413 and resp.body["reason"] == "RequestEntityTooLarge"
-    assert (await admin.do("get", "configmaps", namespace="default", name="big")).code == 404
+    assert (await admin.do("get", "sd", namespace="default", name="big")).code == 404
+    assert api.audit_recent(2)[0].stage == "storage"
