@@ -1,0 +1,107 @@
+"""Node registration, Lease heartbeats, node status, stop/start, partition, pressure, static pods."""
+
+from __future__ import annotations
+
+from kconsole.objects.meta import condition_status, parse_time
+
+from node_env import NodeEnv
+
+
+async def test_nodes_register_ready_with_capacity_labels_and_taints(env: NodeEnv) -> None:
+    await env.fleet(workers=2, control_planes=1)
+    nodes = {n["metadata"]["name"]: n for n in await env.admin.list_all("nodes")}
+    assert sorted(nodes) == ["control-plane", "worker-1", "worker-2"]
+    w1 = nodes["worker-1"]
+    assert condition_status(w1, "Ready") == "True"
+    assert {c["type"] for c in w1["status"]["conditions"]} == {
+        "Ready", "MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"}
+    assert w1["status"]["allocatable"]["pods"] == "110" and w1["status"]["capacity"]["cpu"] == "4"
+    assert w1["metadata"]["labels"]["kubernetes.io/hostname"] == "worker-1"
+    assert w1["metadata"]["labels"]["topology.kubernetes.io/zone"] == "zone-a"
+    assert w1["status"]["nodeInfo"]["kubeletVersion"] == "v1.32.0-kconsole"
+    assert w1["spec"]["podCIDR"] != nodes["worker-2"]["spec"]["podCIDR"]
+    cp = nodes["control-plane"]
+    assert cp["spec"]["taints"] == [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]
+    assert "node-role.kubernetes.io/control-plane" in cp["metadata"]["labels"]
+
+
+async def test_lease_renews_every_10s_and_stops_with_the_kubelet(env: NodeEnv) -> None:
+    fleet = await env.fleet(workers=1)
+
+    async def renew_time() -> float:
+        lease = await env.admin.get("leases", "worker-1", "kube-node-lease")
+        assert lease["spec"]["leaseDurationSeconds"] == 40
+        return parse_time(lease["spec"]["renewTime"])
+
+    first = await renew_time()
+    await env.clock.advance(35)
+    later = await renew_time()
+    assert 30 <= later - first <= 35
+    node = await env.admin.get("nodes", "worker-1")
+    assert condition_status(node, "Ready") == "True"
+
+    await fleet.kubelets["worker-1"].stop()
+    stopped_at = await renew_time()
+    await env.clock.advance(60)
+    assert await renew_time() == stopped_at
+
+    await fleet.kubelets["worker-1"].start()
+    await env.clock.advance(1)
+    assert await renew_time() > stopped_at
+
+
+async def test_partition_stops_reports_and_heal_resumes_them(env: NodeEnv) -> None:
+    fleet = await env.fleet(workers=1)
+    kubelet = fleet.kubelets["worker-1"]
+    kubelet.partition()
+    lease = await env.admin.get("leases", "worker-1", "kube-node-lease")
+    await env.clock.advance(45)
+    assert (await env.admin.get("leases", "worker-1", "kube-node-lease"))["spec"]["renewTime"] == \
+        lease["spec"]["renewTime"]
+    assert kubelet.running and kubelet.partitioned
+    kubelet.heal()
+    await env.clock.advance(8)
+    assert (await env.admin.get("leases", "worker-1", "kube-node-lease"))["spec"]["renewTime"] != \
+        lease["spec"]["renewTime"]
+
+
+async def test_memory_pressure_is_reported_as_a_condition(env: NodeEnv) -> None:
+    fleet = await env.fleet(workers=1)
+    fleet.kubelets["worker-1"].set_pressure("memory", True)
+    await env.clock.advance(1)
+    node = await env.admin.get("nodes", "worker-1")
+    cond = next(c for c in node["status"]["conditions"] if c["type"] == "MemoryPressure")
+    assert (cond["status"], cond["reason"]) == ("True", "KubeletHasInsufficientMemory")
+    fleet.kubelets["worker-1"].set_pressure("memory", False)
+    await env.clock.advance(1)
+    assert condition_status(await env.admin.get("nodes", "worker-1"), "MemoryPressure") == "False"
+
+
+async def test_static_pods_reflect_whether_each_component_runs(env: NodeEnv) -> None:
+    running = {"etcd": True, "kube-apiserver": True, "kube-scheduler": True, "kube-controller-manager": True}
+    await env.fleet(workers=0, control_planes=1, static=lambda: {"control-plane": dict(running)})
+    names = ["etcd-control-plane", "kube-apiserver-control-plane", "kube-scheduler-control-plane",
+             "kube-controller-manager-control-plane"]
+
+    async def ready(name: str) -> str:
+        return condition_status(await env.admin.get("pods", name, "kube-system"), "Ready")
+
+    await env.wait(lambda: _all_ready(env, names), timeout=20)
+    pod = await env.admin.get("pods", "kube-scheduler-control-plane", "kube-system")
+    assert "kubernetes.io/config.mirror" in pod["metadata"]["annotations"]
+    assert pod["metadata"]["ownerReferences"][0]["kind"] == "Node"
+
+    running["kube-scheduler"] = False
+    await env.clock.advance(6)
+    assert await ready("kube-scheduler-control-plane") == "False"
+    assert await ready("etcd-control-plane") == "True"
+    running["kube-scheduler"] = True
+    await env.clock.advance(6)
+    pod = await env.admin.get("pods", "kube-scheduler-control-plane", "kube-system")
+    assert condition_status(pod, "Ready") == "True"
+    assert pod["status"]["containerStatuses"][0]["restartCount"] == 1
+
+
+async def _all_ready(env: NodeEnv, names: list[str]) -> bool:
+    pods = {p["metadata"]["name"]: p for p in await env.admin.list_all("pods", "kube-system")}
+    return all(n in pods and condition_status(pods[n], "Ready") == "True" for n in names)

@@ -1,0 +1,203 @@
+"""Pods on a simulated node: the event chain, completion, crash-loop back-off, readiness probes,
+graceful deletion, logs, fault hooks, usage annotations."""
+
+from __future__ import annotations
+
+from kconsole.objects.meta import condition_status, parse_time
+
+from node_env import NodeEnv, pod
+
+
+def _state(p: dict, i: int = 0) -> dict:
+    return p["status"]["containerStatuses"][i]["state"]
+
+
+async def test_pod_runs_through_the_kubelet_event_chain(env: NodeEnv) -> None:
+    await env.fleet(workers=1)
+    await env.admin.create(pod("web"))
+    await env.clock.advance(0.5)
+    p = await env.pod("web")
+    assert p["status"]["phase"] == "Pending"
+    assert _state(p)["waiting"]["reason"] == "ContainerCreating"
+    await env.wait(lambda: _phase(env, "web", "Running"), timeout=20)
+    p = await env.pod("web")
+    assert condition_status(p, "Ready") == "True" and condition_status(p, "PodScheduled") == "True"
+    assert p["status"]["podIP"].startswith("10.244.") and p["status"]["hostIP"] == "172.18.0.2"
+    assert p["status"]["containerStatuses"][0]["containerID"].startswith("containerd://")
+    evs = await env.events("web")
+    assert [e["reason"] for e in evs] == ["Pulling", "Pulled", "Created", "Started"]
+    assert all(e["source"] == {"component": "kubelet", "host": "worker-1"} for e in evs)
+    assert evs[0]["message"] == 'Pulling image "nginx:1.25"'
+    assert evs[1]["message"].startswith('Successfully pulled image "nginx:1.25" in ')
+    assert evs[2]["message"] == "Created container: web" and evs[3]["message"] == "Started container web"
+    node = await env.admin.get("nodes", "worker-1")
+    await env.clock.advance(11)
+    node = await env.admin.get("nodes", "worker-1")
+    assert any("docker.io/library/nginx:1.25" in img["names"] for img in node["status"]["images"])
+
+    # The image is now on the node: a second pod skips the pull.
+    await env.admin.create(pod("web2"))
+    await env.wait(lambda: _phase(env, "web2", "Running"), timeout=20)
+    reasons = [(e["reason"], e["message"]) for e in await env.events("web2")]
+    assert reasons[0] == ("Pulled", 'Container image "nginx:1.25" already present on machine')
+    assert env.fleets[0].kubelets["worker-1"].images == ["docker.io/library/nginx:1.25"]
+
+
+async def _phase(env: NodeEnv, name: str, phase: str) -> bool:
+    return (await env.pod(name)).get("status", {}).get("phase") == phase
+
+
+async def test_sleep_30_succeeds_after_30_seconds(env: NodeEnv) -> None:
+    await env.fleet(workers=1)
+    await env.admin.create(pod("sleeper", image="busybox:1.36", command=["sleep", "30"], restart="Never"))
+    await env.wait(lambda: _phase(env, "sleeper", "Running"), timeout=10)
+    started = parse_time(_state(await env.pod("sleeper"))["running"]["startedAt"])
+    took = await env.wait(lambda: _phase(env, "sleeper", "Succeeded"), timeout=40)
+    assert took >= 25
+    p = await env.pod("sleeper")
+    term = _state(p)["terminated"]
+    assert (term["exitCode"], term["reason"]) == (0, "Completed")
+    assert parse_time(term["finishedAt"]) - started == 30
+    assert condition_status(p, "Ready") == "False"
+
+
+async def test_exit_3_with_restart_always_backs_off_10_20_40(env: NodeEnv) -> None:
+    await env.fleet(workers=1)
+    await env.admin.create(pod("crash", image="busybox:1.36", command=["sh", "-c", "exit 3"]))
+    restarts: list[float] = []  # when restartCount went up
+    last_count = 0
+    for _ in range(400):
+        await env.clock.advance(0.5)
+        statuses = (await env.pod("crash")).get("status", {}).get("containerStatuses") or []
+        if statuses and statuses[0]["restartCount"] != last_count:
+            last_count = statuses[0]["restartCount"]
+            restarts.append(env.clock.now())
+        if len(restarts) >= 4:
+            break
+    gaps = [round(b - a) for a, b in zip(restarts, restarts[1:])]
+    assert gaps == [10, 20, 40], gaps
+    p = await env.pod("crash")
+    assert p["status"]["phase"] == "Running"
+    assert p["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"] == 3
+    backoffs = [e for e in await env.events("crash") if e["reason"] == "BackOff"]
+    assert backoffs and backoffs[0]["type"] == "Warning"
+    assert backoffs[0]["message"].startswith("Back-off restarting failed container web in pod crash_default(")
+    assert backoffs[0]["count"] >= 3
+
+
+async def test_exit_3_with_restart_never_fails_the_pod(env: NodeEnv) -> None:
+    await env.fleet(workers=1)
+    await env.admin.create(pod("once", image="busybox:1.36", command=["sh", "-c", "echo bye; exit 3"],
+                               restart="Never"))
+    await env.wait(lambda: _phase(env, "once", "Failed"), timeout=20)
+    term = _state(await env.pod("once"))["terminated"]
+    assert (term["exitCode"], term["reason"]) == (3, "Error")
+    assert (await env.admin.logs("default", "once")).startswith("bye\n")
+
+
+async def test_readiness_probe_delays_ready_and_failing_it_unreadies(env: NodeEnv) -> None:
+    fleet = await env.fleet(workers=1, delay_factor=0)
+    probe = {"httpGet": {"path": "/healthz", "port": 80}, "initialDelaySeconds": 20, "periodSeconds": 5,
+             "successThreshold": 2, "failureThreshold": 2}
+    await env.admin.create(pod("probed", readinessProbe=probe))
+    await env.clock.advance(1)
+    p = await env.pod("probed")
+    assert p["status"]["phase"] == "Running" and condition_status(p, "Ready") == "False"
+    await env.clock.advance(20)
+    assert condition_status(await env.pod("probed"), "Ready") == "False"  # one success of two
+    await env.clock.advance(5)
+    assert condition_status(await env.pod("probed"), "Ready") == "True"
+    assert "GET /healthz HTTP/1.1" in await env.admin.logs("default", "probed")
+
+    fleet.kubelets["worker-1"].fail_readiness("default", "probed")
+    await env.clock.advance(5)
+    assert condition_status(await env.pod("probed"), "Ready") == "True"  # one failure of two
+    await env.clock.advance(5)
+    p = await env.pod("probed")
+    assert condition_status(p, "Ready") == "False"
+    assert p["status"]["containerStatuses"][0]["ready"] is False
+    unhealthy = [e for e in await env.events("probed") if e["reason"] == "Unhealthy"]
+    assert unhealthy[0]["message"] == "Readiness probe failed: HTTP probe failed with statuscode: 503"
+
+
+async def test_graceful_deletion_waits_for_the_grace_period(env: NodeEnv) -> None:
+    await env.fleet(workers=1, delay_factor=0)
+    await env.admin.create(pod("slow", image="busybox:1.36", command=["sleep", "3600"], grace=20))
+    await env.admin.create(pod("fast", grace=20))
+    await env.clock.advance(1)
+    await env.admin.delete("pods", "slow", "default")
+    await env.admin.delete("pods", "fast", "default")
+    await env.clock.advance(1)
+    assert not await _exists(env, "fast")  # nginx stops on SIGTERM
+    await env.clock.advance(17)
+    assert await _exists(env, "slow")  # a shell ignores SIGTERM: killed at the end of the grace period
+    await env.clock.advance(3)
+    assert not await _exists(env, "slow")
+    killing = [e["message"] for e in await env.events("slow") if e["reason"] == "Killing"]
+    assert killing == ["Stopping container web"]
+
+
+async def _exists(env: NodeEnv, name: str) -> bool:
+    return any(p["metadata"]["name"] == name for p in await env.admin.list_all("pods", "default"))
+
+
+async def test_logs_follow_and_tail(env: NodeEnv) -> None:
+    await env.fleet(workers=1, delay_factor=0)
+    await env.admin.create(pod("talker", image="busybox:1.36",
+                               command=["sh", "-c", "echo one; echo two; sleep 10; echo three; sleep 5"]))
+    await env.clock.advance(1)
+    assert await env.admin.logs("default", "talker") == "one\ntwo\n"
+    assert await env.admin.logs("default", "talker", tail_lines=1) == "two\n"
+    stream = await env.admin.logs("default", "talker", follow=True)
+    assert not isinstance(stream, str)
+    lines: list[str] = []
+
+    async def read() -> None:
+        async for line in stream:
+            lines.append(line)
+
+    import asyncio
+
+    reader = asyncio.create_task(read())
+    await env.clock.advance(20)
+    await asyncio.wait_for(reader, 5)
+    assert lines[:3] == ["one", "two", "three"] and lines[-1] == "[kconsole] process exited with code 0"
+
+
+async def test_kill_container_restarts_it_and_crash_loop_hook(env: NodeEnv) -> None:
+    fleet = await env.fleet(workers=1, delay_factor=0)
+    kubelet = fleet.kubelets["worker-1"]
+    await env.admin.create(pod("victim"))
+    await env.clock.advance(1)
+    kubelet.kill_container("default", "victim")
+    await env.clock.advance(1)
+    cs = (await env.pod("victim"))["status"]["containerStatuses"][0]
+    assert cs["restartCount"] == 1 and "running" in cs["state"]
+    assert cs["lastState"]["terminated"]["exitCode"] == 137
+
+    kubelet.crash_loop("default", "victim")
+    await env.clock.advance(3)
+    cs = (await env.pod("victim"))["status"]["containerStatuses"][0]
+    assert cs["state"].get("waiting", {}).get("reason") == "CrashLoopBackOff"
+    kubelet.crash_loop("default", "victim", on=False)
+    await env.clock.advance(30)
+    assert "running" in (await env.pod("victim"))["status"]["containerStatuses"][0]["state"]
+    try:
+        kubelet.kill_container("default", "nope")
+    except LookupError as err:
+        assert "default/nope" in str(err)
+    else:
+        raise AssertionError("expected a LookupError")
+
+
+async def test_usage_annotations_for_pods_with_requests(env: NodeEnv) -> None:
+    await env.fleet(workers=1, delay_factor=0)
+    await env.admin.create(pod("busy", resources={"requests": {"cpu": "500m", "memory": "256Mi"}}))
+    await env.clock.advance(16)
+    ann = (await env.pod("busy"))["metadata"].get("annotations") or {}
+    cpu = int(ann["kconsole.dev/cpu-usage"].rstrip("m"))
+    assert 50 <= cpu <= 350 and ann["kconsole.dev/memory-usage"].endswith("Mi")
+    env.fleets[0].kubelets["worker-1"].set_load("default", "busy", 1.5)
+    await env.clock.advance(15)
+    ann = (await env.pod("busy"))["metadata"]["annotations"]
+    assert int(ann["kconsole.dev/cpu-usage"].rstrip("m")) >= 700
