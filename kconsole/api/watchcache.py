@@ -346,8 +346,6 @@ class WatchCache:
             if rev > self.rv:
                 self.rv = rev
             self._dispatch(ev)
-        if resp.revision > self.rv:
-            self.rv = resp.revision
         self.generation += 1
         self._evict(now)
         self._wake_progress()

@@ -211,3 +211,34 @@ async def test_watch_at_rv_from_another_resource_starts_immediately(admin: Clien
     await admin.ok("create", "configmaps", namespace="default", body={"metadata": {"name": "after"}})
     assert summary(await drain(w, clock)) == [("ADDED", "after")]
     await w.close()
+
+
+async def test_store_watch_cancel_relists_and_ends_client_watches(tmp_path, clock: VirtualClock) -> None:
+    from kconsole.api.types import Credentials, Request, UserInfo
+    from kconsole.store.revlog import RevisionLog
+
+    # A tiny store-side watch buffer: a burst of writes cancels the cache's store watch as too slow.
+    kv = await RevisionLog.open(tmp_path / "s.db", clock=clock, watch_buffer=5)
+    api = APIServer(kv, clock)
+    await api.start()
+    c = Credentials(token=api.tokens.issue(UserInfo("admin", ("system:masters",))))
+    listed = await api.handle(Request("list", "configmaps", namespace="default", credentials=c))
+    w = await api.handle(Request("watch", "configmaps", namespace="default", credentials=c,
+                                 resource_version=listed.body["metadata"]["resourceVersion"]))
+    cache = api.storage.caches["configmaps"]
+    before = cache.relists
+    results = await asyncio.gather(*(api.handle(Request("create", "configmaps", namespace="default", credentials=c,
+                                                        body={"metadata": {"name": f"b{i:02d}"}}))
+                                     for i in range(40)))
+    assert all(r.code == 201 for r in results)
+    await clock.run_until(lambda: cache.relists > before, timeout=10)
+    # The client watch ended (its client re-lists); the cache holds every object again.
+    await asyncio.wait_for(collect(w), 5)
+    got = await api.handle(Request("list", "configmaps", namespace="default", credentials=c))
+    assert [o["metadata"]["name"] for o in got.body["items"]] == [f"b{i:02d}" for i in range(40)]
+    again = await api.handle(Request("watch", "configmaps", namespace="default", credentials=c,
+                                     resource_version=listed.body["metadata"]["resourceVersion"]))
+    events = await asyncio.wait_for(collect(again), 5)
+    assert events[0]["type"] == "ERROR" and events[0]["object"]["code"] == 410
+    await api.stop()
+    await kv.close()
