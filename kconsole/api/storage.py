@@ -21,6 +21,7 @@ from kconsole.api.filters import Filter
 from kconsole.api.registry import Registry, ResourceSpec
 from kconsole.api.types import StatusError
 from kconsole.api.watchcache import WatchCache
+from kconsole.objects.meta import deep_copy
 from kconsole.clock import Clock
 from kconsole.store.kv import KV, Compare, CompactedError, Delete, Get, KeyValue, Op, Put, RangeResult, TxnResult, \
     prefix_end
@@ -31,6 +32,8 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_cir
 _encode = _ENCODER.encode
 _loads = json.loads
 
+#: Private copies of written objects waiting for their watch event (bounded: a re-list drops events).
+MAX_WRITTEN = 50_000
 #: How often a compare-and-swap write re-reads and retries before giving up with 409 (GuaranteedUpdate).
 MAX_CAS_RETRIES = 8
 
@@ -112,6 +115,7 @@ class Storage:
         self.caches: dict[str, WatchCache] = {}
         self._inflight: dict[str, int] = {}
         self._acked: dict[str, int] = {}
+        self._written: dict[int, tuple[bytes, Obj]] = {}
 
     # ------------------------------------------------------------------ keys and codec
 
@@ -132,21 +136,42 @@ class Storage:
         transformer = self.transformers.get(spec.group_resource)
         return transformer.to_storage(data) if transformer is not None else data
 
-    def decoder(self, spec: ResourceSpec) -> Callable[[KeyValue], Obj]:
+    def decoder(self, spec: ResourceSpec, *, fresh: bool = False) -> Callable[[KeyValue], Obj]:
+        """Bytes -> object with its resourceVersion. ``fresh``: take the private copy a write of this
+        very value left behind (see :meth:`encode_fresh`) instead of parsing it again."""
         transformer = self.transformers.get(spec.group_resource)
-        if transformer is None:
-            def decode(kv: KeyValue) -> Obj:
-                obj = _loads(kv.value)
-                obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
-                return obj
-        else:
-            from_storage = transformer.from_storage
+        from_storage = transformer.from_storage if transformer is not None else None
+        written = self._written
 
-            def decode(kv: KeyValue) -> Obj:
-                obj = _loads(from_storage(kv.value))
-                obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
-                return obj
+        def decode(kv: KeyValue) -> Obj:
+            value = kv.value
+            if fresh and written:
+                hit = written.pop(id(value), None)
+                if hit is not None and hit[0] is value:
+                    obj = hit[1]
+                    obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
+                    return obj
+            obj = _loads(from_storage(value) if from_storage is not None else value)
+            obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
+            return obj
+
         return decode
+
+    def encode_fresh(self, spec: ResourceSpec, obj: Obj) -> bytes:
+        """Encode for a write, leaving a private copy of ``obj`` for the watch cache to take when the
+        store hands the same value back in an event (saves parsing every write again)."""
+        data = self.encode(spec, obj)
+        written = self._written
+        if len(written) >= MAX_WRITTEN:
+            written.clear()  # events that never came (a re-list): forget them
+        written[id(data)] = (data, deep_copy(obj))
+        return data
+
+    def forget(self, data: bytes) -> None:
+        """The write of ``data`` did not happen."""
+        hit = self._written.pop(id(data), None)
+        if hit is not None and hit[0] is not data:
+            self._written[id(data)] = hit
 
     def decode(self, spec: ResourceSpec, kv: KeyValue) -> Obj:
         return self.decoder(spec)(kv)
@@ -158,7 +183,7 @@ class Storage:
             if not spec.stored or spec.group_resource in self.caches:
                 continue
             prefix = spec.prefix
-            cache = WatchCache(spec, self.kv, self.clock, self.decoder(spec),
+            cache = WatchCache(spec, self.kv, self.clock, self.decoder(spec, fresh=True),
                                is_quiet=self._quiet_check(prefix), **self.cache_options)
             await cache.start()
             self.caches[spec.group_resource] = cache
@@ -222,14 +247,20 @@ class Storage:
         meta = obj["metadata"]
         name = meta["name"]
         key = self.key(spec, meta.get("namespace"), name)
-        data = self.encode(spec, obj)
         if dry_run:
+            self.encode(spec, obj)  # what would be stored must encode
             cache = await self.fresh_cache(spec)
             if cache.get(meta.get("namespace"), name) is not None:
                 raise StatusError.already_exists(spec.group_resource, name, spec.group)
             return obj
-        res = await self.txn(spec, [Compare(key, "mod", "=", 0)], [Put(key, data)])
+        data = self.encode_fresh(spec, obj)
+        try:
+            res = await self.txn(spec, [Compare(key, "mod", "=", 0)], [Put(key, data)])
+        except BaseException:
+            self.forget(data)
+            raise
         if not res.succeeded:
+            self.forget(data)
             raise StatusError.already_exists(spec.group_resource, name, spec.group)
         meta["resourceVersion"] = str(res.revision)
         return obj
@@ -267,26 +298,31 @@ class Storage:
             cur_rv = object_rv(current)
             if current is None:
                 outcome = "created"
-                compares = [Compare(key, "mod", "=", 0)]
-                ops: list[Op] = [Put(key, self.encode(spec, new))]
             elif strategy.should_delete_on_update(spec, new, current):
                 outcome = "deleted"
-                compares = [Compare(key, "mod", "=", cur_rv)]
-                ops = [Delete(key)]
             else:
                 new["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
                 if new == current:
                     return new, "unchanged"
                 outcome = "updated"
-                compares = [Compare(key, "mod", "=", cur_rv)]
-                ops = [Put(key, self.encode(spec, new))]
             if dry_run:
+                if outcome != "deleted":
+                    self.encode(spec, new)  # what would be stored must encode
                 return new, outcome
-            res = await self.txn(spec, compares, ops, [Get(key)])
+            data = None if outcome == "deleted" else self.encode_fresh(spec, new)
+            op: Op = Delete(key) if data is None else Put(key, data)
+            try:
+                res = await self.txn(spec, [Compare(key, "mod", "=", cur_rv)], [op], [Get(key)])
+            except BaseException:
+                if data is not None:
+                    self.forget(data)
+                raise
             if res.succeeded:
                 if outcome != "deleted":
                     new["metadata"]["resourceVersion"] = str(res.revision)
                 return new, outcome
+            if data is not None:
+                self.forget(data)
             got = res.responses[0] if res.responses else None
             current = self.decode(spec, got.kvs[0]) if isinstance(got, RangeResult) and got.kvs else None
             authoritative = True
