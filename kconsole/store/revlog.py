@@ -54,7 +54,7 @@ import logging
 import os
 import weakref
 from collections import OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -950,14 +950,14 @@ class RevisionLog:
 # ---------------------------------------------------------------------- helpers
 
 
-def _write_bound(op: Op, keys: dict[str, Meta], overlay: dict[str, Meta | None]) -> int:
-    """At most how many rows ``op`` writes."""
+def _write_bound(op: Op, keys: Mapping[str, object], uncommitted: Mapping[str, object]) -> int:
+    """At most how many rows ``op`` writes (live keys plus keys written by batches in flight)."""
     if type(op) is Put:
         return 1
     if type(op) is Delete:
         if op.end is None:
             return 1
-        return sum(1 for n in set(keys).union(overlay) if _in(n, op.key, op.end))
+        return sum(1 for n in set(keys).union(uncommitted) if _in(n, op.key, op.end))
     return 0
 
 
