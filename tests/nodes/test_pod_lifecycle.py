@@ -201,3 +201,22 @@ async def test_usage_annotations_for_pods_with_requests(env: NodeEnv) -> None:
     await env.clock.advance(15)
     ann = (await env.pod("busy"))["metadata"]["annotations"]
     assert int(ann["kconsole.dev/cpu-usage"].rstrip("m")) >= 700
+
+
+async def test_a_kubelet_may_patch_only_usage_annotations_of_its_own_pods(env: NodeEnv) -> None:
+    from kconsole.client import StatusError
+
+    await env.fleet(workers=2, delay_factor=0)
+    await env.admin.create(pod("mine"))
+    await env.clock.advance(1)
+    node1 = env.client_for("system:node:worker-1")
+    node2 = env.client_for("system:node:worker-2")
+    await node1.patch("pods", "mine", {"metadata": {"annotations": {"kconsole.dev/cpu-usage": "5m"}}}, "default")
+    for client, body in ((node1, {"metadata": {"labels": {"x": "y"}}}),
+                         (node2, {"metadata": {"annotations": {"kconsole.dev/cpu-usage": "9m"}}})):
+        try:
+            await client.patch("pods", "mine", body, "default")
+        except StatusError as err:
+            assert err.code == 403
+        else:
+            raise AssertionError(f"patch {body} should be forbidden")
