@@ -9,12 +9,13 @@ request leaves one audit record naming the stage that rejected it.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 import random
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from kconsole.api import strategy
@@ -25,7 +26,7 @@ from kconsole.api.ipalloc import AllocatedError, ClusterIPAllocator, NotInRangeE
 from kconsole.api.patch import apply_patch, parse_patch, server_side_apply
 from kconsole.api.rbac import RBACAuthorizer, bootstrap_objects, forbidden_error
 from kconsole.api.registry import BUILTIN_PRIORITY_CLASSES, Registry, ResourceSpec
-from kconsole.api.stages import STAGES, AdmissionContext, Attributes
+from kconsole.api.stages import AdmissionContext, Attributes
 from kconsole.api.storage import DeleteOptions, Storage, Transformer, clone, object_rv, parse_rv
 from kconsole.api.types import (
     AuditRecord,
@@ -39,8 +40,8 @@ from kconsole.api.types import (
     WatchStream,
     status_body,
 )
-from kconsole.clock import Clock
-from kconsole.objects.meta import deep_copy
+from kconsole.clock import Clock, TimerHandle
+from kconsole.objects.meta import deep_copy, parse_time
 from kconsole.objects.names import generate_name
 from kconsole.store.kv import (
     ClosedError,
@@ -60,7 +61,21 @@ LogSource = Callable[[str, str, str, bool, "int | None"], "str | LogStream"]
 #: The user the API server acts as for its own bootstrap writes (upstream's loopback client).
 LOOPBACK_USER = UserInfo("system:apiserver", ("system:masters",))
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-_STAGE_INDEX = {name: i for i, name in enumerate(STAGES)}
+#: Simulated seconds between sweeps for expired Events.
+EVENT_GC_INTERVAL = 60.0
+
+
+def _event_time(event: Obj) -> float:
+    """When an Event was last written, as far as its own fields tell."""
+    latest = 0.0
+    for text in (event.get("lastTimestamp"), event.get("eventTime"), (event.get("series") or {}).get("lastObservedTime"),
+                 event["metadata"].get("creationTimestamp")):
+        if text:
+            try:
+                latest = max(latest, parse_time(text))
+            except ValueError:
+                continue
+    return latest
 
 
 def _optional(module: str, attr: str) -> Any:
@@ -92,7 +107,7 @@ class APIServer:
 
     def __init__(self, kv: Any, clock: Clock, *, seed: int = 1, transformers: dict[str, Transformer] | None = None,
                  audit_capacity: int = 10_000, cache_options: dict[str, Any] | None = None,
-                 service_cidr: str = "10.96.0.0/12") -> None:
+                 service_cidr: str = "10.96.0.0/12", event_ttl: float = 3600.0) -> None:
         self.kv = kv
         self.clock = clock
         self.rng = random.Random(seed)
@@ -109,6 +124,10 @@ class APIServer:
         self.validating = list(validating()) if validating is not None else []
         self.validator = validator_cls() if validator_cls is not None else None
         self._log_source: LogSource | None = None
+        #: Simulated seconds an Event lives after its last write (upstream's --event-ttl); 0 keeps them.
+        self.event_ttl = event_ttl
+        self._event_gc: TimerHandle | None = None
+        self._event_gc_task: asyncio.Task[None] | None = None
         self._lookup: dict[str, tuple[Any, bool]] = {}
         #: Fault injection (kconsole.faults): awaited before a request is served; it may sleep on the
         #: clock (latency) or raise a StatusError (error injection). None in normal operation.
@@ -133,9 +152,46 @@ class APIServer:
         await self._bootstrap()
 
     async def stop(self) -> None:
+        self._started = False
+        if self._event_gc is not None:
+            self._event_gc.cancel()
+        if self._event_gc_task is not None and not self._event_gc_task.done():
+            self._event_gc_task.cancel()
+            try:
+                await self._event_gc_task
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down
+                pass
         await self.storage.stop_caches()
         self._lookup.clear()
-        self._started = False
+
+    # ------------------------------------------------------------------ event TTL
+
+    def _schedule_event_gc(self) -> None:
+        if self._started and self.event_ttl > 0:
+            self._event_gc = self.clock.call_later(EVENT_GC_INTERVAL, self._spawn_event_gc)
+
+    def _spawn_event_gc(self) -> None:
+        self._event_gc_task = asyncio.get_running_loop().create_task(self._collect_events(), name="event-ttl")
+
+    async def _collect_events(self) -> None:
+        """Events expire ``event_ttl`` after their last write (upstream attaches an etcd lease, 1 h)."""
+        try:
+            spec = self.registry.get("", "events")
+            cache = self.storage.caches.get("events")
+            if spec is None or cache is None:
+                return
+            cutoff = self.clock.now() - self.event_ttl
+            for event in cache.values():
+                if _event_time(event) >= cutoff:
+                    continue
+                meta = event["metadata"]
+                try:
+                    await self.storage.delete(spec, meta.get("namespace"), meta["name"],
+                                              DeleteOptions(preconditions={"resourceVersion": meta["resourceVersion"]}))
+                except (StatusError, StoreError):
+                    continue  # changed meanwhile (fresh again) or the store is down: next round
+        finally:
+            self._schedule_event_gc()
 
     async def _bootstrap(self) -> None:
         for ns in SYSTEM_NAMESPACES:
@@ -159,6 +215,7 @@ class APIServer:
                      "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]},
         })
         self._bootstrapped = True
+        self._schedule_event_gc()
 
     async def _ensure(self, resource: str, namespace: str | None, obj: Obj, group: str = "") -> None:
         cache = self.storage.caches.get(f"{resource}.{group}" if group else resource)
@@ -212,6 +269,8 @@ class APIServer:
             result = await self._serve(call)
             code = result.code if isinstance(result, Response) else 200
             stage = None
+            if self._etcd_error and request.verb not in ("get", "list", "watch"):
+                self._etcd_error = ""  # a write went through: the store answers again
         except StatusError as err:
             result = Response(err.code, err.status)
             code, stage, message = err.code, call.stage, err.message
@@ -316,11 +375,12 @@ class APIServer:
         if not allowed:
             raise forbidden_error(attrs, reason)
 
-    def _rbac_lister(self, resource: str) -> tuple[int, list[Obj]]:
+    def _rbac_lister(self, resource: str) -> tuple[int, Iterable[Obj]]:
+        """Runs on every authorization: the objects are only walked when the generation moved."""
         cache = self.storage.caches.get(f"{resource}.rbac.authorization.k8s.io")
         if cache is None:
-            return 0, []
-        return cache.generation, cache.values()
+            return 0, ()
+        return cache.generation, (o for bucket in cache.objects.values() for o in bucket.values())
 
     # ------------------------------------------------------------------ admission
 

@@ -214,3 +214,18 @@ async def test_keys_follow_the_registry_layout(api: APIServer, admin: Client) ->
     stored = json.loads(dep.value)
     assert "resourceVersion" not in stored["metadata"] and stored["kind"] == "Deployment"
     assert (await api.kv.range("/registry/namespaces/team")).kvs
+
+
+async def test_events_expire_an_hour_after_their_last_write(admin: Client, clock: VirtualClock) -> None:
+    def event(name: str) -> dict:
+        return {"metadata": {"name": name}, "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+                "reason": "Test", "message": "m", "type": "Normal", "lastTimestamp": clock.rfc3339()}
+
+    await admin.ok("create", "events", namespace="default", body=event("old"))
+    await clock.advance(1800)
+    await admin.ok("create", "events", namespace="default", body=event("young"))
+    await clock.advance(1900)
+    names = [e["metadata"]["name"] for e in (await admin.ok("list", "events", namespace="default"))["items"]]
+    assert names == ["young"]
+    await clock.advance(1800)
+    assert (await admin.ok("list", "events", namespace="default"))["items"] == []
