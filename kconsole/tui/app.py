@@ -20,6 +20,7 @@ from textual.containers import Grid, Vertical
 from textual.widgets import Footer
 
 from kconsole.api.types import UserInfo
+from kconsole.client import StatusError
 from kconsole.tui import faultview, keymap
 from kconsole.tui.model import ClusterModel
 from kconsole.tui.panels import (
@@ -44,11 +45,17 @@ CONSOLE_USER = UserInfo("system:kconsole-console")
 #: Simulated-time speeds the +/- keys step through.
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0)
 #: Lease names in kube-system -> the fault target kind they stand for.
-LEADER_LEASES = {"kube-scheduler": "Scheduler", "kube-controller-manager": "ControllerManager"}
+LEADER_LEASES = {"kube-scheduler": "scheduler", "kube-controller-manager": "controller-manager"}
 
 SHORT_KINDS = ("po", "deploy", "rs", "ds", "sts", "job", "cj", "svc", "ep", "no", "ns", "ev", "lease", "cm",
                "sec", "sa", "hpa", "pdb", "pc", "sd", "endpointslices", "roles", "rolebindings",
                "clusterroles", "clusterrolebindings")
+
+
+def _commands_provider() -> type:
+    from kconsole.tui.commands import ConsoleCommands
+
+    return ConsoleCommands
 
 
 class ConsoleApp(App[int]):
@@ -65,6 +72,7 @@ class ConsoleApp(App[int]):
     EtcdPanel > .summary.lost { color: $error; text-style: bold; }
     """
     BINDINGS = keymap.bindings()
+    COMMANDS = App.COMMANDS | {lambda: _commands_provider()}
 
     def __init__(self, cluster: Any, *, theme: str | None = None, readonly: bool = False,
                  keymap_overrides: Mapping[str, str] | None = None, theme_dirs: list[Path] | None = None,
@@ -97,6 +105,9 @@ class ConsoleApp(App[int]):
         self.ready = False
         self.first_paint_at: float | None = None
         self._last_sample = time.monotonic()
+        #: An app handed a stopped cluster starts it, and so stops it when it exits.
+        self.owns_cluster = not getattr(cluster, "started", False)
+        self._own_catalog = False
 
     # ------------------------------------------------------------------ layout
 
@@ -141,6 +152,8 @@ class ConsoleApp(App[int]):
                 self.header.sync()
                 await self.cluster.start()
             await self.model.start(self.cluster.api_client(CONSOLE_USER))
+            self._ensure_fault_catalog()
+            self.resources.switch_kind(self.resources.resource)
         except Exception as err:  # noqa: BLE001 - the console stays up and says why
             log.exception("cluster start failed")
             self.boot_error = f"cluster failed to start: {err}"
@@ -155,6 +168,17 @@ class ConsoleApp(App[int]):
             self.set_interval(self.sample_interval, self._sample, name="sample")
         await self.model.sample_etcd()
         self.render_pending(force=True)
+
+    def _ensure_fault_catalog(self) -> None:
+        """A cluster composed without a catalog still gets fault keys: the console makes one."""
+        if getattr(self.cluster, "faults", None) is not None:
+            return
+        try:
+            from kconsole.faults import FaultCatalog
+        except ImportError:
+            return
+        self.cluster.faults = FaultCatalog(self.cluster)
+        self._own_catalog = True
 
     # ------------------------------------------------------------------ refresh
 
@@ -300,15 +324,14 @@ class ConsoleApp(App[int]):
         panel = self.focused_panel() or self.resources
         if panel is self.etcd:
             member = self.etcd.selected_member()
-            return ("EtcdMember", member) if member else None
+            return ("etcd-member", member) if member else None
         if panel is self.leases:
             lease = self.leases.selected()
             name = (lease or {}).get("metadata", {}).get("name", "")
             if name in LEADER_LEASES:
-                holder = ((lease or {}).get("spec") or {}).get("holderIdentity") or ""
-                return (LEADER_LEASES[name], holder.split("_", 1)[0] or name)
+                return (LEADER_LEASES[name], "leader")
             if (lease or {}).get("metadata", {}).get("namespace") == "kube-node-lease":
-                return ("Node", name)
+                return ("node", name)
             return None
         obj = panel.selected()
         if obj is None:
@@ -318,7 +341,7 @@ class ConsoleApp(App[int]):
         if not kind and panel is self.resources:
             kind = self.resources.kind
         if kind == "SchedulingDecision":
-            return ("Pod", f"{meta.get('namespace')}/{(obj.get('spec') or {}).get('pod')}")
+            return ("pod", f"{meta.get('namespace')}/{(obj.get('spec') or {}).get('pod')}")
         ns = meta.get("namespace")
         return (kind, f"{ns}/{meta.get('name')}" if ns else meta.get("name", ""))
 
@@ -365,6 +388,12 @@ class ConsoleApp(App[int]):
 
         self.push_screen(PromptScreen("namespace (empty: all namespaces)", self.resources.namespace or "",
                                       ", ".join(names[:20]), names), done)
+
+    def switch_kind_safely(self, name: str) -> None:
+        try:
+            self.resources.switch_kind(name)
+        except FilterError as err:
+            self.notify(str(err), severity="error")
 
     def action_all_namespaces(self) -> None:
         self.resources.set_namespace(None)
@@ -436,16 +465,20 @@ class ConsoleApp(App[int]):
         self.action_describe()
 
     def action_chain(self) -> None:
+        self.run_worker(self._open_chain(self.selected_object()), group="chain", exclusive=True)
+
+    async def _open_chain(self, obj: dict[str, Any] | None) -> None:
         from kconsole.tui.screens import ChainScreen
 
-        found = self._deployment_of(self.selected_object())
+        found = await self._deployment_of(obj)
         if found is None:
             self.notify("select a Deployment, or a ReplicaSet or Pod it owns", severity="warning")
             return
         self.push_screen(ChainScreen(self.model, *found))
 
-    def _deployment_of(self, obj: dict[str, Any] | None) -> tuple[str, str] | None:
-        if obj is None:
+    async def _deployment_of(self, obj: dict[str, Any] | None) -> tuple[str, str] | None:
+        """The Deployment controlling ``obj`` (itself, its ReplicaSet's owner, or its Pod's)."""
+        if obj is None or self.model.client is None:
             return None
         meta = obj.get("metadata") or {}
         ns = meta.get("namespace") or "default"
@@ -460,8 +493,9 @@ class ConsoleApp(App[int]):
                 return ns, ref["name"]
             if ref.get("kind") != "ReplicaSet":
                 return None
-            rs = self.model.watch("replicasets").informer.get_by_name(ns, ref["name"])
-            if rs is None:
+            try:
+                rs = await self.model.client.get("replicasets", ref["name"], ns)
+            except StatusError:
                 return None
             meta = rs.get("metadata") or {}
         return None
@@ -506,13 +540,13 @@ class ConsoleApp(App[int]):
         target = self.selected_target()
         try:
             types = faultview.types_for(self.cluster, target[0]) if target else []
-            global_types = faultview.types_for(self.cluster, "APIServer") + faultview.types_for(self.cluster, "Cluster")
+            global_types = faultview.types_for(self.cluster, "apiserver")
         except faultview.FaultsUnavailable as err:
             self.notify(str(err), severity="error")
             return
-        choices = [(f"{t.name}\t{target[1]}", f"{t.name:<24} {target[1]}: {t.description}")
+        choices = [(f"{t.name}\t{target[1]}", f"{t.name:<32} {target[1]}: {t.description}")
                    for t in types] if target else []
-        choices += [(f"{t.name}\t", f"{t.name:<24} {t.description}") for t in global_types]
+        choices += [(f"{t.name}\tapiserver", f"{t.name:<32} {t.description}") for t in global_types]
         if not choices:
             self.notify(f"no faults apply to {target[0] if target else 'this row'}", severity="warning")
             return
@@ -550,7 +584,7 @@ class ConsoleApp(App[int]):
         if self.refuse_readonly():
             return
         target = self.selected_target()
-        if target is None or target[0] != kind:
+        if target is None or not faultview.same_kind(target[0], kind):
             self.notify(f"select a {kind} to {verb}", severity="warning")
             return
         try:
@@ -565,13 +599,12 @@ class ConsoleApp(App[int]):
         self.confirm_fault(name, target[1])
 
     def action_kill_selected(self) -> None:
-        self._quick_fault("Pod", ("pod-kill", "kill-pod", "pod_kill"), "kill")
+        self._quick_fault("pod", ("pod-kill",), "kill")
 
     def action_cordon_selected(self) -> None:
         obj = self.selected_object() or {}
         cordoned = bool((obj.get("spec") or {}).get("unschedulable"))
-        names = ("uncordon", "node-uncordon") if cordoned else ("cordon", "node-cordon")
-        self._quick_fault("Node", names, "cordon")
+        self._quick_fault("node", ("uncordon",) if cordoned else ("cordon",), "cordon")
 
     def action_heal_selected(self) -> None:
         if self.refuse_readonly():
@@ -655,8 +688,15 @@ class ConsoleApp(App[int]):
     async def shutdown(self, stop_cluster: bool = True) -> None:
         """Stop the caches, then the cluster (what quitting means)."""
         await self.model.stop()
+        if self._own_catalog and getattr(self.cluster, "faults", None) is not None:
+            await self.cluster.faults.close()
+            self.cluster.faults = None
+            self._own_catalog = False
         if stop_cluster and getattr(self.cluster, "started", False):
             await self.cluster.stop()
+
+    async def on_unmount(self) -> None:
+        await self.shutdown(stop_cluster=self.owns_cluster)
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(0)

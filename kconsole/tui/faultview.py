@@ -11,6 +11,8 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
+from kconsole.objects.printers import human_duration
+
 
 @dataclass(frozen=True, slots=True)
 class FaultType:
@@ -65,10 +67,14 @@ def fault_types(cluster: Any) -> list[FaultType]:
     return out
 
 
+def same_kind(a: str, b: str) -> bool:
+    """``EtcdMember`` is ``etcd-member``: kinds compare without case and dashes."""
+    return a.lower().replace("-", "") == b.lower().replace("-", "")
+
+
 def types_for(cluster: Any, kind: str) -> list[FaultType]:
-    """Fault types whose target kind is ``kind`` (case-insensitive)."""
-    k = kind.lower()
-    return [t for t in fault_types(cluster) if t.target.lower() == k]
+    """Fault types whose target kind is ``kind``."""
+    return [t for t in fault_types(cluster) if same_kind(t.target, kind)]
 
 
 def active_faults(cluster: Any) -> list[ActiveFault]:
@@ -81,11 +87,16 @@ def active_faults(cluster: Any) -> list[ActiveFault]:
         raw = raw()
     if isinstance(raw, dict):
         raw = list(raw.values())
+    expected = {t.name: t.expect for t in fault_types(cluster)} if raw else {}
+    clock = getattr(cluster, "clock", None)
     out = []
     for f in raw or ():
         since = _get(f, "applied_at", "since", "applied", "time", default="")
-        out.append(ActiveFault(str(_get(f, "id")), str(_get(f, "type", "name", "fault")),
-                               str(_get(f, "target")), str(since), str(_get(f, "expect", "reaction"))))
+        if isinstance(since, (int, float)) and clock is not None:
+            since = f"{human_duration(clock.now() - since)} ago"
+        ftype = str(_get(f, "type", "name", "fault"))
+        out.append(ActiveFault(str(_get(f, "id")), ftype, str(_get(f, "target")), str(since),
+                               str(_get(f, "expect", "expected", default="") or expected.get(ftype, ""))))
     return out
 
 
@@ -119,4 +130,7 @@ def version(cluster: Any) -> Any:
     if faults is None:
         return None
     v = getattr(faults, "version", None)
-    return v if v is not None else tuple(f.id for f in active_faults(cluster))
+    if v is not None:
+        return v
+    clock = getattr(cluster, "clock", None)
+    return (tuple(f.id for f in active_faults(cluster)), int(clock.now()) if clock is not None else 0)

@@ -58,7 +58,7 @@ async def run_app(config: ClusterConfig, settings: dict[str, Any]) -> int:
     try:
         result = await app.run_async()
     finally:
-        await app.shutdown()
+        await app.shutdown()  # on_unmount did it already unless the app never mounted
     if app.boot_error:
         print(f"kconsole: {app.boot_error}", file=sys.stderr)
         return 1

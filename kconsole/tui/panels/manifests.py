@@ -13,8 +13,11 @@ COLUMNS = ("File", "Status", "Objects", "Detail")
 
 
 def sync_report(cluster: Any) -> Any:
+    """The folder sync's file table (``files``, ``version``): the sync itself or its ``report``."""
     sync = getattr(cluster, "sync", None)
-    return getattr(sync, "report", None) if sync is not None else None
+    if sync is None:
+        return None
+    return sync if hasattr(sync, "files") else getattr(sync, "report", None)
 
 
 class ManifestsPanel(Panel):

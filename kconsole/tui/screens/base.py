@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 from textual.app import ComposeResult
@@ -21,6 +22,7 @@ class TextScreen(Screen[None]):
     def __init__(self, title: str, body: Any = "") -> None:
         super().__init__()
         self.title_text = title
+        self.content: Any = body
         self.body = Static(body, id="body")
 
     def compose(self) -> ComposeResult:
@@ -30,4 +32,13 @@ class TextScreen(Screen[None]):
         yield Footer()
 
     def set_body(self, renderable: Any) -> None:
+        self.content = renderable
         self.body.update(renderable)
+
+    def plain_text(self, width: int = 200) -> str:
+        """What the body says, without styles (for tests and copying)."""
+        from rich.console import Console
+
+        console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+        console.print(self.content)
+        return console.export_text()

@@ -1,0 +1,397 @@
+"""Pilot tests of the dashboard over a real cluster (virtual clock, seed 1): every panel and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kconsole.api.types import UserInfo
+from kconsole.client import Client, StatusError
+from kconsole.cluster import ADMIN
+from kconsole.tui.app import ConsoleApp
+from kconsole.tui.screens import (
+    ApiLogScreen,
+    ChainScreen,
+    ChoiceScreen,
+    ConfirmScreen,
+    DescribeScreen,
+    HelpScreen,
+    MatrixScreen,
+    ProxyScreen,
+    YamlScreen,
+)
+
+from tui_helpers import until
+
+SIZE = (180, 50)
+
+
+def pod(name: str, cpu: str = "100m", labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "labels": labels or {"app": name}},
+            "spec": {"containers": [{"name": "c", "image": "nginx:1.27",
+                                     "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}]}}
+
+
+def cells(app: ConsoleApp) -> list[tuple[str, ...]]:
+    return [r.cells for r in app.resources.table.rows]
+
+
+async def ready(app: ConsoleApp, clock: Any, pilot: Any) -> None:
+    await until(clock, lambda: app.ready, pilot)
+    await until(clock, lambda: any("etcd-control-plane-0" in r.key for r in app.resources.table.rows), pilot)
+    await app.sample_now()
+
+
+async def type_in(pilot: Any, text: str) -> None:
+    """Fill the open prompt (typing the first character for real) and submit it."""
+    from textual.widgets import Input
+
+    field = pilot.app.screen.query_one(Input)
+    field.value = ""
+    await pilot.press(text[0] if text[0].isalnum() else {"-": "minus", "/": "slash"}.get(text[0], text[0]))
+    field.value = text
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def test_dashboard_panels_show_the_cluster(cluster: Any) -> None:
+    c, clock = cluster
+    app = ConsoleApp(c, live=False, watch_themes=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, clock, pilot)
+        header = app.header.text
+        assert "nodes [$success]5/5 Ready" in header
+        assert "etcd [$success]ok[/] leader etcd-" in header
+        assert "cm control-plane-" in header and "sched control-plane-" in header
+        # Resources: kubectl's pod columns with the namespace column for all namespaces.
+        assert app.resources.table.columns == ("Namespace", "Name", "Ready", "Status", "Restarts", "Age")
+        assert all(r.state == "running" for r in app.resources.table.rows)
+        # etcd: three members, one leader, quorum line.
+        assert len(app.etcd.table.rows) == 3
+        assert sum(r.cells[4] == "true" for r in app.etcd.table.rows) == 1
+        assert "quorum ok: 3 alive / 2 needed / tolerates 1" in app.etcd.quorum_line()
+        # Leases: both leaders and the node heartbeats.
+        lease_rows = {r.cells[0]: r for r in app.leases.table.rows}
+        assert lease_rows["kube-system/kube-scheduler"].cells[1].endswith("_kube-scheduler")
+        assert lease_rows["node leases"].cells[1] == "5 fresh, 0 stale"
+        # Events: newest first by time.
+        times = [app.model.watched["events"].informer.get(r.key) for r in app.events_panel.table.rows]
+        from kconsole.tui.model import event_time
+        assert [event_time(e) for e in times] == sorted((event_time(e) for e in times), reverse=True)
+        assert app.manifests.table.empty_text == "folder sync is not running"
+
+
+async def test_kind_switch_filter_namespace_sort(cluster: Any) -> None:
+    c, clock = cluster
+    app = ConsoleApp(c, live=False, watch_themes=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, clock, pilot)
+        await pilot.press("colon")
+        await type_in(pilot, "no")
+        assert app.resources.group_resource == "nodes"
+        assert app.resources.table.columns[:3] == ("Name", "Status", "Roles")
+        assert len(app.resources.table.rows) == 5
+        await pilot.press("colon")
+        await type_in(pilot, "nosuchkind")
+        assert app.resources.group_resource == "nodes"  # unchanged, and the console still runs
+        assert any("nosuchkind" in n.message for n in app._notifications)
+
+        await pilot.press("colon")
+        await type_in(pilot, "po")
+        await pilot.press("slash")
+        await type_in(pilot, "scheduler")
+        assert cells(app) and all("scheduler" in row[1] for row in cells(app))
+        await pilot.press("slash")
+        await type_in(pilot, "re:^etcd-control-plane-[01]$")
+        assert [row[1] for row in cells(app)] == ["etcd-control-plane-0", "etcd-control-plane-1"]
+        await pilot.press("slash")
+        await type_in(pilot, "re:[")
+        assert any("regex" in n.message for n in app._notifications)
+        await pilot.press("slash")
+        await type_in(pilot, "-l component=etcd")
+        assert sorted(row[1] for row in cells(app)) == [f"etcd-control-plane-{i}" for i in range(3)]
+        await pilot.press("escape")  # clears the filter
+        assert len(cells(app)) == 12
+
+        await pilot.press("n")
+        await type_in(pilot, "default")
+        assert app.resources.namespace == "default"
+        assert app.resources.table.columns[0] == "Name" and cells(app) == []
+        await pilot.press("0")
+        assert app.resources.namespace is None and len(cells(app)) == 12
+
+        await pilot.press("s")
+        await pilot.press("s")  # sort by NAME
+        names = [row[1] for row in cells(app)]
+        assert names == sorted(names)
+        await pilot.press("S")
+        assert [row[1] for row in cells(app)] == sorted(names, reverse=True)
+
+
+async def test_rows_marked_when_added_modified_deleted(cluster: Any) -> None:
+    c, clock = cluster
+    admin = c.api_client(ADMIN)
+    app = ConsoleApp(c, live=False, watch_themes=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, clock, pilot)
+        await admin.create(pod("web"))
+        await until(clock, lambda: app.resources.table.index_of("default/web") is not None, pilot, step=0.1)
+        row = app.resources.table.rows[app.resources.table.index_of("default/web")]
+        assert row.mark == "added"
+        watched = app.resources.watched
+        assert watched is not None
+        watched.marks.clear()
+        await admin.patch("pods", "web", {"metadata": {"labels": {"tier": "x"}}}, "default")
+        await until(clock, lambda: watched.mark("default/web") == "modified", pilot, step=0.1)
+        await admin.delete("pods", "web", "default", grace_period_seconds=0)
+        await until(clock, lambda: watched.mark("default/web") == "deleted", pilot, step=0.1)
+        idx = app.resources.table.index_of("default/web")
+        assert idx is not None and app.resources.table.rows[idx].mark == "deleted"
+        # Marks fade: make the wall clock read three seconds later.
+        later = watched.wall() + 3.0
+        watched.wall = lambda: later
+        app.render_pending()
+        assert app.resources.table.index_of("default/web") is None
+
+
+async def test_describe_yaml_events_and_chain(cluster: Any) -> None:
+    c, clock = cluster
+    admin = c.api_client(ADMIN)
+    await admin.create({"apiVersion": "apps/v1", "kind": "Deployment",
+                        "metadata": {"name": "web", "namespace": "default"},
+                        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                                 "template": {"metadata": {"labels": {"app": "web"}},
+                                              "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}}})
+    app = ConsoleApp(c, live=False, watch_themes=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, clock, pilot)
+        pods = app.model.watched["pods"]
+        await until(clock, lambda: sum(1 for p in pods.informer.list()
+                                       if p["metadata"]["name"].startswith("web-")
+                                       and p.get("status", {}).get("phase") == "Running") == 2, pilot, limit=120)
+        await pilot.press("slash")
+        await type_in(pilot, "web-")
+        assert len(cells(app)) == 2
+        await pilot.press("d")
+        assert isinstance(app.screen, DescribeScreen)
+        await until(clock, lambda: app.screen.chain is not None, pilot, step=0.1)
+        assert app.screen.chain[0].startswith("ReplicaSet default/web-")
+        assert app.screen.chain[1].startswith("Deployment default/web")
+        assert any(e.get("reason") == "Scheduled" for e in app.screen.events)
+        await pilot.press("escape")
+        await pilot.press("y")
+        assert isinstance(app.screen, YamlScreen)
+        await pilot.press("escape")
+        # Events of the selected pod only.
+        await pilot.press("e")
+        selected = app.resources.selected()
+        assert selected is not None
+        rows = app.events_panel.table.rows
+        assert rows and all(r.cells[3] == f"pod/{selected['metadata']['name']}" for r in rows)
+        await pilot.press("e")
+        assert app.events_panel.about is None
+        # The chain view follows the Deployment down to the kubelet's starts.
+        await pilot.press("c")
+        await until(clock, lambda: isinstance(app.screen, ChainScreen), pilot, step=0.1)
+        await until(clock, lambda: "Started" in app.screen.chain_text().plain, pilot)
+        text = app.screen.chain_text().plain
+        assert "Deployment default/web" in text and "└ ReplicaSet web-" in text
+        assert "scheduling attempt 1: Scheduled" in text and "ScalingReplicaSet" in text
+        await pilot.press("escape")
+
+
+async def test_scheduling_pending_reason_and_matrix(cluster: Any) -> None:
+    c, clock = cluster
+    admin = c.api_client(ADMIN)
+    await admin.create(pod("big", cpu="64"))
+    await admin.create(pod("small"))
+    app = ConsoleApp(c, live=False, watch_themes=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, clock, pilot)
+        sched = app.scheduling.table
+        await until(clock, lambda: any(r.key == "pending:default/big" and "Insufficient cpu" in r.cells[6]
+                                       for r in sched.rows), pilot)
+        row = next(r for r in sched.rows if r.key == "pending:default/big")
+        assert row.cells[6].startswith("0/5 nodes are available:")
+        await until(clock, lambda: any(r.cells[0] == "default/small" and r.cells[2] == "Scheduled"
+                                       for r in sched.rows), pilot)
+        app.scheduling.table.focus()
+        target = next(r.key for r in sched.rows if r.cells[0] == "default/small" and r.cells[2] == "Scheduled")
+        sched.select_key(target)
+        await pilot.press("enter")
+        assert isinstance(app.screen, MatrixScreen)
+        matrix = app.screen.table.rows
+        winners = [r for r in matrix if r.cells[-1] == "← winner"]
+        assert len(winners) == 1
+        rejected = [r for r in matrix if r.state == "failed"]
+        assert any("untolerated taint" in r.cells[1] for r in rejected)  # control planes are tainted
+        await pilot.press("escape")
+
+
+async def test_api_log_proxy_help_and_maximise(cluster: Any) -> None:
+    c, clock = cluster
+    admin = c.api_client(ADMIN)
+    await admin.create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+                        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}})
+    nobody = Client(c.api, c.token_for(UserInfo("nobody")), clock)
+    with pytest.raises(StatusError):
+        await nobody.list("secrets", "kube-system")
+    app = ConsoleApp(c, live=False, watch_themes=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, clock, pilot)
+        await pilot.press("a")
+        assert isinstance(app.screen, ApiLogScreen)
+        denied = [r for r in app.screen.table.rows if r.cells[1] == "nobody"]
+        assert denied and denied[0].cells[5] == "403" and denied[0].cells[7] == "authorization"
+        await pilot.press("x")
+        assert all(int(r.cells[5]) >= 400 for r in app.screen.table.rows)
+        await pilot.press("escape")
+
+        await pilot.press("colon")
+        await type_in(pilot, "no")
+        app.resources.table.select_key("worker-1")
+        await pilot.press("p")
+        assert isinstance(app.screen, ProxyScreen)
+        body = app.screen.plain_text()
+        assert "KUBE-SERVICES" in body and "default/web" in body
+        await pilot.press("escape")
+
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+
+        await pilot.press("z")
+        assert app.screen.maximized is app.resources
+        await pilot.press("z")
+        assert app.screen.maximized is None
+        await pilot.press("tab")
+        await pilot.press("z")
+        assert app.screen.maximized is app.events_panel
+        await pilot.press("escape")
+        assert app.screen.maximized is None
+
+
+async def test_fault_keys_confirm_apply_and_heal(cluster: Any) -> None:
+    c, clock = cluster
+    admin = c.api_client(ADMIN)
+    await admin.create(pod("victim"))
+    app = ConsoleApp(c, live=False, watch_themes=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, clock, pilot)
+        if getattr(c, "faults", None) is None:
+            pytest.fail("the console should have a fault catalog (cluster's or its own)")
+        await until(clock, lambda: app.resources.table.index_of("default/victim") is not None, pilot)
+        app.resources.table.select_key("default/victim")
+        await pilot.press("ctrl+k")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")  # cancelled: nothing happens
+        assert not isinstance(app.screen, ConfirmScreen)
+        await pilot.press("ctrl+k")
+        await pilot.press("y")
+        await until(clock, lambda: app.resources.watched.mark("default/victim") == "deleted"
+                    or app.resources.watched.informer.get("default/victim") is None, pilot)
+        events = app.model.watched["events"].informer.list()
+        await until(clock, lambda: any((e.get("source") or {}).get("component") == "kconsole-faults"
+                                       for e in app.model.watched["events"].informer.list()), pilot)
+
+        # A reversible fault from the menu on a node, listed in the Faults panel, then healed.
+        await pilot.press("colon")
+        await type_in(pilot, "no")
+        app.resources.table.select_key("worker-1")
+        await pilot.press("f")
+        assert isinstance(app.screen, ChoiceScreen)
+        options = [c[0] for c in app.screen.choices]
+        assert "cordon\tworker-1" in options and "apiserver-latency\tapiserver" in options
+        app.screen.dismiss("memory-pressure\tworker-1")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await until(clock, lambda: len(app.faults.table.rows) == 1, pilot)
+        assert app.faults.table.rows[0].cells[1] == "memory-pressure"
+        assert "faults 1" in app.header.text
+        await pilot.press("H")
+        await until(clock, lambda: len(app.faults.table.rows) == 0, pilot)
+        del events
+
+
+async def test_readonly_disables_dangerous_keys(cluster: Any) -> None:
+    c, clock = cluster
+    app = ConsoleApp(c, live=False, watch_themes=False, readonly=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, clock, pilot)
+        for key in ("f", "ctrl+k", "H", "h", "C"):
+            await pilot.press(key)
+            assert app.screen is app.screen_stack[0], key
+        assert app.check_action("fault_menu", ()) is False
+        assert app.check_action("describe", ()) is True
+        app.action_fault_menu()
+        await pilot.pause()
+        assert any("read-only" in n.message for n in app._notifications)
+        await pilot.press("question_mark")
+        text = app.screen.plain_text()
+        assert "fault.menu" in text and "disabled (--readonly)" in text
+
+
+async def test_keys_remapped_by_binding_id(cluster: Any) -> None:
+    c, clock = cluster
+    app = ConsoleApp(c, live=False, watch_themes=False, keymap_overrides={"resource.describe": "x"})
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, clock, pilot)
+        await pilot.press("x")
+        assert isinstance(app.screen, DescribeScreen)
+        await pilot.press("escape")
+        await pilot.press("d")  # the old key no longer describes
+        assert app.screen is app.screen_stack[0]
+
+
+async def test_etcd_panel_shows_quorum_loss(cluster: Any) -> None:
+    c, clock = cluster
+    app = ConsoleApp(c, live=False, watch_themes=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, clock, pilot)
+        members = c.etcd.members
+        followers = [m for m in members if not m.is_leader]
+        for m in followers:
+            await m.stop()
+        await clock.advance(3)
+        await app.sample_now()
+        assert "quorum LOST: 1 alive / 2 needed" in app.etcd.quorum_line()
+        assert "quorum lost" in app.header.text
+        stopped = [r for r in app.etcd.table.rows if r.cells[10] == "stopped"]
+        assert len(stopped) == 2 and all(r.state == "failed" for r in stopped)
+        for m in followers:
+            await m.start()
+
+
+def test_vtable_draws_only_visible_rows(tmp_path: Path) -> None:
+    import asyncio
+
+    from textual.app import App
+
+    from kconsole.tui.widgets import Row, VirtualTable
+
+    class One(App[None]):
+        def compose(self):  # type: ignore[no-untyped-def]
+            yield VirtualTable(id="t")
+
+    async def run() -> None:
+        app = One()
+        async with app.run_test(size=(100, 30)) as pilot:
+            table = app.query_one(VirtualTable)
+            rows = [Row(f"k{i:05}", (f"pod-{i:05}", "Running", str(i)), "running") for i in range(10_000)]
+            table.set_rows(("Name", "Status", "N"), rows)
+            await pilot.pause()
+            table.paints = 0
+            table.painted.clear()
+            table.refresh()
+            await pilot.pause()
+            assert 0 < table.paints <= 30
+            table.focus()
+            await pilot.press("end")
+            await pilot.pause()
+            assert "k09999" in table.painted and "k00000" not in table.visible_keys()
+
+    asyncio.run(run())
