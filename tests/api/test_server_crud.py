@@ -237,3 +237,27 @@ async def test_store_errors_become_statuses(api: APIServer, admin: Client) -> No
     assert isinstance(resp, Response) and resp.code == 413 and resp.body["reason"] == "RequestEntityTooLarge"
     assert (await admin.do("get", "sd", namespace="default", name="big")).code == 404
     assert api.audit_recent(2)[0].stage == "storage"
+
+
+async def test_health_checks_report_each_check(api: APIServer) -> None:
+    checks = api.health_checks()
+    assert checks["etcd"] == (True, "ok") and checks["informer-sync"] == (True, "ok")
+    assert checks["poststarthook/rbac/bootstrap-roles"][0] is True
+    await api.stop()
+    assert api.health_checks()["informer-sync"][0] is False
+
+
+async def test_namespaced_watch_sees_only_its_namespace(api: APIServer, admin: Client) -> None:
+    import asyncio
+
+    await admin.ok("create", "namespaces", body={"metadata": {"name": "other"}})
+    w = await admin.do("watch", "configmaps", namespace="other", resource_version="0")
+    everywhere = await admin.do("watch", "configmaps", resource_version="0")
+    await admin.ok("create", "configmaps", namespace="default", body={"metadata": {"name": "d"}})
+    await admin.ok("create", "configmaps", namespace="other", body={"metadata": {"name": "o"}})
+    await api.clock.settle()
+    assert [e["object"]["metadata"]["name"] for e in [await asyncio.wait_for(w.__anext__(), 1)]] == ["o"]
+    assert w.pending() == 0
+    assert [(await everywhere.__anext__())["object"]["metadata"]["name"] for _ in range(2)] == ["d", "o"]
+    await w.close()
+    await everywhere.close()
