@@ -237,7 +237,8 @@ class ConsoleApp(App[int]):
                     self.theme_dirs.append(path.parent)
                 wanted = theme.name
         if self.get_theme(wanted) is None:
-            fallback = DEFAULT_THEME if self.get_theme(DEFAULT_THEME) is not None else "textual-dark"
+            fallback = DEFAULT_THEME if self.get_theme(DEFAULT_THEME) is not None else next(
+                iter(sorted(self.kconsole_themes)), "textual-dark")
             message = f"unknown theme {wanted!r}; using {fallback} (known: {', '.join(sorted(self.kconsole_themes))})"
             self.theme_errors.append(message)
             self.notify(message, severity="error", timeout=15)
@@ -274,11 +275,13 @@ class ConsoleApp(App[int]):
                     self.reload_theme_file(path)
 
     def table_styles(self) -> tuple[dict[str, str], str, str, str]:
+        """State colours, header colour, cursor background and a readable text colour on it."""
+        from textual.color import Color
+
         theme = self.current_theme
-        states = state_colours(theme)
-        colours = self.theme_variables
-        return (states, colours.get("accent", "#ffa62b"), colours.get("primary", "#0178D4"),
-                colours.get("text", "#ffffff") if not theme.dark else colours.get("foreground", "#ffffff"))
+        primary = theme.primary or "#0178D4"
+        cursor_fg = Color.parse(primary).get_contrast_text(1.0).hex
+        return state_colours(theme), theme.accent or primary, primary, cursor_fg
 
     def apply_table_styles(self) -> None:
         states, header, cursor_bg, cursor_fg = self.table_styles()

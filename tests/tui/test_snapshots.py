@@ -1,0 +1,36 @@
+"""Snapshots of the dashboard (seed 1, virtual clock) in a dark and a light theme.
+
+The cluster starts inside the app, after the first paint, exactly as ``kconsole`` does; simulated
+time is moved forward until the nodes are Ready, so every figure on screen is deterministic.
+Update with ``pytest tests/tui --snapshot-update`` after checking the report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tui_helpers import make_cluster, until
+
+from kconsole.tui.app import ConsoleApp
+
+
+def dashboard(tmp_path: Path, theme: str) -> tuple[ConsoleApp, Any]:
+    c, clock = make_cluster(tmp_path)
+    app = ConsoleApp(c, live=False, watch_themes=False, theme=theme)
+    app.etcd.show_sizes = False  # SQLite file sizes vary run to run; every other figure is fixed
+
+    async def run_before(pilot: Any) -> None:
+        await until(clock, lambda: app.ready, pilot, step=0.1)
+        await until(clock, lambda: app.model.node_counts() == (5, 5) and len(app.resources.table.rows) == 12, pilot)
+        await app.sample_now()
+        await pilot.pause()
+
+    return app, run_before
+
+
+@pytest.mark.parametrize("theme", ["kconsole-dark", "kconsole-light"])
+def test_dashboard_snapshot(snap_compare: Any, tmp_path: Path, theme: str) -> None:
+    app, run_before = dashboard(tmp_path, theme)
+    assert snap_compare(app, terminal_size=(160, 45), run_before=run_before)
