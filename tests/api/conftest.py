@@ -4,31 +4,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from api_helpers import Client
+
 from kconsole.api.server import APIServer
-from kconsole.api.types import Credentials, Request, Response, UserInfo
+from kconsole.api.types import UserInfo
 from kconsole.clock import VirtualClock
 from kconsole.store.revlog import RevisionLog
-
-
-class Client:
-    """Thin request builder over APIServer.handle with one user's credentials."""
-
-    def __init__(self, api: APIServer, token: str) -> None:
-        self.api = api
-        self.creds = Credentials(token=token)
-
-    async def do(self, verb: str, resource: str, **kw: Any) -> Any:
-        return await self.api.handle(Request(verb, resource, credentials=self.creds, **kw))
-
-    async def ok(self, verb: str, resource: str, **kw: Any) -> Any:
-        resp = await self.do(verb, resource, **kw)
-        assert isinstance(resp, Response), resp
-        assert resp.ok, resp.body
-        return resp.body
 
 
 @pytest.fixture
@@ -54,11 +38,3 @@ async def api(kv: RevisionLog, clock: VirtualClock) -> AsyncIterator[APIServer]:
 @pytest.fixture
 def admin(api: APIServer) -> Client:
     return Client(api, api.tokens.issue(UserInfo("admin", ("system:masters",))))
-
-
-def pod(name: str, labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-                            "spec": {"containers": [{"name": "c", "image": "nginx"}], **spec}}
-    if labels:
-        body["metadata"]["labels"] = labels
-    return body

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import Client
+from api_helpers import Client
 
 from kconsole.api.audit import AuditLog
 from kconsole.api.server import APIServer

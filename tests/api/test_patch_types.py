@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from conftest import Client
+from api_helpers import Client
 
 from kconsole.api.patch import apply_patch, merge_patch, parse_patch
 from kconsole.api.types import StatusError

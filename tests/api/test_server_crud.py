@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import Client, pod
+from api_helpers import Client, pod
 
 from kconsole.api.server import APIServer
 from kconsole.api.types import Credentials, Request, Response

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import Client, pod
+from api_helpers import Client, pod
 from test_storage_semantics import deployment
 
 from kconsole.api.server import APIServer

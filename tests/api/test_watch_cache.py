@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from conftest import Client, pod
+from api_helpers import Client, pod
 
 from kconsole.api.server import APIServer
 from kconsole.clock import VirtualClock
