@@ -241,6 +241,9 @@ class Cluster:
         await self._start_replicas()
         await self._start_nodes()
         await self._start_sync()
+        fault_catalog = _optional("kconsole.faults", "FaultCatalog")
+        if fault_catalog is not None:
+            self.faults = fault_catalog(self)
         admin_server = _optional("kconsole.admin", "AdminServer")
         if admin_server is not None:
             self.admin = admin_server(self)
@@ -312,6 +315,9 @@ class Cluster:
         for part in [self.admin, self.sync]:
             if part is not None:
                 await _quietly(part.stop())
+        if self.faults is not None:
+            await _quietly(self.faults.close())
+            self.faults = None
         if self.node_pool is not None:
             await _quietly(self.node_pool.stop())
         for proxy in self.proxies.values():
