@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("kconsole.serve", "run the cluster headless until SIGINT/SIGTERM"),
     "bench": ("kconsole.bench.cli", "run a benchmark and print its figures"),
     "kubeconfig": ("kconsole.http.kubeconfig_cmd", "print the kubeconfig of a cluster's data folder"),
+    "fault": ("kconsole.faultcmd", "list, apply and heal faults on a running cluster (kconsole fault list)"),
 }
 
 
