@@ -104,7 +104,7 @@ class ResourcesPanel(Panel):
         self.sort_column: int | None = None
         self.sort_reverse = False
         self.watched: Watched | None = None
-        self._cells: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._cells: dict[str, tuple[str, tuple[str, ...], str | None]] = {}
         self._objects: dict[str, Obj] = {}
 
     def on_mount(self) -> None:
@@ -194,9 +194,10 @@ class ResourcesPanel(Panel):
                 except Exception:  # noqa: BLE001 - one odd object must not blank the table
                     full = [meta.get("name", "")]
                 cells = tuple("" if full[i] is None else str(full[i]) for i in shown if i < len(full))
-                cache[key] = (rv, cells)
+                state = row_state(self.group_resource, obj, cells, names)
+                cache[key] = (rv, cells, state)
             else:
-                cells = cached[1]
+                _, cells, state = cached
             if age_col is not None and age_col < len(cells):
                 cells = cells[:age_col] + (age(meta.get("creationTimestamp"), now),) + cells[age_col + 1:]
             if all_ns:
@@ -204,8 +205,7 @@ class ResourcesPanel(Panel):
             if (flt.pattern is not None or flt.selector is not None) and not flt.matches(obj, cells):
                 continue
             objects[key] = obj
-            rows.append(Row(key, cells, row_state(self.group_resource, obj, cells[1:] if all_ns else cells, names),
-                            watched.mark(key), rv))
+            rows.append(Row(key, cells, state, watched.mark(key), rv))
         if len(cache) > len(objects) * 2 + 1000:
             for stale in [k for k in cache if k not in objects]:
                 del cache[stale]

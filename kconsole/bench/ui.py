@@ -1,0 +1,186 @@
+"""``kconsole bench ui``: the console under churn — key-to-screen and change-to-row latency.
+
+A one-member cluster (real clock) gets ``--nodes`` Node objects and ``--pods`` Pods bound to them
+through the API; the console runs headless over it while a writer patches pods at ``--rate``
+changes/s. Measured, in wall milliseconds:
+
+* key to screen: from a key press (sort, reverse, page, jump) until the Resources table has drawn
+  its new lines;
+* change to row: from the start of a write until the changed row, as the API returned it (same
+  resourceVersion), was drawn — for writes aimed at rows on screen.
+
+Figures, not a test; targets: key p95 <= 100 ms, change p95 <= 250 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import resource
+import time
+from typing import Any
+
+from kconsole.cluster import ADMIN, Cluster, ClusterConfig
+
+KEYS = ("s", "s", "S", "pagedown", "pagedown", "end", "home", "S", "down", "up")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--nodes", type=int, default=1000, help="Node objects (default 1000)")
+    p.add_argument("--pods", type=int, default=10000, help="Pods (default 10000)")
+    p.add_argument("--rate", type=float, default=200.0, help="pod changes per second (default 200)")
+    p.add_argument("--seconds", type=float, default=15.0, help="measured churn, wall seconds (default 15)")
+    p.add_argument("--keys", type=int, default=40, help="key presses measured (default 40)")
+    p.add_argument("--seed", type=int, default=1)
+
+
+def _p95(values: list[float]) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))], 1)
+
+
+async def _bounded(coros: list[Any], limit: int = 64) -> None:
+    sem = asyncio.Semaphore(limit)
+
+    async def one(c: Any) -> None:
+        async with sem:
+            await c
+
+    await asyncio.gather(*(one(c) for c in coros))
+
+
+async def _populate(cluster: Cluster, nodes: int, pods: int) -> None:
+    admin = cluster.api_client(ADMIN)
+    names = [f"bench-{i:04}" for i in range(nodes)]
+    await _bounded([admin.create({"apiVersion": "v1", "kind": "Node",
+                                  "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
+                                  "spec": {}}) for n in names])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            await admin.get("serviceaccounts", "default", "default")
+            break
+        except Exception:  # noqa: BLE001 - the ServiceAccount controller has not run yet
+            await asyncio.sleep(0.1)
+    await _bounded([admin.create({"apiVersion": "v1", "kind": "Pod",
+                                  "metadata": {"name": f"pod-{i:05}", "namespace": "default",
+                                               "labels": {"app": f"app-{i % 50}"}},
+                                  "spec": {"nodeName": names[i % len(names)] if names else None,
+                                           "containers": [{"name": "c", "image": "nginx:1.27"}]}})
+                    for i in range(pods)])
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    from kconsole.tui.app import ConsoleApp
+
+    config = ClusterConfig(nodes=0, control_planes=1, http=False, ephemeral=True, seed=args.seed,
+                           pod_delay_factor=0.0)
+    cluster = Cluster(config)
+    await cluster.start()
+    rng = random.Random(args.seed)
+    try:
+        await _populate(cluster, args.nodes, args.pods)
+        app = ConsoleApp(cluster, watch_themes=False)
+        async with app.run_test(size=(200, 60)) as pilot:
+            table = app.resources.table
+            deadline = time.monotonic() + 120
+            while len(table.rows) < args.pods and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            admin = cluster.api_client(ADMIN)
+            change_lags: list[float] = []
+            pending: dict[str, tuple[str, float]] = {}
+            writes = 0
+            stop = asyncio.Event()
+
+            in_flight: set[asyncio.Task[None]] = set()
+
+            async def write(key: str, seq: int, visible: bool) -> None:
+                nonlocal writes
+                started = time.monotonic()
+                try:
+                    obj = await admin.patch("pods", key.split("/", 1)[1],
+                                            {"metadata": {"annotations": {"bench/seq": str(seq)}}}, "default")
+                except Exception:  # noqa: BLE001 - a failed write is just not measured
+                    return
+                writes += 1
+                if visible:
+                    pending[key] = (str(obj["metadata"]["resourceVersion"]), started)
+
+            async def churn() -> None:
+                interval = 1.0 / args.rate
+                next_at = time.monotonic()
+                seq = 0
+                while not stop.is_set():
+                    visible = table.visible_keys()
+                    on_screen = [k for k in visible if k.startswith("default/")]
+                    if on_screen and rng.random() < 0.25:
+                        key = rng.choice(on_screen)
+                    else:
+                        key = f"default/pod-{rng.randrange(args.pods):05}"
+                    seq += 1
+                    if len(in_flight) < 64:
+                        task = asyncio.create_task(write(key, seq, key in visible))
+                        in_flight.add(task)
+                        task.add_done_callback(in_flight.discard)
+                    next_at += interval
+                    delay = next_at - time.monotonic()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                    else:
+                        next_at = time.monotonic()
+                        await asyncio.sleep(0)
+
+            async def watch_rows() -> None:
+                while not stop.is_set():
+                    now = time.monotonic()
+                    for key, (rv, started) in list(pending.items()):
+                        painted = table.painted.get(key)
+                        if painted is not None and painted.isdigit() and int(painted) >= int(rv):
+                            change_lags.append((now - started) * 1000)
+                            del pending[key]
+                        elif now - started > 5:
+                            del pending[key]  # scrolled away
+                    await asyncio.sleep(0.002)
+
+            tasks = [asyncio.create_task(churn()), asyncio.create_task(watch_rows())]
+            started_churn = time.monotonic()
+            key_lags: list[float] = []
+            await asyncio.sleep(1.0)
+            for i in range(args.keys):
+                key = KEYS[i % len(KEYS)]
+                paints = table.paints
+                t0 = time.monotonic()
+                app.simulate_key(key)  # as a terminal delivers it (Pilot's own idle waits are not the app's)
+                limit = time.monotonic() + 2
+                while table.paints == paints and time.monotonic() < limit:
+                    await asyncio.sleep(0.001)
+                key_lags.append((time.monotonic() - t0) * 1000)
+                await asyncio.sleep(max(0.0, args.seconds / max(1, args.keys) - 0.05))
+            remaining = args.seconds - (time.monotonic() - started_churn)
+            if remaining > 0:
+                await asyncio.sleep(remaining)
+            stop.set()
+            elapsed = time.monotonic() - started_churn
+            for task in tasks:
+                await task
+            if in_flight:
+                await asyncio.gather(*in_flight, return_exceptions=True)
+            figures = {
+                "bench": "ui",
+                "nodes": args.nodes,
+                "pods": args.pods,
+                "events_per_s": round(writes / elapsed, 1),
+                "key_to_screen_p95_ms": _p95(key_lags),
+                "change_to_row_p95_ms": _p95(change_lags),
+                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                "key_samples": len(key_lags),
+                "change_samples": len(change_lags),
+                "panel_rebuilds": app.resources.rebuilds,
+            }
+    finally:
+        if cluster.started:
+            await cluster.stop()
+    return figures
