@@ -31,11 +31,10 @@ from typing import Any
 
 from aiohttp import web
 
+from kconsole.faultcmd import ADMIN_FILE
 from kconsole.faults import FaultCatalog, FaultError
 
 log = logging.getLogger(__name__)
-
-ADMIN_FILE = "admin.json"
 
 
 class AdminServer:

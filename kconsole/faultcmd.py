@@ -20,8 +20,11 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from kconsole.admin import ADMIN_FILE
 from kconsole.faults import CATALOG
+
+#: The endpoint file the admin server (kconsole/admin.py) writes in the data folder. Defined here so
+#: the command does not import the server side (aiohttp) just to read it.
+ADMIN_FILE = "admin.json"
 
 
 class NoCluster(Exception):

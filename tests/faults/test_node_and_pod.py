@@ -1,0 +1,128 @@
+"""Node and pod faults through the simulated kubelets and the API, with upstream's reactions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fault_env import condition, fault_events, pod, running_pod, vclock
+
+from kconsole.cluster import Cluster
+
+
+async def node(cluster: Cluster, name: str) -> dict[str, Any]:
+    return await cluster.api_client().get("nodes", name)
+
+
+def container_status(p: dict[str, Any] | None) -> dict[str, Any]:
+    return (((p or {}).get("status") or {}).get("containerStatuses") or [{}])[0]
+
+
+async def test_crash_loop_backs_off_and_heals(cluster: Cluster) -> None:
+    faults, clock = cluster.faults, vclock(cluster)
+    assert faults is not None
+    await running_pod(cluster, "web")
+    fault = await faults.apply("crash-loop", "default/web")
+
+    async def looping() -> bool:
+        st = container_status(await pod(cluster, "web"))
+        return int(st.get("restartCount") or 0) >= 2 and \
+            (st.get("state") or {}).get("waiting", {}).get("reason") == "CrashLoopBackOff"
+
+    await clock.run_until(looping, timeout=120, step=1)
+    backoffs = [e for e in await cluster.api_client().list_all("events", "default")
+                if e["reason"] == "BackOff" and e["involvedObject"]["name"] == "web"]
+    assert backoffs and backoffs[0]["source"]["component"] == "kubelet"
+    assert condition(await pod(cluster, "web"), "Ready") == "False"
+
+    await faults.heal(fault.id)
+
+    async def steady() -> bool:
+        p = await pod(cluster, "web")
+        return "running" in (container_status(p).get("state") or {}) and condition(p, "Ready") == "True"
+
+    await clock.run_until(steady, timeout=400, step=2)
+    [event] = await fault_events(cluster, "FaultInjected")
+    assert event["involvedObject"]["kind"] == "Pod" and event["involvedObject"]["name"] == "web"
+    assert event["involvedObject"]["uid"]
+
+
+async def test_readiness_failure_container_kill_and_pod_kill(cluster: Cluster) -> None:
+    faults, clock = cluster.faults, vclock(cluster)
+    assert faults is not None
+    await running_pod(cluster, "api", readinessProbe={"httpGet": {"path": "/", "port": 80}, "periodSeconds": 5})
+    await clock.run_until(lambda: _ready(cluster, "api", "True"), timeout=60, step=1)
+
+    fault = await faults.apply("readiness-fail", "api")
+    await clock.run_until(lambda: _ready(cluster, "api", "False"), timeout=60, step=1)
+    assert int(container_status(await pod(cluster, "api")).get("restartCount") or 0) == 0  # not restarted
+    await faults.heal(fault.id)
+    await clock.run_until(lambda: _ready(cluster, "api", "True"), timeout=60, step=1)
+
+    kill = await faults.apply("container-kill", "default/api")
+    assert kill.id not in faults.active  # one-shot: nothing to heal
+
+    async def restarted() -> bool:
+        return int(container_status(await pod(cluster, "api")).get("restartCount") or 0) == 1
+
+    await clock.run_until(restarted, timeout=60, step=1)
+
+    await faults.apply("pod-kill", "default/api")
+    assert await pod(cluster, "api") is None
+    assert [e["involvedObject"]["name"] for e in await fault_events(cluster, "FaultInjected")] == ["api"] * 3
+
+
+async def test_cordon_drain_and_uncordon_go_through_the_api(cluster: Cluster) -> None:
+    faults, clock = cluster.faults, vclock(cluster)
+    assert faults is not None
+    await running_pod(cluster, "victim", node="worker-2")
+    cordon = await faults.apply("cordon", "worker-1")
+    assert (await node(cluster, "worker-1"))["spec"]["unschedulable"] is True
+    await faults.heal(cordon.id)
+    assert not (await node(cluster, "worker-1"))["spec"].get("unschedulable")
+
+    drain = await faults.apply("drain", "worker-2")
+    assert drain.detail == "evicting 1 pod(s)"
+    assert (await node(cluster, "worker-2"))["spec"]["unschedulable"] is True
+    await clock.run_until(lambda: _gone(cluster, "victim"), timeout=60, step=1)
+    audit = [r for r in cluster.api.audit_recent(500) if r.resource == "pods/eviction"]  # type: ignore[union-attr]
+    assert audit and audit[-1].user == "system:kconsole-console" and audit[-1].code == 201
+    await faults.apply("uncordon", "worker-2")
+    assert not (await node(cluster, "worker-2"))["spec"].get("unschedulable")
+    await faults.heal(drain.id)
+    events = await fault_events(cluster)
+    assert [(e["reason"], e["involvedObject"]["kind"]) for e in events] == [
+        ("FaultInjected", "Node"), ("FaultHealed", "Node"), ("FaultInjected", "Node"), ("FaultInjected", "Node"),
+        ("FaultHealed", "Node")]
+
+
+async def test_pressure_and_kubelet_stop(cluster: Cluster) -> None:
+    faults, clock = cluster.faults, vclock(cluster)
+    assert faults is not None
+    pressure = await faults.apply("memory-pressure", "worker-1")
+
+    async def memory(want: str) -> bool:
+        return condition(await node(cluster, "worker-1"), "MemoryPressure") == want
+
+    await clock.run_until(lambda: memory("True"), timeout=30, step=1)
+    taints = {t["key"] for t in (await node(cluster, "worker-1"))["spec"].get("taints") or []}
+    assert "node.kubernetes.io/memory-pressure" in taints
+    await faults.heal(pressure.id)
+    await clock.run_until(lambda: memory("False"), timeout=30, step=1)
+
+    stopped = await faults.apply("kubelet-stop", "worker-2")
+
+    async def ready(want: str) -> bool:
+        return condition(await node(cluster, "worker-2"), "Ready") == want
+
+    took = await clock.run_until(lambda: ready("Unknown"), timeout=120, step=1)
+    assert 40 <= took <= 70  # node-monitor-grace-period 50 s after the last renewal
+    await faults.heal(stopped.id)
+    await clock.run_until(lambda: ready("True"), timeout=60, step=1)
+
+
+async def _ready(cluster: Cluster, name: str, want: str) -> bool:
+    return condition(await pod(cluster, name), "Ready") == want
+
+
+async def _gone(cluster: Cluster, name: str) -> bool:
+    return await pod(cluster, name) is None
