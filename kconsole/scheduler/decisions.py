@@ -14,8 +14,13 @@ history. ``spec`` says which attempt of which pod; ``status`` what happened::
       filter:
         plugins: [NodeUnschedulable, ..., NodeResourcesFit]   # in the order they ran
         skippedPlugins: [NodeAffinity, NodePorts, ...]       # PreFilter said Skip for this pod
-        rejected:                                           # one row per node that failed
-        - {node: worker-1, plugin: NodeResourcesFit, code: Unschedulable, reasons: [Insufficient cpu]}
+        reasons:                                            # each distinct verdict once
+        - {plugin: NodeResourcesFit, code: Unschedulable, reasons: [Insufficient cpu]}
+        - {plugin: NodeUnschedulable, code: UnschedulableAndUnresolvable, reasons: [...]}
+        failed:                                             # the nodes that failed a filter
+          nodes: [worker-1, worker-7]
+          reason: [0, 1]                                    # index into ``reasons`` (one number: all alike)
+        preFilter: {plugin: ..., code: ..., reasons: [...]}   # only when PreFilter rejected the pod
       score:
         nodes: [worker-2, worker-3]                         # the feasible nodes, columns below align
         plugins:
@@ -26,14 +31,30 @@ history. ``spec`` says which attempt of which pod; ``status`` what happened::
 
 A node's filter verdicts read: every plugin before ``plugin`` passed it, ``plugin`` rejected it
 with ``reasons``, later plugins did not run (upstream stops at the first failure); nodes in
-``score.nodes`` passed every filter. *The columnar score layout is deliberate*: at 5,000 nodes the
-cut-off evaluates 500 nodes per pod, and a dict per node per plugin would cost more than scheduling
-the pod. To keep records small enough not to cost throughput, a column whose values are all equal
-is written as that one number, ``normalized`` is left out when the plugin has no normalisation
-step (it equals ``raw``), and ``weighted`` when the weight is 1 (it equals ``normalized``);
-:func:`node_rows` expands a record back into one row per node. Nodes never evaluated because of
-the nodes-to-score cut-off are counted in ``skippedByCutoff``; their names are listed in
-``skipped`` only up to :data:`MAX_SKIPPED_NAMES`.
+``score.nodes`` passed every filter. Only nodes that were actually evaluated appear. When
+PreFilter rejects the pod no node is filtered: ``preFilter`` holds the verdict that applies to all.
+
+*The layout is columnar and deduplicated on purpose*: at 5,000 nodes the cut-off evaluates 500
+nodes per pod, and a dict per node (per plugin) would cost the API server more than scheduling
+the pod costs the scheduler. So a column whose values are all equal is written as that one
+number, ``normalized`` is left out when the plugin has no normalisation step (it equals ``raw``),
+``weighted`` when the weight is 1 (it equals ``normalized``), and a filter failure is an index
+into the record's table of distinct verdicts (``filter.reasons``) rather than a copy of its
+strings. :func:`node_rows` is the one function that expands a record back into one row per node
+(the console and printers use it). Nodes never evaluated because of the nodes-to-score cut-off
+are counted in ``skippedByCutoff``; their names are listed in ``skipped`` only up to
+:data:`MAX_SKIPPED_NAMES`.
+
+Schema history: before the reason table, filter failures were ``filter.rejected``, a list of
+``{node, plugin, code, reasons}`` dicts. :func:`node_rows` still reads that form, so records a
+previous version wrote stay readable.
+
+Writing: records are written after bindings and events, in the background. The recorder writes
+only while no binding is in flight (``idle``), in concurrent batches the store commits together,
+and retention deletes go out in the same batches. A record that retention retires before it was
+ever written is dropped from the queue instead of being created and deleted again, so the set
+stored is always the one retention defines while a burst of scheduling never waits for records.
+``written``/``superseded``/``deleted`` count what happened.
 
 Retention: the last ``retain`` records (default 500) plus the latest record of every pod still
 pending; older ones are deleted. ``enabled=False`` turns records off for scale runs.
@@ -48,7 +69,7 @@ from operator import attrgetter
 from typing import Any
 
 from kconsole.clock import Clock
-from kconsole.scheduler.framework import CODE_NAMES, FilterOutcome, ScoreOutcome
+from kconsole.scheduler.framework import CODE_NAMES, FilterOutcome, ScoreOutcome, Status
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +80,8 @@ LABEL_POD = "kconsole.dev/pod"
 LABEL_RESULT = "kconsole.dev/result"
 MAX_SKIPPED_NAMES = 100
 MAX_NAME = 253
-MAX_IN_FLIGHT = 64
+#: writes and deletes sent together (the store commits concurrent writes in one transaction)
+BATCH = 64
 _name = attrgetter("name")
 
 
@@ -92,18 +114,15 @@ def build_record(*, namespace: str, pod_name: str, pod_uid: str, attempt: int, s
     if victims:
         status["victims"] = victims
     if filtered is not None:
-        status["filter"] = {
+        flt: dict[str, Any] = {
             "plugins": [p for p in filter_plugins or () if p not in filtered.skipped_plugins],
             "skippedPlugins": sorted(filtered.skipped_plugins),
-            "rejected": [
-                {"node": name, "plugin": st.plugin, "code": CODE_NAMES[st.code], "reasons": list(st.reasons)}
-                for name, st in filtered.failed.items()
-            ],
         }
         if filtered.pre_filter_status is not None:
-            st = filtered.pre_filter_status
-            status["filter"]["preFilter"] = {"plugin": st.plugin, "code": CODE_NAMES[st.code],
-                                             "reasons": list(st.reasons)}
+            flt["preFilter"] = _verdict(filtered.pre_filter_status)
+        elif filtered.failed:
+            flt["reasons"], flt["failed"] = _failures(filtered.failed)
+        status["filter"] = flt
     if scored is not None:
         plugins = []
         for (name, w), raw, norm, wt in zip(scored.plugins, scored.raw, scored.normalized, scored.weighted):
@@ -129,8 +148,27 @@ def build_record(*, namespace: str, pod_name: str, pod_uid: str, attempt: int, s
     }
 
 
+def _verdict(st: Status) -> dict[str, Any]:
+    return {"plugin": st.plugin, "code": CODE_NAMES[st.code], "reasons": list(st.reasons)}
+
+
+def _failures(failed: dict[str, Status]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(table of distinct verdicts, {nodes, reason}) with ``reason`` indexing the table."""
+    table: list[dict[str, Any]] = []
+    index: dict[tuple[str, int, tuple[str, ...]], int] = {}
+    reason: list[int] = []
+    for st in failed.values():
+        k = (st.plugin, st.code, st.reasons)
+        i = index.get(k)
+        if i is None:
+            i = index[k] = len(table)
+            table.append(_verdict(st))
+        reason.append(i)
+    return table, {"nodes": list(failed), "reason": column(reason)}
+
+
 def column(values: list[int]) -> list[int] | int:
-    """A score column, or its single value when every node has the same one."""
+    """A column, or its single value when every node has the same one."""
     if values and values.count(values[0]) == len(values):
         return values[0]
     return values
@@ -140,35 +178,60 @@ def _at(col: list[int] | int, i: int) -> int:
     return col if isinstance(col, int) else col[i]
 
 
+def _rejected_row(node: str, plugin: str, code: str, reasons: list[str]) -> dict[str, Any]:
+    return {"node": node, "passed": False, "plugin": plugin, "code": code, "reasons": reasons,
+            "filter": f"{plugin}: {', '.join(reasons)}", "scores": {}, "total": None}
+
+
 def node_rows(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """A record's per-node view (what the console shows): one dict per evaluated node."""
+    """A record's per-node view, one dict per evaluated node: rejected nodes first, then scored ones.
+
+    Each row: ``node``; ``passed``; for a rejected node ``plugin``, ``code``, ``reasons`` and
+    ``filter`` ("Plugin: reason, reason"); for a feasible one ``filter`` "passed", ``scores``
+    {plugin: {raw, normalized, weighted}} and ``total``.
+    """
     status = record.get("status") or {}
     rows: list[dict[str, Any]] = []
-    for r in (status.get("filter") or {}).get("rejected") or ():
-        rows.append({"node": r["node"], "filter": f"{r['plugin']}: {', '.join(r['reasons'])}", "scores": {},
-                     "total": None})
+    flt = status.get("filter") or {}
+    failed = flt.get("failed") or {}
+    table = flt.get("reasons") or ()
+    for i, name in enumerate(failed.get("nodes") or ()):
+        v = table[_at(failed.get("reason", 0), i)]
+        rows.append(_rejected_row(name, v["plugin"], v["code"], list(v["reasons"])))
+    for r in flt.get("rejected") or ():
+        rows.append(_rejected_row(r["node"], r["plugin"], r.get("code", ""), list(r["reasons"])))
     score = status.get("score") or {}
+    plugins = score.get("plugins") or ()
     for i, name in enumerate(score.get("nodes") or ()):
         per = {}
-        for p in score.get("plugins") or ():
+        for p in plugins:
             raw = _at(p["raw"], i)
             norm = _at(p["normalized"], i) if "normalized" in p else raw
             per[p["name"]] = {"raw": raw, "normalized": norm,
                               "weighted": _at(p["weighted"], i) if "weighted" in p else norm * p["weight"]}
-        total = _at(score.get("total", 0), i)
-        rows.append({"node": name, "filter": "passed", "scores": per, "total": total})
+        total = _at(score["total"], i) if "total" in score else sum(v["weighted"] for v in per.values())
+        rows.append({"node": name, "passed": True, "filter": "passed", "scores": per, "total": total})
     return rows
 
 
 class DecisionRecorder:
-    """Writes records in the background (bounded concurrency) and enforces retention."""
+    """Writes records in the background, after bindings, and enforces retention.
+
+    ``idle`` is set while nothing more urgent is in flight (the scheduler clears it while a
+    binding is being written); the writer waits for it before each batch.
+    """
 
     def __init__(self, client: Any, clock: Clock, *, enabled: bool = True, retain: int = 500,
-                 keep_in_memory: int = 200) -> None:
+                 keep_in_memory: int = 200, idle: asyncio.Event | None = None, batch: int = BATCH) -> None:
         self.client = client
         self.clock = clock
         self.enabled = enabled
         self.retain = retain
+        self.batch = batch
+        if idle is None:
+            idle = asyncio.Event()
+            idle.set()
+        self.idle = idle
         #: the most recent records, newest last, for the console (no API round trip)
         self.recent: deque[dict[str, Any]] = deque(maxlen=keep_in_memory)
         self._window: deque[tuple[str, str, str]] = deque()  # (namespace, name, pod key), oldest first
@@ -176,10 +239,16 @@ class DecisionRecorder:
         self._pinned: dict[str, tuple[str, str]] = {}  # pod key -> (namespace, name) kept past the window
         self._attempts: dict[str, int] = {}
         self._pending: set[str] = set()
-        self._sem = asyncio.Semaphore(MAX_IN_FLIGHT)
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._creating: dict[tuple[str, str], asyncio.Task[None]] = {}
+        self._to_create: dict[tuple[str, str], dict[str, Any]] = {}  # not yet sent, oldest first
+        self._to_delete: deque[tuple[str, str]] = deque()
+        self._writing: set[tuple[str, str]] = set()
+        self._delete_after: set[tuple[str, str]] = set()  # retired while its create was in flight
+        self._wake = asyncio.Event()
+        self._done = asyncio.Event()
+        self._done.set()
+        self._writer: asyncio.Task[None] | None = None
         self.written = 0
+        self.superseded = 0
         self.deleted = 0
         self.failed = 0
 
@@ -215,7 +284,7 @@ class DecisionRecorder:
         self._pending.discard(pod_key)
         pinned = self._pinned.pop(pod_key, None)
         if pinned is not None:
-            self._delete(*pinned)
+            self._retire(pinned)
 
     def forget_pod(self, pod_key: str) -> None:
         self.set_pending(pod_key, False)
@@ -230,14 +299,17 @@ class DecisionRecorder:
         meta = record["metadata"]
         pinned = self._pinned.pop(pod_key, None)
         if pinned is not None:
-            self._delete(*pinned)
+            self._retire(pinned)
         self._window.append((meta["namespace"], meta["name"], pod_key))
         self._latest[pod_key] = meta["name"]
-        ident = (meta["namespace"], meta["name"])
-        task = self._spawn(self._create(record))
-        self._creating[ident] = task
-        task.add_done_callback(lambda _t: self._creating.pop(ident, None))
+        self._to_create[(meta["namespace"], meta["name"])] = record
         self._evict()
+        self._kick()
+
+    @property
+    def backlog(self) -> int:
+        """Writes and deletes not yet sent."""
+        return len(self._to_create) + len(self._to_delete)
 
     def _evict(self) -> None:
         while len(self._window) > self.retain:
@@ -245,43 +317,77 @@ class DecisionRecorder:
             if key in self._pending and self._latest.get(key) == name:
                 self._pinned[key] = (ns, name)
             else:
-                self._delete(ns, name)
+                self._retire((ns, name))
+        self._kick()
 
-    def _delete(self, namespace: str, name: str) -> None:
-        self._spawn(self._remove(namespace, name))
+    def _retire(self, ident: tuple[str, str]) -> None:
+        """Retention no longer keeps ``ident``: unqueue it if unwritten, else delete it."""
+        if self._to_create.pop(ident, None) is not None:
+            self.superseded += 1
+        elif ident in self._writing:
+            self._delete_after.add(ident)
+        else:
+            self._to_delete.append(ident)
 
-    def _spawn(self, coro: Any) -> asyncio.Task[None]:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+    def _kick(self) -> None:
+        if not self._to_create and not self._to_delete:
+            return
+        self._done.clear()
+        self._wake.set()
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write_loop(), name="decision-records")
 
-    async def _create(self, record: dict[str, Any]) -> None:
-        async with self._sem:
-            try:
-                await self.client.create(record)
-                self.written += 1
-            except Exception as err:
-                self.failed += 1
-                log.info("decision record %s/%s not written: %s", record["metadata"]["namespace"],
-                         record["metadata"]["name"], err)
+    async def _write_loop(self) -> None:
+        while True:
+            if not self._to_create and not self._to_delete:
+                if not self._writing:
+                    self._done.set()
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            await self.idle.wait()
+            ops: list[Any] = []
+            while self._to_delete and len(ops) < self.batch:
+                ops.append(self._remove(self._to_delete.popleft()))
+            while self._to_create and len(ops) < self.batch:
+                ident = next(iter(self._to_create))
+                ops.append(self._create(ident, self._to_create.pop(ident)))
+            await asyncio.gather(*ops)
 
-    async def _remove(self, namespace: str, name: str) -> None:
-        creating = self._creating.get((namespace, name))
-        if creating is not None:
-            await asyncio.wait([creating])
-        async with self._sem:
-            try:
-                await self.client.delete(RESOURCE, name, namespace)
-                self.deleted += 1
-            except Exception as err:
-                if getattr(err, "code", 0) != 404:
-                    log.info("decision record %s/%s not deleted: %s", namespace, name, err)
+    async def _create(self, ident: tuple[str, str], record: dict[str, Any]) -> None:
+        self._writing.add(ident)
+        try:
+            await self.client.create(record)
+            self.written += 1
+        except Exception as err:
+            self.failed += 1
+            log.info("decision record %s/%s not written: %s", ident[0], ident[1], err)
+        finally:
+            self._writing.discard(ident)
+            if ident in self._delete_after:
+                self._delete_after.discard(ident)
+                self._to_delete.append(ident)
+
+    async def _remove(self, ident: tuple[str, str]) -> None:
+        try:
+            await self.client.delete(RESOURCE, ident[1], ident[0])
+            self.deleted += 1
+        except Exception as err:
+            if getattr(err, "code", 0) != 404:
+                log.info("decision record %s/%s not deleted: %s", ident[0], ident[1], err)
 
     async def flush(self) -> None:
-        """Wait for every queued write and delete."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        """Wait until every queued write and delete has been sent and answered."""
+        while self._to_create or self._to_delete or self._writing:
+            self._kick()
+            await self._done.wait()
 
     async def close(self) -> None:
         await self.flush()
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.cancel()
+            try:
+                await writer
+            except asyncio.CancelledError:
+                pass

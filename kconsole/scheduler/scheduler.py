@@ -78,8 +78,11 @@ class Scheduler:
             clock, first.queue_sort.sort_key,  # type: ignore[attr-defined]
             initial_backoff=self.config.pod_initial_backoff, max_backoff=self.config.pod_max_backoff,
             max_unschedulable_duration=self.config.max_unschedulable_duration, interested=self._interested)
+        #: set while no binding is being written; decision records wait for it (bindings first)
+        self.binds_idle = asyncio.Event()
+        self.binds_idle.set()
         self.records = DecisionRecorder(client, clock, enabled=self.config.decision_records,
-                                        retain=self.config.decision_retain)
+                                        retain=self.config.decision_retain, idle=self.binds_idle)
         self.factory = InformerFactory(client)
         self.pods: SharedInformer = self.factory.informer("pods")
         self.nodes: SharedInformer = self.factory.informer("nodes")
@@ -336,7 +339,13 @@ class Scheduler:
         task = asyncio.get_running_loop().create_task(
             self._bind(q, fw, state, pod, chosen.name, outcome, scored, len(nodes), skipped_names))
         self._binds.add(task)
-        task.add_done_callback(self._binds.discard)
+        self.binds_idle.clear()
+        task.add_done_callback(self._bind_done)
+
+    def _bind_done(self, task: asyncio.Task[None]) -> None:
+        self._binds.discard(task)
+        if not self._binds:
+            self.binds_idle.set()
 
     def _nominated_fast_path(self, fw: Framework, state: dict[str, Any], pod: PodInfo,
                              skipped: frozenset[str]) -> FilterOutcome | None:

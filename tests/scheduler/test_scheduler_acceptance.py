@@ -171,8 +171,9 @@ async def test_cordoned_nodes_are_skipped(env: Env) -> None:
     assert "cordoned" not in placed.values()
     await s.flush()
     record = next(r for r in await env.admin.list_all("schedulingdecisions", "default") if r["spec"]["pod"] == "p0")
-    rejected = {r["node"]: r for r in record["status"]["filter"]["rejected"]}
+    rejected = {r["node"]: r for r in node_rows(record) if not r["passed"]}
     assert rejected["cordoned"]["plugin"] == "NodeUnschedulable"
+    assert rejected["cordoned"]["code"] == "UnschedulableAndUnresolvable"
     assert rejected["cordoned"]["reasons"] == ["node(s) were unschedulable"]
 
 
