@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from kconsole.api import strategy
+from kconsole.api.apply import track_update
 from kconsole.api.audit import AuditLog
 from kconsole.api.authn import TokenAuthenticator
 from kconsole.api.filters import compile_filter
@@ -56,11 +57,17 @@ from kconsole.store.kv import (
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
+_Wanted = tuple[str, "str | None", dict[str, Any], str]  # resource, namespace, object, group
 LogSource = Callable[[str, str, str, bool, "int | None"], "str | LogStream"]
 
 #: The user the API server acts as for its own bootstrap writes (upstream's loopback client).
 LOOPBACK_USER = UserInfo("system:apiserver", ("system:masters",))
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+#: Field manager of a write that names none and sends no user agent.
+UNKNOWN_MANAGER = "unknown"
+#: Simulated seconds before bootstrap retries a create that failed, doubling up to the maximum.
+BOOTSTRAP_RETRY_FIRST = 0.5
+BOOTSTRAP_RETRY_MAX = 10.0
 #: Simulated seconds between sweeps for expired Events.
 EVENT_GC_INTERVAL = 60.0
 
@@ -91,7 +98,7 @@ def _optional(module: str, attr: str) -> Any:
 class _Call:
     """Per-request bookkeeping: who, what, and which stage is running (for the audit record)."""
 
-    __slots__ = ("req", "user", "spec", "stage", "name", "allocated")
+    __slots__ = ("req", "user", "spec", "stage", "name", "allocated", "live")
 
     def __init__(self, req: Request) -> None:
         self.req = req
@@ -100,6 +107,8 @@ class _Call:
         self.stage = "authentication"
         self.name = req.name
         self.allocated: list[str] = []
+        #: Objects read live from the store for admission because the cache did not hold them yet.
+        self.live: dict[tuple[str, str | None, str], Obj] = {}
 
 
 class APIServer:
@@ -137,6 +146,7 @@ class APIServer:
         self._now_text = ""
         self._started = False
         self._bootstrapped = False
+        self._bootstrap_task: asyncio.Task[None] | None = None
         self._etcd_error = ""
         from kconsole.api import subresources  # noqa: PLC0415 - they call back into this module
 
@@ -153,6 +163,13 @@ class APIServer:
 
     async def stop(self) -> None:
         self._started = False
+        task, self._bootstrap_task = self._bootstrap_task, None
+        if task is not None and not task.done():
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down
+                pass
         if self._event_gc is not None:
             self._event_gc.cancel()
         if self._event_gc_task is not None and not self._event_gc_task.done():
@@ -193,38 +210,74 @@ class APIServer:
         finally:
             self._schedule_event_gc()
 
-    async def _bootstrap(self) -> None:
-        for ns in SYSTEM_NAMESPACES:
-            await self._ensure("namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    def _bootstrap_wanted(self) -> list[_Wanted]:
+        """What a fresh cluster needs, in the order it is created."""
+        wanted: list[_Wanted] = [("namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
+                                                       "metadata": {"name": ns}}, "") for ns in SYSTEM_NAMESPACES]
         for obj in bootstrap_objects():
             spec = self.registry.for_kind(obj["apiVersion"], obj["kind"])
             if spec is not None:
-                await self._ensure(spec.resource, obj["metadata"].get("namespace"), obj, spec.group)
+                wanted.append((spec.resource, obj["metadata"].get("namespace"), obj, spec.group))
         for name, value in BUILTIN_PRIORITY_CLASSES:
-            await self._ensure("priorityclasses", None, {
+            wanted.append(("priorityclasses", None, {
                 "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
                 "value": value, "preemptionPolicy": "PreemptLowerPriority",
                 "description": "Used for system critical pods that must not be moved from their current node.",
-            }, "scheduling.k8s.io")
-        await self._ensure("services", "default", {
+            }, "scheduling.k8s.io"))
+        wanted.append(("services", "default", {
             "apiVersion": "v1", "kind": "Service",
             "metadata": {"name": "kubernetes", "namespace": "default",
                          "labels": {"component": "apiserver", "provider": "kubernetes"}},
             "spec": {"type": "ClusterIP", "clusterIP": self.ipalloc.kubernetes_ip,
                      "clusterIPs": [self.ipalloc.kubernetes_ip], "sessionAffinity": "None",
                      "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]},
-        })
+        }, ""))
+        return wanted
+
+    async def _bootstrap(self) -> None:
+        """One pass at start; what failed (the store down, say) is retried in the background with
+        back-off until it exists or the server stops, as upstream's post-start hooks retry."""
+        pending = await self._ensure_all(self._bootstrap_wanted())
+        if pending:
+            self._bootstrap_task = asyncio.get_running_loop().create_task(self._retry_bootstrap(pending),
+                                                                          name="bootstrap-retry")
+            return
+        self._bootstrap_done()
+
+    async def _retry_bootstrap(self, pending: list[_Wanted]) -> None:
+        delay = BOOTSTRAP_RETRY_FIRST
+        while pending and self._started:
+            await self.clock.sleep(delay)
+            if not self._started:
+                return
+            pending = await self._ensure_all(pending)
+            delay = min(delay * 2, BOOTSTRAP_RETRY_MAX)
+        if not pending:
+            self._bootstrap_done()
+
+    def _bootstrap_done(self) -> None:
         self._bootstrapped = True
         self._schedule_event_gc()
 
-    async def _ensure(self, resource: str, namespace: str | None, obj: Obj, group: str = "") -> None:
+    async def _ensure_all(self, wanted: list[_Wanted]) -> list[_Wanted]:
+        """Create what is missing; returns what could not be created yet."""
+        failed: list[_Wanted] = []
+        for item in wanted:
+            if not await self._ensure(*item):
+                failed.append(item)
+        return failed
+
+    async def _ensure(self, resource: str, namespace: str | None, obj: Obj, group: str = "") -> bool:
         cache = self.storage.caches.get(f"{resource}.{group}" if group else resource)
         if cache is not None and cache.get(namespace, obj["metadata"]["name"]) is not None:
-            return
+            return True
         resp = await self.handle(Request("create", resource, group=group, namespace=namespace, body=obj,
                                          credentials=Credentials(token=self._loopback), source="bootstrap"))
         if isinstance(resp, Response) and not resp.ok and resp.code != 409:
-            log.warning("bootstrap of %s %s failed: %s", resource, obj["metadata"]["name"], resp.body.get("message"))
+            log.warning("bootstrap of %s %s failed (will retry): %s", resource, obj["metadata"]["name"],
+                        resp.body.get("message"))
+            return False
+        return True
 
     def health_checks(self) -> dict[str, tuple[bool, str]]:
         """What /readyz and /livez report, check by check."""
@@ -404,14 +457,21 @@ class APIServer:
             call.allocated.append(ip)
             return ip
 
+        get_object = self.get_object
+        if call.live:
+            live = call.live
+
+            def get_object(resource: str, namespace: str | None, name: str) -> Obj | None:
+                found = live.get((resource, namespace, name))
+                return found if found is not None else self.get_object(resource, namespace, name)
+
         return AdmissionContext(
             operation=operation, info=spec.info, user=call.user or LOOPBACK_USER, namespace=req.namespace,
             name=name, subresource=subresource, dry_run=req.dry_run, now=self.now(), rng=self.rng,
-            get_object=self.get_object, allocate_cluster_ip=allocate,
+            get_object=get_object, allocate_cluster_ip=allocate, list_objects=self.list_objects,
         )
 
-    def get_object(self, resource: str, namespace: str | None, name: str) -> Obj | None:
-        """Read from the watch cache without authorization (admission plugins' lookups; shared, read-only)."""
+    def _cache_of(self, resource: str) -> tuple[Any, bool] | None:
         found = self._lookup.get(resource)
         if found is None:
             try:
@@ -422,8 +482,26 @@ class APIServer:
             if cache is None:
                 return None
             found = self._lookup[resource] = (cache, spec.namespaced)
+        return found
+
+    def get_object(self, resource: str, namespace: str | None, name: str) -> Obj | None:
+        """Read from the watch cache without authorization (admission plugins' lookups; shared, read-only)."""
+        found = self._cache_of(resource)
+        if found is None:
+            return None
         cache, namespaced = found
         return cache.get(namespace if namespaced else None, name)
+
+    def list_objects(self, resource: str, namespace: str | None) -> list[Obj]:
+        """Objects of one resource from the watch cache (namespace None: all), without authorization;
+        for admission questions a name cannot answer (globalDefault PriorityClass, node ports in use)."""
+        found = self._cache_of(resource)
+        if found is None:
+            return []
+        cache, namespaced = found
+        if namespace is None or not namespaced:
+            return cache.values()
+        return list(cache.objects.get(namespace, {}).values())
 
     def admit(self, call: _Call, spec: ResourceSpec, operation: str, obj: Obj, old: Obj | None,
               subresource: str | None = None) -> None:
@@ -582,12 +660,24 @@ class APIServer:
         return obj
 
     async def _namespace_seen(self, call: _Call, spec: ResourceSpec) -> None:
-        """NamespaceLifecycle reads the namespaces cache: let it see namespaces this server already
-        acknowledged, so a create right after its Namespace's is not refused (upstream's live lookup)."""
-        if spec.namespaced and call.req.namespace:
-            namespaces = self.registry.get("", "namespaces")
-            if namespaces is not None:
-                await self.storage.fresh_cache(namespaces)
+        """NamespaceLifecycle reads the namespaces cache; when it misses, wait for writes this server
+        acknowledged, then read the store (upstream's live lookup), so content created right after its
+        Namespace is not refused. Costs nothing when the cache already holds the namespace."""
+        namespace = call.req.namespace
+        if not spec.namespaced or not namespace:
+            return
+        cache = self.storage.caches.get("namespaces")
+        if cache is None or cache.get(None, namespace) is not None:
+            return
+        namespaces = self.registry.get("", "namespaces")
+        if namespaces is None:
+            return
+        cache = await self.storage.fresh_cache(namespaces)
+        if cache.get(None, namespace) is not None:
+            return
+        live = await self.storage.read(namespaces, self.storage.key(namespaces, None, namespace))
+        if live is not None:
+            call.live[("namespaces", None, namespace)] = live
 
     async def _create(self, call: _Call, spec: ResourceSpec) -> Response:
         await self._namespace_seen(call, spec)
@@ -599,6 +689,7 @@ class APIServer:
             if call.req.name:
                 meta["name"] = call.req.name
         self.admit(call, spec, "CREATE", obj, None)
+        self._track(call, spec, None, obj)
         call.name = meta["name"]
         created = await self.storage.create(spec, obj, dry_run=call.req.dry_run)
         self._stored(call, spec)
@@ -652,6 +743,21 @@ class APIServer:
             # The main-resource strategy runs after mutating admission, as upstream's BeforeUpdate.
             strategy.prepare_update(spec, new, old)
         self._validate(call, spec, ctx, new, current)
+        self._track(call, spec, old, new)
+
+    def _track(self, call: _Call, spec: ResourceSpec, old: Obj | None, new: Obj) -> None:
+        """Field ownership of a non-apply write (upstream's Update managedFields entries), so a later
+        server-side apply of a field another manager changed conflicts. The manager is the request's
+        fieldManager, else the user agent's product name (upstream's prefix before '/')."""
+        req = call.req
+        if req.patch_type == "apply":
+            return
+        manager = req.field_manager or req.user_agent.split("/", 1)[0].strip() or UNKNOWN_MANAGER
+        if old is not None and "managedFields" not in new["metadata"]:
+            kept = old["metadata"].get("managedFields")
+            if kept:
+                new["metadata"]["managedFields"] = kept  # a body without them keeps the live ones
+        track_update(old, new, manager, self.now(), spec.kind)
 
     def _validate(self, call: _Call, spec: ResourceSpec, ctx: AdmissionContext, new: Obj, old: Obj) -> None:
         call.stage = "validation"
