@@ -172,6 +172,7 @@ class EtcdCluster:
             built.append(Member(
                 name, f"127.0.0.1:{port}", ids, clock=clock, network=net, rng=random.Random(rng.random()),
                 storage=storage(name), machine=machine(name), config=config, mid=ids[i],
+                role_file=root / name / "member.json",
             ))
         cluster = cls(built, net, clock, request_timeout=request_timeout, quota_bytes=quota_bytes,
                       auto_compact_interval=auto_compact_interval)

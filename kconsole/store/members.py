@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import random
 from collections import deque
@@ -145,6 +146,7 @@ class Member:
         machine: Callable[[], Awaitable[Machine]],
         config: RaftConfig | None = None,
         mid: int | None = None,
+        role_file: Path | None = None,
     ) -> None:
         self.name = name
         self.endpoint = endpoint
@@ -154,6 +156,7 @@ class Member:
         self.network = network
         self.rng = rng
         self.config = config or RaftConfig()
+        self.role_file = role_file  # where leadership changes are noted for tools reading the folder
         self._storage_factory = storage
         self._machine_factory = machine
         self.node: RaftNode | None = None
@@ -237,6 +240,7 @@ class Member:
             return
         self.running = False
         self.network.unregister(self.id)
+        self._seen = (None, 0, 0)
         if self._ticker:
             self._ticker.cancel()
             self._ticker = None
@@ -255,9 +259,23 @@ class Member:
             await self.machine.close()
         if self.storage is not None:
             self.storage.close()
+        self._note_role()
         self.node = None
         self._resumed.set()
         self.on_change()
+
+    def _note_role(self) -> None:
+        if self.role_file is None or self.node is None:
+            return
+        doc = {"name": self.name, "id": f"{self.id:x}", "endpoint": self.endpoint, "role": self.node.role.value,
+               "term": self.node.term, "leader": f"{self.node.lead:x}" if self.node.lead else "",
+               "pid": os.getpid(), "running": self.running}
+        tmp = self.role_file.with_suffix(".tmp")
+        try:
+            tmp.write_text(json.dumps(doc))
+            os.replace(tmp, self.role_file)
+        except OSError as err:
+            self.errors.append(f"cannot note role: {err}")
 
     def _task_done(self, task: asyncio.Task[None]) -> None:
         """A loop died of an error (a failed disk): the member crashes rather than diverge."""
@@ -491,6 +509,7 @@ class Member:
             seen = (node.role, node.lead, node.term)
             if seen != self._seen:
                 self._seen = seen
+                self._note_role()
                 self.on_change()
             if not node.has_ready():
                 continue

@@ -127,6 +127,22 @@ class FileStorage:
         self._size = 0
 
     # ----- loading -----------------------------------------------------------------------------
+    @staticmethod
+    def peek(directory: str | os.PathLike[str]) -> WalState:
+        """Read the state without changing anything (for tools looking at a data folder)."""
+        state = WalState()
+        for path in sorted(Path(directory).glob("*.wal")):
+            data = path.read_bytes()
+            pos = 0
+            while pos + _HEADER.size <= len(data):
+                length, crc = _HEADER.unpack_from(data, pos)
+                body = data[pos + _HEADER.size : pos + _HEADER.size + length]
+                if len(body) < length or zlib.crc32(body) != crc:
+                    break
+                _replay(state, marshal.loads(body))
+                pos += _HEADER.size + length
+        return state
+
     def load(self) -> WalState:
         state = WalState()
         paths = sorted(self.dir.glob("*.wal"))

@@ -1,0 +1,193 @@
+"""``kconsole etcdctl endpoint status|endpoint health|member list [-w table|json|simple]``.
+
+Prints etcdctl 3.5's layouts. The figures come from the data folder (``--data-dir``, default
+``./.kconsole``): each member's WAL (term, raft index, applied index), its revision log file
+(revision, db size, size in use) and the ``member.json`` a running member rewrites whenever its
+role changes (leader or not; ignored when the process that wrote it is gone). Everything is opened
+read-only, so it works beside a running kconsole. A running process's in-memory view is
+``EtcdCluster.member_status()``; :func:`render_status` renders either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+from kconsole.store.members import VERSION, MemberStatus, member_id
+from kconsole.store.raft.wal import FileStorage
+
+DEFAULT_DATA_DIR = ".kconsole"
+
+
+def human_bytes(n: int) -> str:
+    """go-humanize's Bytes, as etcdctl prints DB SIZE (SI units)."""
+    if n < 10:
+        return f"{n} B"
+    sizes = ["B", "kB", "MB", "GB", "TB", "PB", "EB"]
+    e = math.floor(math.log(n, 1000))
+    val = math.floor(n / 1000**e * 10 + 0.5) / 10
+    return (f"{val:.1f} {sizes[e]}" if val < 10 else f"{val:.0f} {sizes[e]}")
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    """etcdctl's tablewriter look: centred headers, right-aligned cells."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+    out = [line, "|" + "|".join(f" {h.center(w)} " for h, w in zip(headers, widths)) + "|", line]
+    out += ["|" + "|".join(f" {c.rjust(w)} " for c, w in zip(r, widths)) + "|" for r in rows]
+    out.append(line)
+    return "\n".join(out)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _db_figures(path: Path) -> tuple[int, int, int]:
+    """(revision, db size incl. WAL, bytes in use) of a member's revision log, read-only."""
+    size = sum(os.path.getsize(f"{path}{s}") for s in ("", "-wal") if os.path.exists(f"{path}{s}"))
+    if not path.exists():
+        return 0, 0, 0
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        top = db.execute("SELECT MAX(revision) FROM kv").fetchone()[0] or 0
+        floor = db.execute("SELECT value FROM meta WHERE name = 'revision_floor'").fetchone()
+        page = db.execute("PRAGMA page_size").fetchone()[0]
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        free = db.execute("PRAGMA freelist_count").fetchone()[0]
+    finally:
+        db.close()
+    return max(top, floor[0] if floor else 0), size, (pages - free) * page
+
+
+def folder_status(data_dir: str | os.PathLike[str]) -> list[MemberStatus]:
+    """Each member's status as its files show it."""
+    root = Path(data_dir)
+    dirs = sorted((p for p in root.glob("etcd-*") if p.is_dir()), key=lambda p: int(p.name.split("-")[-1]))
+    if not dirs:
+        raise FileNotFoundError(f"no etcd members in {root} (expected {root}/etcd-0, etcd-1, ...)")
+    out: list[MemberStatus] = []
+    for i, d in enumerate(dirs):
+        wal = FileStorage.peek(d / "wal")
+        note: dict[str, Any] = {}
+        try:
+            note = json.loads((d / "member.json").read_text())
+        except (OSError, ValueError):
+            pass
+        running = bool(note) and bool(note.get("running")) and _alive(int(note.get("pid", 0)))
+        revision, size, in_use = _db_figures(d / "db.sqlite")
+        last = wal.entries[-1].index if wal.entries else wal.snap_index
+        errors = ["alarm:NOSPACE"] if wal.alarms & 1 else []
+        out.append(MemberStatus(
+            name=d.name, id=note.get("id") or f"{member_id(d.name):x}",
+            endpoint=note.get("endpoint") or f"127.0.0.1:{(2379, 22379, 32379, 42379, 52379)[i % 5]}",
+            version=VERSION, running=running, paused=False,
+            healthy=running and bool(note.get("leader")) and not errors,
+            is_leader=running and note.get("role") == "leader", leader=note.get("leader", "") if running else "",
+            role=note.get("role", "stopped") if running else "stopped",
+            raft_term=wal.hard_state.term, raft_index=last, raft_applied_index=wal.applied, revision=revision,
+            db_size=size, db_size_in_use=in_use, wal_size=sum(p.stat().st_size for p in (d / "wal").glob("*.wal")),
+            errors=errors,
+        ))
+    leaders = [s for s in out if s.is_leader]
+    if len(leaders) > 1:  # a deposed leader's note can lag: the highest term is the leader
+        top = max(leaders, key=lambda s: s.raft_term)
+        for s in leaders:
+            s.is_leader = s is top
+    return out
+
+
+def render_status(statuses: list[MemberStatus], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps([{
+            "Endpoint": s.endpoint,
+            "Status": {
+                "header": {"member_id": int(s.id, 16), "revision": s.revision, "raft_term": s.raft_term},
+                "version": s.version, "dbSize": s.db_size, "dbSizeInUse": s.db_size_in_use,
+                "leader": int(s.leader, 16) if s.leader else 0, "raftIndex": s.raft_index,
+                "raftTerm": s.raft_term, "raftAppliedIndex": s.raft_applied_index, "errors": s.errors,
+                "isLearner": False,
+            },
+        } for s in statuses])
+    rows = [[s.endpoint, s.id, s.version, human_bytes(s.db_size), str(s.is_leader).lower(), "false",
+             str(s.raft_term), str(s.raft_index), str(s.raft_applied_index), ", ".join(s.errors)] for s in statuses]
+    if fmt == "table":
+        return table(["ENDPOINT", "ID", "VERSION", "DB SIZE", "IS LEADER", "IS LEARNER", "RAFT TERM", "RAFT INDEX",
+                      "RAFT APPLIED INDEX", "ERRORS"], rows)
+    return "\n".join(", ".join(r) for r in rows)
+
+
+def render_health(statuses: list[MemberStatus], fmt: str) -> str:
+    def took(s: MemberStatus) -> str:
+        return f"{s.last_commit_ms:g}ms" if s.last_commit_ms else "0s"
+
+    def error(s: MemberStatus) -> str:
+        if s.healthy:
+            return ""
+        if not s.running:
+            return "failed to commit proposal: context deadline exceeded"
+        if s.errors:
+            return "Active Alarm(s): " + ", ".join(s.errors)
+        return "etcdserver: no leader"
+
+    if fmt == "json":
+        return json.dumps([{"endpoint": s.endpoint, "health": s.healthy, "took": took(s),
+                            **({"error": error(s)} if not s.healthy else {})} for s in statuses])
+    if fmt == "table":
+        return table(["ENDPOINT", "HEALTH", "TOOK", "ERROR"],
+                     [[s.endpoint, str(s.healthy).lower(), took(s), error(s)] for s in statuses])
+    return "\n".join(
+        f"{s.endpoint} is healthy: successfully committed proposal: took = {took(s)}" if s.healthy
+        else f"{s.endpoint} is unhealthy: {error(s)}" for s in statuses)
+
+
+def render_members(statuses: list[MemberStatus], fmt: str) -> str:
+    def peer(s: MemberStatus) -> str:
+        host, port = s.endpoint.rsplit(":", 1)
+        return f"http://{host}:{int(port) + 1}"
+
+    if fmt == "json":
+        return json.dumps({"members": [{"ID": int(s.id, 16), "name": s.name, "peerURLs": [peer(s)],
+                                        "clientURLs": [f"http://{s.endpoint}"]} for s in statuses]})
+    rows = [[s.id, "started", s.name, peer(s), f"http://{s.endpoint}", "false"] for s in statuses]
+    if fmt == "table":
+        return table(["ID", "STATUS", "NAME", "PEER ADDRS", "CLIENT ADDRS", "IS LEARNER"], rows)
+    return "\n".join(", ".join(r) for r in rows)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("words", nargs="+", metavar="COMMAND", help="endpoint status | endpoint health | member list")
+    p.add_argument("-w", "--write-out", default="simple", choices=("simple", "table", "json"),
+                   help="output format (default simple, as etcdctl)")
+    p.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help=f"data folder (default {DEFAULT_DATA_DIR})")
+    p.add_argument("--cluster", action="store_true", help="accepted for etcdctl compatibility (all members)")
+
+
+def run(args: argparse.Namespace) -> int:
+    command = " ".join(args.words)
+    renderers = {"endpoint status": render_status, "endpoint health": render_health, "member list": render_members}
+    if command not in renderers:
+        print(f"kconsole etcdctl: unknown command {command!r} (use: {', '.join(renderers)})", file=sys.stderr)
+        return 2
+    try:
+        statuses = folder_status(args.data_dir)
+    except (FileNotFoundError, sqlite3.Error) as err:
+        print(f"kconsole etcdctl: {err}", file=sys.stderr)
+        return 1
+    print(renderers[command](statuses, args.write_out))
+    if command == "endpoint health" and not all(s.healthy for s in statuses):
+        return 1
+    return 0
+
