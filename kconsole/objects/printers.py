@@ -788,43 +788,27 @@ BINDINGS = Printer(
 )
 
 
-def _first(o: Obj, *paths: str) -> Any:
-    for path in paths:
-        cur: Any = o
-        for part in path.split("."):
-            cur = cur.get(part) if isinstance(cur, dict) else None
-        if cur not in (None, ""):
-            return cur
-    return None
-
-
 def _decision_cells(d: Obj, now: float) -> list[Any]:
-    pod = _first(d, "spec.pod", "spec.podName", "status.pod", "spec.podRef.name")
-    if isinstance(pod, dict):
-        pod = pod.get("name")
-    feasible = _first(d, "status.feasible", "status.feasibleNodes", "spec.feasible", "spec.feasibleNodes")
-    total = _first(d, "status.nodesConsidered", "status.totalNodes", "spec.totalNodes")
-    if isinstance(feasible, list):
-        feasible = len(feasible)
+    """A SchedulingDecision as kconsole.scheduler.decisions writes it: ``spec.pod``/``spec.attempt``,
+    ``status.result``/``node``/``message`` and the node counts in ``status.nodes``."""
+    spec = d.get("spec") or {}
+    status = d.get("status") or {}
+    counts = status.get("nodes") or {}
+    feasible, evaluated = counts.get("feasible"), counts.get("evaluated")
     if feasible is None:
-        rows = _first(d, "status.nodes", "spec.nodes")
-        if isinstance(rows, list):
-            feasible = sum(1 for r in rows if isinstance(r, dict) and r.get("feasible", r.get("passed")))
-            total = total if total is not None else len(rows)
-    feasible_text = "<none>" if feasible is None else (f"{feasible}/{total}" if total is not None else str(feasible))
-    return [pod or "<none>", _first(d, "spec.attempt", "status.attempt") or 0,
-            _first(d, "status.result", "spec.result") or "<none>",
-            _first(d, "status.node", "status.nodeName", "spec.node", "spec.nodeName") or "<none>",
-            feasible_text, _age(d, now),
-            (_first(d, "status.message", "spec.message") or "")]
+        feasible_text = "<none>"
+    else:
+        feasible_text = f"{feasible}/{evaluated}" if evaluated is not None else str(feasible)
+    return [spec.get("pod") or "<none>", spec.get("attempt") or 0, status.get("result") or "<none>",
+            status.get("node") or "<none>", feasible_text, _age(d, now), status.get("message") or ""]
 
 
 SCHEDULINGDECISIONS = Printer(
     (Column("Pod", description="The pod this decision is about."),
      Column("Attempt", type="integer", description="Which scheduling attempt of the pod this is."),
-     Column("Result", description="Scheduled, Unschedulable, Preempting or Error."),
+     Column("Result", description="Scheduled, Unschedulable or Error."),
      Column("Node", description="The node chosen, if any."),
-     Column("Feasible", description="Nodes that passed every filter, of those considered."), AGE,
+     Column("Feasible", description="Nodes that passed every filter, of those evaluated."), AGE,
      Column("Message", priority=1, description="Why the pod went where it went, or why it could not.")),
     _decision_cells,
 )

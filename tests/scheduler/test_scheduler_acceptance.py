@@ -10,6 +10,7 @@ from kconsole.api.server import APIServer
 from kconsole.api.types import UserInfo
 from kconsole.client import Client
 from kconsole.clock import VirtualClock
+from kconsole.objects.printers import PRINTERS
 from kconsole.scheduler.decisions import node_rows
 from kconsole.scheduler.scheduler import Scheduler
 from kconsole.store.revlog import RevisionLog
@@ -232,3 +233,5 @@ async def test_decision_records_match_what_happened(env: Env) -> None:
     assert fit["weighted"] == fit["normalized"] * 1
     assert sum(p["weighted"] for p in rows["idle"]["scores"].values()) == scored["idle"]
     assert st["nodes"] == {"total": 3, "evaluated": 3, "feasible": 2, "skippedByCutoff": 0, "skipped": []}
+    cells = PRINTERS["schedulingdecisions.kconsole.dev"].cells(rec, env.clock.now())
+    assert cells[:5] == ["web", 1, "Scheduled", "idle", "2/3"]
