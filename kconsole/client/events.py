@@ -1,7 +1,9 @@
 """The event recorder: client-go's ``record`` package (broadcaster + EventCorrelator + sink).
 
 Components call :meth:`EventRecorder.event` from hot paths; it never blocks and never raises for
-server trouble. A background task correlates and writes ``core/v1`` Events in order:
+server trouble. A few background writers correlate and write ``core/v1`` Events concurrently; the
+events of one involved object always go to the same writer, so they are written (and aggregated) in
+the order they were recorded:
 
 * repeats of the same (source, involvedObject, type, reason, message) PATCH the existing Event's
   ``count``, ``lastTimestamp`` and ``message`` instead of creating a new one (EventLogger);
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -31,8 +34,12 @@ from .errors import is_already_exists, is_not_found
 log = logging.getLogger(__name__)
 
 EVENT_TYPES = ("Normal", "Warning")
+#: Events waiting to be written, across all writers: a 10,000-pod burst (one Scheduled event each,
+#: plus retries) must fit. client-go's 1000 assumes a far faster sink than one write at a time.
+MAX_QUEUED_EVENTS = 25_000
+#: Concurrent writers; each owns the events of the objects that hash to it.
+EVENT_WRITERS = 8
 #: client-go's limits.
-MAX_QUEUED_EVENTS = 1000
 LRU_CACHE_SIZE = 4096
 AGGREGATE_MAX_EVENTS = 10
 AGGREGATE_INTERVAL = 600.0
@@ -181,16 +188,22 @@ class EventRecorder:
     """Records Events for one component (``source.component``) on one host."""
 
     def __init__(self, client: Client, clock: Clock, *, component: str, host: str = "",
-                 queue_size: int = MAX_QUEUED_EVENTS) -> None:
+                 queue_size: int = MAX_QUEUED_EVENTS, writers: int = EVENT_WRITERS) -> None:
         if not component:
             raise ValueError("event recorder: component must not be empty")
+        if writers < 1:
+            raise ValueError(f"event recorder: writers must be at least 1, got {writers}")
+        if queue_size < 1:
+            raise ValueError(f"event recorder: queue_size must be at least 1, got {queue_size}")
         self.client = client
         self.clock = clock
         self.component = component
         self.host = host
         self._source = {"component": component, "host": host} if host else {"component": component}
-        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=queue_size)
-        self._writer: asyncio.Task[None] | None = None
+        self.queue_size = queue_size
+        self._queues: list[asyncio.Queue[dict[str, Any]]] = [asyncio.Queue() for _ in range(writers)]
+        self._writers: list[asyncio.Task[None] | None] = [None] * writers
+        self._queued = 0
         self._closed = False
         self.correlator = EventCorrelator(clock)
         #: Counters for the console and tests.
@@ -229,37 +242,46 @@ class EventRecorder:
         }
         if related is not None:
             event["related"] = object_reference(related)
-        try:
-            self._queue.put_nowait(event)
-        except asyncio.QueueFull:
+        if self._queued >= self.queue_size:
             self.dropped += 1
             log.warning("%s: event queue full (%d); dropping %s event %s on %s", self.component,
-                        self._queue.maxsize, type, reason, ref.get("name"))
+                        self.queue_size, type, reason, ref.get("name"))
             return
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.get_running_loop().create_task(self._write_loop(), name=f"events:{self.component}")
+        shard = zlib.crc32(f"{ref.get('namespace', '')}/{ref['name']}".encode()) % len(self._queues)
+        self._queued += 1
+        self._queues[shard].put_nowait(event)
+        writer = self._writers[shard]
+        if writer is None or writer.done():
+            self._writers[shard] = asyncio.get_running_loop().create_task(
+                self._write_loop(self._queues[shard]), name=f"events:{self.component}:{shard}")
+
+    @property
+    def queued(self) -> int:
+        """Events recorded but not yet written (or given up on)."""
+        return self._queued
 
     async def flush(self) -> None:
         """Wait until every queued event has been written (or given up on)."""
-        if self._writer is None:
-            return
-        await self._queue.join()
+        for queue in self._queues:
+            await queue.join()
 
     async def close(self) -> None:
         """Write what is queued, then stop; later events are dropped."""
         self._closed = True
         await self.flush()
-        writer, self._writer = self._writer, None
-        if writer is not None:
+        writers, self._writers = self._writers, [None] * len(self._writers)
+        for writer in writers:
+            if writer is None:
+                continue
             writer.cancel()
             try:
                 await writer
             except asyncio.CancelledError:
                 pass
 
-    async def _write_loop(self) -> None:
+    async def _write_loop(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
         while True:
-            event = await self._queue.get()
+            event = await queue.get()
             try:
                 await self._record(event)
             except asyncio.CancelledError:
@@ -267,7 +289,8 @@ class EventRecorder:
             except Exception:  # noqa: BLE001 - the recorder must outlive any one event
                 log.exception("%s: writing event %s failed", self.component, event.get("reason"))
             finally:
-                self._queue.task_done()
+                self._queued -= 1
+                queue.task_done()
 
     async def _record(self, event: dict[str, Any]) -> None:
         result = self.correlator.correlate(event, self.clock.now())

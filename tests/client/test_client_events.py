@@ -86,3 +86,50 @@ async def test_bad_event_type_is_refused(env) -> None:
     rec = EventRecorder(env.client, env.clock, component="x")
     with pytest.raises(ValueError, match="Normal"):
         rec.event(configmap("y"), "Info", "R", "m")
+
+
+class _CountingEntry:
+    """The real API server, counting how many requests are in flight at once."""
+
+    def __init__(self, api: Any) -> None:
+        self.api = api
+        self.in_flight = 0
+        self.most = 0
+
+    async def handle(self, request: Any) -> Any:
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        try:
+            return await self.api.handle(request)
+        finally:
+            self.in_flight -= 1
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.api, name)
+
+
+async def test_a_10000_pod_burst_is_written_concurrently_without_drops(env) -> None:
+    entry = _CountingEntry(env.api)
+    rec = EventRecorder(env.new_client(entry), env.clock, component="default-scheduler", host="cp-1")
+    pods = [{"kind": "Pod", "namespace": "default", "name": f"p-{i:05d}", "uid": f"uid-{i}", "apiVersion": "v1"}
+            for i in range(10_000)]
+    for ref in pods:
+        rec.event(ref, "Normal", "Scheduled", f"Successfully assigned default/{ref['name']} to node-1")
+    assert rec.dropped == 0 and rec.queued == 10_000
+    repeated = pods[-50:]  # still in the correlator's LRU (4096 objects), so they patch
+    for ref in repeated:
+        rec.event(ref, "Normal", "Scheduled", f"Successfully assigned default/{ref['name']} to node-1")
+    await rec.flush()
+    assert (rec.dropped, rec.written, rec.patched, rec.queued) == (0, 10_000, 50, 0)
+    assert entry.most > 1, "events were written one at a time"
+    events = await events_in(env, "default")
+    counts = {e["involvedObject"]["name"]: e["count"] for e in events if e["reason"] == "Scheduled"}
+    assert len(counts) == 10_000 and sum(counts.values()) == 10_050
+    await rec.close()
+
+
+async def test_recorder_refuses_nonsense_sizes(env) -> None:
+    with pytest.raises(ValueError, match="writers"):
+        EventRecorder(env.client, env.clock, component="x", writers=0)
+    with pytest.raises(ValueError, match="queue_size"):
+        EventRecorder(env.client, env.clock, component="x", queue_size=0)
