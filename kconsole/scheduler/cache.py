@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kconsole.scheduler.podinfo import LABEL_HOSTNAME, PodInfo, normalized_image, resource_amount
+from kconsole.objects.quantity import resource_amount
+from kconsole.scheduler.podinfo import LABEL_HOSTNAME, PodInfo, normalized_image
 
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
 MAX_CHANGELOG = 200_000

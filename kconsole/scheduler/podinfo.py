@@ -5,16 +5,16 @@ every filter and score then reads plain attributes instead of walking the spec. 
 upstream's ``computePodResourceRequest``: the sum over containers (plus restartable init
 containers), the max over ordinary init containers, plus overhead. *Non-zero* requests substitute
 100m cpu / 200 MiB memory for containers that request none — used for scoring only, as upstream.
+Quantities are read with :func:`kconsole.objects.quantity.resource_amount` (cpu in millicores,
+everything else in whole units, rounded up), the same parser the API server validates with.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Mapping
-from fractions import Fraction
 from typing import Any
 
+from kconsole.objects.quantity import resource_amount
 from kconsole.scheduler.matchers import LabelPredicate, NodePredicate, label_selector, match_labels_selector
 from kconsole.scheduler.matchers import node_selector_term, node_selector_terms
 
@@ -22,50 +22,6 @@ DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 LABEL_HOSTNAME = "kubernetes.io/hostname"
 LABEL_ZONE = "topology.kubernetes.io/zone"
-
-_QUANTITY = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
-_SUFFIX = {
-    "": Fraction(1), "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000),
-    "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12),
-    "P": Fraction(10**15), "E": Fraction(10**18), "Ki": Fraction(2**10), "Mi": Fraction(2**20),
-    "Gi": Fraction(2**30), "Ti": Fraction(2**40), "Pi": Fraction(2**50), "Ei": Fraction(2**60),
-}
-_parsed: dict[str, Fraction] = {}
-
-
-def parse_quantity(value: str | int | float) -> Fraction:
-    """Kubernetes' resource.Quantity value; ValueError naming the input when malformed."""
-    if isinstance(value, (int, float)):
-        return Fraction(value)
-    got = _parsed.get(value)
-    if got is not None:
-        return got
-    m = _QUANTITY.match(value.strip())
-    if not m:
-        raise ValueError(
-            f"quantity {value!r}: quantities must match the regular expression "
-            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-        )
-    number, suffix = m.groups()
-    try:
-        base = Fraction(number)
-    except ValueError:
-        raise ValueError(f"quantity {value!r}: bad number {number!r}") from None
-    if suffix in _SUFFIX:
-        q = base * _SUFFIX[suffix]
-    elif suffix[:1] in ("e", "E") and re.fullmatch(r"[eE][-+]?[0-9]+", suffix):
-        q = base * Fraction(10) ** int(suffix[1:])
-    else:
-        raise ValueError(f"quantity {value!r}: unknown suffix {suffix!r}")
-    if len(_parsed) < 10_000:
-        _parsed[value] = q
-    return q
-
-
-def resource_amount(name: str, value: str | int | float) -> int:
-    """cpu in millicores, everything else in base units, rounded up as upstream does."""
-    q = parse_quantity(value)
-    return math.ceil(q * 1000) if name == "cpu" else math.ceil(q)
 
 
 def resource_list(spec: Mapping[str, Any] | None) -> dict[str, int]:

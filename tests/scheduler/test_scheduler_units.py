@@ -12,7 +12,8 @@ from kconsole.scheduler.config import parse_config, load_config
 from kconsole.scheduler.diagnosis import fit_error_message
 from kconsole.scheduler.framework import UNRESOLVABLE, UNSCHEDULABLE, Framework, Handle, Status
 from kconsole.scheduler.framework import num_feasible_nodes_to_find
-from kconsole.scheduler.podinfo import PodInfo, parse_quantity
+from kconsole.objects.quantity import parse_quantity
+from kconsole.scheduler.podinfo import PodInfo
 from kconsole.scheduler.queue import ACTIVE, BACKOFF, UNSCHEDULABLE as Q_UNSCHEDULABLE, SchedulingQueue
 from tests.scheduler.conftest import node, pod
 
