@@ -35,6 +35,8 @@ from kconsole.store.kv import (
     ClosedError,
     DEFAULT_QUOTA_BYTES,
     Compare,
+    Get,
+    Put,
     NoSpaceError,
     Op,
     RangeResult,
@@ -294,6 +296,14 @@ class EtcdCluster:
         if isinstance(result, BaseException):
             raise result
         return result
+
+    async def create(self, key: str, value: bytes, lease: int = 0) -> TxnResult:
+        """Put only if absent (Kubernetes' create); on failure ``responses[0]`` is the key's Get."""
+        return await self.txn([Compare(key, "mod", "=", 0)], [Put(key, value, lease)], [Get(key)])
+
+    async def update(self, key: str, value: bytes, mod_revision: int, lease: int = 0) -> TxnResult:
+        """Put only if unchanged since ``mod_revision`` (Kubernetes' update)."""
+        return await self.txn([Compare(key, "mod", "=", mod_revision)], [Put(key, value, lease)], [Get(key)])
 
     async def range(
         self, key: str, end: str | None = None, *, revision: int = 0, limit: int = 0, count_only: bool = False,

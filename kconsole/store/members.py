@@ -56,7 +56,10 @@ class Storage(Protocol):
     def load_image(self) -> tuple[int, bytes] | None: ...
     def drop_image(self) -> None: ...
     def size(self) -> int: ...
+    def sync(self) -> None: ...
     def close(self) -> None: ...
+
+    fsync: bool
 
 
 class Machine(Protocol):
@@ -216,6 +219,7 @@ class Member:
         )
         self.storage, self.machine = storage, machine
         self.applied = log.applied
+        self._durable_vote = (state.hard_state.term, state.hard_state.vote)
         self._inbox.clear()
         self._ticks = 0
         self._apply_queue = asyncio.Queue()
@@ -520,15 +524,25 @@ class Member:
                 storage.save_image(rd.snapshot.index, image)
                 storage.save_snapshot(rd.snapshot.index, rd.snapshot.term, restore=True)
                 self._apply_queue.put_nowait(rd.snapshot)
+            # A leader's appends go out while its own write is in flight; everything else waits
+            # for the write (a vote or an ack must never outrun the state it promises).
+            hs = rd.hard_state
+            early = node.role is Role.LEADER and (hs is None or (hs.term, hs.vote) == self._durable_vote)
+            if early:
+                self._send(rd.messages)
             if rd.entries or rd.hard_state:
                 storage.save(rd.hard_state, rd.entries)
+                if storage.fsync:
+                    with io_tracker(self.clock):
+                        await asyncio.to_thread(storage.sync)
                 if self.disk_latency:
                     await self.clock.sleep(self.disk_latency)
-            for msg in rd.messages:
-                if msg.kind == MSG_SNAP:
-                    asyncio.get_running_loop().create_task(self._send_snapshot(msg))
-                else:
-                    self.network.send(msg)
+                if hs is not None:
+                    self._durable_vote = (hs.term, hs.vote)
+                if rd.entries and self.node is node:
+                    node.persisted(rd.entries[-1].index, rd.entries[-1].term)
+            if not early:
+                self._send(rd.messages)
             if rd.committed:
                 self._apply_queue.put_nowait(rd.committed)
             for ctx, index in rd.read_states:
@@ -537,6 +551,13 @@ class Member:
                         fut.set_result(index)
             if node.has_ready():
                 self._wake.set()
+
+    def _send(self, messages: list[Message]) -> None:
+        for msg in messages:
+            if msg.kind == MSG_SNAP:
+                asyncio.get_running_loop().create_task(self._send_snapshot(msg))
+            else:
+                self.network.send(msg)
 
     def _take_proposals(self, node: RaftNode) -> None:
         proposals, self._proposals = self._proposals, []

@@ -470,9 +470,16 @@ class RaftNode:
 
     # ----- leader ------------------------------------------------------------------------------
     def _append(self, entries: list[Entry]) -> None:
+        # The leader counts itself toward a commit only once its own write is durable (persisted()),
+        # so it may replicate to followers while that write is still in progress, as etcd does.
         self.log.append(entries)
-        self.progress[self.id].maybe_update(self.log.last_index)
-        self._maybe_commit()
+
+    def persisted(self, index: int, term: int) -> None:
+        """Entries up to ``index`` (of ``term``) are durable in this node's storage."""
+        if self.role is not Role.LEADER or term != self.term or self.log.term(index) != term:
+            return
+        if self.progress[self.id].maybe_update(index) and self._maybe_commit():
+            self._bcast_append_if_needed()
 
     def _maybe_commit(self) -> bool:
         matches = sorted((pr.match for pr in self.progress.values()), reverse=True)

@@ -84,6 +84,11 @@ class MemoryStorage:
     def size(self) -> int:
         return sum(len(e.data) + 24 for e in self.state.entries)
 
+    fsync = False
+
+    def sync(self) -> None:
+        pass
+
     def close(self) -> None:
         pass
 
@@ -231,7 +236,11 @@ class FileStorage:
             self._rotate()
         os.write(self._fd, data)
         self._size += len(data)
-        if self.fsync:
+
+    def sync(self) -> None:
+        """Force what was written to the device (when ``fsync`` is on); blocking, so callers run it
+        on a thread."""
+        if self.fsync and self._fd >= 0:
             os.fsync(self._fd)
 
     def _rotate(self) -> None:
