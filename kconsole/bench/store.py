@@ -68,16 +68,13 @@ async def _phase(log: RevisionLog, writers: int, writes: int, value: bytes, tag:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    if args.members != 1:
-        if importlib.util.find_spec("kconsole.store.members") is None:
-            print("kconsole bench store: --members > 1 needs the etcd members layer (kconsole.store.members),"
-                  " which is not built yet; use --members 1", file=sys.stderr)
-        else:
-            print("kconsole bench store: --members > 1 is not wired into this benchmark yet", file=sys.stderr)
-        raise SystemExit(2)
-    for name in ("concurrency", "writes", "single_writes", "value_size"):
+    for name in ("concurrency", "writes", "single_writes", "value_size", "members"):
         if getattr(args, name) < 1:
             raise SystemExit(f"kconsole bench store: --{name.replace('_', '-')} must be at least 1")
+    if args.members > 1:
+        from kconsole.bench import etcd_members
+
+        return await etcd_members.run(args, _phase, _percentile)
     value = b"x" * args.value_size
     with tempfile.TemporaryDirectory(prefix="kconsole-bench-store-") as tmp:
         folder = Path(args.data_dir) if args.data_dir else Path(tmp)
