@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
-import sys
 import tempfile
 import time
 from pathlib import Path
