@@ -116,6 +116,7 @@ class ClusterModel:
         self._last_revision: int | None = None
         self.etcd_version = 0
         self._sampling = False
+        self._phases: tuple[int, dict[str, int]] | None = None
 
     # ------------------------------------------------------------------ informers
 
@@ -215,15 +216,19 @@ class ClusterModel:
         return ready, len(items)
 
     def pod_phases(self) -> dict[str, int]:
+        """Pods by phase (Terminating apart), recounted only when the pods cache moved."""
         pods = self.watched.get("pods")
         counts: dict[str, int] = {}
         if pods is None:
             return counts
+        if self._phases is not None and self._phases[0] == pods.version:
+            return self._phases[1]
         for pod in pods.informer.list():
             phase = (pod.get("status") or {}).get("phase") or "Pending"
             if (pod.get("metadata") or {}).get("deletionTimestamp"):
                 phase = "Terminating"
             counts[phase] = counts.get(phase, 0) + 1
+        self._phases = (pods.version, counts)
         return counts
 
     def lease(self, namespace: str, name: str) -> Obj | None:
@@ -250,7 +255,7 @@ class ClusterModel:
             if (uid and inv.get("uid") == uid) or (inv.get("name") == name and inv.get("namespace") == ns
                                                    and inv.get("kind") == obj.get("kind")):
                 found.append(ev)
-        found.sort(key=event_time, reverse=True)
+        found.sort(key=newest_first)
         return found
 
 
@@ -266,3 +271,9 @@ def event_time(ev: Obj) -> float:
         if ts is not None:
             return ts
     return 0.0
+
+
+def newest_first(ev: Obj) -> tuple[float, str]:
+    """Sort key: latest time first; ties by name, so equal timestamps always list the same way."""
+    meta = ev.get("metadata") or {}
+    return (-event_time(ev), f"{meta.get('namespace', '')}/{meta.get('name', '')}")

@@ -226,8 +226,11 @@ async def test_scheduling_pending_reason_and_matrix(cluster: Any) -> None:
         matrix = app.screen.table.rows
         winners = [r for r in matrix if r.cells[-1] == "← winner"]
         assert len(winners) == 1
+        record = app.screen.record
         rejected = [r for r in matrix if r.state == "failed"]
-        assert any("untolerated taint" in r.cells[1] for r in rejected)  # control planes are tainted
+        assert len(rejected) == len(record["status"].get("filter", {}).get("rejected", []))
+        assert len(matrix) - len(rejected) == record["status"]["nodes"]["feasible"]
+        assert all(r.cells[1] == "passed" and "/" in r.cells[2] for r in matrix if r.state != "failed")
         await pilot.press("escape")
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from kconsole.client import object_key
 from kconsole.objects.printers import age, human_duration, parse_time
-from kconsole.tui.model import ClusterModel, event_time
+from kconsole.tui.model import ClusterModel, event_time, newest_first
 from kconsole.tui.panels.base import Panel
 from kconsole.tui.widgets import Row
 
@@ -68,7 +68,7 @@ class EventsPanel(Panel):
         if self.about is not None:
             events = self.model.events_for(self.about)
         else:
-            events = sorted(watched.objects(), key=event_time, reverse=True)
+            events = sorted(watched.objects(), key=newest_first)
         rows = []
         objects = {}
         for ev in events[:LIMIT]:

@@ -9,7 +9,7 @@ deleted) that pick their colours from the theme's state slots.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.segment import Segment
@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from kconsole.objects.printers import human_duration
 from kconsole.tui.themes import STATE_DEFAULTS
 
 #: Widest a column may grow before its cells are cut (the message column of events, say).
@@ -36,6 +37,8 @@ class Row:
     mark: str | None = None
     #: What identifies this version of the row (the object's resourceVersion, usually).
     tag: str = ""
+    #: Epoch seconds the age column counts from: ages are computed only for drawn rows.
+    born: float | None = None
 
 
 class VirtualTable(ScrollView, can_focus=True):
@@ -73,6 +76,9 @@ class VirtualTable(ScrollView, can_focus=True):
         self._header_style = Style(bold=True)
         self._cursor_style = Style(reverse=True)
         self.empty_text = ""
+        #: Column showing the age of ``Row.born`` at draw time, and the clock it reads.
+        self.age_column: int | None = None
+        self.now: Callable[[], float] | None = None
         #: key -> tag of the row as last drawn: lets the benchmark see when a change reached the screen.
         self.painted: dict[str, str] = {}
         self.paints = 0
@@ -96,6 +102,8 @@ class VirtualTable(ScrollView, can_focus=True):
                 w = len(cells[i])
                 if w > widths[i]:
                     widths[i] = w
+        if self.age_column is not None and self.age_column < n:
+            widths[self.age_column] = max(widths[self.age_column], 6)
         self.widths = [min(w, MAX_COLUMN) for w in widths]
         self.columns = columns
         self.rows = rows
@@ -210,7 +218,11 @@ class VirtualTable(ScrollView, can_focus=True):
             style = (style or Style()) + Style(underline=True)
         self.painted[row.key] = row.tag
         self.paints += 1
-        strip = Strip([Segment(self._line_text(row.cells), style)])
+        cells = row.cells
+        if self.age_column is not None and self.now is not None and self.age_column < len(cells):
+            age = "<unknown>" if row.born is None else human_duration(self.now() - row.born)
+            cells = cells[:self.age_column] + (age,) + cells[self.age_column + 1:]
+        strip = Strip([Segment(self._line_text(cells), style)])
         return strip.crop_extend(scroll_x, scroll_x + width, style if index == self.cursor else None)
 
     def on_mount(self) -> None:
