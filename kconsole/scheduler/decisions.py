@@ -65,6 +65,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
+from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
 
@@ -214,6 +215,24 @@ def node_rows(record: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+class LazyRecord:
+    """A record built on first use: most records of a burst are retired unwritten and never built."""
+
+    __slots__ = ("_build", "_record")
+
+    def __init__(self, build: Callable[[], dict[str, Any]] | None = None,
+                 record: dict[str, Any] | None = None) -> None:
+        self._build = build
+        self._record = record
+
+    def get(self) -> dict[str, Any]:
+        if self._record is None:
+            assert self._build is not None
+            self._record = self._build()
+            self._build = None
+        return self._record
+
+
 class DecisionRecorder:
     """Writes records in the background, after bindings, and enforces retention.
 
@@ -232,14 +251,13 @@ class DecisionRecorder:
             idle = asyncio.Event()
             idle.set()
         self.idle = idle
-        #: the most recent records, newest last, for the console (no API round trip)
-        self.recent: deque[dict[str, Any]] = deque(maxlen=keep_in_memory)
+        self._recent: deque[LazyRecord] = deque(maxlen=keep_in_memory)
         self._window: deque[tuple[str, str, str]] = deque()  # (namespace, name, pod key), oldest first
         self._latest: dict[str, str] = {}  # pod key -> its newest record name
         self._pinned: dict[str, tuple[str, str]] = {}  # pod key -> (namespace, name) kept past the window
         self._attempts: dict[str, int] = {}
         self._pending: set[str] = set()
-        self._to_create: dict[tuple[str, str], dict[str, Any]] = {}  # not yet sent, oldest first
+        self._to_create: dict[tuple[str, str], LazyRecord] = {}  # not yet sent, oldest first
         self._to_delete: deque[tuple[str, str]] = deque()
         self._writing: set[tuple[str, str]] = set()
         self._delete_after: set[tuple[str, str]] = set()  # retired while its create was in flight
@@ -291,18 +309,26 @@ class DecisionRecorder:
         self._attempts.pop(pod_key, None)
         self._latest.pop(pod_key, None)
 
+    def recent(self) -> list[dict[str, Any]]:
+        """The most recent records, newest last, for the console (no API round trip)."""
+        return [r.get() for r in self._recent]
+
     def add(self, record: dict[str, Any], pod_key: str) -> None:
         """Queue ``record`` for writing and apply retention."""
+        meta = record["metadata"]
+        self.add_lazy(meta["namespace"], meta["name"], pod_key, LazyRecord(record=record))
+
+    def add_lazy(self, namespace: str, name: str, pod_key: str, record: LazyRecord) -> None:
+        """As :meth:`add`, for a record built only if it is written or looked at."""
         if not self.enabled:
             return
-        self.recent.append(record)
-        meta = record["metadata"]
+        self._recent.append(record)
         pinned = self._pinned.pop(pod_key, None)
         if pinned is not None:
             self._retire(pinned)
-        self._window.append((meta["namespace"], meta["name"], pod_key))
-        self._latest[pod_key] = meta["name"]
-        self._to_create[(meta["namespace"], meta["name"])] = record
+        self._window.append((namespace, name, pod_key))
+        self._latest[pod_key] = name
+        self._to_create[(namespace, name)] = record
         self._evict()
         self._kick()
 
@@ -354,10 +380,10 @@ class DecisionRecorder:
                 ops.append(self._create(ident, self._to_create.pop(ident)))
             await asyncio.gather(*ops)
 
-    async def _create(self, ident: tuple[str, str], record: dict[str, Any]) -> None:
+    async def _create(self, ident: tuple[str, str], record: LazyRecord) -> None:
         self._writing.add(ident)
         try:
-            await self.client.create(record)
+            await self.client.create(record.get())
             self.written += 1
         except Exception as err:
             self.failed += 1

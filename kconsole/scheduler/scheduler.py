@@ -24,7 +24,7 @@ from kconsole.client import EventRecorder, InformerFactory, SharedInformer
 from kconsole.clock import Clock
 from kconsole.scheduler.cache import Cache, NodeInfo
 from kconsole.scheduler.config import SchedulerConfig
-from kconsole.scheduler.decisions import MAX_SKIPPED_NAMES, DecisionRecorder, build_record
+from kconsole.scheduler.decisions import MAX_SKIPPED_NAMES, DecisionRecorder, LazyRecord, build_record, record_name
 from kconsole.scheduler.diagnosis import Diagnosis
 from kconsole.scheduler.framework import ERROR, SUCCESS, UNSCHEDULABLE, FilterOutcome, Framework, Handle
 from kconsole.scheduler.framework import ScoreOutcome, Status
@@ -142,7 +142,7 @@ class Scheduler:
     @property
     def decisions(self) -> list[dict[str, Any]]:
         """The most recent decision records, newest last (kept in memory; also stored via the API)."""
-        return list(self.records.recent)
+        return self.records.recent()
 
     def pending_reasons(self) -> dict[str, str]:
         """Pending pod key -> why it is waiting (the last FailedScheduling message, or its queue)."""
@@ -462,12 +462,17 @@ class Scheduler:
             return
         pod = q.pod
         attempt = self.records.next_attempt(pod.key)
-        record = build_record(
-            namespace=pod.namespace, pod_name=pod.name, pod_uid=pod.uid, attempt=attempt,
-            scheduler_name=fw.scheduler_name, time=self.clock.rfc3339(), result=result, node=node, message=message,
-            total_nodes=total, filtered=outcome, scored=scored, filter_plugins=fw.filter_names,
-            skipped_names=skipped_names, nominated_node=nominated, victims=victims)
-        self.records.add(record, pod.key)
+        now = self.clock.now()
+        filter_names = fw.filter_names
+
+        def build() -> dict[str, Any]:
+            return build_record(
+                namespace=pod.namespace, pod_name=pod.name, pod_uid=pod.uid, attempt=attempt,
+                scheduler_name=fw.scheduler_name, time=self.clock.rfc3339(now), result=result, node=node,
+                message=message, total_nodes=total, filtered=outcome, scored=scored, filter_plugins=filter_names,
+                skipped_names=skipped_names, nominated_node=nominated, victims=victims)
+
+        self.records.add_lazy(pod.namespace, record_name(pod.name, attempt), pod.key, LazyRecord(build))
 
 
 def _key(obj: Mapping[str, Any]) -> str:
