@@ -23,6 +23,9 @@ from kconsole.api.strategicpatch import KIND_TYPES, Field, fields_of
 from kconsole.api.types import StatusError, status_body
 
 Path = tuple[str, ...]
+_NO_FIELD: Field = ("", None, None)
+#: json.dumps with separators builds an encoder per call; item keys are made on every write.
+_compact = json.JSONEncoder(separators=(",", ":")).encode
 
 #: Associative lists keyed by more than their strategic merge key (upstream's listMapKeys).
 _MULTI_KEYS = {"ports": ("containerPort", "protocol")}
@@ -55,7 +58,7 @@ def _key_values(item: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _item_key(item: dict[str, Any], keys: tuple[str, ...]) -> str:
-    return "k:" + json.dumps(_key_values(item, keys), separators=(",", ":"))
+    return "k:" + _compact(_key_values(item, keys))
 
 
 def _fields_table(kind: str) -> dict[str, Field]:
@@ -69,6 +72,11 @@ def _type_name(field: Field) -> str | None:
 def field_set(obj: dict[str, Any], kind: str) -> set[Path]:
     """The fields ``obj`` sets, as FieldsV1 paths (leaves, and ``.`` for owned list items)."""
     out: set[Path] = set()
+    _collect(_top_fields(obj), _fields_table(kind), None, (), out)
+    return out
+
+
+def _top_fields(obj: dict[str, Any]) -> dict[str, Any]:
     top = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "status")}
     meta = top.get("metadata")
     if isinstance(meta, dict):
@@ -77,8 +85,76 @@ def field_set(obj: dict[str, Any], kind: str) -> set[Path]:
             top["metadata"] = meta
         else:
             top.pop("metadata")
-    _collect(top, _fields_table(kind), None, (), out)
-    return out
+    return top
+
+
+def fields_tree(obj: dict[str, Any], kind: str) -> dict[str, Any]:
+    """``to_fieldsv1(field_set(obj, kind))`` in one walk, without the path tuples: what a create owns."""
+    return _tree(_top_fields(obj), _fields_table(kind), None, False)
+
+
+def _tree(value: dict[str, Any], fields: dict[str, Field], type_name: str | None, item: bool) -> dict[str, Any]:
+    """The FieldsV1 tree of one map, keys sorted as sorted paths would put them; ``item``: an
+    associative list item, which also owns itself (``.``)."""
+    node: dict[str, Any] = {".": {}} if item else {}
+    merged = False
+    for key, v in value.items():
+        name = "f:" + key
+        t = type(v)
+        if t is dict:
+            if not v:
+                node.setdefault(name, {})
+                continue
+            field = fields.get(key, _NO_FIELD)
+            child = _tree(v, fields_of(field[2]), field[2], False)
+        elif t is list:
+            field = fields.get(key, _NO_FIELD)
+            kind, keys = _list_kind(field, key, type_name)
+            if kind == "assoc":
+                child = {}
+                item_fields = fields_of(field[2])
+                for entry in v:
+                    if type(entry) is dict:
+                        sub = _tree(entry, item_fields, field[2], True)
+                        item_key = _item_key(entry, keys)
+                        if item_key in child:
+                            _merge_tree(child[item_key], sub)
+                            merged = True
+                        else:
+                            child[item_key] = sub
+                child = dict(sorted(child.items()))
+            elif kind == "set":
+                child = {"v:" + _compact(entry): {} for entry in v}
+                child = dict(sorted(child.items()))
+            else:
+                node.setdefault(name, {})
+                continue
+        elif v is not None:
+            node.setdefault(name, {})
+            continue
+        else:
+            continue
+        if not child:
+            continue
+        if name in node:
+            _merge_tree(node[name], child)
+            merged = True
+        else:
+            node[name] = child
+    return _sorted_tree(node) if merged else dict(sorted(node.items()))
+
+
+def _merge_tree(have: dict[str, Any], child: dict[str, Any]) -> None:
+    for key, sub in child.items():
+        if key in have:
+            _merge_tree(have[key], sub)
+        else:
+            have[key] = sub
+
+
+def _sorted_tree(node: dict[str, Any]) -> dict[str, Any]:
+    """Keys in FieldsV1 order (what sorting the paths gives)."""
+    return {k: _sorted_tree(v) if v else v for k, v in sorted(node.items())}
 
 
 def _collect(value: dict[str, Any], fields: dict[str, Field], type_name: str | None, prefix: Path,
@@ -101,7 +177,7 @@ def _collect(value: dict[str, Any], fields: dict[str, Field], type_name: str | N
                         _collect(item, fields_of(_type_name(field)), _type_name(field), item_path, out)
             elif kind == "set":
                 for item in v:
-                    out.add(path + ("v:" + json.dumps(item, separators=(",", ":")),))
+                    out.add(path + ("v:" + _compact(item),))
             else:
                 out.add(path)
         elif v is not None:
@@ -328,6 +404,12 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], mana
 def track_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, now: str, kind: str,
                  operation: str = "Update") -> dict[str, Any]:
     """``new`` with ``manager`` owning the fields this write changed (upstream's Update entries)."""
+    if old is None and not _entries(new):
+        tree = fields_tree(new, kind)  # a plain create owns everything it sets: no diff needed
+        new.setdefault("metadata", {})["managedFields"] = [{
+            "manager": manager, "operation": operation, "apiVersion": str(new.get("apiVersion", "")), "time": now,
+            "fieldsType": "FieldsV1", "fieldsV1": tree}] if tree else []
+        return new
     changed = {p for p in field_set(new, kind)
                if p[-1] == "." or old is None or lookup(old, p) != lookup(new, p)}
     if old is not None:

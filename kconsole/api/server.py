@@ -42,7 +42,7 @@ from kconsole.api.types import (
     status_body,
 )
 from kconsole.clock import Clock, TimerHandle
-from kconsole.objects.meta import deep_copy, parse_time
+from kconsole.objects.meta import parse_time
 from kconsole.objects.names import generate_name
 from kconsole.store.kv import (
     ClosedError,
@@ -642,7 +642,7 @@ class APIServer:
         if kind is not None and kind != spec.kind:
             raise StatusError.bad_request(f"the kind in the data ({kind}) does not match the expected kind "
                                           f"({spec.kind})")
-        obj = deep_copy(body)
+        obj = clone(body)
         obj["apiVersion"], obj["kind"] = spec.api_version, spec.kind
         meta = obj.get("metadata")
         if meta is None:
