@@ -218,7 +218,7 @@ class Cluster:
             self._tempdir = tempfile.mkdtemp(prefix="kconsole-")
             self.data_dir = Path(self._tempdir)
         else:
-            self.data_dir = Path(cfg.data_dir)
+            self.data_dir = Path(cfg.data_dir).resolve()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.data_dir, 0o700)
 
