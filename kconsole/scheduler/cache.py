@@ -144,6 +144,25 @@ class NodeInfo:
         return False
 
 
+class NodeSpan(list):  # type: ignore[type-arg]
+    """Nodes known to be ``node_list()[start:start + len]`` of list version ``version``.
+
+    Per-node tables indexed like ``node_list()`` (see :mod:`kconsole.scheduler.memo`) can then
+    answer for the whole span with one slice instead of one lookup per node. Never mutated after
+    it is built; anything derived from it (a filtered or concatenated list) is a plain list.
+    """
+
+    __slots__ = ("start", "version")
+
+    def __init__(self, nodes: list[NodeInfo], start: int, version: int) -> None:
+        super().__init__(nodes)
+        self.start = start
+        self.version = version
+
+    def head(self, n: int) -> NodeSpan:
+        return NodeSpan(self[:n], self.start, self.version)
+
+
 class Cache:
     """Nodes and placed pods (bound or assumed), as the scheduler believes them to be."""
 

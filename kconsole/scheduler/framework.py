@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kconsole.scheduler.cache import Cache, NodeInfo
+from kconsole.scheduler.cache import Cache, NodeInfo, NodeSpan
 from kconsole.scheduler.podinfo import PodInfo
 
 if TYPE_CHECKING:
@@ -336,21 +336,31 @@ class Framework:
         if not self.filters or len(skipped) == len(self.filters):
             chosen = [all_nodes[(start + i) % total] for i in range(min(needed, total))]
             return FilterOutcome(chosen, failed, len(chosen), skipped)
+        version = self.handle.cache.list_version if all_nodes is self.handle.cache.node_list() else -1
         while processed < total and len(feasible) < needed:
             want = needed - len(feasible)
             size = min(max(want, 100), total - processed)
             lo = (start + processed) % total
-            chunk = all_nodes[lo:lo + size]
-            if len(chunk) < size:
-                chunk += all_nodes[: size - len(chunk)]
+            chunk: list[NodeInfo]
+            if lo + size <= total and version >= 0:
+                chunk = NodeSpan(all_nodes[lo:lo + size], lo, version)
+            else:
+                chunk = all_nodes[lo:lo + size]
+                if len(chunk) < size:
+                    chunk += all_nodes[: size - len(chunk)]
             passed, f = self.filter_nodes(state, pod, chunk, skipped)
             if len(passed) > want:
-                pos = {id(n): i for i, n in enumerate(chunk)}
-                cut = pos[id(passed[want - 1])] + 1
-                passed = passed[:want]
-                f = [(n, st) for n, st in f if pos[id(n)] < cut]
-                size = cut
-            feasible.extend(passed)
+                if not f and type(passed) is NodeSpan:
+                    passed = passed.head(want)
+                    size = want
+                else:
+                    pos = {id(n): i for i, n in enumerate(chunk)}
+                    cut = pos[id(passed[want - 1])] + 1
+                    passed = passed[:want]
+                    f = [(n, st) for n, st in f if pos[id(n)] < cut]
+                    size = cut
+            # a NodeSpan is never extended in place: the first run is kept as is, later ones concatenate
+            feasible = passed if not feasible and type(passed) is NodeSpan else feasible + passed
             for n, st in f:
                 failed[n.name] = st
             processed += size

@@ -6,7 +6,8 @@ changed, so recomputing every candidate node each time is waste: this keeps, per
 result per node (by :attr:`NodeInfo.index`) and re-evaluates only nodes the cache's change log
 names. A lookup is then one list index per node — the "precomputed node info, incremental
 updates" that upstream gets its speed from, in Python terms. Copies of nodes (``index == -1``,
-used by preemption) are always computed directly.
+used by preemption) are always computed directly. A :class:`~kconsole.scheduler.cache.NodeSpan`
+(a run of consecutive nodes, as the round-robin search hands out) is answered with one slice.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable, Hashable
 from operator import attrgetter, itemgetter
 from typing import Any, Generic, TypeVar
 
-from kconsole.scheduler.cache import Cache, NodeInfo
+from kconsole.scheduler.cache import Cache, NodeInfo, NodeSpan
 
 T = TypeVar("T")
 MAX_SHAPES = 32
@@ -54,6 +55,8 @@ class NodeMemo(Generic[T]):
 
     def values(self, shape: Hashable, pod: Any, nodes: list[NodeInfo]) -> list[T]:
         table = self.table(shape, pod)
+        if type(nodes) is NodeSpan and nodes.version == self.cache.list_version:
+            return table[nodes.start:nodes.start + len(nodes)]
         idx = list(map(_index, nodes))
         if len(idx) > 1 and min(idx) >= 0:
             return list(itemgetter(*idx)(table))

@@ -7,12 +7,13 @@ import random
 import pytest
 
 from kconsole.clock import VirtualClock
-from kconsole.scheduler.cache import Cache
+from kconsole.objects.quantity import parse_quantity
+from kconsole.scheduler.cache import Cache, NodeSpan
 from kconsole.scheduler.config import parse_config, load_config
 from kconsole.scheduler.diagnosis import fit_error_message
+from kconsole.scheduler.memo import NodeMemo
 from kconsole.scheduler.framework import UNRESOLVABLE, UNSCHEDULABLE, Framework, Handle, Status
 from kconsole.scheduler.framework import num_feasible_nodes_to_find
-from kconsole.objects.quantity import parse_quantity
 from kconsole.scheduler.podinfo import PodInfo
 from kconsole.scheduler.queue import ACTIVE, BACKOFF, UNSCHEDULABLE as Q_UNSCHEDULABLE, SchedulingQueue
 from tests.scheduler.conftest import node, pod
@@ -169,3 +170,19 @@ def test_victim_selection_keeps_what_still_fits() -> None:
     victims, violations, st = pre.select_victims({"__skipped__": frozenset()}, preemptor, cache.nodes["n"], [])  # type: ignore[attr-defined]
     assert st is None and violations == 0
     assert [v.name for v in victims] == ["b", "a"]  # two must go; the most important (c) is kept
+
+
+def test_a_node_span_reads_the_same_memoised_values_as_a_plain_list() -> None:
+    cache = Cache()
+    for i in range(300):
+        cache.add_node(node(f"n{i}", cpu=str(1 + i % 5)))
+    memo: NodeMemo[int] = NodeMemo(cache, lambda p, ns: [n.free_cpu - p.cpu for n in ns])
+    probe = PodInfo(pod("probe", cpu="500m"))
+    nodes = cache.node_list()
+    for i in range(0, 40, 3):
+        cache.assume(PodInfo(pod(f"p{i}", cpu="1")), f"n{i + 100}")
+        span = NodeSpan(nodes[90:150], 90, cache.list_version)
+        assert memo.values("s", probe, span) == memo.values("s", probe, list(span))
+        assert memo.values("s", probe, span)[i + 10] == nodes[i + 100].free_cpu - 500
+    stale = NodeSpan(nodes[0:5], 0, cache.list_version - 1)
+    assert memo.values("s", probe, stale) == [n.free_cpu - 500 for n in nodes[0:5]]
