@@ -15,6 +15,8 @@ plugin's Filter or Score off for the pod, as upstream's Skip status does.
 from __future__ import annotations
 
 import random
+from itertools import repeat
+from operator import add, mul
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -203,23 +205,26 @@ class ScoreOutcome:
     skipped: list[str]
 
 
-def _sum_columns(columns: list[list[int]], n: int) -> list[int]:
-    """Element-wise sum; columns equal on every node are added as one constant (common and cheap)."""
+def _sum_columns(columns: list[list[int]], consts: list[bool], n: int) -> list[int]:
+    """Element-wise sum; columns equal on every node (``consts``) are added as one number."""
     const = 0
     varying = []
-    for col in columns:
-        if col and col.count(col[0]) == n:
+    for col, is_const in zip(columns, consts):
+        if is_const:
             const += col[0]
         else:
             varying.append(col)
     if not varying:
         return [const] * n
     if len(varying) == 1:
-        return [v + const for v in varying[0]] if const else list(varying[0])
-    if len(varying) == 2:
-        a, b = varying
-        return [x + y + const for x, y in zip(a, b)]
-    return [s + const for s in map(sum, zip(*varying))]
+        total = varying[0]
+    elif len(varying) == 2:
+        total = list(map(add, varying[0], varying[1]))
+    else:
+        total = list(map(sum, zip(*varying)))
+    if const:
+        return list(map(add, total, repeat(const, n)))
+    return list(total)
 
 
 class Framework:
@@ -379,6 +384,8 @@ class Framework:
             st = p.pre_score(state, pod, nodes)
             if st is not None and st.code == SKIP:
                 skip_set.add(p.name)
+        n = len(nodes)
+        consts: list[bool] = []
         for p, w in self.scores:
             if p.name in skip_set:
                 skipped.append(p.name)
@@ -388,13 +395,15 @@ class Framework:
             names.append((p.name, w))
             raws.append(raw)
             norms.append(norm)
+            const = bool(norm) and norm.count(norm[0]) == n
+            consts.append(const)
             if w == 1:
                 weighted.append(norm)
-            elif norm and norm.count(norm[0]) == len(norm):
-                weighted.append([norm[0] * w] * len(norm))
+            elif const:
+                weighted.append([norm[0] * w] * n)
             else:
-                weighted.append([s * w for s in norm])
-        totals = _sum_columns(weighted, len(nodes))
+                weighted.append(list(map(mul, norm, repeat(w, n))))
+        totals = _sum_columns(weighted, consts, n)
         return ScoreOutcome(nodes, names, raws, norms, weighted, totals, skipped)
 
     # ----------------------------------------------------------------- reserve / bind
