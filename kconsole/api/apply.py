@@ -26,6 +26,7 @@ Path = tuple[str, ...]
 _NO_FIELD: Field = ("", None, None)
 #: json.dumps with separators builds an encoder per call; item keys are made on every write.
 _compact = json.JSONEncoder(separators=(",", ":")).encode
+_quote: Any = getattr(json.encoder, "c_encode_basestring_ascii", None) or json.encoder.py_encode_basestring_ascii
 
 #: Associative lists keyed by more than their strategic merge key (upstream's listMapKeys).
 _MULTI_KEYS = {"ports": ("containerPort", "protocol")}
@@ -58,6 +59,10 @@ def _key_values(item: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _item_key(item: dict[str, Any], keys: tuple[str, ...]) -> str:
+    if len(keys) == 1:
+        value = item.get(keys[0])
+        if type(value) is str:  # the common case (a name): no encoder round trip
+            return f'k:{{"{keys[0]}":{_quote(value)}}}'
     return "k:" + _compact(_key_values(item, keys))
 
 

@@ -147,9 +147,48 @@ def _positive(value: Any) -> Fraction | None:
     return q if q > 0 else None
 
 
+#: QoS by the containers' (requests, limits) strings: pods of one template all ask the same.
+_QOS_CACHE: dict[tuple[Any, ...], str] = {}
+_QOS_CACHE_SIZE = 4096
+
+
+def _qos_key(spec: Obj) -> tuple[Any, ...] | None:
+    key: list[Any] = []
+    for field in ("containers", "initContainers"):
+        for c in spec.get(field) or ():
+            resources = c.get("resources") if type(c) is dict else None
+            if not resources:
+                key.append(None)
+                continue
+            if type(resources) is not dict:
+                return None
+            requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
+            if type(requests) is not dict or type(limits) is not dict:
+                return None
+            key.append((tuple(requests.items()), tuple(limits.items())))
+        key.append("|")
+    try:
+        hash(tuple(key))
+    except TypeError:
+        return None
+    return tuple(key)
+
+
 def qos_class(spec: Obj) -> str:
     """upstream GetPodQOS: BestEffort without cpu/memory amounts, Guaranteed when every container
     limits both and requests equal limits, Burstable otherwise."""
+    key = _qos_key(spec)
+    if key is None:
+        return _qos_class(spec)
+    found = _QOS_CACHE.get(key)
+    if found is None:
+        if len(_QOS_CACHE) >= _QOS_CACHE_SIZE:
+            _QOS_CACHE.clear()
+        found = _QOS_CACHE[key] = _qos_class(spec)
+    return found
+
+
+def _qos_class(spec: Obj) -> str:
     requests: dict[str, Fraction] = {}
     limits: dict[str, Fraction] = {}
     guaranteed = True
