@@ -17,6 +17,7 @@ Each manager owns the set of fields it last applied. Applying a configuration as
 from __future__ import annotations
 
 import json
+import marshal
 from typing import Any
 
 from kconsole.api.strategicpatch import KIND_TYPES, Field, fields_of
@@ -24,6 +25,9 @@ from kconsole.api.types import StatusError, status_body
 
 Path = tuple[str, ...]
 _NO_FIELD: Field = ("", None, None)
+#: Marshalled FieldsV1 trees of top-level sections by (kind, key, marshalled section); bounded.
+_SECTION_TREES: dict[tuple[str, str, bytes], bytes] = {}
+_SECTION_TREES_SIZE = 2048
 #: json.dumps with separators builds an encoder per call; item keys are made on every write.
 _compact = json.JSONEncoder(separators=(",", ":")).encode
 _quote: Any = getattr(json.encoder, "c_encode_basestring_ascii", None) or json.encoder.py_encode_basestring_ascii
@@ -94,8 +98,36 @@ def _top_fields(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def fields_tree(obj: dict[str, Any], kind: str) -> dict[str, Any]:
-    """``to_fieldsv1(field_set(obj, kind))`` in one walk, without the path tuples: what a create owns."""
-    return _tree(_top_fields(obj), _fields_table(kind), None, False)
+    """``to_fieldsv1(field_set(obj, kind))`` in one walk, without the path tuples: what a create owns.
+
+    The tree of a top-level section other than metadata (a Pod's spec, a ConfigMap's data) depends on
+    that section alone, and the objects of one template repeat it: it is remembered by its marshalled
+    bytes and handed out as a private copy."""
+    top = _top_fields(obj)
+    fields = _fields_table(kind)
+    sections: dict[str, Any] = {}
+    rest: dict[str, Any] = {}
+    for key, value in top.items():
+        if key == "metadata" or type(value) is not dict or not value:
+            rest[key] = value
+            continue
+        try:
+            cache_key = (kind, key, marshal.dumps(value))
+        except ValueError:
+            rest[key] = value
+            continue
+        known = _SECTION_TREES.get(cache_key)
+        if known is None:
+            tree = _tree({key: value}, fields, None, False)
+            known = marshal.dumps(tree)
+            if len(_SECTION_TREES) >= _SECTION_TREES_SIZE:
+                _SECTION_TREES.clear()
+            _SECTION_TREES[cache_key] = known
+        sections.update(marshal.loads(known))
+    if not sections:
+        return _tree(rest, fields, None, False)
+    sections.update(_tree(rest, fields, None, False))
+    return dict(sorted(sections.items()))
 
 
 def _tree(value: dict[str, Any], fields: dict[str, Field], type_name: str | None, item: bool) -> dict[str, Any]:

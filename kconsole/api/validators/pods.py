@@ -6,6 +6,7 @@ update rules, whitespace in images) is in :func:`validate_pod` / :func:`validate
 
 from __future__ import annotations
 
+import marshal
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -426,7 +427,31 @@ def validate_topology_spread(constraints: Any, path: str) -> list[Cause]:
     return causes
 
 
+#: Causes by (path, marshalled spec): the pods of one template carry identical specs, and the rules
+#: read nothing but the spec, so an identical spec is not judged again. Bounded; cleared when full.
+_SPEC_VERDICTS: dict[tuple[str, bytes], list[Cause]] = {}
+_SPEC_VERDICTS_SIZE = 2048
+
+
 def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
+    """The spec's causes, remembered for specs seen before (equal bytes mean an equal spec)."""
+    if type(spec) is not dict:
+        return _validate_pod_spec(spec, path)
+    try:
+        key = (path, marshal.dumps(spec))
+    except ValueError:  # not plain JSON data: judge it afresh
+        return _validate_pod_spec(spec, path)
+    known = _SPEC_VERDICTS.get(key)
+    if known is None:
+        known = _validate_pod_spec(spec, path)
+        if len(_SPEC_VERDICTS) >= _SPEC_VERDICTS_SIZE:
+            _SPEC_VERDICTS.clear()
+        _SPEC_VERDICTS[key] = [dict(c) for c in known]
+        return known
+    return [dict(c) for c in known]
+
+
+def _validate_pod_spec(spec: Any, path: str) -> list[Cause]:
     if not isinstance(spec, dict):
         return [required(path)] if spec is None else [invalid(path, spec, "must be an object")]
     causes, volumes = validate_volumes(spec.get("volumes"), f"{path}.volumes")
