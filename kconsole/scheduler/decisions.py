@@ -189,7 +189,8 @@ def node_rows(record: dict[str, Any]) -> list[dict[str, Any]]:
 
     Each row: ``node``; ``passed``; for a rejected node ``plugin``, ``code``, ``reasons`` and
     ``filter`` ("Plugin: reason, reason"); for a feasible one ``filter`` "passed", ``scores``
-    {plugin: {raw, normalized, weighted}} and ``total``.
+    {plugin: {raw, normalized, weighted}} and ``total`` (``{}`` and None when the node was the only
+    feasible one, so nothing was scored).
     """
     status = record.get("status") or {}
     rows: list[dict[str, Any]] = []
@@ -212,6 +213,9 @@ def node_rows(record: dict[str, Any]) -> list[dict[str, Any]]:
                               "weighted": _at(p["weighted"], i) if "weighted" in p else norm * p["weight"]}
         total = _at(score["total"], i) if "total" in score else sum(v["weighted"] for v in per.values())
         rows.append({"node": name, "passed": True, "filter": "passed", "scores": per, "total": total})
+    if status.get("result") == "Scheduled" and status.get("node") and not score.get("nodes"):
+        # A lone feasible node is bound without scoring, as upstream; it still passed every filter.
+        rows.append({"node": status["node"], "passed": True, "filter": "passed", "scores": {}, "total": None})
     return rows
 
 
