@@ -102,3 +102,50 @@ async def test_lost_node_goes_unknown_then_its_pods_move(cluster: Cluster) -> No
     now = await running(cluster, "default", "app=app")
     assert all(p["spec"]["nodeName"] != lost for p in now)
     assert not stranded & {p["metadata"]["name"] for p in now}
+    left = [p for p in await admin.list_all("pods", "default", label_selector="app=app")
+            if p["metadata"]["name"] in stranded]
+    assert left and all(p["metadata"].get("deletionTimestamp") for p in left), \
+        "evicted pods stay Terminating while their node cannot confirm"
+
+
+async def test_node_that_comes_back_is_ready_untainted_and_finishes_evictions(cluster: Cluster) -> None:
+    clock = vclock(cluster)
+    admin = cluster.api_client()
+    lost = next(n for n, k in cluster.kubelets.items() if not k.running)
+    await cluster.kubelets[lost].start()
+
+    async def recovered() -> bool:
+        node = await admin.get("nodes", lost)
+        return condition(node, "Ready") == "True" and not node["spec"].get("taints")
+
+    took = await clock.run_until(recovered, timeout=60, step=0.5)
+    assert took <= 20, f"the node was Ready and untainted {took:.1f} simulated s after its kubelet came back"
+
+    async def evictions_done() -> bool:
+        pods = await admin.list_all("pods", "default", field_selector=f"spec.nodeName={lost}")
+        return not pods
+
+    await clock.run_until(evictions_done, timeout=60, step=0.5)
+    assert len(await running(cluster, "default", "app=app")) == 3
+
+
+async def test_stopped_scheduler_leader_hands_over_and_pending_pods_get_placed(cluster: Cluster) -> None:
+    clock = vclock(cluster)
+    admin = cluster.api_client()
+    old = next(s for s in cluster.schedulers if s.is_leader)
+    old_holder = (await admin.get("leases", "kube-scheduler", "kube-system"))["spec"]["holderIdentity"]
+    await old.stop()
+    await admin.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "late", "namespace": "default"},
+                        "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}]}})
+
+    async def late_running() -> bool:
+        pod = await get_or_none(cluster, "pods", "late")
+        return pod is not None and (pod.get("status") or {}).get("phase") == "Running"
+
+    took = await clock.run_until(late_running, timeout=120, step=0.5)
+    assert took <= 15 + 2 + 2 + 15, f"the pod ran {took:.1f} simulated s after the scheduler leader stopped"
+    lease = await admin.get("leases", "kube-scheduler", "kube-system")
+    assert lease["spec"]["holderIdentity"] != old_holder
+    scheduled = [e for e in await events_for(cluster, "default", "Pod", "late") if e["reason"] == "Scheduled"]
+    assert len(scheduled) == 1 and scheduled[0]["source"]["component"] == "default-scheduler"
+    await old.start()
