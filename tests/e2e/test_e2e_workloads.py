@@ -181,3 +181,63 @@ async def test_rolling_update_keeps_surge_and_unavailability_at_every_revision(c
     d = await admin.get("deployments", "web", "default")
     assert d["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"
 
+
+
+async def test_rollback_reuses_the_old_replicaset_under_a_new_revision(cluster: Cluster) -> None:
+    clock = vclock(cluster)
+    admin = cluster.api_client()
+    d = await admin.get("deployments", "web", "default")
+    rss = {rs["spec"]["template"]["spec"]["containers"][0]["image"]: rs
+           for rs in await admin.list_all("replicasets", "default") if owned_by(rs, d["metadata"]["uid"])}
+    assert set(rss) == {"nginx:1.25", "nginx:1.26"}
+    old_rs = rss["nginx:1.25"]
+    await admin.patch("deployments", "web", {"spec": {"template": old_rs["spec"]["template"]}}, "default")
+    await clock.run_until(lambda: rollout_done(cluster, "web", 3), timeout=300, step=0.5)
+    final = await running(cluster, "default", "app=web")
+    assert {p["spec"]["containers"][0]["image"] for p in final} == {"nginx:1.25"}
+    assert all(owned_by(p, old_rs["metadata"]["uid"]) for p in final), "the old ReplicaSet is scaled back up"
+    rs = await admin.get("replicasets", old_rs["metadata"]["name"], "default")
+    assert rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "3"
+    d = await admin.get("deployments", "web", "default")
+    assert d["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "3"
+
+
+async def test_service_routes_to_ready_pods_on_every_node(cluster: Cluster) -> None:
+    clock = vclock(cluster)
+    admin = cluster.api_client()
+    svc = await admin.create({"apiVersion": "v1", "kind": "Service",
+                              "metadata": {"name": "web", "namespace": "default"},
+                              "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": 8080}]}})
+    cluster_ip = svc["spec"]["clusterIP"]
+
+    def proxied() -> dict[str, set[str]]:
+        out = {}
+        for node, proxy in cluster.proxies.items():
+            rules = [r for r in proxy.rules() if r["service"] == "default/web"]
+            out[node] = set(rules[0]["endpoints"]) if rules else set()
+        return out
+
+    async def pod_ips() -> set[str]:
+        return {f"{p['status']['podIP']}:8080" for p in await running(cluster, "default", "app=web")}
+
+    async def routed() -> bool:
+        want = await pod_ips()
+        return len(want) == 3 and all(v == want for v in proxied().values())
+
+    await clock.run_until(routed, timeout=30, step=0.5)
+    rule = [r for r in next(iter(cluster.proxies.values())).rules() if r["service"] == "default/web"][0]
+    assert (rule["clusterIP"], rule["port"]) == (cluster_ip, 80)
+    slices = await admin.list_all("endpointslices", "default", label_selector="kubernetes.io/service-name=web")
+    endpoints = [e for s in slices for e in s.get("endpoints") or []]
+    assert sum(bool(e["conditions"].get("ready")) for e in endpoints) == 3
+    assert all(e["conditions"].get("terminating") for e in endpoints if not e["conditions"].get("ready"))
+
+    victim = sorted(p["metadata"]["name"] for p in await running(cluster, "default", "app=web"))[0]
+    victim_ip = (await admin.get("pods", victim, "default"))["status"]["podIP"]
+    cluster.kubelets[(await admin.get("pods", victim, "default"))["spec"]["nodeName"]].fail_readiness(
+        "default", victim)
+
+    async def victim_dropped() -> bool:
+        return all(f"{victim_ip}:8080" not in v and len(v) == 2 for v in proxied().values())
+
+    await clock.run_until(victim_dropped, timeout=60, step=0.5)
