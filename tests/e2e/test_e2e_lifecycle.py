@@ -203,3 +203,30 @@ async def test_foreground_deletion_removes_dependents_before_the_owner(cluster: 
     assert all(rv < owner_rv for rv in dependents.values()), f"owner deleted at {owner_rv}, dependents {dependents}"
     rs_rv = [v for k, v in dependents.items() if k[0] == "replicasets"][0]
     assert all(rv < rs_rv for k, rv in dependents.items() if k[0] == "pods"), "pods go before their ReplicaSet"
+
+
+async def test_failing_job_retries_with_back_off_then_fails(cluster: Cluster) -> None:
+    clock = vclock(cluster)
+    admin = cluster.api_client()
+    await admin.create({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "doomed", "namespace": "default"},
+                        "spec": job_spec(["sh", "-c", "exit 3"], backoffLimit=2)})
+    created_at: dict[str, float] = {}
+
+    async def failed() -> bool:
+        for p in await admin.list_all("pods", "default", label_selector="job-name=doomed"):
+            created_at.setdefault(p["metadata"]["name"], clock.now())
+        return job_condition(await get_or_none(cluster, "jobs", "doomed"), "Failed")
+
+    await clock.run_until(failed, timeout=300, step=0.5)
+    job = await admin.get("jobs", "doomed", "default")
+    cond = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
+    assert (cond["reason"], cond["message"]) == ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
+    assert job["status"]["failed"] == 3 and len(created_at) == 3
+    starts = sorted(created_at.values())
+    gaps = [b - a for a, b in zip(starts, starts[1:])]
+    assert gaps[0] >= 9 and gaps[1] >= 1.5 * gaps[0], f"retries should back off 10 s then 20 s: {gaps}"
+    pods = await admin.list_all("pods", "default", label_selector="job-name=doomed")
+    terminated = [p["status"]["containerStatuses"][0]["state"]["terminated"] for p in pods]
+    assert all(t["exitCode"] == 3 and t["reason"] == "Error" for t in terminated)
+    reasons = [e["reason"] for e in await events_for(cluster, "default", "Job", "doomed")]
+    assert "BackoffLimitExceeded" in reasons
