@@ -109,3 +109,70 @@ async def test_cordoned_node_gets_no_new_pods(cluster: Cluster) -> None:
         assert record["status"]["node"] == pod["spec"]["nodeName"]
         assert rows[pod["spec"]["nodeName"]]["total"] == winner["total"]
     await admin.patch("nodes", "worker-1", {"spec": {"unschedulable": False}})
+
+
+async def test_high_priority_pod_preempts_a_running_low_priority_one(cluster: Cluster) -> None:
+    clock = vclock(cluster)
+    admin = cluster.api_client()
+    await admin.create({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                        "metadata": {"name": "urgent"}, "value": 1000})
+    pinned = {"kubernetes.io/hostname": "big-1"}
+
+    def pod(name: str, cpu: str, **spec: str) -> Obj:
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+                "spec": {"nodeSelector": pinned, **spec, "containers": [
+                    {"name": "app", "image": "nginx:1.25", "resources": {"requests": {"cpu": cpu}}}]}}
+
+    await admin.create(pod("low", "6"))
+
+    async def is_running(name: str) -> bool:
+        p = await admin.get("pods", name, "default")
+        return phase(p) == "Running" and not p["metadata"].get("deletionTimestamp")
+
+    await clock.run_until(lambda: is_running("low"), timeout=60, step=0.5)
+    await admin.create(pod("high", "4", priorityClassName="urgent"))
+
+    async def high_running() -> bool:
+        return phase(await admin.get("pods", "high", "default")) == "Running"
+
+    took = await clock.run_until(high_running, timeout=120, step=0.5)
+    assert took <= 45, f"the preemptor ran {took:.1f} simulated s after it was created"
+    high = await admin.get("pods", "high", "default")
+    assert high["spec"]["nodeName"] == "big-1" and high["spec"]["priority"] == 1000
+    assert await is_running("big"), "the equal-priority pod that started first is reprieved"
+    low_events = await events_for(cluster, "default", "Pod", "low")
+    preempted = [e for e in low_events if e["reason"] == "Preempted"]
+    assert len(preempted) == 1 and preempted[0]["source"]["component"] == "default-scheduler"
+    assert preempted[0]["message"].startswith("Preempted by ") and preempted[0]["message"].endswith("on node big-1")
+    failed = [e["message"] for e in await events_for(cluster, "default", "Pod", "high")
+              if e["reason"] == "FailedScheduling"]
+    assert failed and "Insufficient cpu" in failed[0]
+    records = await decisions(cluster, "high")
+    assert any(r["status"].get("nominatedNode") == "big-1" and r["status"].get("victims") == ["default/low"]
+               for r in records), [r["status"] for r in records]
+    assert records[-1]["status"]["node"] == "big-1"
+
+
+async def test_daemonset_follows_a_node_that_joins(cluster: Cluster) -> None:
+    clock = vclock(cluster)
+    admin = cluster.api_client()
+    await admin.create({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "default"},
+                        "spec": {"selector": {"matchLabels": {"app": "agent"}},
+                                 "template": {"metadata": {"labels": {"app": "agent"}},
+                                              "spec": {"containers": [{"name": "agent", "image": "nginx:1.25"}]}}}})
+
+    async def on_nodes() -> set[str]:
+        return {p["spec"]["nodeName"] for p in await running(cluster, "default", "app=agent")}
+
+    workers = {"worker-1", "worker-2", "worker-3", "big-1"}
+    await clock.run_until(lambda: _equals(on_nodes(), workers), timeout=60, step=0.5)
+    await cluster.node_pool.add_node(NodeConfig(name="late-1", zone="zone-b", pod_cidr=pod_cidr_for(21),
+                                                address=address_for(21)))
+    took = await clock.run_until(lambda: _equals(on_nodes(), workers | {"late-1"}), timeout=60, step=0.5)
+    assert took <= 30, f"the daemon pod ran {took:.1f} simulated s after its node joined"
+    ds = await admin.get("daemonsets", "agent", "default")
+    assert (ds["status"]["desiredNumberScheduled"], ds["status"]["numberReady"]) == (5, 5)
+
+
+async def _equals(aw: object, want: set[str]) -> bool:
+    return await aw == want  # type: ignore[misc]
