@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kconsole.api import gcpolicy
 from kconsole.api.server import APIServer
 from kconsole.api.types import Credentials, Request, Response, UserInfo
 from kconsole.clock import RealClock
@@ -30,6 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fanout-writes", type=int, default=1_000, help="pods created one by one in phase 2")
     p.add_argument("--synchronous", default="FULL", help="SQLite synchronous mode of the store (default FULL)")
     p.add_argument("--data-dir", default=None, help="where the store file goes (default: a temporary folder)")
+    p.add_argument("--default-gc", action="store_true",
+                   help="keep CPython's collector settings instead of the serving policy (kconsole.api.gcpolicy)")
 
 
 def _pod(name: str, i: int) -> dict[str, Any]:
@@ -50,6 +53,19 @@ def _pct(values: list[float], q: float) -> float:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
+    tuned = not getattr(args, "default_gc", False)
+    if tuned:
+        gcpolicy.install()
+    try:
+        result = await _run(args)
+    finally:
+        if tuned:
+            gcpolicy.uninstall()
+    result["gc_policy"] = tuned
+    return result
+
+
+async def _run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="kconsole-bench-api-") as tmp:
         folder = Path(args.data_dir) if args.data_dir else Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)

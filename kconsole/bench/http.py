@@ -27,6 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--insecure-http", action="store_true", help="plain HTTP instead of HTTPS")
     p.add_argument("--synchronous", default="FULL", choices=("FULL", "NORMAL"),
                    help="store durability: FULL fsyncs every commit (default), NORMAL survives kill -9 only")
+    p.add_argument("--default-gc", action="store_true",
+                   help="keep CPython's collector settings instead of the serving policy (kconsole.api.gcpolicy)")
 
 
 def _pod(i: int) -> bytes:
@@ -62,6 +64,21 @@ async def _client(url: str, token: str, ca: str | None, creates: int, concurrenc
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
+    from kconsole.api import gcpolicy
+
+    tuned = not getattr(args, "default_gc", False)
+    if tuned:
+        gcpolicy.install()
+    try:
+        result = await _run(args)
+    finally:
+        if tuned:
+            gcpolicy.uninstall()
+    result["gc_policy"] = tuned
+    return result
+
+
+async def _run(args: argparse.Namespace) -> dict[str, Any]:
     import aiohttp
 
     from kconsole.api.server import APIServer
