@@ -242,6 +242,16 @@ class Storage:
             cache.poke()
         return res
 
+    async def _current(self, spec: ResourceSpec, namespace: str | None, name: str,
+                       key: str) -> tuple[Obj | None, bool]:
+        """Where a write starts from: the cache's object when the cache holds every write this server
+        acknowledged, else the store's (a lagging cache must not stall or fail writes; upstream's
+        GuaranteedUpdate reads storage too). Returns (object, read from the store)."""
+        cache = self.caches.get(spec.group_resource)
+        if cache is not None and cache.ready and cache.rv >= self._acked.get(spec.prefix, 0):
+            return cache.get(namespace, name), False
+        return await self.read(spec, key), True
+
     async def read(self, spec: ResourceSpec, key: str) -> Obj | None:
         """Authoritative read from the store."""
         res = await self.kv.range(key)
@@ -289,9 +299,7 @@ class Storage:
         Returns (object, outcome) with outcome ``created``, ``updated``, ``unchanged`` or ``deleted``.
         """
         key = self.key(spec, namespace, name)
-        cache = await self.fresh_cache(spec)
-        current = cache.get(namespace, name)
-        authoritative = False
+        current, authoritative = await self._current(spec, namespace, name, key)
         for _ in range(MAX_CAS_RETRIES):
             try:
                 new = try_update(current)
@@ -346,8 +354,7 @@ class Storage:
     ) -> tuple[Obj, bool]:
         """Delete now, or mark for graceful/finalized deletion. Returns (object, deleted now)."""
         key = self.key(spec, namespace, name)
-        cache = await self.fresh_cache(spec)
-        current = cache.get(namespace, name)
+        current, _ = await self._current(spec, namespace, name, key)
         gr = spec.group_resource
         for _ in range(MAX_CAS_RETRIES):
             if current is None:
