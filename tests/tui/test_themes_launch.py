@@ -18,6 +18,8 @@ from kconsole.tui.keymap import KeymapError
 from kconsole.tui.launch import console_settings
 from kconsole.tui.themes import THEMES_DIR, ThemeError, discover, load_theme_file, parse_theme
 
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
 
 def test_shipped_themes_load_with_state_slots() -> None:
     found, errors = discover([THEMES_DIR])
