@@ -7,6 +7,7 @@ fresh status, a Job's generated selector, a Namespace's finalizer — is guarded
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Callable
 from typing import Any
 
@@ -34,10 +35,32 @@ def _sub(parent: Obj, key: str) -> Obj:
     return child
 
 
-def default_pod(ctx: AdmissionContext, obj: Obj) -> None:
-    spec = _spec(obj)
+#: Defaulted pod specs (marshalled) by the marshalled spec as sent: the pods of one template arrive
+#: identical, and defaulting reads nothing but the spec. Bounded; cleared when full.
+_DEFAULTED_SPECS: dict[bytes, bytes] = {}
+_DEFAULTED_SPECS_SIZE = 2048
+
+
+def _default_pod_spec(obj: Obj, spec: Obj) -> Obj:
+    try:
+        key = marshal.dumps(spec)
+    except ValueError:  # not plain JSON data: default it in place
+        key = None
+    known = _DEFAULTED_SPECS.get(key) if key is not None else None
+    if known is not None:
+        spec = obj["spec"] = marshal.loads(known)
+        return spec
     default_pod_spec(spec)
     default_pod_only(spec)
+    if key is not None:
+        if len(_DEFAULTED_SPECS) >= _DEFAULTED_SPECS_SIZE:
+            _DEFAULTED_SPECS.clear()
+        _DEFAULTED_SPECS[key] = marshal.dumps(spec)
+    return spec
+
+
+def default_pod(ctx: AdmissionContext, obj: Obj) -> None:
+    spec = _default_pod_spec(obj, _spec(obj))
     if ctx.operation == "CREATE":
         obj["status"] = {"phase": "Pending", "qosClass": qos_class(spec)}
 
