@@ -42,7 +42,18 @@ class Watched:
         self.gone: dict[str, Obj] = {}
         #: Wall time of the last change, for the change-to-row benchmark.
         self.changed_at = 0.0
+        self._subscribers: list[set[str]] = []
         informer.add_event_handler(self._on_add, self._on_update, self._on_delete)
+
+    def subscribe(self) -> set[str]:
+        """A set that collects the keys whose rows changed (object or mark) until its owner clears it:
+        lets a 10,000-row table update only what moved."""
+        keys: set[str] = set()
+        self._subscribers.append(keys)
+        return keys
+
+    def unsubscribe(self, keys: set[str]) -> None:
+        self._subscribers = [s for s in self._subscribers if s is not keys]
 
     def _bump(self, key: str, mark: str | None) -> None:
         self.version += 1
@@ -50,6 +61,8 @@ class Watched:
         self.changed_at = now
         if mark is not None and self.informer.has_synced:
             self.marks[key] = (mark, now)
+        for keys in self._subscribers:
+            keys.add(key)
 
     def _on_add(self, obj: Obj) -> None:
         key = object_key(obj)
@@ -78,6 +91,8 @@ class Watched:
             for key in stale:
                 del self.marks[key]
                 self.gone.pop(key, None)
+            for keys in self._subscribers:
+                keys.update(stale)
             self.version += 1
 
     def mark(self, key: str) -> str | None:

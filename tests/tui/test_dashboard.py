@@ -142,10 +142,25 @@ async def test_rows_marked_when_added_modified_deleted(cluster: Any) -> None:
     app = ConsoleApp(c, live=False, watch_themes=False)
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, clock, pilot)
+        rebuilds = app.resources.rebuilds
         await admin.create(pod("web"))
         await until(clock, lambda: app.resources.table.index_of("default/web") is not None, pilot, step=0.1)
         row = app.resources.table.rows[app.resources.table.index_of("default/web")]
         assert row.mark == "added"
+        # Changes move single rows into place; the table is never rebuilt for them.
+        assert app.resources.rebuilds == rebuilds and app.resources.updates > 0
+        keys = [r.key for r in app.resources.table.rows]
+        assert keys == sorted(keys)
+        await pilot.press("s", "s", "S")  # by NAME, descending
+        await admin.create(pod("aaa-first"))
+        await admin.create(pod("zzz-last"))
+        await until(clock, lambda: app.resources.table.index_of("default/zzz-last") is not None
+                    and app.resources.table.index_of("default/aaa-first") is not None, pilot, step=0.1)
+        names = [r.cells[1] for r in app.resources.table.rows]
+        assert names == sorted(names, reverse=True) and names[0] == "zzz-last"
+        assert app.resources.table.rows[app.resources.table.index_of("default/aaa-first")].cells[1] == "aaa-first"
+        for name in ("aaa-first", "zzz-last"):
+            await admin.delete("pods", name, "default", grace_period_seconds=0)
         watched = app.resources.watched
         assert watched is not None
         watched.marks.clear()

@@ -18,7 +18,8 @@ from kconsole.tui.keymap import KeymapError
 from kconsole.tui.launch import console_settings
 from kconsole.tui.themes import THEMES_DIR, ThemeError, discover, load_theme_file, parse_theme
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+#: The async tests share the module's cluster, so they run on its loop.
+on_module_loop = pytest.mark.asyncio(loop_scope="module")
 
 
 def test_shipped_themes_load_with_state_slots() -> None:
@@ -47,6 +48,7 @@ def test_bad_theme_files_name_the_problem(tmp_path: Path, text: str, message: st
     assert "broken.yaml" in str(err.value)
 
 
+@on_module_loop
 async def test_broken_theme_leaves_console_running_and_live_reload(cluster: Any, tmp_path: Path) -> None:
     c, _clock = cluster
     themes = tmp_path / "themes"
@@ -75,6 +77,7 @@ async def test_broken_theme_leaves_console_running_and_live_reload(cluster: Any,
         assert app.current_theme.primary == "#ff0000"
 
 
+@on_module_loop
 async def test_theme_from_a_file_path(cluster: Any) -> None:
     c, _clock = cluster
     app = ConsoleApp(c, live=False, watch_themes=False, theme=str(THEMES_DIR / "high-contrast.yaml"))
@@ -101,6 +104,7 @@ def test_console_settings_from_config_file(tmp_path: Path) -> None:
     assert load_theme_file(THEMES_DIR / "solarized.yaml").name == "solarized"
 
 
+@on_module_loop
 async def test_first_frame_before_cluster_start_then_time_controls(tmp_path: Path) -> None:
     """Real clock: the console paints, boots the cluster itself, and pause/speed/step act on it."""
     config = ClusterConfig(nodes=0, control_planes=1, http=False, data_dir=tmp_path / "data")

@@ -8,6 +8,7 @@ column is recomputed as time passes, so a refresh of 10,000 rows stays cheap.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +91,18 @@ def row_state(group_resource: str, obj: Obj, cells: tuple[str, ...], columns: tu
     return None
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """What a full rebuild fixed: the printer, which of its columns show, and the namespace column."""
+
+    printer: Any
+    shown: tuple[int, ...]
+    names: tuple[str, ...]
+    columns: tuple[str, ...]
+    all_ns: bool
+    age_col: int | None
+
+
 class ResourcesPanel(Panel):
     title = "Resources"
 
@@ -104,8 +117,19 @@ class ResourcesPanel(Panel):
         self.sort_column: int | None = None
         self.sort_reverse = False
         self.watched: Watched | None = None
-        self._cells: dict[str, tuple[str, tuple[str, ...], str | None]] = {}
+        #: key -> (resourceVersion, cells, state, born): printers run once per object version.
+        self._cells: dict[str, tuple[str, tuple[str, ...], str | None, float | None]] = {}
         self._objects: dict[str, Obj] = {}
+        self._layout: _Layout | None = None
+        #: Shown rows in ascending (sort key, row key) order; the table shows it reversed when descending.
+        self._order: list[tuple[Any, str]] = []
+        self._sort_keys: dict[str, Any] = {}
+        self._descending = False
+        self._dirty: set[str] = set()
+        self._dirty_of: Watched | None = None
+        self._synced = False
+        #: Incremental updates applied (rebuilds counts the full ones).
+        self.updates = 0
 
     def on_mount(self) -> None:
         self._update_title()
@@ -163,58 +187,84 @@ class ResourcesPanel(Panel):
     def inputs(self) -> Any:
         # Ages are drawn lazily by the table, so passing time alone does not rebuild 10,000 rows;
         # events' LAST SEEN (x3 over 10m) is a composite cell and is rebuilt each simulated second.
-        w = self.watched
         tick = int(self.now()) if self.group_resource == "events" else 0
-        return (self.group_resource, w.version if w is not None else -1, tick)
+        return (self.group_resource, self.namespace, self.filter.text, self.sort_column, self.sort_reverse, tick)
+
+    def sync(self, force: bool = False) -> bool:
+        """A full rebuild when what is shown changed (kind, namespace, filter, sort, events' tick);
+        otherwise only the rows whose objects or marks changed since the last call."""
+        inputs = self.inputs()
+        if force or inputs != self._inputs or self._layout is None:
+            self._inputs = inputs
+            self.rebuild()
+            self.rebuilds += 1
+            return True
+        synced = self.watched is not None and self.watched.informer.has_synced
+        if synced != self._synced:
+            self._synced = synced
+            self.table.empty_text = self._empty_text()
+            self.table.refresh()
+        if not self._dirty:
+            return False
+        keys = list(self._dirty)
+        self._dirty.clear()
+        self._apply(keys)
+        self.updates += 1
+        return True
+
+    def _subscribe(self, watched: Watched) -> None:
+        if self._dirty_of is watched:
+            return
+        if self._dirty_of is not None:
+            self._dirty_of.unsubscribe(self._dirty)
+        self._dirty = watched.subscribe()
+        self._dirty_of = watched
 
     def rebuild(self) -> None:
         if self.watched is None:
             self.watched = self.model.watch(self.resource)
             self.group_resource = self.model.group_resource(self.resource)
         watched = self.watched
+        self._subscribe(watched)
+        self._dirty.clear()
         printer = printer_for(self.group_resource)
-        shown = [i for i, c in enumerate(printer.columns) if c.priority == 0]
+        shown = tuple(i for i, c in enumerate(printer.columns) if c.priority == 0)
         names = tuple(printer.columns[i].name for i in shown)
         age_col = names.index("Age") if "Age" in names else None
         all_ns = self.namespaced and self.namespace is None
         columns = (("Namespace",) if all_ns else ()) + names
-        now = self.now()
-        rows: list[Row] = []
-        cache = self._cells
-        objects: dict[str, Obj] = {}
-        namespace = self.namespace
-        flt = self.filter
+        if self.group_resource == "events":
+            self._cells.clear()  # LAST SEEN moves with time, not with resourceVersion
+        self._layout = _Layout(printer, shown, names, columns, all_ns, age_col)
+        col = self.sort_column
+        name = columns[col] if col is not None and col < len(columns) else None
+        self._descending = self.sort_reverse != (name in ("Age", "Last Seen"))
         informer = watched.informer
         pairs = list(zip(informer.keys(), informer.list()))
-        pairs.extend((k, o) for k, o in watched.gone.items())
+        pairs.extend(watched.gone.items())
+        objects: dict[str, Obj] = {}
+        made: dict[str, Row] = {}
+        order: list[tuple[Any, str]] = []
+        sort_key = self._sort_key
         for key, obj in pairs:
-            meta = obj.get("metadata") or {}
-            if namespace is not None and self.namespaced and meta.get("namespace") != namespace:
-                continue
-            rv = str(meta.get("resourceVersion", ""))
-            cached = cache.get(key)
-            if cached is None or cached[0] != rv:
-                try:
-                    full = printer.cells(obj, now)
-                except Exception:  # noqa: BLE001 - one odd object must not blank the table
-                    full = [meta.get("name", "")]
-                cells = tuple("" if full[i] is None else str(full[i]) for i in shown if i < len(full))
-                state = row_state(self.group_resource, obj, cells, names)
-                cache[key] = (rv, cells, state)
-            else:
-                _, cells, state = cached
-            if all_ns:
-                cells = (meta.get("namespace") or "",) + cells
-            if (flt.pattern is not None or flt.selector is not None) and not flt.matches(obj, cells):
+            row = self._row_for(key, obj)
+            if row is None:
                 continue
             objects[key] = obj
-            rows.append(Row(key, cells, state, watched.mark(key), rv,
-                            parse_time(meta.get("creationTimestamp")) if age_col is not None else None))
+            made[key] = row
+            order.append((sort_key(row, obj), key))
+        cache = self._cells
         if len(cache) > len(objects) * 2 + 1000:
             for stale in [k for k in cache if k not in objects]:
                 del cache[stale]
+        order.sort()
+        self._order = order
+        self._sort_keys = {key: sk for sk, key in order}
         self._objects = objects
-        self._sort(rows, columns, objects)
+        rows = [made[key] for _, key in order]
+        if self._descending:
+            rows.reverse()
+        self._synced = informer.has_synced
         self.table.sort_column = self.sort_column
         self.table.sort_reverse = self.sort_reverse
         self.table.empty_text = self._empty_text()
@@ -223,39 +273,92 @@ class ResourcesPanel(Panel):
         self.set_rows(columns, rows)
         self._update_title()
 
+    def _row_for(self, key: str, obj: Obj) -> Row | None:
+        """The row of one object under the current layout, or None when filtered out."""
+        layout = self._layout
+        meta = obj.get("metadata") or {}
+        if self.namespace is not None and self.namespaced and meta.get("namespace") != self.namespace:
+            return None
+        rv = str(meta.get("resourceVersion", ""))
+        cached = self._cells.get(key)
+        if cached is None or cached[0] != rv:
+            try:
+                full = layout.printer.cells(obj, self.now())
+            except Exception:  # noqa: BLE001 - one odd object must not blank the table
+                full = [meta.get("name", "")]
+            cells = tuple("" if full[i] is None else str(full[i]) for i in layout.shown if i < len(full))
+            state = row_state(self.group_resource, obj, cells, layout.names)
+            born = parse_time(meta.get("creationTimestamp")) if layout.age_col is not None else None
+            cached = (rv, cells, state, born)
+            self._cells[key] = cached
+        _, cells, state, born = cached
+        if layout.all_ns:
+            cells = (meta.get("namespace") or "",) + cells
+        flt = self.filter
+        if (flt.pattern is not None or flt.selector is not None) and not flt.matches(obj, cells):
+            return None
+        return Row(key, cells, state, self.watched.mark(key) if self.watched is not None else None, rv, born)
+
+    def _sort_key(self, row: Row, obj: Obj) -> Any:
+        """Ascending sort key (the row key breaks ties); :attr:`_descending` says which way to show."""
+        columns = self._layout.columns
+        col = self.sort_column
+        if col is None or col >= len(columns):
+            return newest_first(obj) if self.group_resource == "events" else ""
+        name = columns[col]
+        if name == "Last Seen":
+            return event_time(obj)
+        if name == "Age":
+            return row.born or 0.0
+        cell = row.cells[col] if col < len(row.cells) else ""
+        head = cell.split(" ", 1)[0].split("/", 1)[0]
+        try:
+            return (0, float(head), cell)
+        except ValueError:
+            return (1, 0.0, cell)
+
+    def _apply(self, keys: list[str]) -> None:
+        """Move only the changed rows: bisect them out of and into the sorted order."""
+        table = self.table
+        old_cursor = table.cursor_key
+        watched = self.watched
+        assert watched is not None
+        order = self._order
+        sort_keys = self._sort_keys
+        objects = self._objects
+        desc = self._descending
+        informer = watched.informer
+        for key in keys:
+            obj = informer.get(key)
+            if obj is None:
+                obj = watched.gone.get(key)
+            row = self._row_for(key, obj) if obj is not None else None
+            new_sk = self._sort_key(row, obj) if row is not None else None
+            old_sk = sort_keys.get(key)
+            if old_sk is not None:
+                pos = bisect_left(order, (old_sk, key))
+                if row is not None and new_sk == old_sk:
+                    table.replace_row(len(order) - 1 - pos if desc else pos, row)
+                    objects[key] = obj  # type: ignore[assignment]
+                    continue
+                table.remove_row(len(order) - 1 - pos if desc else pos)
+                del order[pos]
+                del sort_keys[key]
+                objects.pop(key, None)
+            if row is not None:
+                pos = bisect_left(order, (new_sk, key))
+                order.insert(pos, (new_sk, key))
+                sort_keys[key] = new_sk
+                objects[key] = obj  # type: ignore[assignment]
+                table.insert_row(len(order) - 1 - pos if desc else pos, row)
+        table.commit_rows(old_cursor)
+        self._update_title()
+
     def _empty_text(self) -> str:
         if self.watched is not None and not self.watched.informer.has_synced:
             return "loading…"
         where = f" in {self.namespace} namespace" if self.namespaced and self.namespace else ""
         return f"No resources found{where}."
-
-    def _sort(self, rows: list[Row], columns: tuple[str, ...], objects: dict[str, Obj]) -> None:
-        col = self.sort_column
-        if col is None or col >= len(columns):
-            if self.group_resource == "events":
-                rows.sort(key=lambda r: newest_first(objects[r.key]), reverse=self.sort_reverse)
-            else:
-                rows.sort(key=lambda r: r.key, reverse=self.sort_reverse)
-            return
-        name = columns[col]
-        if name in ("Age", "Last Seen"):
-            def when(r: Row) -> float:
-                obj = objects[r.key]
-                if name == "Last Seen":
-                    return event_time(obj)
-                return parse_time((obj.get("metadata") or {}).get("creationTimestamp")) or 0.0
-            # Youngest first reads like "sorted by age ascending".
-            rows.sort(key=when, reverse=not self.sort_reverse)
-            return
-
-        def value(r: Row) -> tuple[int, float, str]:
-            cell = r.cells[col] if col < len(r.cells) else ""
-            head = cell.split(" ", 1)[0].split("/", 1)[0]
-            try:
-                return (0, float(head), cell)
-            except ValueError:
-                return (1, 0.0, cell)
-        rows.sort(key=value, reverse=self.sort_reverse)
 
     def selected(self) -> Obj | None:
         key = self.table.cursor_key

@@ -72,6 +72,7 @@ class VirtualTable(ScrollView, can_focus=True):
         self.sort_reverse = False
         self.cursor = 0
         self._index: dict[str, int] = {}
+        self._index_valid = True
         self._styles: dict[str, Style] = {k: Style(color=v) for k, v in STATE_DEFAULTS.items()}
         self._header_style = Style(bold=True)
         self._cursor_style = Style(reverse=True)
@@ -108,8 +109,46 @@ class VirtualTable(ScrollView, can_focus=True):
         self.columns = columns
         self.rows = rows
         self._index = {row.key: i for i, row in enumerate(rows)}
+        self._index_valid = True
         if old_key is not None and old_key in self._index:
             self.cursor = self._index[old_key]
+        self._rows_done(old_key)
+
+    # Incremental edits: a panel that keeps its rows sorted changes only the rows that moved, then
+    # calls commit_rows(); the key index is rebuilt lazily, only if someone asks for it.
+
+    def insert_row(self, index: int, row: Row) -> None:
+        if index <= self.cursor and self.rows:
+            self.cursor += 1
+        self.rows.insert(index, row)
+        self._index_valid = False
+        self._grow(row)
+
+    def remove_row(self, index: int) -> None:
+        del self.rows[index]
+        if index < self.cursor:
+            self.cursor -= 1
+        self._index_valid = False
+
+    def replace_row(self, index: int, row: Row) -> None:
+        self.rows[index] = row
+        self._grow(row)
+
+    def commit_rows(self, old_key: str | None) -> None:
+        """Finish a batch of edits: keep the cursor in range, resize, redraw the visible lines."""
+        self._rows_done(old_key)
+
+    def _grow(self, row: Row) -> None:
+        widths = self.widths
+        cells = row.cells
+        for i in range(min(len(widths), len(cells))):
+            w = len(cells[i])
+            if w > widths[i]:
+                widths[i] = min(w, MAX_COLUMN)
+
+    def _rows_done(self, old_key: str | None) -> None:
+        rows = self.rows
+        n = len(self.widths)
         self.cursor = max(0, min(self.cursor, len(rows) - 1))
         total = sum(self.widths) + GAP * max(0, n - 1)
         self.virtual_size = Size(total, len(rows) + 1)
@@ -130,7 +169,13 @@ class VirtualTable(ScrollView, can_focus=True):
         return None
 
     def index_of(self, key: str) -> int | None:
-        return self._index.get(key)
+        return self._key_index().get(key)
+
+    def _key_index(self) -> dict[str, int]:
+        if not self._index_valid:
+            self._index = {row.key: i for i, row in enumerate(self.rows)}
+            self._index_valid = True
+        return self._index
 
     def visible_keys(self) -> list[str]:
         top = int(self.scroll_offset.y)
@@ -151,7 +196,7 @@ class VirtualTable(ScrollView, can_focus=True):
         self.post_message(self.CursorMoved(self, self.cursor_key))
 
     def select_key(self, key: str) -> bool:
-        index = self._index.get(key)
+        index = self._key_index().get(key)
         if index is None:
             return False
         self.move_cursor(index)
