@@ -279,6 +279,22 @@ class EventRecorder:
             except asyncio.CancelledError:
                 pass
 
+    def abort(self) -> None:
+        """Stop at once, as a crashed process: queued events are dropped, writes in flight cancelled.
+
+        For owners that must not wait on API writes that may never complete (a kubelet's stop)."""
+        self._closed = True
+        writers, self._writers = self._writers, [None] * len(self._writers)
+        for writer in writers:
+            if writer is not None:
+                writer.cancel()
+        for queue in self._queues:
+            while not queue.empty():
+                queue.get_nowait()
+                queue.task_done()
+                self._queued -= 1
+                self.dropped += 1
+
     async def _write_loop(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
         while True:
             event = await queue.get()
