@@ -58,6 +58,9 @@ RENEW_RETRY_MAX = 7.0
 STATUS_INTERVAL = 10.0
 STATUS_REPORT_MAX = 300.0
 STATIC_POD_INTERVAL = 5.0
+#: Wall seconds a stop waits for its loops and queued events before dropping them (a shutdown bound,
+#: not simulated time: the stop must end even when the clock is not advanced or the API is swamped).
+STOP_WAIT_S = 2.0
 #: Status writes retried after an error (not a partition) this long after.
 STATUS_RETRY = 1.0
 KUBELET_VERSION = "v1.32.0-kconsole"
@@ -189,11 +192,12 @@ class Kubelet:
         tasks, self._tasks = self._tasks, []
         for t in tasks:
             t.cancel()
-        for t in tasks:
-            try:
-                await t
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - a crash does not care why
-                pass
+        if tasks:
+            # A crash does not care why a loop ended; one stuck in a write must not hold the stop.
+            await asyncio.wait(tasks, timeout=STOP_WAIT_S)
+            for t in tasks:
+                if t.done() and not t.cancelled():
+                    t.exception()
         if self._shared_informer is None and self._informer is not None:
             await self._informer.stop()
             self._informer = None
@@ -205,9 +209,22 @@ class Kubelet:
         if self._link is not None and self.partitioned:
             self._link.closed = True
         if self.recorder is not None:
-            await self.recorder.close()
+            await self._close_recorder(self.recorder)
         if self._link is not None:
             self._link.closed = True
+
+    @staticmethod
+    async def _close_recorder(recorder: EventRecorder) -> None:
+        """Write the queued events if the API server takes them promptly; otherwise drop them, as a
+        crash would (under a 10,000-pod burst, or while partitioned, the flush could take minutes)."""
+        closing = asyncio.ensure_future(recorder.close())
+        done, _ = await asyncio.wait({closing}, timeout=STOP_WAIT_S)
+        if not done:
+            closing.cancel()
+            recorder.abort()
+            await asyncio.wait({closing})
+        elif not closing.cancelled():
+            closing.exception()
 
     def partition(self) -> None:
         """Cut the node off the API server; its pods keep running and it keeps restarting them."""
