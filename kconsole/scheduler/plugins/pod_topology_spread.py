@@ -16,6 +16,7 @@ from kconsole.scheduler.cache import NodeInfo
 from kconsole.scheduler.framework import MAX_NODE_SCORE, SKIP_STATUS, UNRESOLVABLE, UNSCHEDULABLE, Failed, Plugin
 from kconsole.scheduler.framework import Status, register
 from kconsole.scheduler.matchers import LabelPredicate
+from kconsole.scheduler.memo import NodeMemo
 from kconsole.scheduler.plugins.node_affinity import matches_node_affinity
 from kconsole.scheduler.plugins.taint_toleration import first_untolerated
 from kconsole.scheduler.podinfo import LABEL_HOSTNAME, LABEL_ZONE, PodInfo, SpreadConstraint
@@ -33,6 +34,20 @@ CONSTRAINTS_KEY = "PodTopologySpread/constraints"
 
 def count_matching(node: NodeInfo, selector: LabelPredicate, namespace: str) -> int:
     return sum(1 for p in node.pods.values() if p.namespace == namespace and not p.deleting and selector(p.labels))
+
+
+def _count_batch(arg: tuple[LabelPredicate, str], nodes: list[NodeInfo]) -> list[int]:
+    selector, namespace = arg
+    return [count_matching(n, selector, namespace) for n in nodes]
+
+
+def _selector_key(selector: LabelPredicate) -> Any:
+    """A value key for a compiled selector (a LabelSelector compares by its requirements), or None
+    for a composed predicate, which is then counted directly."""
+    owner = getattr(selector, "__self__", None)
+    if owner is not None and getattr(owner, "__hash__", None) is not None:
+        return owner
+    return None
 
 
 def _eligible(pod: PodInfo, c: SpreadConstraint, node: NodeInfo) -> bool:
@@ -79,6 +94,23 @@ class PodTopologySpread(Plugin):
         for c in self.defaults:
             if c.get("labelSelector") is not None:
                 raise ValueError("PodTopologySpread: defaultConstraints must not set labelSelector")
+        cache = getattr(handle, "cache", None)
+        # Matching pods per node, per (namespace, selector), kept current from the cache's change log:
+        # counting every node's pods for every pod made each cycle O(pods in the cluster).
+        self._counts: NodeMemo[int] | None = NodeMemo(cache, _count_batch) if cache is not None else None
+
+    def _count_table(self, c: SpreadConstraint, namespace: str) -> list[int] | None:
+        """Matching-pod counts by node index, or None when the selector has no value key."""
+        key = _selector_key(c.selector)
+        if key is None or self._counts is None:
+            return None
+        return self._counts.table((namespace, key), (c.selector, namespace))
+
+    def _count_nodes(self, c: SpreadConstraint, namespace: str, nodes: list[NodeInfo]) -> list[int]:
+        key = _selector_key(c.selector)
+        if key is None or self._counts is None:
+            return _count_batch((c.selector, namespace), nodes)
+        return self._counts.values((namespace, key), (c.selector, namespace), nodes)
 
     def constraints(self, pod: PodInfo, state: dict[str, Any] | None = None) -> tuple[list[SpreadConstraint], bool]:
         """(constraints, system_defaulted); computed once per cycle when ``state`` is given."""
@@ -192,29 +224,38 @@ class PodTopologySpread(Plugin):
             size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else sizes[i]
             weights.append(math.log(size + 2))
         if counts:
-            for node in self.handle.cache.node_list():
+            tables = [None if c.topology_key == LABEL_HOSTNAME else self._count_table(c, pod.namespace)
+                      for c in soft]
+            all_nodes = self.handle.cache.node_list()
+            for node in all_nodes:
                 if require_all and any(c.topology_key not in node.labels for c in soft):
                     continue
-                for c in soft:
-                    if c.topology_key == LABEL_HOSTNAME or not _eligible(pod, c, node):
+                for c, table in zip(soft, tables):
+                    if c.topology_key == LABEL_HOSTNAME:
                         continue
                     pair = (c.topology_key, node.labels.get(c.topology_key, ""))
-                    if pair in counts:
-                        counts[pair] += count_matching(node, c.selector, pod.namespace)
+                    if pair not in counts:
+                        continue
+                    cnt = table[node.index] if table is not None else count_matching(node, c.selector, pod.namespace)
+                    if cnt and _eligible(pod, c, node):
+                        counts[pair] += cnt
         state[SCORE_KEY] = (soft, counts, weights, ignored)
         return None
 
     def score(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
         soft, counts, weights, _ = state[SCORE_KEY]
+        host = [self._count_nodes(c, pod.namespace, nodes) if c.topology_key == LABEL_HOSTNAME else None
+                for c in soft]
         out = []
-        for n in nodes:
+        for j, n in enumerate(nodes):
             s = 0.0
             for i, c in enumerate(soft):
                 val = n.labels.get(c.topology_key)
                 if val is None:
                     continue
-                if c.topology_key == LABEL_HOSTNAME:
-                    cnt = count_matching(n, c.selector, pod.namespace)
+                hc = host[i]
+                if hc is not None:
+                    cnt = hc[j]
                 else:
                     cnt = counts.get((c.topology_key, val), 0)
                 s += cnt * weights[i] + (c.max_skew - 1)
