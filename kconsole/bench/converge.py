@@ -9,6 +9,10 @@ simulated pull/start delay (``pod_delay_factor=0``), as kwok's gate measures.
 Phase 1 (``nodes_ready_s``): wall seconds from a cold start until every node is Ready.
 Phase 2 (``pods_running_s``): wall seconds from creating the Deployment until every replica is
 Running, watched through an informer.
+
+Every phase is bounded by ``--timeout`` wall seconds: a phase that runs out reports ``null`` seconds,
+``<phase>_timed_out: true`` and how far it got (``nodes_ready`` / ``pods_running`` at the deadline);
+the cluster's stop is bounded too, so the bench always ends with its figures.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import importlib.util
 import resource
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from kconsole.client import SharedInformer
@@ -28,19 +33,24 @@ from kconsole.objects.meta import condition_status
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nodes", type=int, default=1000, help="worker nodes (default 1000)")
     p.add_argument("--pods", type=int, default=10000, help="Deployment replicas (default 10000)")
-    p.add_argument("--timeout", type=float, default=600.0, help="give up on a phase after this many wall seconds")
+    p.add_argument("--timeout", type=float, default=300.0, help="give up on a phase after this many wall seconds")
+
+
+#: Wall seconds the cluster's stop may take before the bench reports anyway.
+STOP_TIMEOUT = 60.0
 
 
 def _peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-async def _until(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
+async def _until(predicate: Callable[[], bool], deadline: float) -> bool:
+    """Poll until ``predicate`` holds (True) or the wall-clock ``deadline`` passes (False)."""
     while not predicate():
         if time.monotonic() > deadline:
-            raise TimeoutError(f"bench converge: {what} not reached within {timeout:.0f} s")
+            return False
         await asyncio.sleep(0.05)
+    return True
 
 
 def _deployment(replicas: int) -> dict[str, Any]:
@@ -55,8 +65,8 @@ def _deployment(replicas: int) -> dict[str, Any]:
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     from kconsole.cluster import Cluster, ClusterConfig
 
-    if args.nodes < 1 or args.pods < 0:
-        raise SystemExit("kconsole bench converge: --nodes must be >= 1 and --pods >= 0")
+    if args.nodes < 1 or args.pods < 0 or args.timeout <= 0:
+        raise SystemExit("kconsole bench converge: --nodes must be >= 1, --pods >= 0 and --timeout > 0")
     has_cm = importlib.util.find_spec("kconsole.controllers.manager") is not None
     config = ClusterConfig(nodes=args.nodes, control_planes=1, http=False, ephemeral=True, pod_delay_factor=0.0,
                            speed=1.0)
@@ -70,35 +80,56 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         await nodes.start()
         await nodes.wait_synced()
         total = args.nodes + config.control_planes
-        await _until(lambda: sum(condition_status(n, "Ready") == "True" for n in nodes.list()) >= total,
-                     args.timeout, f"{total} nodes Ready")
-        figures["nodes_ready_s"] = round(time.monotonic() - started, 2)
+
+        def ready() -> int:
+            return sum(condition_status(n, "Ready") == "True" for n in nodes.list())
+
+        if await _until(lambda: ready() >= total, started + args.timeout):
+            figures["nodes_ready_s"] = round(time.monotonic() - started, 2)
+        else:
+            figures.update(nodes_ready_s=None, nodes_timed_out=True, nodes_ready=ready())
         await nodes.stop()
-        if not has_cm or not cluster.controller_managers:
+        if figures.get("nodes_timed_out"):
+            figures["pods_running_s"] = None
+        elif not has_cm or not cluster.controller_managers:
             print("kconsole bench converge: the controller-manager (kconsole.controllers.manager) is not "
                   "available; cannot run the Deployment phase", file=sys.stderr)
             figures["pods_running_s"] = None
         else:
-            running: set[str] = set()
-
-            def seen(pod: dict[str, Any]) -> None:
-                key = pod["metadata"]["name"]
-                if (pod.get("status") or {}).get("phase") == "Running":
-                    running.add(key)
-                else:
-                    running.discard(key)
-
-            pods = SharedInformer(admin, "pods", "default", label_selector="app=converge", clock=cluster.clock)
-            pods.add_event_handler(on_add=seen, on_update=lambda _o, n: seen(n),
-                                   on_delete=lambda p: running.discard(p["metadata"]["name"]))
-            await pods.start()
-            await pods.wait_synced()
-            begin = time.monotonic()
-            await admin.create(_deployment(args.pods))
-            await _until(lambda: len(running) >= args.pods, args.timeout, f"{args.pods} pods Running")
-            figures["pods_running_s"] = round(time.monotonic() - begin, 2)
-            await pods.stop()
+            figures.update(await _pods_phase(admin, cluster.clock, args.pods, args.timeout))
     finally:
         figures["peak_rss_mb"] = _peak_rss_mb()
-        await cluster.stop()
+        stopping = time.monotonic()
+        try:
+            await asyncio.wait_for(cluster.stop(), STOP_TIMEOUT)
+        except TimeoutError:
+            figures["stop_timed_out"] = True
+        figures["stop_s"] = round(time.monotonic() - stopping, 2)
     return figures
+
+
+async def _pods_phase(admin: Any, clock: Any, replicas: int, timeout: float) -> dict[str, Any]:
+    running: set[str] = set()
+
+    def seen(pod: dict[str, Any]) -> None:
+        key = pod["metadata"]["name"]
+        if (pod.get("status") or {}).get("phase") == "Running":
+            running.add(key)
+        else:
+            running.discard(key)
+
+    pods = SharedInformer(admin, "pods", "default", label_selector="app=converge", clock=clock)
+    pods.add_event_handler(on_add=seen, on_update=lambda _o, n: seen(n),
+                           on_delete=lambda p: running.discard(p["metadata"]["name"]))
+    await pods.start()
+    await pods.wait_synced()
+    begin = time.monotonic()
+    await admin.create(_deployment(replicas))
+    try:
+        if await _until(lambda: len(running) >= replicas, begin + timeout):
+            return {"pods_running_s": round(time.monotonic() - begin, 2)}
+        created = len(pods.list())
+        return {"pods_running_s": None, "pods_timed_out": True, "pods_running": len(running),
+                "pods_created": created}
+    finally:
+        await pods.stop()
