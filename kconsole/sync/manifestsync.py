@@ -28,7 +28,7 @@ from kconsole.clock import Clock, TimerHandle
 from kconsole.sync import apply as applier
 from kconsole.sync.folder import FolderFilter, FolderWatcher
 from kconsole.sync.parse import Document, ParsedFile, SyncError, parse_file
-from kconsole.sync.prune import INVENTORY_FILE, Inventory, delete_objects, identity
+from kconsole.sync.prune import INVENTORY_FILE, Inventory, InventoryError, delete_objects, identity
 from kconsole.sync.report import AppliedObject, FileState, Listener, Report
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,15 @@ class ManifestSync:
         """Load the inventory, apply the whole folder once, then follow changes."""
         if not self.folder.is_dir():
             raise FileNotFoundError(f"manifest folder {self.folder} does not exist or is not a folder")
-        self.inventory = Inventory.load(self.inventory.path)
+        try:
+            self.inventory = Inventory.load(self.inventory.path)
+        except InventoryError as err:
+            # A damaged inventory must not keep the cluster from starting: set it aside, say so.
+            assert self.inventory.path is not None
+            aside = self.inventory.path.with_name(f"{self.inventory.path.name}.damaged")
+            self.inventory.path.replace(aside)
+            log.error("manifest sync: %s; moved it to %s and starting with an empty inventory", err, aside)
+            self.inventory = Inventory(self.inventory.path)
         self.running = True
         if self.watch:
             await self.watcher.start()

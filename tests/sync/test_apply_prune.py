@@ -217,3 +217,13 @@ async def test_file_waiting_for_a_namespace_from_a_broken_file_recovers_when_it_
     await sync.sync_now({"b-ns.yaml"})  # the waiting file is retried in the same pass
     assert sync.files["a-web.yaml"].status == "applied"
     assert await get(env, "deployments", "web", "demo") is not None
+
+
+async def test_damaged_inventory_is_set_aside_and_the_sync_starts(env: Env, started: Any) -> None:
+    env.data_dir.mkdir(parents=True)
+    (env.data_dir / "sync-inventory.json").write_text("{not json")
+    env.write("a.yaml", cm("fresh"))
+    sync = await started()
+    assert sync.files["a.yaml"].status == "applied"
+    assert (env.data_dir / "sync-inventory.json.damaged").read_text() == "{not json"
+    assert "a.yaml" in (env.data_dir / "sync-inventory.json").read_text()
