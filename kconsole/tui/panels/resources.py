@@ -125,11 +125,14 @@ class ResourcesPanel(Panel):
         self._order: list[tuple[Any, str]] = []
         self._sort_keys: dict[str, Any] = {}
         self._descending = False
+        self._order_column: int | None = None
         self._dirty: set[str] = set()
         self._dirty_of: Watched | None = None
         self._synced = False
         #: Incremental updates applied (rebuilds counts the full ones).
         self.updates = 0
+        #: Re-sorts of the built rows (sort keys).
+        self.resorts = 0
 
     def on_mount(self) -> None:
         self._update_title()
@@ -194,7 +197,14 @@ class ResourcesPanel(Panel):
         """A full rebuild when what is shown changed (kind, namespace, filter, sort, events' tick);
         otherwise only the rows whose objects or marks changed since the last call."""
         inputs = self.inputs()
-        if force or inputs != self._inputs or self._layout is None:
+        previous = self._inputs
+        if (not force and self._layout is not None and previous is not None and inputs != previous
+                and inputs[:3] == previous[:3] and inputs[5:] == previous[5:]):
+            self._inputs = inputs
+            self._resort()
+            self.resorts += 1
+            previous = inputs
+        if force or inputs != previous or self._layout is None:
             self._inputs = inputs
             self.rebuild()
             self.rebuilds += 1
@@ -239,6 +249,7 @@ class ResourcesPanel(Panel):
         col = self.sort_column
         name = columns[col] if col is not None and col < len(columns) else None
         self._descending = self.sort_reverse != (name in ("Age", "Last Seen"))
+        self._order_column = col
         informer = watched.informer
         pairs = list(zip(informer.keys(), informer.list()))
         pairs.extend(watched.gone.items())
@@ -272,6 +283,31 @@ class ResourcesPanel(Panel):
         self.table.now = self.now
         self.set_rows(columns, rows)
         self._update_title()
+
+    def _resort(self) -> None:
+        """A new sort over the rows already built (a key press): no printer runs, no row is rebuilt,
+        and flipping the direction only reverses the list."""
+        assert self._layout is not None
+        table = self.table
+        columns = self._layout.columns
+        col = self.sort_column
+        name = columns[col] if col is not None and col < len(columns) else None
+        self._descending = self.sort_reverse != (name in ("Age", "Last Seen"))
+        by_key = {row.key: row for row in table.rows}
+        if col != self._order_column:
+            objects = self._objects
+            sort_key = self._sort_key
+            order = [(sort_key(row, objects[key]), key) for key, row in by_key.items()]
+            order.sort()
+            self._order = order
+            self._sort_keys = {key: sk for sk, key in order}
+            self._order_column = col
+        rows = [by_key[key] for _, key in self._order]
+        if self._descending:
+            rows.reverse()
+        table.sort_column = self.sort_column
+        table.sort_reverse = self.sort_reverse
+        table.set_rows(columns, rows, keep_widths=True)
 
     def _row_for(self, key: str, obj: Obj) -> Row | None:
         """The row of one object under the current layout, or None when filtered out."""

@@ -33,8 +33,7 @@ class SchedulingPanel(Panel):
 
     def inputs(self) -> Any:
         d = self.model.watched.get("schedulingdecisions.kconsole.dev")
-        p = self.model.watched.get("pods")
-        return (d.version if d is not None else -1, p.version if p is not None else -1, int(self.now()))
+        return (d.version if d is not None else -1, self.model.pending_version, int(self.now()))
 
     def rebuild(self) -> None:
         now = self.now()
@@ -42,11 +41,8 @@ class SchedulingPanel(Panel):
         objects: dict[str, Obj] = {}
         pods = self.model.watched.get("pods")
         if pods is not None:
-            pending = [p for p in pods.informer.list()
-                       if not (p.get("spec") or {}).get("nodeName")
-                       and (p.get("status") or {}).get("phase", "Pending") == "Pending"
-                       and not (p.get("metadata") or {}).get("deletionTimestamp")]
-            pending.sort(key=object_key)
+            found = (pods.informer.get(key) for key in sorted(self.model.pending))
+            pending = [p for p in found if p is not None]
             for pod in pending[:LIMIT]:
                 key = "pending:" + object_key(pod)
                 objects[key] = pod

@@ -73,6 +73,7 @@ class VirtualTable(ScrollView, can_focus=True):
         self.cursor = 0
         self._index: dict[str, int] = {}
         self._index_valid = True
+        self._drawn_as: tuple[int | None, bool, str, int | None] | None = None
         self._styles: dict[str, Style] = {k: Style(color=v) for k, v in STATE_DEFAULTS.items()}
         self._header_style = Style(bold=True)
         self._cursor_style = Style(reverse=True)
@@ -91,21 +92,29 @@ class VirtualTable(ScrollView, can_focus=True):
         self._header_style = Style(bold=True, color=header)
         self._cursor_style = Style(bgcolor=cursor_bg, color=cursor_fg, bold=True)
         self.refresh()
+        self.refresh()
 
-    def set_rows(self, columns: Sequence[str], rows: list[Row]) -> None:
+    def set_rows(self, columns: Sequence[str], rows: list[Row], *, keep_widths: bool = False) -> None:
+        """Swap in a new row list; ``keep_widths`` (same rows, new order) skips measuring every cell.
+        An identical list changes nothing, so panels rebuilt on a timer do not repaint for nothing."""
         columns = tuple(columns)
+        drawn_as = (self.sort_column, self.sort_reverse, self.empty_text, self.age_column)
+        if columns == self.columns and rows == self.rows and self._drawn_as == drawn_as:
+            return
+        self._drawn_as = drawn_as
         old_key = self.cursor_key
-        widths = [len(c) for c in columns]
-        n = len(widths)
-        for row in rows:
-            cells = row.cells
-            for i in range(min(n, len(cells))):
-                w = len(cells[i])
-                if w > widths[i]:
-                    widths[i] = w
-        if self.age_column is not None and self.age_column < n:
-            widths[self.age_column] = max(widths[self.age_column], 6)
-        self.widths = [min(w, MAX_COLUMN) for w in widths]
+        if not keep_widths or columns != self.columns:
+            widths = [len(c) for c in columns]
+            n = len(widths)
+            for row in rows:
+                cells = row.cells
+                for i in range(min(n, len(cells))):
+                    w = len(cells[i])
+                    if w > widths[i]:
+                        widths[i] = w
+            if self.age_column is not None and self.age_column < n:
+                widths[self.age_column] = max(widths[self.age_column], 6)
+            self.widths = [min(w, MAX_COLUMN) for w in widths]
         self.columns = columns
         self.rows = rows
         self._index = {row.key: i for i, row in enumerate(rows)}
