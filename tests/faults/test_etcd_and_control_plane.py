@@ -8,7 +8,6 @@ import asyncio
 import pytest
 from fault_env import fault_events, vclock
 
-from kconsole.api.types import Request
 from kconsole.client import StatusError
 from kconsole.cluster import Cluster
 from kconsole.faults import CATALOG, TARGET_KINDS, FaultError
