@@ -99,6 +99,8 @@ class EtcdCluster:
         self._closed = False
         self._db_size = 0  # bytes in use on the leader, plus what was accepted since last read
         self._sweeps = 0
+        self._leader: Member | None = None
+        self._leader_known = False
         for m in members:
             m.on_change = self._on_change
 
@@ -194,11 +196,16 @@ class EtcdCluster:
     # ----- leadership --------------------------------------------------------------------------
     def leader(self) -> Member | None:
         """The running member that believes it leads, at the highest term (a deposed leader cut off
-        in a minority may still believe it; the newer term wins)."""
+        in a minority may still believe it; the newer term wins). Cached until a member reports a
+        change of role, leader or term."""
+        cached = self._leader
+        if self._leader_known and cached is not None and cached.is_leader:
+            return cached
         best: Member | None = None
         for m in self.members:
             if m.is_leader and (best is None or m.term > best.term):
                 best = m
+        self._leader, self._leader_known = best, True
         return best
 
     def member(self, name_or_id: str | int) -> Member:
@@ -208,6 +215,7 @@ class EtcdCluster:
         raise KeyError(f"no etcd member {name_or_id!r}")
 
     def _on_change(self) -> None:
+        self._leader_known = False
         self._changed.set()
         self._changed = asyncio.Event()
 
@@ -372,8 +380,10 @@ class EtcdCluster:
             try:
                 await leader.wait_applied_revision(next_rev - 1)
             except UnavailableError:
+                await self._next_change(self.clock.now() + 1.0)
                 continue
             if not leader.is_leader:
+                await self._next_change(self.clock.now() + 1.0)
                 continue
             queue: asyncio.Queue[WatchResponse | None] = asyncio.Queue()
             pump = asyncio.get_running_loop().create_task(
