@@ -41,6 +41,10 @@ def _count_batch(arg: tuple[LabelPredicate, str], nodes: list[NodeInfo]) -> list
     return [count_matching(n, selector, namespace) for n in nodes]
 
 
+def _domain_batch(key: str, nodes: list[NodeInfo]) -> list[str]:
+    return [n.labels.get(key, "") for n in nodes]
+
+
 def _selector_key(selector: LabelPredicate) -> Any:
     """A value key for a compiled selector (a LabelSelector compares by its requirements), or None
     for a composed predicate, which is then counted directly."""
@@ -98,6 +102,7 @@ class PodTopologySpread(Plugin):
         # Matching pods per node, per (namespace, selector), kept current from the cache's change log:
         # counting every node's pods for every pod made each cycle O(pods in the cluster).
         self._counts: NodeMemo[int] | None = NodeMemo(cache, _count_batch) if cache is not None else None
+        self._domains: NodeMemo[str] | None = NodeMemo(cache, _domain_batch) if cache is not None else None
 
     def _count_table(self, c: SpreadConstraint, namespace: str) -> list[int] | None:
         """Matching-pod counts by node index, or None when the selector has no value key."""
@@ -227,7 +232,23 @@ class PodTopologySpread(Plugin):
             tables = [None if c.topology_key == LABEL_HOSTNAME else self._count_table(c, pod.namespace)
                       for c in soft]
             all_nodes = self.handle.cache.node_list()
-            for node in all_nodes:
+            # Common case (no node constraint on the pod, taints ignored, every node counted): one
+            # pass over memoised per-node counts and domains instead of a per-node walk.
+            direct = not require_all and pod.node_selector is None and pod.required_node_affinity is None and \
+                self._domains is not None and all(t is not None and not c.honor_taints for c, t in zip(soft, tables)
+                                                   if c.topology_key != LABEL_HOSTNAME)
+            if direct:
+                assert self._domains is not None
+                for c, table in zip(soft, tables):
+                    if table is None:
+                        continue
+                    key = c.topology_key
+                    for dom, cnt in zip(self._domains.table(key, key), table):
+                        if cnt:
+                            pair = (key, dom)
+                            if pair in counts:
+                                counts[pair] += cnt
+            for node in () if direct else all_nodes:
                 if require_all and any(c.topology_key not in node.labels for c in soft):
                     continue
                 for c, table in zip(soft, tables):
