@@ -6,16 +6,19 @@ Each :class:`Printer` has upstream's column definitions (priority 1 = shown with
 ``cells(obj, now)`` function giving one row; ``now`` is simulated seconds since the epoch.
 Stdlib only.
 
-Public API: :func:`printer_for(group_resource)`, :func:`human_duration(seconds)`,
-:func:`age(timestamp, now)`, :func:`parse_time(rfc3339)`, :data:`PRINTERS`, :class:`Column`, :class:`Printer`.
+Public API: :func:`printer_for(group_resource)`, :func:`human_duration(seconds)` (the AGE format,
+:func:`kconsole.objects.duration.format_age`), :func:`age(timestamp, now)`, :func:`parse_time(rfc3339)`
+(lenient: None instead of an error), :data:`PRINTERS`, :class:`Column`, :class:`Printer`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
+
+from kconsole.objects.duration import format_age as human_duration
+from kconsole.objects.meta import parse_time as parse_rfc3339
 
 Obj = dict[str, Any]
 
@@ -49,53 +52,23 @@ _TIME_CACHE: dict[str, float] = {}
 
 
 def parse_time(value: str | None) -> float | None:
-    """RFC 3339 (``Z`` or offset, optional fraction) -> epoch seconds; None when absent or unparsable."""
+    """RFC 3339 -> epoch seconds, None when absent or unparsable (the cell shows ``<unknown>``).
+
+    Memoised because every table refresh parses the same few timestamps again.
+    """
     if not value:
         return None
     cached = _TIME_CACHE.get(value)
     if cached is not None:
         return cached
-    text = value.replace("Z", "+00:00") if value.endswith("Z") else value
     try:
-        ts = datetime.fromisoformat(text).timestamp()
+        ts = parse_rfc3339(value)
     except ValueError:
         return None
     if len(_TIME_CACHE) > 100_000:
         _TIME_CACHE.clear()
     _TIME_CACHE[value] = ts
     return ts
-
-
-def human_duration(seconds: float) -> str:
-    """k8s.io/apimachinery's ``duration.HumanDuration``: ``45s``, ``3m5s``, ``5h12m``, ``3d4h``, ``2y15d``."""
-    secs = int(seconds)
-    if secs < -1:
-        return "<invalid>"
-    if secs < 0:
-        return "0s"
-    if secs < 120:
-        return f"{secs}s"
-    minutes = secs // 60
-    if minutes < 10:
-        s = secs % 60
-        return f"{minutes}m" if s == 0 else f"{minutes}m{s}s"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = secs // 3600
-    if hours < 8:
-        m = minutes % 60
-        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        h = hours % 24
-        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        dy = (hours // 24) % 365
-        return f"{hours // 24 // 365}y" if dy == 0 else f"{hours // 24 // 365}y{dy}d"
-    return f"{hours // 24 // 365}y"
 
 
 def age(timestamp: str | None, now: float) -> str:
