@@ -7,10 +7,13 @@
 * :class:`LeaderElector` — leader election over coordination.k8s.io/v1 Leases.
 * :class:`EventRecorder` — core/v1 Events with upstream's aggregation and spam filter.
 
+:class:`~kconsole.api.types.ResourceInfo` (what :meth:`Client.resource_info` hands out) and
+:class:`StatusError` are re-exported so components above need not import ``kconsole.api``.
+
 Layer rule: imports only ``kconsole.api.types``, ``kconsole.objects`` and ``kconsole.clock``.
 """
 
-from kconsole.api.types import StatusError
+from kconsole.api.types import ResourceInfo, StatusError
 
 from .client import DEFAULT_PAGE_SIZE, Client
 from .errors import (
@@ -43,6 +46,7 @@ __all__ = [
     "InformerFactory",
     "LeaderElector",
     "QueueShutDown",
+    "ResourceInfo",
     "SharedInformer",
     "StatusError",
     "WorkQueue",

@@ -15,14 +15,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kconsole.client import StatusError, is_conflict, is_not_found
+from kconsole.client import ResourceInfo, StatusError, is_conflict, is_not_found
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.objects.meta import deep_copy, deletion_timestamp, is_being_deleted, set_condition
-
-if TYPE_CHECKING:
-    from kconsole.api.types import ResourceInfo  # the discovery entries the client hands out
 
 log = logging.getLogger(__name__)
 
