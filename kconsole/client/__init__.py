@@ -4,7 +4,8 @@
   :class:`~kconsole.api.types.StatusError` (predicates in :mod:`kconsole.client.errors`).
 * :class:`SharedInformer` / :class:`InformerFactory` — list+watch caches with indexes and handlers.
 * :class:`WorkQueue` / :func:`run_workers` — deduplicating, rate-limited work queue for controllers.
-* :class:`LeaderElector` — leader election over coordination.k8s.io/v1 Leases.
+* :class:`LeaderElector` — leader election over coordination.k8s.io/v1 Leases;
+  :class:`LeaderElectedReplica` — a replica's start/stop around one (scheduler, controller-manager).
 * :class:`EventRecorder` — core/v1 Events with upstream's aggregation and spam filter.
 
 :class:`~kconsole.api.types.ResourceInfo` (what :meth:`Client.resource_info` hands out) and
@@ -36,7 +37,7 @@ from .informer import (
     index_by_owner_uid,
     object_key,
 )
-from .leaderelection import LeaderElector
+from .leaderelection import LeaderElectedReplica, LeaderElector
 from .workqueue import QueueShutDown, WorkQueue, run_workers
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "Client",
     "EventRecorder",
     "InformerFactory",
+    "LeaderElectedReplica",
     "LeaderElector",
     "QueueShutDown",
     "ResourceInfo",

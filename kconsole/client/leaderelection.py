@@ -264,3 +264,45 @@ class LeaderElector:
             self._observe(result.get("spec") or {}, (result.get("metadata") or {}).get("resourceVersion"))
         except StatusError as err:
             log.warning("%s: failed to release lease %s/%s: %s", self.identity, self.namespace, self.name, err)
+
+
+class LeaderElectedReplica:
+    """One replica of a leader-elected component: starting competes for the Lease, stopping is a crash.
+
+    The scheduler and the controller-manager replicas share this lifecycle; a subclass builds its
+    :class:`LeaderElector` (whose ``on_started_leading`` does the component's work) and hands it here.
+    Stopping does not release the Lease, so the others take over only once it expires, as after a crash.
+    """
+
+    def __init__(self, elector: LeaderElector, *, task_name: str) -> None:
+        self.elector = elector
+        self._task_name = task_name
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def running(self) -> bool:
+        """The process is up (competing or leading)."""
+        return self._task is not None and not self._task.done()
+
+    @property
+    def is_leader(self) -> bool:
+        return self.elector.is_leader
+
+    async def start(self) -> None:
+        """Start competing for the Lease (no-op when already running)."""
+        if self.running:
+            return
+        self._task = asyncio.get_running_loop().create_task(self.elector.run(), name=self._task_name)
+
+    async def stop(self) -> None:
+        """No more renewals and the leader's work cancelled; the Lease expires on its own."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        await self.elector.stop()
+        if not task.done():
+            task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass

@@ -21,7 +21,7 @@ import random
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kconsole.client import Client, InformerFactory, LeaderElector
+from kconsole.client import Client, InformerFactory, LeaderElectedReplica, LeaderElector
 from kconsole.clock import Clock
 from kconsole.controllers.base import Controller, ControllerContext
 
@@ -105,7 +105,7 @@ def unavailable_controllers() -> dict[str, str]:
     return {name: _unavailable[name] for name in CONTROLLER_PATHS if _load(name) is None}
 
 
-class ControllerManagerReplica:
+class ControllerManagerReplica(LeaderElectedReplica):
     """One kube-controller-manager process: leader election plus, while leading, every controller."""
 
     def __init__(self, client: Client, clock: Clock, *, identity: str, rng: random.Random,
@@ -133,46 +133,18 @@ class ControllerManagerReplica:
         self.names = names
         self.context: ControllerContext | None = None
         self._active: dict[str, Controller] = {}
-        self.elector = LeaderElector(
-            client, clock, namespace=LEASE_NAMESPACE, name=LEASE_NAME, identity=identity,
-            lease_duration=lease_duration, renew_deadline=renew_deadline, retry_period=retry_period,
-            on_started_leading=self._lead, on_stopped_leading=self._stopped_leading)
-        self._task: asyncio.Task[None] | None = None
+        super().__init__(
+            LeaderElector(client, clock, namespace=LEASE_NAMESPACE, name=LEASE_NAME, identity=identity,
+                          lease_duration=lease_duration, renew_deadline=renew_deadline, retry_period=retry_period,
+                          on_started_leading=self._lead, on_stopped_leading=self._stopped_leading),
+            task_name=f"kcm-elector:{identity}")
 
     # ------------------------------------------------------------------ handle
-
-    @property
-    def running(self) -> bool:
-        """The process is up (competing or leading)."""
-        return self._task is not None and not self._task.done()
-
-    @property
-    def is_leader(self) -> bool:
-        return self.elector.is_leader
 
     @property
     def active(self) -> dict[str, Controller]:
         """Controllers running now (empty unless leading and started)."""
         return dict(self._active)
-
-    async def start(self) -> None:
-        """Start competing for the Lease (no-op when already running)."""
-        if self.running:
-            return
-        self._task = asyncio.get_running_loop().create_task(self.elector.run(), name=f"kcm-elector:{self.identity}")
-
-    async def stop(self) -> None:
-        """Crash-like stop: no more renewals, controllers stop, the Lease expires on its own."""
-        task, self._task = self._task, None
-        if task is None:
-            return
-        await self.elector.stop()
-        if not task.done():
-            task.cancel()
-        try:
-            await task
-        except asyncio.CancelledError:
-            pass
 
     # ------------------------------------------------------------------ leading
 
