@@ -50,7 +50,7 @@ from kconsole.store.members import NOSPACE, Machine, Member, MemberStatus, NotPr
 from kconsole.store.network import Network
 from kconsole.store.raft import codec
 from kconsole.store.raft.codec import Command
-from kconsole.store.revlog import _validate as validate_txn
+from kconsole.store.revlog import validate_txn
 
 #: Simulated seconds a request may wait for a leader and a commit.
 REQUEST_TIMEOUT = 5.0

@@ -491,7 +491,7 @@ class RevisionLog:
         """If every compare holds run ``success`` else ``failure``, atomically, at one new revision."""
         self._check_open()
         failure = failure or []
-        cost, ranged = _validate(compares, success, failure)
+        cost, ranged = validate_txn(compares, success, failure)
         if cost:
             if self._alarms:
                 raise NoSpaceError()
@@ -503,6 +503,61 @@ class RevisionLog:
         self._pending_cost += cost
         self._wakeup.set()
         return await future
+
+    async def txn_batch(
+        self, txns: Sequence[tuple[Sequence[Compare], Sequence[Op], Sequence[Op]]], *, validated: bool = False
+    ) -> list[TxnResult | StoreError]:
+        """Apply many transactions in order, queued together so they share group commits.
+
+        One result per transaction: its :class:`TxnResult`, or the :class:`StoreError` it alone
+        failed with (a failed commit of the whole batch raises). ``validated=True`` skips the shape
+        checks for transactions already checked before they were proposed (a Raft member applying
+        committed entries), leaving only the cheap quota cost to compute.
+        """
+        self._check_open()
+        loop = asyncio.get_running_loop()
+        slots: list[asyncio.Future[TxnResult] | StoreError] = []
+        pending = self._pending
+        for compares, success, failure in txns:
+            if validated:
+                cost, ranged = _trusted_cost(success, failure)
+            else:
+                try:
+                    cost, ranged = validate_txn(compares, success, failure)
+                except StoreError as err:
+                    slots.append(err)
+                    continue
+            if cost:
+                if self._alarms:
+                    slots.append(NoSpaceError())
+                    continue
+                if self._in_use + self._pending_cost + cost > self._quota:
+                    self._alarms.append("NOSPACE")
+                    slots.append(NoSpaceError())
+                    continue
+            future: asyncio.Future[TxnResult] = loop.create_future()
+            pending.append(_Pending(compares, success, failure, future, cost, ranged))
+            self._pending_cost += cost
+            slots.append(future)
+        self._wakeup.set()
+        out: list[TxnResult | StoreError] = []
+        for slot in slots:
+            if isinstance(slot, StoreError):
+                out.append(slot)
+                continue
+            if not slot.done():
+                try:
+                    await slot
+                except StoreError:
+                    pass
+            err = slot.exception()
+            if err is None:
+                out.append(slot.result())
+            elif isinstance(err, StoreError):
+                out.append(err)
+            else:
+                raise err
+        return out
 
     async def put(self, key: str, value: bytes, lease: int = 0) -> int:
         """Unconditional put; returns its revision."""
@@ -982,7 +1037,21 @@ def _check_key(key: object) -> None:
         raise InvalidRequestError("etcdserver: key is not provided")
 
 
-def _validate(compares: Sequence[Compare], success: Sequence[Op], failure: Sequence[Op]) -> tuple[int, bool]:
+def _trusted_cost(success: Sequence[Op], failure: Sequence[Op]) -> tuple[int, bool]:
+    """:func:`validate_txn`'s answer for a transaction it already accepted, without the checks."""
+    cost = 0
+    ranged = False
+    for branch in (success, failure):
+        for op in branch:
+            kind = type(op)
+            if kind is Put:
+                cost += len(op.key) * 2 + len(op.value) + ROW_OVERHEAD  # type: ignore[union-attr]
+            elif kind is Delete and op.end is not None:  # type: ignore[union-attr]
+                ranged = True
+    return cost, ranged
+
+
+def validate_txn(compares: Sequence[Compare], success: Sequence[Op], failure: Sequence[Op]) -> tuple[int, bool]:
     """Check a txn's shape and size before it is queued.
 
     Returns its quota cost (0 when it puts nothing) and whether it has a ranged delete. Written for
