@@ -577,7 +577,14 @@ class APIServer:
         if not name:
             raise StatusError.bad_request("name is required for a get")
         min_rv = parse_rv(rv)
-        cache = self.storage.cache(spec) if min_rv == 0 else await self.storage.fresh_cache(spec, min_rv or 0)
+        if min_rv is None:
+            # A consistent get: from the cache when it is current, else from the store, as upstream
+            # serves it from etcd (waiting on a lagging cache failed leader-election renewals with 504).
+            obj, _ = await self.storage._current(spec, namespace, name, self.storage.key(spec, namespace, name))
+            if obj is None:
+                raise StatusError.not_found(spec.group_resource, name, spec.group, spec.resource)
+            return obj
+        cache = self.storage.cache(spec) if min_rv == 0 else await self.storage.fresh_cache(spec, min_rv)
         obj = cache.get(namespace, name)
         if obj is None:
             raise StatusError.not_found(spec.group_resource, name, spec.group, spec.resource)

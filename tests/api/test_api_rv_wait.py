@@ -56,3 +56,21 @@ async def test_stale_resource_version_still_conflicts_while_cache_lags(admin: Cl
     stale = dict(first, metadata=dict(first["metadata"], labels={"v": "old"}))
     resp = await admin.do("update", "pods", namespace="default", name="cas", body=stale)
     assert resp.code == 409 and resp.body["reason"] == "Conflict", resp.body
+
+
+async def test_consistent_get_answers_from_the_store_while_cache_lags(admin: Client, api: APIServer,
+                                                                     clock: VirtualClock) -> None:
+    """Leader election renews with a get (no resourceVersion) then an update; under load the get
+    failed with 504 and the leader lost its lease. Upstream serves such gets from etcd."""
+    await _stall_pods_cache(api)
+    await admin.ok("create", "pods", namespace="default", body=pod("lease-like", nodeName="node-1"))
+    await admin.ok("patch", "pods", namespace="default", name="lease-like", patch_type="merge",
+                   body={"metadata": {"labels": {"renewed": "1"}}})
+    got = asyncio.ensure_future(admin.do("get", "pods", namespace="default", name="lease-like"))
+    await clock.advance(3.5)
+    resp = await got
+    assert resp.code == 200, resp.body
+    assert resp.body["metadata"]["labels"] == {"renewed": "1"}
+    missing = asyncio.ensure_future(admin.do("get", "pods", namespace="default", name="never-made"))
+    await clock.advance(3.5)
+    assert (await missing).code == 404
