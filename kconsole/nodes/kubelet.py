@@ -520,6 +520,7 @@ class Kubelet:
         next_status = self.clock.now() + STATUS_INTERVAL
         while True:
             delay = RENEW_INTERVAL
+            failed = False
             try:
                 if not self._registered:
                     await self._register()
@@ -535,7 +536,13 @@ class Kubelet:
                 log.debug("kubelet %s: heartbeat failed: %s", self.name, err)
                 delay = retry
                 retry = min(retry * 2, RENEW_RETRY_MAX)
-            wait = min(delay, max(0.0, next_status - self.clock.now())) if self._registered else delay
+                failed = True
+            # After a failure wait out the retry: a status already due must not turn it into a spin.
+            wait = min(delay, max(0.0, next_status - self.clock.now())) if self._registered and not failed else delay
+            if not self.connected:
+                # A kick cannot be acted on while cut off (Event.wait on a set event never yields, so
+                # keeping it set starved the loop); heal() kicks again and the report covers it all.
+                self._status_kick.clear()
             try:
                 async with self.clock.timeout(max(wait, 0.001)):
                     await self._status_kick.wait()
