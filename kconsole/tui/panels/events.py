@@ -15,7 +15,7 @@ Obj = dict[str, Any]
 
 COLUMNS = ("Last Seen", "Type", "Reason", "Object", "From", "Message")
 #: Rows kept on screen; the cache holds every event, the panel shows the newest.
-LIMIT = 1000
+LIMIT = 300
 
 
 def last_seen(ev: Obj, now: float) -> str:
@@ -48,6 +48,8 @@ class EventsPanel(Panel):
         super().__init__(model, id=id)
         self.about: Obj | None = None
         self._objects: dict[str, Obj] = {}
+        #: key -> (resourceVersion, sort key): timestamps are parsed once per event version.
+        self._order_keys: dict[str, tuple[str, tuple[float, str]]] = {}
 
     def show_about(self, obj: Obj | None) -> None:
         """Only events about ``obj`` (None: all events)."""
@@ -68,7 +70,7 @@ class EventsPanel(Panel):
         if self.about is not None:
             events = self.model.events_for(self.about)
         else:
-            events = sorted(watched.objects(), key=newest_first)
+            events = sorted(watched.objects(), key=self._newest_first)
         rows = []
         objects = {}
         for ev in events[:LIMIT]:
@@ -80,6 +82,18 @@ class EventsPanel(Panel):
         self._objects = objects
         self.table.empty_text = "No events." if watched.informer.has_synced else "loading…"
         self.set_rows(COLUMNS, rows)
+
+    def _newest_first(self, ev: Obj) -> tuple[float, str]:
+        meta = ev.get("metadata") or {}
+        key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        rv = meta.get("resourceVersion", "")
+        found = self._order_keys.get(key)
+        if found is None or found[0] != rv:
+            if len(self._order_keys) > 50_000:
+                self._order_keys.clear()
+            found = (rv, newest_first(ev))
+            self._order_keys[key] = found
+        return found[1]
 
     def selected(self) -> Obj | None:
         key = self.table.cursor_key

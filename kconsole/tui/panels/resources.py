@@ -173,11 +173,11 @@ class ResourcesPanel(Panel):
         n = len(self.table.columns)
         if n:
             self.sort_column = 0 if self.sort_column is None else (self.sort_column + 1) % n
-            self.sync(force=True)
+            self.sync()  # a re-sort of the built rows
 
     def toggle_reverse(self) -> None:
         self.sort_reverse = not self.sort_reverse
-        self.sync(force=True)
+        self.sync()
 
     def _update_title(self) -> None:
         where = "" if not self.namespaced else f" ({self.namespace or 'all'})"

@@ -74,6 +74,7 @@ class VirtualTable(ScrollView, can_focus=True):
         self._index: dict[str, int] = {}
         self._index_valid = True
         self._drawn_as: tuple[int | None, bool, str, int | None] | None = None
+        self._edits_show = False
         self._styles: dict[str, Style] = {k: Style(color=v) for k, v in STATE_DEFAULTS.items()}
         self._header_style = Style(bold=True)
         self._cursor_style = Style(reverse=True)
@@ -132,20 +133,41 @@ class VirtualTable(ScrollView, can_focus=True):
         self.rows.insert(index, row)
         self._index_valid = False
         self._grow(row)
+        self._touch(index, shifts=True)
 
     def remove_row(self, index: int) -> None:
         del self.rows[index]
         if index < self.cursor:
             self.cursor -= 1
         self._index_valid = False
+        self._touch(index, shifts=True)
 
     def replace_row(self, index: int, row: Row) -> None:
         self.rows[index] = row
         self._grow(row)
+        self._touch(index, shifts=False)
+
+    def _touch(self, index: int, shifts: bool) -> None:
+        """Note whether an edit shows: a changed line on screen, or rows shifting the lines on screen."""
+        top = int(self.scroll_offset.y)
+        bottom = top + max(1, self.size.height - 1)
+        if index < bottom and (shifts or index >= top):
+            self._edits_show = True
 
     def commit_rows(self, old_key: str | None) -> None:
-        """Finish a batch of edits: keep the cursor in range, resize, redraw the visible lines."""
-        self._rows_done(old_key)
+        """Finish a batch of edits: keep the cursor in range and resize; redraw only if an edit shows
+        (churn among 10,000 rows mostly lands off screen and costs no repaint)."""
+        rows = self.rows
+        self.cursor = max(0, min(self.cursor, len(rows) - 1))
+        n = len(self.widths)
+        size = Size(sum(self.widths) + GAP * max(0, n - 1), len(rows) + 1)
+        if size != self.virtual_size:
+            self.virtual_size = size
+        if self._edits_show:
+            self._edits_show = False
+            self.refresh()
+        if old_key != self.cursor_key:
+            self.post_message(self.CursorMoved(self, self.cursor_key))
 
     def _grow(self, row: Row) -> None:
         widths = self.widths
