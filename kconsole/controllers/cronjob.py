@@ -22,7 +22,7 @@ from croniter import croniter
 from kconsole.client import StatusError, is_already_exists, is_not_found
 from kconsole.client.informer import index_by_owner_uid
 from kconsole.controllers.base import Controller, ControllerContext
-from kconsole.controllers.replicaset import CONTROLLER_UID_INDEX, with_kind
+from kconsole.controllers.podcontrol import CONTROLLER_UID_INDEX, with_kind
 from kconsole.objects.meta import (
     controller_of,
     creation_timestamp,

@@ -16,20 +16,22 @@ import logging
 from typing import Any
 
 from kconsole.client import StatusError, is_not_found
-from kconsole.client.informer import index_by_owner_uid
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.controllers.deployment import scaled_value
 from kconsole.controllers.expectations import Expectations
 from kconsole.controllers.podcontrol import (
     BURST_REPLICAS,
+    CLAIM_INDEXERS,
     claim,
     create_pod,
     delete_pod,
+    live_owner_key,
+    owned_and_orphans,
     pod_from_template,
     selector_of,
     slow_start_batch,
+    with_kind,
 )
-from kconsole.controllers.replicaset import CONTROLLER_UID_INDEX, ORPHAN_INDEX, index_orphans, with_kind
 from kconsole.objects.meta import (
     controller_of,
     creation_timestamp,
@@ -40,7 +42,6 @@ from kconsole.objects.meta import (
     name,
     namespace,
     object_key,
-    uid,
 )
 from kconsole.objects.names import pod_template_hash
 from kconsole.objects.pod import RequiredNodeAffinity, find_untolerated_taint, is_pod_available, is_pod_ready
@@ -122,8 +123,7 @@ class DaemonSetsController(Controller):
         self.expectations = Expectations(ctx.clock)
         self.ds_informer = self.informer("daemonsets")
         self.node_informer = self.informer("nodes")
-        self.pod_informer = self.informer(
-            "pods", indexers={CONTROLLER_UID_INDEX: index_by_owner_uid, ORPHAN_INDEX: index_orphans})
+        self.pod_informer = self.informer("pods", indexers=CLAIM_INDEXERS)
         self.ds_informer.add_event_handler(on_add=self.enqueue, on_update=lambda o, n: self.enqueue(n),
                                            on_delete=self._ds_deleted)
         self.node_informer.add_event_handler(on_add=self._node_changed, on_update=self._node_updated,
@@ -147,12 +147,7 @@ class DaemonSetsController(Controller):
             self._node_changed(cur)
 
     def _owner_key(self, pod: Obj) -> str | None:
-        ref = controller_of(pod)
-        if ref is None or ref.get("kind") != "DaemonSet":
-            return None
-        key = f"{namespace(pod)}/{ref.get('name')}"
-        ds = self.ds_informer.get(key)
-        return key if ds is not None and uid(ds) == ref.get("uid") else None
+        return live_owner_key(pod, "DaemonSet", self.ds_informer)
 
     def _pod_added(self, pod: Obj) -> None:
         key = self._owner_key(pod)
@@ -201,9 +196,7 @@ class DaemonSetsController(Controller):
             self._event(ds, "Warning", "SelectingAll",
                         "This daemon set is selecting all pods. A non-empty selector is required.")
             return None
-        candidates = self.pod_informer.list_by_index(CONTROLLER_UID_INDEX, uid(ds)) + \
-            self.pod_informer.list_by_index(ORPHAN_INDEX, namespace(ds))
-        pods = [p for p in await claim(self.client, ds, candidates, selector, "pods")]
+        pods = await claim(self.client, ds, owned_and_orphans(self.pod_informer, ds), selector, "pods")
         nodes = self.node_informer.list()
         template = ds["spec"].get("template") or {}
         spec = daemon_pod_spec(template)

@@ -35,8 +35,7 @@ from typing import Any
 from kconsole.client import StatusError, is_already_exists, is_not_found
 from kconsole.client.informer import index_by_owner_uid
 from kconsole.controllers.base import Controller, ControllerContext
-from kconsole.controllers.podcontrol import claim, selector_of
-from kconsole.controllers.replicaset import CONTROLLER_UID_INDEX, with_kind
+from kconsole.controllers.podcontrol import CONTROLLER_UID_INDEX, claim, live_owner_key, selector_of, with_kind
 from kconsole.objects.meta import (
     annotations,
     controller_of,
@@ -298,14 +297,7 @@ class DeploymentController(Controller):
     # ------------------------------------------------------------------ handlers
 
     def _owner_key(self, rs: Obj) -> str | None:
-        ref = controller_of(rs)
-        if ref is None or ref.get("kind") != "Deployment":
-            return None
-        key = f"{namespace(rs)}/{ref.get('name')}"
-        d = self.d_informer.get(key)
-        if d is None or uid(d) != ref.get("uid"):
-            return None
-        return key
+        return live_owner_key(rs, "Deployment", self.d_informer)
 
     def _matching(self, rs: Obj) -> list[str]:
         keys = []

@@ -23,7 +23,7 @@ from typing import Any
 
 from kconsole.client import StatusError
 from kconsole.controllers.base import Controller, ControllerContext
-from kconsole.controllers.replicaset import with_kind
+from kconsole.controllers.podcontrol import with_kind
 from kconsole.objects.meta import deep_copy, format_time, generation, get_condition, name, namespace, parse_time
 from kconsole.objects.quantity import QuantityError, format_quantity, parse_quantity
 from kconsole.objects.selectors import SelectorError, parse_label_selector

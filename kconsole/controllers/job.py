@@ -23,19 +23,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from kconsole.client import StatusError, is_not_found
-from kconsole.client.informer import index_by_owner_uid
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.controllers.expectations import Expectations
 from kconsole.controllers.podcontrol import (
+    CLAIM_INDEXERS,
+    CONTROLLER_UID_INDEX,
     claim,
     create_pod,
     delete_pod,
+    owned_and_orphans,
+    owner_key_of,
     pod_from_template,
     rank_for_deletion,
     selector_of,
     slow_start_batch,
+    with_kind,
 )
-from kconsole.controllers.replicaset import CONTROLLER_UID_INDEX, ORPHAN_INDEX, index_orphans, with_kind
 from kconsole.objects.meta import (
     annotations,
     controller_of,
@@ -150,8 +153,7 @@ class JobController(Controller):
         self.expectations = Expectations(ctx.clock)
         self.backoffs: dict[str, _Backoff] = {}
         self.job_informer = self.informer("jobs")
-        self.pod_informer = self.informer(
-            "pods", indexers={CONTROLLER_UID_INDEX: index_by_owner_uid, ORPHAN_INDEX: index_orphans})
+        self.pod_informer = self.informer("pods", indexers=CLAIM_INDEXERS)
         self.job_informer.add_event_handler(on_add=self.enqueue, on_update=lambda old, new: self.enqueue(new),
                                             on_delete=self._job_deleted)
         self.pod_informer.add_event_handler(on_add=self._pod_added, on_update=self._pod_updated,
@@ -166,10 +168,7 @@ class JobController(Controller):
         self.queue.add(key)
 
     def _owner_key(self, pod: Obj) -> str | None:
-        ref = controller_of(pod)
-        if ref is None or ref.get("kind") != "Job":
-            return None
-        return f"{namespace(pod)}/{ref.get('name')}"
+        return owner_key_of(pod, "Job")
 
     def _pod_added(self, pod: Obj) -> None:
         key = self._owner_key(pod)
@@ -302,8 +301,7 @@ class JobController(Controller):
         return requeue if requeue is not None and requeue > 0 else (0.001 if requeue is not None else None)
 
     def _candidates(self, job: Obj) -> list[Obj]:
-        return self.pod_informer.list_by_index(CONTROLLER_UID_INDEX, uid(job)) + self.pod_informer.list_by_index(
-            ORPHAN_INDEX, namespace(job))
+        return owned_and_orphans(self.pod_informer, job)
 
     def _event(self, job: Obj, etype: str, reason: str, message: str) -> None:
         if self.recorder is not None:

@@ -8,6 +8,8 @@
 * :func:`slow_start_batch` creates in batches of 1, 2, 4, ... so a broken template fails once, not
   500 times.
 * :func:`rank_for_deletion` orders pods the way ReplicaSets pick victims on scale-down.
+* :data:`CLAIM_INDEXERS` / :func:`owned_and_orphans` find the candidates :func:`claim` looks at;
+  :func:`owner_key_of` / :func:`live_owner_key` map an owned object to its controller's queue key.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import math
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from kconsole.client import Client, EventRecorder, StatusError, is_not_found
+from kconsole.client import Client, EventRecorder, StatusError, index_by_owner_uid, is_not_found
 from kconsole.objects.meta import (
     controller_of,
     creation_timestamp,
@@ -41,6 +43,34 @@ Obj = dict[str, Any]
 #: upstream SlowStartInitialBatchSize and BurstReplicas.
 SLOW_START_INITIAL_BATCH = 1
 BURST_REPLICAS = 500
+
+CONTROLLER_UID_INDEX = "controller-uid"
+ORPHAN_INDEX = "orphans-by-namespace"
+
+
+def index_orphans(obj: Obj) -> list[str]:
+    """Objects without a controller, by namespace: the only ones a controller may adopt."""
+    if controller_of(obj) is not None:
+        return []
+    ns = obj["metadata"].get("namespace")
+    return [ns] if ns else []
+
+
+#: The indexes :func:`owned_and_orphans` reads, for the informer of the objects a controller claims.
+CLAIM_INDEXERS = {CONTROLLER_UID_INDEX: index_by_owner_uid, ORPHAN_INDEX: index_orphans}
+
+
+def owned_and_orphans(informer: Any, owner: Obj) -> list[Obj]:
+    """Candidates for :func:`claim`: what ``owner`` controls plus orphans in its namespace."""
+    return informer.list_by_index(CONTROLLER_UID_INDEX, uid(owner)) + informer.list_by_index(
+        ORPHAN_INDEX, namespace(owner))
+
+
+def with_kind(obj: Obj, api_version: str, kind: str) -> Obj:
+    """Cached list items may lack apiVersion/kind; owner references need them."""
+    if obj.get("kind") and obj.get("apiVersion"):
+        return obj
+    return {**obj, "apiVersion": api_version, "kind": kind}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -212,6 +242,18 @@ def owner_key_of(obj: Obj, kind: str) -> str | None:
         return None
     ns = namespace(obj)
     return f"{ns}/{ref['name']}" if ns else ref["name"]
+
+
+def live_owner_key(obj: Obj, kind: str, owners: Any) -> str | None:
+    """:func:`owner_key_of`, but only while ``owners`` (an informer) holds that very owner (same uid).
+
+    An object whose owner was deleted and re-created under the same name belongs to nobody yet.
+    """
+    key = owner_key_of(obj, kind)
+    if key is None:
+        return None
+    owner = owners.get(key)
+    return key if owner is not None and uid(owner) == controller_of(obj).get("uid") else None
 
 
 def active_pods(pods: Iterable[Obj]) -> list[Obj]:

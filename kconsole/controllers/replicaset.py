@@ -16,17 +16,21 @@ from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.controllers.expectations import Expectations
 from kconsole.controllers.podcontrol import (
     BURST_REPLICAS,
+    CLAIM_INDEXERS,
+    CONTROLLER_UID_INDEX,
     active_pods,
     claim,
     create_pod,
     delete_pod,
     fully_labeled,
+    live_owner_key,
+    owned_and_orphans,
     pod_from_template,
     rank_for_deletion,
     selector_of,
     slow_start_batch,
+    with_kind,
 )
-from kconsole.client.informer import index_by_owner_uid
 from kconsole.objects.meta import (
     controller_of,
     deep_copy,
@@ -48,31 +52,6 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 
-CONTROLLER_UID_INDEX = "controller-uid"
-ORPHAN_INDEX = "orphans-by-namespace"
-
-
-def index_orphans(obj: Obj) -> list[str]:
-    """Objects without a controller, by namespace: the only ones a controller may adopt."""
-    if controller_of(obj) is not None:
-        return []
-    ns = obj["metadata"].get("namespace")
-    return [ns] if ns else []
-
-
-def owned_and_orphans(informer: Any, owner: Obj) -> list[Obj]:
-    """Candidates for :func:`claim`: what ``owner`` controls plus orphans in its namespace."""
-    return informer.list_by_index(CONTROLLER_UID_INDEX, uid(owner)) + informer.list_by_index(
-        ORPHAN_INDEX, namespace(owner))
-
-
-def with_kind(obj: Obj, api_version: str, kind: str) -> Obj:
-    """Cached list items may lack apiVersion/kind; owner references need them."""
-    if obj.get("kind") and obj.get("apiVersion"):
-        return obj
-    return {**obj, "apiVersion": api_version, "kind": kind}
-
-
 class ReplicaSetController(Controller):
     name = "replicaset"
     component = "replicaset-controller"
@@ -82,8 +61,7 @@ class ReplicaSetController(Controller):
         super().__init__(ctx)
         self.expectations = Expectations(ctx.clock)
         self.rs_informer = self.informer("replicasets")
-        self.pod_informer = self.informer(
-            "pods", indexers={CONTROLLER_UID_INDEX: index_by_owner_uid, ORPHAN_INDEX: index_orphans})
+        self.pod_informer = self.informer("pods", indexers=CLAIM_INDEXERS)
         self.rs_informer.add_event_handler(on_add=self.enqueue, on_update=self._rs_updated,
                                            on_delete=self._rs_deleted)
         self.pod_informer.add_event_handler(on_add=self._pod_added, on_update=self._pod_updated,
@@ -100,14 +78,7 @@ class ReplicaSetController(Controller):
         self.queue.add(key)
 
     def _resolve(self, pod: Obj) -> str | None:
-        ref = controller_of(pod)
-        if ref is None or ref.get("kind") != "ReplicaSet":
-            return None
-        key = f"{namespace(pod)}/{ref.get('name')}"
-        rs = self.rs_informer.get(key)
-        if rs is None or uid(rs) != ref.get("uid"):
-            return None
-        return key
+        return live_owner_key(pod, "ReplicaSet", self.rs_informer)
 
     def _matching_sets(self, pod: Obj) -> list[str]:
         keys = []

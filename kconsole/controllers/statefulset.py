@@ -25,10 +25,16 @@ import re
 from typing import Any
 
 from kconsole.client import StatusError, is_already_exists, is_not_found
-from kconsole.client.informer import index_by_owner_uid
 from kconsole.controllers.base import Controller, ControllerContext
-from kconsole.controllers.podcontrol import claim, pod_from_template, selector_of
-from kconsole.controllers.replicaset import CONTROLLER_UID_INDEX, ORPHAN_INDEX, index_orphans, with_kind
+from kconsole.controllers.podcontrol import (
+    CLAIM_INDEXERS,
+    CONTROLLER_UID_INDEX,
+    claim,
+    owned_and_orphans,
+    pod_from_template,
+    selector_of,
+    with_kind,
+)
 from kconsole.objects.meta import (
     controller_of,
     deep_copy,
@@ -78,8 +84,7 @@ class StatefulSetController(Controller):
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)
         self.sts_informer = self.informer("statefulsets")
-        self.pod_informer = self.informer(
-            "pods", indexers={CONTROLLER_UID_INDEX: index_by_owner_uid, ORPHAN_INDEX: index_orphans})
+        self.pod_informer = self.informer("pods", indexers=CLAIM_INDEXERS)
         self.sts_informer.add_event_handler(**self.handlers())
         self.pod_informer.add_event_handler(on_add=self._pod_changed, on_update=lambda o, n: self._pod_changed(n),
                                             on_delete=self._pod_changed)
@@ -109,8 +114,7 @@ class StatefulSetController(Controller):
         except SelectorError as err:
             log.error("statefulset %s: invalid selector: %s", key, err)
             return None
-        candidates = self.pod_informer.list_by_index(CONTROLLER_UID_INDEX, uid(sts)) + \
-            self.pod_informer.list_by_index(ORPHAN_INDEX, namespace(sts))
+        candidates = owned_and_orphans(self.pod_informer, sts)
         pods = await claim(self.client, sts, candidates, selector, "pods",
                            match=lambda p: selector.matches_object(p) and ordinal_of(sts, p) >= 0)
         update_revision = f"{name(sts)}-{pod_template_hash(sts['spec'].get('template') or {})}"
