@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -265,7 +266,17 @@ class GarbageCollector(Controller):
             if not (is_not_found(err) or is_conflict(err)):  # gone, or replaced by a namesake
                 raise
 
-    async def _edit_owner_refs(self, node: _Node, edit: Any) -> None:
+    async def _edit_owner_refs(self, node: _Node, edit: Callable[[list[Any]], list[Any]]) -> None:
+        await self._edit_meta_list(node, "ownerReferences", edit)
+
+    async def _remove_finalizer(self, node: _Node, finalizer: str) -> None:
+        await self._edit_meta_list(node, "finalizers", lambda fins: [f for f in fins if f != finalizer])
+
+    async def _edit_meta_list(self, node: _Node, field: str, edit: Callable[[list[Any]], list[Any]]) -> None:
+        """Read-modify-write of one metadata list of exactly ``node`` (a namesake with another uid is left alone).
+
+        An emptied list is removed rather than written as ``[]``, as upstream's patches leave it.
+        """
         async def attempt() -> None:
             try:
                 live = await self.client.get(node.resource, node.name, node.namespace or None)
@@ -276,35 +287,14 @@ class GarbageCollector(Controller):
             meta = live["metadata"]
             if meta.get("uid") != node.uid:
                 return
-            refs = list(meta.get("ownerReferences") or ())
-            new = edit(refs)
-            if new == refs:
+            current = list(meta.get(field) or ())
+            new = edit(current)
+            if new == current:
                 return
             if new:
-                meta["ownerReferences"] = new
+                meta[field] = new
             else:
-                meta.pop("ownerReferences", None)
-            await self.client.update(live)
-
-        await retry_on_conflict(attempt, clock=self.clock)
-
-    async def _remove_finalizer(self, node: _Node, finalizer: str) -> None:
-        async def attempt() -> None:
-            try:
-                live = await self.client.get(node.resource, node.name, node.namespace or None)
-            except StatusError as err:
-                if is_not_found(err):
-                    return
-                raise
-            meta = live["metadata"]
-            fins = list(meta.get("finalizers") or ())
-            if meta.get("uid") != node.uid or finalizer not in fins:
-                return
-            kept = [f for f in fins if f != finalizer]
-            if kept:
-                meta["finalizers"] = kept
-            else:
-                meta.pop("finalizers", None)
+                meta.pop(field, None)
             await self.client.update(live)
 
         await retry_on_conflict(attempt, clock=self.clock)
