@@ -18,7 +18,6 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from kconsole.client import Client, StatusError, is_conflict, is_not_found
 from kconsole.sync.report import AppliedObject
@@ -74,13 +73,6 @@ class Inventory:
             Path(tmp).unlink(missing_ok=True)
             raise
 
-    def owner_of(self, key: tuple[str, str, str, str], besides: str | None = None) -> str | None:
-        """The file (other than ``besides``) whose inventory holds the object, if any."""
-        for file, objects in self.files.items():
-            if file != besides and any(identity(o) == key for o in objects):
-                return file
-        return None
-
     def claimed(self) -> set[tuple[str, str, str, str]]:
         return {identity(o) for objects in self.files.values() for o in objects}
 
@@ -117,7 +109,3 @@ async def delete_objects(client: Client, objects: Iterable[AppliedObject]) -> li
                 continue
             failed.append((o, err.message))
     return failed
-
-
-def to_json(objects: list[AppliedObject]) -> list[dict[str, Any]]:
-    return [asdict(o) for o in objects]
