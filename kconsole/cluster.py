@@ -22,15 +22,17 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from kconsole.api.server import APIServer
 from kconsole.api.types import UserInfo
-from kconsole.client import Client
 from kconsole.clock import Clock, RealClock
-from kconsole.store.facade import EtcdCluster
+
+if TYPE_CHECKING:  # imported when the cluster starts: the console paints its first frame before
+    from kconsole.api.server import APIServer
+    from kconsole.client import Client
+    from kconsole.store.facade import EtcdCluster
 
 log = logging.getLogger(__name__)
 
@@ -195,6 +197,8 @@ class Cluster:
             user = UserInfo(user, ("system:nodes",) if user.startswith("system:node:") else ())
         if user.name not in self._clients:
             assert self.api is not None, "cluster not started"
+            from kconsole.client import Client
+
             self._clients[user.name] = Client(self.api, self.token_for(user), self.clock,
                                               user_agent=f"kconsole/{user.name}")
         return self._clients[user.name]
@@ -221,6 +225,9 @@ class Cluster:
             self.data_dir = Path(cfg.data_dir).resolve()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.data_dir, 0o700)
+
+        from kconsole.api.server import APIServer
+        from kconsole.store.facade import EtcdCluster
 
         self.etcd = await EtcdCluster.open(self.data_dir / "etcd", clock=self.clock,
                                            members=cfg.control_planes, seed=cfg.seed)
