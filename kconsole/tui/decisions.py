@@ -1,14 +1,15 @@
 """Reading SchedulingDecision records (kconsole.dev/v1) for the console: the node × plugin matrix.
 
-The scheduler writes score columns compactly (a column of equal values is one number; ``normalized``
-and ``weighted`` are left out when they equal the previous stage). This module expands a record back
-into one row per node, from the object alone, as kubectl users would read it.
+Rows come from :func:`kconsole.objects.schedulingdecision.node_rows`, the one reader of the
+scheduler's compact record format; this module shapes them for the matrix screen.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from kconsole.objects.schedulingdecision import node_rows
 
 Obj = dict[str, Any]
 
@@ -25,12 +26,6 @@ class NodeVerdict:
     winner: bool = False
 
 
-def _at(col: Any, i: int) -> int:
-    if isinstance(col, list):
-        return int(col[i]) if i < len(col) else 0
-    return int(col or 0)
-
-
 def score_plugins(record: Obj) -> list[tuple[str, int]]:
     score = (record.get("status") or {}).get("score") or {}
     return [(p.get("name", ""), int(p.get("weight", 1))) for p in score.get("plugins") or ()]
@@ -38,24 +33,18 @@ def score_plugins(record: Obj) -> list[tuple[str, int]]:
 
 def verdicts(record: Obj) -> list[NodeVerdict]:
     """Feasible nodes first (best total first), then rejected ones with the plugin that said no."""
-    status = record.get("status") or {}
-    winner = status.get("node") or ""
-    out: list[NodeVerdict] = []
-    score = status.get("score") or {}
-    plugins = score.get("plugins") or ()
-    for i, name in enumerate(score.get("nodes") or ()):
-        per: dict[str, tuple[int, int, int]] = {}
-        for p in plugins:
-            raw = _at(p.get("raw"), i)
-            norm = _at(p["normalized"], i) if "normalized" in p else raw
-            weighted = _at(p["weighted"], i) if "weighted" in p else norm * int(p.get("weight", 1))
-            per[p.get("name", "")] = (raw, norm, weighted)
-        total = _at(score.get("total", 0), i) if "total" in score else sum(w for _, _, w in per.values())
-        out.append(NodeVerdict(name, True, scores=per, total=total, winner=name == winner))
-    out.sort(key=lambda v: (-(v.total or 0), v.node))
-    for r in (status.get("filter") or {}).get("rejected") or ():
-        out.append(NodeVerdict(r.get("node", ""), False, r.get("plugin", ""), list(r.get("reasons") or ())))
-    return out
+    winner = (record.get("status") or {}).get("node") or ""
+    feasible: list[NodeVerdict] = []
+    rejected: list[NodeVerdict] = []
+    for row in node_rows(record):
+        if row["passed"]:
+            scores = {name: (s["raw"], s["normalized"], s["weighted"]) for name, s in row["scores"].items()}
+            feasible.append(NodeVerdict(row["node"], True, scores=scores, total=row["total"],
+                                        winner=row["node"] == winner))
+        else:
+            rejected.append(NodeVerdict(row["node"], False, row["plugin"], list(row["reasons"])))
+    feasible.sort(key=lambda v: (-(v.total or 0), v.node))
+    return feasible + rejected
 
 
 def summary(record: Obj) -> list[str]:
