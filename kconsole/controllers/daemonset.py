@@ -18,7 +18,7 @@ from typing import Any
 from kconsole.client import StatusError, is_not_found
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.controllers.deployment import scaled_value
-from kconsole.controllers.expectations import Expectations
+from kconsole.controllers.expectations import ExpectationHandlers, Expectations
 from kconsole.controllers.podcontrol import (
     BURST_REPLICAS,
     CLAIM_INDEXERS,
@@ -113,7 +113,7 @@ def pod_node(pod: Obj) -> str:
     return ""
 
 
-class DaemonSetsController(Controller):
+class DaemonSetsController(ExpectationHandlers, Controller):
     name = "daemonset"
     component = "daemonset-controller"
     workers = 2
@@ -156,11 +156,7 @@ class DaemonSetsController(Controller):
                 for ds in self.ds_informer.list_by_index("namespace", namespace(pod)):
                     self.enqueue(ds)
             return
-        if is_being_deleted(pod):
-            self.expectations.deletion_observed(key, object_key(pod))
-        else:
-            self.expectations.creation_observed(key)
-        self.queue.add(key)
+        self._owned_pod_seen(key, pod)
 
     def _pod_updated(self, old: Obj, cur: Obj) -> None:
         if old["metadata"].get("resourceVersion") == cur["metadata"].get("resourceVersion"):
@@ -170,13 +166,6 @@ class DaemonSetsController(Controller):
             return
         if is_being_deleted(cur):
             self.expectations.deletion_observed(key, object_key(cur))
-        self.queue.add(key)
-
-    def _pod_deleted(self, pod: Obj) -> None:
-        key = self._owner_key(pod)
-        if key is None:
-            return
-        self.expectations.deletion_observed(key, object_key(pod))
         self.queue.add(key)
 
     # ------------------------------------------------------------------ sync

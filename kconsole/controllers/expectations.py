@@ -9,8 +9,11 @@ once the expectations are satisfied — or have expired (5 minutes), so a lost e
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from kconsole.client import WorkQueue
 from kconsole.clock import Clock
+from kconsole.objects.meta import is_being_deleted, object_key
 
 #: upstream ExpectationsTimeout.
 EXPECTATIONS_TTL = 300.0
@@ -68,3 +71,32 @@ class Expectations:
 
     def forget(self, key: str) -> None:
         self._items.pop(key, None)
+
+
+class ExpectationHandlers:
+    """Pod handlers of the controllers that own pods through :class:`Expectations` (ReplicaSet, DaemonSet, Job).
+
+    An owned pod's arrival or removal settles part of its owner's expectations and queues the owner;
+    the controller says which owner a pod has (``_owner_key``) and when an event counts.
+    """
+
+    expectations: Expectations
+    queue: WorkQueue
+
+    def _owner_key(self, pod: dict[str, Any]) -> str | None:
+        raise NotImplementedError
+
+    def _owned_pod_seen(self, key: str, pod: dict[str, Any]) -> None:
+        """A new pod of ``key``: the creation it answers, or — already terminating — the deletion."""
+        if is_being_deleted(pod):
+            self.expectations.deletion_observed(key, object_key(pod))
+        else:
+            self.expectations.creation_observed(key)
+        self.queue.add(key)
+
+    def _pod_deleted(self, pod: dict[str, Any]) -> None:
+        key = self._owner_key(pod)
+        if key is None:
+            return
+        self.expectations.deletion_observed(key, object_key(pod))
+        self.queue.add(key)

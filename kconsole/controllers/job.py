@@ -24,7 +24,7 @@ from typing import Any
 
 from kconsole.client import StatusError, is_not_found
 from kconsole.controllers.base import Controller, ControllerContext
-from kconsole.controllers.expectations import Expectations
+from kconsole.controllers.expectations import ExpectationHandlers, Expectations
 from kconsole.controllers.podcontrol import (
     CLAIM_INDEXERS,
     CONTROLLER_UID_INDEX,
@@ -143,7 +143,7 @@ class _Backoff:
         return 0.0 if delay < elapsed else delay - elapsed
 
 
-class JobController(Controller):
+class JobController(ExpectationHandlers, Controller):
     name = "job"
     component = "job-controller"
     workers = 5
@@ -174,11 +174,7 @@ class JobController(Controller):
         key = self._owner_key(pod)
         if key is None:
             return
-        if is_being_deleted(pod):
-            self.expectations.deletion_observed(key, object_key(pod))
-        else:
-            self.expectations.creation_observed(key)
-        self.queue.add(key)
+        self._owned_pod_seen(key, pod)
 
     def _pod_updated(self, old: Obj, cur: Obj) -> None:
         if old["metadata"].get("resourceVersion") == cur["metadata"].get("resourceVersion"):
@@ -191,13 +187,6 @@ class JobController(Controller):
             return
         if is_being_deleted(cur) and not is_being_deleted(old):
             self.expectations.deletion_observed(key, object_key(cur))
-        self.queue.add(key)
-
-    def _pod_deleted(self, pod: Obj) -> None:
-        key = self._owner_key(pod)
-        if key is None:
-            return
-        self.expectations.deletion_observed(key, object_key(pod))
         self.queue.add(key)
 
     # ------------------------------------------------------------------ sync

@@ -13,7 +13,7 @@ from typing import Any
 
 from kconsole.client import StatusError, is_conflict, is_not_found
 from kconsole.controllers.base import Controller, ControllerContext
-from kconsole.controllers.expectations import Expectations
+from kconsole.controllers.expectations import ExpectationHandlers, Expectations
 from kconsole.controllers.podcontrol import (
     BURST_REPLICAS,
     CLAIM_INDEXERS,
@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 
-class ReplicaSetController(Controller):
+class ReplicaSetController(ExpectationHandlers, Controller):
     name = "replicaset"
     component = "replicaset-controller"
     workers = 5
@@ -77,7 +77,7 @@ class ReplicaSetController(Controller):
         self.expectations.forget(key)
         self.queue.add(key)
 
-    def _resolve(self, pod: Obj) -> str | None:
+    def _owner_key(self, pod: Obj) -> str | None:
         return live_owner_key(pod, "ReplicaSet", self.rs_informer)
 
     def _matching_sets(self, pod: Obj) -> list[str]:
@@ -97,10 +97,9 @@ class ReplicaSetController(Controller):
         if is_being_deleted(pod):
             self._pod_deleted(pod)
             return
-        key = self._resolve(pod)
+        key = self._owner_key(pod)
         if key is not None:
-            self.expectations.creation_observed(key)
-            self.queue.add(key)
+            self._owned_pod_seen(key, pod)
             return
         if controller_of(pod) is None:
             for k in self._matching_sets(pod):
@@ -118,11 +117,11 @@ class ReplicaSetController(Controller):
         old_ref, cur_ref = controller_of(old), controller_of(cur)
         ref_changed = (old_ref or {}).get("uid") != (cur_ref or {}).get("uid")
         if ref_changed and old_ref is not None:
-            key = self._resolve(old)
+            key = self._owner_key(old)
             if key is not None:
                 self.queue.add(key)
         if cur_ref is not None:
-            key = self._resolve(cur)
+            key = self._owner_key(cur)
             if key is not None:
                 self.queue.add(key)
                 rs = self.rs_informer.get(key)
@@ -134,13 +133,6 @@ class ReplicaSetController(Controller):
         if labels_changed or ref_changed:
             for k in self._matching_sets(cur):
                 self.queue.add(k)
-
-    def _pod_deleted(self, pod: Obj) -> None:
-        key = self._resolve(pod)
-        if key is None:
-            return
-        self.expectations.deletion_observed(key, object_key(pod))
-        self.queue.add(key)
 
     # ------------------------------------------------------------------ sync
 
