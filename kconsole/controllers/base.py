@@ -17,7 +17,8 @@ from typing import Any, ClassVar
 from kconsole.client import Client, EventRecorder, InformerFactory, SharedInformer, WorkQueue
 from kconsole.client.workqueue import run_workers
 from kconsole.clock import Clock
-from kconsole.objects.meta import controller_of, object_key
+from kconsole.controllers.podcontrol import owner_key_of
+from kconsole.objects.meta import object_key
 
 log = logging.getLogger(__name__)
 
@@ -68,10 +69,9 @@ class Controller:
 
     def enqueue_owner(self, obj: dict[str, Any], owner_kind: str) -> None:
         """Enqueue the controlling owner of ``obj`` if it is of ``owner_kind``."""
-        ref = controller_of(obj)
-        if ref and ref.get("kind") == owner_kind:
-            ns = obj.get("metadata", {}).get("namespace")
-            self.queue.add(f"{ns}/{ref['name']}" if ns else ref["name"])
+        key = owner_key_of(obj, owner_kind)
+        if key is not None:
+            self.queue.add(key)
 
     def handlers(self, enqueue: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
         """Event handlers that enqueue the object itself on add, update and delete."""
