@@ -365,15 +365,10 @@ class SharedInformer:
         before = filed.get(key)
         if before == values:
             return
-        index = self._indices[name]
         if before:
-            for value in before:
-                keys = index.get(value)
-                if keys is not None:
-                    keys.discard(key)
-                    if not keys:
-                        del index[value]
+            self._unfile(name, key, before)
         if values:
+            index = self._indices[name]
             for value in values:
                 index.setdefault(value, set()).add(key)
             filed[key] = list(values)
@@ -385,13 +380,17 @@ class SharedInformer:
         for name, filed in self._filed.items():
             before = filed.pop(key, None)
             if before:
-                index = self._indices[name]
-                for value in before:
-                    keys = index.get(value)
-                    if keys is not None:
-                        keys.discard(key)
-                        if not keys:
-                            del index[value]
+                self._unfile(name, key, before)
+
+    def _unfile(self, name: str, key: str, values: list[str]) -> None:
+        """Take ``key`` out of index ``name`` under ``values``; emptied buckets go, so lookups stay cheap."""
+        index = self._indices[name]
+        for value in values:
+            keys = index.get(value)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del index[value]
 
     # ------------------------------------------------------------------ delivery
 
