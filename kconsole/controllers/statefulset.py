@@ -90,10 +90,8 @@ class StatefulSetController(Controller):
                                             on_delete=self._pod_changed)
 
     def _pod_changed(self, pod: Obj) -> None:
-        ref = controller_of(pod)
-        if ref is not None:
-            if ref.get("kind") == "StatefulSet":
-                self.queue.add(f"{namespace(pod)}/{ref.get('name')}")
+        if controller_of(pod) is not None:
+            self.enqueue_owner(pod, "StatefulSet")
             return
         for sts in self.sts_informer.list_by_index("namespace", namespace(pod)):
             self.enqueue(sts)
