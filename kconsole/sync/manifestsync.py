@@ -207,8 +207,8 @@ class ManifestSync:
                 self.inventory.files[rel] = list(merged.values())
                 self._fail(rel, failed[rel], now)
             else:
-                self._stale[rel] = [o for o in self.inventory.files.get(rel, [])
-                                    if identity(o) not in {identity(n) for n in new}]
+                kept = {identity(n) for n in new}
+                self._stale[rel] = [o for o in self.inventory.files.get(rel, []) if identity(o) not in kept]
                 self.inventory.files[rel] = new
                 st = self.files.setdefault(rel, FileState(rel))
                 st.status, st.objects, st.errors, st.updated, st.attempts = "applied", new, [], now, 0
