@@ -315,7 +315,7 @@ class DaemonSetsController(ExpectationHandlers, Controller):
                 desired += 1
                 if here:
                     current += 1
-                    pod = sorted(here, key=lambda p: (creation_timestamp(p) or 0.0, name(p)))[0]
+                    pod = min(here, key=lambda p: (creation_timestamp(p) or 0.0, name(p)))
                     if is_pod_ready(pod):
                         ready += 1
                         if is_pod_available(pod, min_ready, now):
