@@ -73,6 +73,11 @@ class Controller:
         if key is not None:
             self.queue.add(key)
 
+    def _event(self, obj: dict[str, Any], etype: str, reason: str, message: str) -> None:
+        """An Event on ``obj`` from this controller's component (none without one)."""
+        if self.recorder is not None:
+            self.recorder.event(obj, etype, reason, message)
+
     def handlers(self, enqueue: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
         """Event handlers that enqueue the object itself on add, update and delete."""
         fn = enqueue or self.enqueue

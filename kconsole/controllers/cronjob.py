@@ -106,10 +106,6 @@ class CronJobController(Controller):
     def _job_changed(self, job: Obj) -> None:
         self.enqueue_owner(job, "CronJob")
 
-    def _event(self, cj: Obj, etype: str, reason: str, message: str) -> None:
-        if self.recorder is not None:
-            self.recorder.event(cj, etype, reason, message)
-
     # ------------------------------------------------------------------ sync
 
     async def sync(self, key: str) -> float | None:

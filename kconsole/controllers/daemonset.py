@@ -202,10 +202,6 @@ class DaemonSetsController(ExpectationHandlers, Controller):
         await self._write_status(ds, self._status(ds, nodes, spec, by_node, current_hash))
         return None
 
-    def _event(self, ds: Obj, etype: str, reason: str, message: str) -> None:
-        if self.recorder is not None:
-            self.recorder.event(ds, etype, reason, message)
-
     async def _manage(self, ds: Obj, key: str, nodes: list[Obj], spec: Obj, by_node: dict[str, list[Obj]],
                       current_hash: str) -> None:
         create_on: list[str] = []

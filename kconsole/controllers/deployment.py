@@ -397,10 +397,6 @@ class DeploymentController(Controller):
             return await self._rollout_rolling(d, rs_list)
         return await self._rollout_recreate(d, rs_list)
 
-    def _event(self, d: Obj, etype: str, reason: str, message: str) -> None:
-        if self.recorder is not None:
-            self.recorder.event(d, etype, reason, message)
-
     # ------------------------------------------------------------------ new and old ReplicaSets
 
     def _find_new(self, d: Obj, rs_list: list[Obj]) -> Obj | None:

@@ -81,10 +81,6 @@ class HorizontalController(Controller):
     def _hpa_deleted(self, hpa: Obj) -> None:
         self.recommendations.pop(f"{namespace(hpa)}/{name(hpa)}", None)
 
-    def _event(self, hpa: Obj, etype: str, reason: str, message: str) -> None:
-        if self.recorder is not None:
-            self.recorder.event(hpa, etype, reason, message)
-
     # ------------------------------------------------------------------ sync
 
     async def sync(self, key: str) -> float | None:

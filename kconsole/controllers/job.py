@@ -292,10 +292,6 @@ class JobController(ExpectationHandlers, Controller):
     def _candidates(self, job: Obj) -> list[Obj]:
         return owned_and_orphans(self.pod_informer, job)
 
-    def _event(self, job: Obj, etype: str, reason: str, message: str) -> None:
-        if self.recorder is not None:
-            self.recorder.event(job, etype, reason, message)
-
     def _note_backoff(self, key: str, finished: list[Obj], now: float) -> None:
         record = self.backoffs.setdefault(key, _Backoff())
         for pod in sorted(finished, key=lambda p: _finish_time(p, now)):

@@ -96,10 +96,6 @@ class StatefulSetController(Controller):
         for sts in self.sts_informer.list_by_index("namespace", namespace(pod)):
             self.enqueue(sts)
 
-    def _event(self, sts: Obj, etype: str, reason: str, message: str) -> None:
-        if self.recorder is not None:
-            self.recorder.event(sts, etype, reason, message)
-
     # ------------------------------------------------------------------ sync
 
     async def sync(self, key: str) -> float | None:
