@@ -138,6 +138,8 @@ async def _pods_phase(admin: Any, clock: Any, replicas: int, timeout: float) -> 
         if await _until(lambda: len(running) >= replicas, begin + timeout):
             return {"pods_running_s": round(time.monotonic() - begin, 2), "pods_cpu_s": round(_cpu_s() - cpu0, 2)}
         return {"pods_running_s": None, "pods_timed_out": True, "pods_running": len(running),
-                "pods_created": len(pods.list()), "pods_cpu_s": round(_cpu_s() - cpu0, 2)}
+                "pods_created": len(pods.list()),
+                "pods_scheduled": sum(bool((p.get("spec") or {}).get("nodeName")) for p in pods.list()),
+                "pods_cpu_s": round(_cpu_s() - cpu0, 2)}
     finally:
         await pods.stop()
