@@ -532,7 +532,10 @@ class Member:
                 self._send(rd.messages)
             if rd.entries or rd.hard_state:
                 storage.save(rd.hard_state, rd.entries)
-                if storage.fsync:
+                # etcd's MustSync: new entries, a term or a vote must reach the device before any
+                # message promises them; a commit index alone is re-learned from the leader.
+                must_sync = bool(rd.entries) or (hs is not None and (hs.term, hs.vote) != self._durable_vote)
+                if storage.fsync and must_sync:
                     with io_tracker(self.clock):
                         await asyncio.to_thread(storage.sync)
                 if self.disk_latency:
@@ -829,7 +832,9 @@ class RevlogMachine:
     async def _open_log(path: Path, clock: Clock, synchronous: str) -> Any:
         from kconsole.store.revlog import RevisionLog
 
-        return await RevisionLog.open(path, clock=clock, quota_bytes=1 << 62, synchronous=synchronous)
+        log = await RevisionLog.open(path, clock=clock, quota_bytes=1 << 62, synchronous=synchronous)
+        log.split_batches = False
+        return log
 
     @property
     def kv(self) -> KV:

@@ -208,6 +208,9 @@ class RevisionLog:
         self._values_bytes = 0
         self._values_cap = value_cache_bytes
         self._pending: list[_Pending] = []
+        #: Split a large queue into two pipelined commits. Off for a Raft member: it applies a
+        #: committed entry's transactions together and waits for all of them, so one commit is cheaper.
+        self.split_batches = True
         self._pending_cost = 0
         self._in_use = 0
         self._alarms: list[str] = []
@@ -597,7 +600,7 @@ class RevisionLog:
                         continue
                     await self._prefetch_compared_values()
                 take = len(self._pending)
-                if not inflight and take >= 2 * SPLIT_MIN:
+                if not inflight and take >= 2 * SPLIT_MIN and self.split_batches:
                     take = (take + 1) // 2  # two half batches: one evaluates while the other commits
                 take = min(take, MAX_BATCH)
                 items = self._pending[:take]
