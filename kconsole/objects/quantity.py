@@ -30,7 +30,6 @@ DECIMAL_EXPONENT = "DecimalExponent"
 #: upstream's ErrFormatWrong text, which the API server returns verbatim
 FORMAT_WRONG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 SUFFIX_WRONG = "unable to parse quantity's suffix"
-NUMERIC_WRONG = "unable to parse numeric part of quantity"
 
 NANO = 10**9
 _MAX_INT64 = 2**63 - 1
