@@ -33,14 +33,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kconsole.api.types import Request, StatusError, UserInfo, status_body
+from kconsole.api.types import Request, StatusError, status_body
 from kconsole.client import Client, is_not_found
+from kconsole.cluster import CONSOLE
 
 log = logging.getLogger(__name__)
 
 SOURCE = "kconsole-faults"
 TARGET_KINDS = ("pod", "node", "etcd-member", "controller-manager", "scheduler", "apiserver")
-CONSOLE_USER = UserInfo("system:kconsole-console")
 #: Event writes refused by a server in trouble are retried on this back-off (simulated seconds) ...
 EVENT_RETRY = (1.0, 2.0, 5.0, 10.0, 30.0)
 #: ... for up to this long.
@@ -159,7 +159,7 @@ class FaultCatalog:
 
     @property
     def client(self) -> Client:
-        return self.cluster.api_client(CONSOLE_USER)
+        return self.cluster.api_client(CONSOLE)
 
     # ------------------------------------------------------------------ apply / heal
 
