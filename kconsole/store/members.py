@@ -50,6 +50,7 @@ class Storage(Protocol):
 
     def load(self) -> WalState: ...
     def save(self, hard_state: Any, entries: list[Entry]) -> None: ...
+    def save_durably(self, hard_state: Any, entries: list[Entry]) -> None: ...
     def save_snapshot(self, index: int, term: int, restore: bool = False) -> None: ...
     def save_applied(self, index: int, revision: int, alarms: int = 0) -> None: ...
     def save_image(self, index: int, image: bytes) -> None: ...
@@ -531,13 +532,14 @@ class Member:
             if early:
                 self._send(rd.messages)
             if rd.entries or rd.hard_state:
-                storage.save(rd.hard_state, rd.entries)
                 # etcd's MustSync: new entries, a term or a vote must reach the device before any
                 # message promises them; a commit index alone is re-learned from the leader.
                 must_sync = bool(rd.entries) or (hs is not None and (hs.term, hs.vote) != self._durable_vote)
                 if storage.fsync and must_sync:
-                    with io_tracker(self.clock):
-                        await asyncio.to_thread(storage.sync)
+                    with io_tracker(self.clock):  # encoding and writing too: the thread waits on the device anyway
+                        await asyncio.to_thread(storage.save_durably, rd.hard_state, rd.entries)
+                else:
+                    storage.save(rd.hard_state, rd.entries)
                 if self.disk_latency:
                     await self.clock.sleep(self.disk_latency)
                 if hs is not None:

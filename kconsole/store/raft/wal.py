@@ -19,6 +19,7 @@ from __future__ import annotations
 import marshal
 import os
 import struct
+import threading
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +87,9 @@ class MemoryStorage:
 
     fsync = False
 
+    def save_durably(self, hard_state: HardState | None, entries: list[Entry]) -> None:
+        self.save(hard_state, entries)
+
     def sync(self) -> None:
         pass
 
@@ -130,6 +134,9 @@ class FileStorage:
         self._segments: list[tuple[int, int]] = []  # (sequence, highest entry index written into it)
         self._fd = -1
         self._size = 0
+        # save_durably runs on a worker thread while the event loop may record an applied position
+        # or a compaction: every write, state change and the fd itself are used under this lock.
+        self._lock = threading.Lock()
 
     # ----- loading -----------------------------------------------------------------------------
     @staticmethod
@@ -183,6 +190,26 @@ class FileStorage:
 
     # ----- writing -----------------------------------------------------------------------------
     def save(self, hard_state: HardState | None, entries: list[Entry]) -> None:
+        with self._lock:
+            self._save(hard_state, entries)
+
+    def save_durably(self, hard_state: HardState | None, entries: list[Entry]) -> None:
+        """:meth:`save` then :meth:`sync`, in one call meant for a worker thread: encoding and writing
+        a large batch of entries then costs the event loop nothing. A closed storage (the member
+        crashed meanwhile) writes nothing."""
+        with self._lock:
+            if self._fd < 0:
+                return
+            self._save(hard_state, entries)
+            if not self.fsync:
+                return
+            fd = os.dup(self._fd)  # a segment rotated by another write after this one cannot close it
+        try:
+            _datasync(fd)
+        finally:
+            os.close(fd)
+
+    def _save(self, hard_state: HardState | None, entries: list[Entry]) -> None:
         parts: list[bytes] = []
         if entries:
             parts.append(_record(("e", [(e.index, e.term, e.data) for e in entries])))
@@ -197,15 +224,17 @@ class FileStorage:
 
     def save_snapshot(self, index: int, term: int, restore: bool = False) -> None:
         """Entries up to ``index`` are no longer needed (``restore``: none at all); drop old segments."""
-        _compact(self._state, index, term, restore)
-        self._write(_record(("s", index, term, int(restore))))
-        while len(self._segments) > 1 and self._segments[0][1] <= index:
-            seq, _ = self._segments.pop(0)
-            self._path(seq).unlink(missing_ok=True)
+        with self._lock:
+            _compact(self._state, index, term, restore)
+            self._write(_record(("s", index, term, int(restore))))
+            while len(self._segments) > 1 and self._segments[0][1] <= index:
+                seq, _ = self._segments.pop(0)
+                self._path(seq).unlink(missing_ok=True)
 
     def save_applied(self, index: int, revision: int, alarms: int = 0) -> None:
-        self._state.applied, self._state.applied_revision, self._state.alarms = index, revision, alarms
-        self._write(_record(("a", index, revision, alarms)))
+        with self._lock:
+            self._state.applied, self._state.applied_revision, self._state.alarms = index, revision, alarms
+            self._write(_record(("a", index, revision, alarms)))
 
     def save_image(self, index: int, image: bytes) -> None:
         """Keep a received snapshot durable until the state machine has installed it."""
@@ -227,9 +256,10 @@ class FileStorage:
         return sum(self._path(seq).stat().st_size for seq, _ in self._segments if self._path(seq).exists())
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
 
     def _write(self, data: bytes) -> None:
         if self._size >= self.segment_bytes:
@@ -240,8 +270,14 @@ class FileStorage:
     def sync(self) -> None:
         """Force what was written to the device (when ``fsync`` is on); blocking, so callers run it
         on a thread."""
-        if self.fsync and self._fd >= 0:
-            _datasync(self._fd)
+        with self._lock:
+            if not self.fsync or self._fd < 0:
+                return
+            fd = os.dup(self._fd)
+        try:
+            _datasync(fd)
+        finally:
+            os.close(fd)
 
     def _rotate(self) -> None:
         os.close(self._fd)
