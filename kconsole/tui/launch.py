@@ -77,4 +77,7 @@ def run_console(args: argparse.Namespace) -> int:
         print(f"kconsole: {folder} is not a folder", file=sys.stderr)
         return 2
     _log_to_file(None if config.ephemeral else config.data_dir)
+    from kconsole.api import gcpolicy
+
+    gcpolicy.install()  # the console's process serves the API: keep full GC passes off the frame path
     return asyncio.run(run_app(config, settings))
