@@ -72,8 +72,10 @@ class Machine(Protocol):
     @property
     def revision(self) -> int: ...
 
-    async def apply(self, commands: list[Command]) -> list[object]:
-        """Apply in order; one result per command (a TxnResult, None, or a StoreError)."""
+    async def apply(self, commands: list[Command], answers: bool = True) -> list[object]:
+        """Apply in order; one result per command (a TxnResult, None, or a StoreError).
+
+        ``answers=False``: no proposal waits here, so a successful transaction may yield None."""
 
     async def image(self) -> bytes:
         """A consistent copy of the whole state (the apply loop is held while it is taken)."""
@@ -635,7 +637,9 @@ class Member:
             spans.append((entry, len(commands), len(cmds)))
             commands.extend(cmds)
         async with self._apply_lock:
-            results = await self._apply_commands(machine, commands)
+            waited = self._waiting
+            answers = bool(waited) and any(entry.index in waited for entry in entries)
+            results = await self._apply_commands(machine, commands, answers)
             self.applied = entries[-1].index
             storage.save_applied(self.applied, machine.revision, self.alarms)
         now = self.clock.now()
@@ -660,14 +664,17 @@ class Member:
             _fail([f for f, _ in self._waiting.pop(index)[1]], NotProposed("etcdserver: leader changed"))
         self._after_apply()
 
-    async def _apply_commands(self, machine: Machine, commands: list[Command]) -> list[object]:
-        """Alarm commands are handled here, in log order; the rest goes to the machine."""
+    async def _apply_commands(self, machine: Machine, commands: list[Command], answers: bool = True) -> list[object]:
+        """Alarm commands are handled here, in log order; the rest goes to the machine.
+
+        ``answers=False`` when no proposal waits on these here (a follower): results may be None."""
         results: list[object] = [None] * len(commands)
         run: list[int] = []
 
         async def flush() -> None:
             if run:
-                out = await machine.apply([commands[i] for i in run])
+                out = await (machine.apply([commands[i] for i in run]) if answers
+                             else machine.apply([commands[i] for i in run], answers=False))
                 for i, r in zip(run, out):
                     results[i] = r
                 run.clear()
@@ -846,7 +853,7 @@ class RevlogMachine:
     def revision(self) -> int:
         return self.log.revision
 
-    async def apply(self, commands: list[Command]) -> list[object]:
+    async def apply(self, commands: list[Command], answers: bool = True) -> list[object]:
         """Transactions of a run are queued together, in order, so the log group-commits them."""
         results: list[object] = [None] * len(commands)
         i = 0
@@ -855,7 +862,7 @@ class RevlogMachine:
                 j = i
                 while j < len(commands) and commands[j][0] == "t":
                     j += 1
-                out = await self._txns([c[1:] for c in commands[i:j]])
+                out = await self._txns([c[1:] for c in commands[i:j]], answers)
                 for k, r in enumerate(out):
                     if isinstance(r, BaseException) and (not isinstance(r, StoreError) or _backend_failure(r)):
                         raise r  # the disk failed: this member must not carry on with a different state
@@ -870,12 +877,12 @@ class RevlogMachine:
                 i += 1
         return results
 
-    async def _txns(self, txns: list[tuple[list[Compare], list[Any], list[Any]]]) -> list[object]:
+    async def _txns(self, txns: list[tuple[list[Compare], list[Any], list[Any]]], answers: bool = True) -> list[object]:
         """One batch call: the log queues them all before its flusher runs, so they share group commits.
 
         The leader checked every transaction's shape before proposing it, so members skip that.
         """
-        return await self.log.txn_batch(txns, validated=True)  # type: ignore[no-any-return]
+        return await self.log.txn_batch(txns, validated=True, answers=answers)  # type: ignore[no-any-return]
 
     async def image(self) -> bytes:
         """A consistent copy of the database file (the log's online backup)."""

@@ -131,11 +131,11 @@ class StoreLockedError(StoreError):
 class _Pending:
     """A queued transaction waiting for the next group commit."""
 
-    __slots__ = ("compares", "success", "failure", "future", "cost", "ranged")
+    __slots__ = ("compares", "success", "failure", "future", "cost", "ranged", "quiet")
 
     def __init__(
         self, compares: Sequence[Compare], success: Sequence[Op], failure: Sequence[Op],
-        future: asyncio.Future[TxnResult], cost: int, ranged: bool,
+        future: asyncio.Future[TxnResult], cost: int, ranged: bool, quiet: bool = False,
     ) -> None:
         self.compares = compares
         self.success = success
@@ -143,6 +143,7 @@ class _Pending:
         self.future = future
         self.cost = cost
         self.ranged = ranged
+        self.quiet = quiet  # nobody reads the answer: resolve with None, build no responses
 
 
 #: Tags of answers-to-be in a prepared batch.
@@ -508,19 +509,23 @@ class RevisionLog:
         return await future
 
     async def txn_batch(
-        self, txns: Sequence[tuple[Sequence[Compare], Sequence[Op], Sequence[Op]]], *, validated: bool = False
-    ) -> list[TxnResult | StoreError]:
+        self, txns: Sequence[tuple[Sequence[Compare], Sequence[Op], Sequence[Op]]], *, validated: bool = False,
+        answers: bool = True,
+    ) -> list[TxnResult | StoreError | None]:
         """Apply many transactions in order, queued together so they share group commits.
 
         One result per transaction: its :class:`TxnResult`, or the :class:`StoreError` it alone
         failed with (a failed commit of the whole batch raises). ``validated=True`` skips the shape
         checks for transactions already checked before they were proposed (a Raft member applying
-        committed entries), leaving only the cheap quota cost to compute.
+        committed entries), leaving only the cheap quota cost to compute. ``answers=False`` yields
+        None for every transaction that did not fail: a follower applying entries nobody waits on
+        here builds no responses.
         """
         self._check_open()
         loop = asyncio.get_running_loop()
         slots: list[asyncio.Future[TxnResult] | StoreError] = []
         pending = self._pending
+        quiet = not answers
         for compares, success, failure in txns:
             if validated:
                 cost, ranged = _trusted_cost(success, failure)
@@ -539,11 +544,11 @@ class RevisionLog:
                     slots.append(NoSpaceError())
                     continue
             future: asyncio.Future[TxnResult] = loop.create_future()
-            pending.append(_Pending(compares, success, failure, future, cost, ranged))
+            pending.append(_Pending(compares, success, failure, future, cost, ranged, quiet))
             self._pending_cost += cost
             slots.append(future)
         self._wakeup.set()
-        out: list[TxnResult | StoreError] = []
+        out: list[TxnResult | StoreError | None] = []
         for slot in slots:
             if isinstance(slot, StoreError):
                 out.append(slot)
@@ -825,6 +830,10 @@ class RevisionLog:
             if not item.future.done():
                 item.future.set_exception(exc)
         for item, ok, at, responses in batch.plans:
+            if item.quiet:
+                if not item.future.done():
+                    item.future.set_result(None)  # type: ignore[arg-type]
+                continue
             out: list[object] = []
             for r in responses:
                 tag = r[0]

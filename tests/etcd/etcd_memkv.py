@@ -179,7 +179,7 @@ class MemMachine:
     def revision(self) -> int:
         return self.disk.rev
 
-    async def apply(self, commands: list[Command]) -> list[object]:
+    async def apply(self, commands: list[Command], answers: bool = True) -> list[object]:
         out: list[object] = []
         for cmd in commands:
             if cmd[0] == "t":
