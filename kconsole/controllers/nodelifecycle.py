@@ -19,8 +19,8 @@ their NoSchedule taints too.
 
 :class:`TaintEvictionController` ("taint-eviction-controller") deletes pods from nodes with
 NoExecute taints they do not tolerate: at once without a matching toleration, after the
-smallest ``tolerationSeconds`` otherwise (counted from when the taint was added; the defaults
-admission adds 300 s for unreachable/not-ready), never when tolerated without a limit. Each
+smallest ``tolerationSeconds`` otherwise (counted from when the taint was added, or from when the
+pod was bound if it arrived later; the defaults admission adds 300 s for unreachable/not-ready), never when tolerated without a limit. Each
 eviction is a ``TaintManagerEviction`` "Marking for deletion Pod ns/name" event and a
 ``DisruptionTarget`` condition before the delete.
 """
@@ -544,6 +544,18 @@ class NodeLifecycleController(Controller):
 # ---------------------------------------------------------------------- taint-based eviction
 
 
+def _landed(pod: Obj, default: float) -> float:
+    """When the pod was bound to its node. A pod that arrives on an already tainted node gets its own
+    tolerationSeconds, as upstream (which starts the countdown when it sees the pod there); counting
+    from the taint instead evicted such a pod the moment it landed, and its controller's replacement
+    landed and was evicted again at the same simulated instant, forever."""
+    for c in (pod.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "PodScheduled" and c.get("status") == "True" and c.get("lastTransitionTime"):
+            return parse_time(c["lastTransitionTime"])
+    created = pod["metadata"].get("creationTimestamp")
+    return parse_time(created) if created else default
+
+
 class TaintEvictionController(Controller):
     name = "taint-eviction-controller"
     component = "taint-eviction-controller"
@@ -599,7 +611,7 @@ class TaintEvictionController(Controller):
         start = self.scheduled.get(key)
         if start is None:
             added = [parse_time(t["timeAdded"]) for t in taints if t.get("timeAdded")]
-            start = self.scheduled[key] = min(added) if added else now
+            start = self.scheduled[key] = max(min(added) if added else now, _landed(pod, now))
         due = start + seconds
         if now < due:
             return due - now
