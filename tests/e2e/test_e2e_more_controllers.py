@@ -105,3 +105,43 @@ async def test_graceful_termination_waits_for_the_grace_period(cluster: Cluster)
     assert 19 <= took <= 25, f"a container ignoring SIGTERM was gone after {took:.1f} simulated s (grace 20 s)"
     killing = [e for e in await events_for(cluster, "default", "Pod", "stubborn") if e["reason"] == "Killing"]
     assert killing and killing[0]["message"] == "Stopping container sh"
+
+
+async def test_partitioned_node_keeps_its_statefulset_pod_until_it_can_confirm(cluster: Cluster) -> None:
+    clock = vclock(cluster)
+    admin = cluster.api_client()
+    db1 = await admin.get("pods", "db-1", "default")
+    node, uid = db1["spec"]["nodeName"], db1["metadata"]["uid"]
+    kubelet = cluster.kubelets[node]
+    kubelet.partition()
+
+    async def node_unknown() -> bool:
+        return condition(await admin.get("nodes", node), "Ready") == "Unknown"
+
+    took = await clock.run_until(node_unknown, timeout=120, step=1)
+    assert 40 <= took <= 60
+
+    async def marked_for_deletion() -> bool:
+        return bool((await admin.get("pods", "db-1", "default"))["metadata"].get("deletionTimestamp"))
+
+    took = await clock.run_until(marked_for_deletion, timeout=400, step=1)
+    assert 290 <= took <= 320
+    await clock.advance(60)
+    same = await admin.get("pods", "db-1", "default")
+    assert same["metadata"]["uid"] == uid, "a StatefulSet never runs two db-1 at once"
+    assert "default/db-1" in kubelet.pods, "the partitioned node's container keeps running"
+
+    kubelet.heal()
+
+    async def replaced_and_running() -> bool:
+        pod = await get_or_none(cluster, "pods", "db-1")
+        return pod is not None and pod["metadata"]["uid"] != uid and phase(pod) == "Running"
+
+    await clock.run_until(replaced_and_running, timeout=120, step=0.5)
+    replacement = (await admin.get("pods", "db-1", "default"))["metadata"]["uid"]
+    await clock.advance(30)
+    settled = await admin.get("pods", "db-1", "default")
+    assert settled["metadata"]["uid"] == replacement and phase(settled) == "Running", \
+        "a replacement landing on the healed node must not be evicted by the taints it is losing"
+    assert condition(await admin.get("nodes", node), "Ready") == "True"
+    assert not (await admin.get("nodes", node))["spec"].get("taints")
