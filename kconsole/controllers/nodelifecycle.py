@@ -20,8 +20,8 @@ their NoSchedule taints too.
 :class:`TaintEvictionController` ("taint-eviction-controller") deletes pods from nodes with
 NoExecute taints they do not tolerate: at once without a matching toleration, after the
 smallest ``tolerationSeconds`` otherwise (counted from when the taint was added, or from when the
-pod was bound if it arrived later; the defaults admission adds 300 s for unreachable/not-ready), never when tolerated without a limit. Each
-eviction is a ``TaintManagerEviction`` "Marking for deletion Pod ns/name" event and a
+pod was bound if it arrived later; the defaults admission adds 300 s for unreachable/not-ready),
+never when tolerated without a limit. Each eviction is a ``TaintManagerEviction`` "Marking for deletion Pod ns/name" event and a
 ``DisruptionTarget`` condition before the delete.
 """
 
