@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from conftest import Cluster, start_cluster, stop_cluster
+from http_env import Cluster, start_cluster, stop_cluster
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Cluster
+from http_env import Cluster
 
 from kconsole.api.types import Credentials, Request, Response, UserInfo
 

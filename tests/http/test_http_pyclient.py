@@ -8,7 +8,7 @@ import threading
 import pytest
 from kubernetes import client, config, watch
 
-from conftest import Cluster
+from http_env import Cluster
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
