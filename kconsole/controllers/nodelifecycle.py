@@ -21,8 +21,8 @@ their NoSchedule taints too.
 NoExecute taints they do not tolerate: at once without a matching toleration, after the
 smallest ``tolerationSeconds`` otherwise (counted from when the taint was added, or from when the
 pod was bound if it arrived later; the defaults admission adds 300 s for unreachable/not-ready),
-never when tolerated without a limit. Each eviction is a ``TaintManagerEviction`` "Marking for deletion Pod ns/name" event and a
-``DisruptionTarget`` condition before the delete.
+never when tolerated without a limit. Each eviction is a ``TaintManagerEviction`` "Marking for
+deletion Pod ns/name" event and a ``DisruptionTarget`` condition before the delete.
 """
 
 from __future__ import annotations
