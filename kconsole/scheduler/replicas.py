@@ -13,7 +13,7 @@ import logging
 import random
 from typing import Any
 
-from kconsole.client import EventRecorder, LeaderElector
+from kconsole.client import EventRecorder, LeaderElectedReplica, LeaderElector
 from kconsole.clock import Clock
 from kconsole.scheduler.config import SchedulerConfig
 from kconsole.scheduler.scheduler import Scheduler
@@ -24,7 +24,7 @@ LEASE_NAMESPACE = "kube-system"
 LEASE_NAME = "kube-scheduler"
 
 
-class SchedulerReplica:
+class SchedulerReplica(LeaderElectedReplica):
     """One kube-scheduler process: leader election plus, while leading, a running Scheduler."""
 
     def __init__(self, client: Any, clock: Clock, *, identity: str, rng: random.Random,
@@ -36,38 +36,15 @@ class SchedulerReplica:
         self.rng = rng
         self.config = config or SchedulerConfig()
         self.scheduler: Scheduler | None = None
-        self.elector = LeaderElector(
+        super().__init__(LeaderElector(
             client, clock, namespace=LEASE_NAMESPACE, name=LEASE_NAME, identity=identity,
             lease_duration=lease_duration, renew_deadline=renew_deadline, retry_period=retry_period,
-            on_started_leading=self._lead, on_stopped_leading=self._stopped_leading)
-        self._task: asyncio.Task[None] | None = None
-
-    @property
-    def running(self) -> bool:
-        return self._task is not None and not self._task.done()
-
-    @property
-    def is_leader(self) -> bool:
-        return self.elector.is_leader
-
-    async def start(self) -> None:
-        """Start competing for the Lease (no-op when already running)."""
-        if self.running:
-            return
-        self._task = asyncio.get_running_loop().create_task(self.elector.run(), name=f"scheduler-elector:{self.identity}")
+            on_started_leading=self._lead, on_stopped_leading=self._stopped_leading),
+            task_name=f"scheduler-elector:{identity}")
 
     async def stop(self) -> None:
         """Stop this replica: leave the election and stop scheduling (the Lease expires for the others)."""
-        task, self._task = self._task, None
-        if task is None:
-            return
-        await self.elector.stop()
-        if not task.done():
-            task.cancel()
-        try:
-            await task
-        except asyncio.CancelledError:
-            pass
+        await super().stop()
         await self._shutdown_scheduler()
 
     async def _lead(self) -> None:
