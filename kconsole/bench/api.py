@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kconsole.api import gcpolicy
 from kconsole.api.server import APIServer
 from kconsole.api.types import Credentials, Request, Response, UserInfo
+from kconsole.bench.common import percentile, under_gc_policy
 from kconsole.clock import RealClock
 from kconsole.store.revlog import RevisionLog
 
@@ -45,24 +45,8 @@ def _pod(name: str, i: int) -> dict[str, Any]:
     }
 
 
-def _pct(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    tuned = not getattr(args, "default_gc", False)
-    if tuned:
-        gcpolicy.install()
-    try:
-        result = await _run(args)
-    finally:
-        if tuned:
-            gcpolicy.uninstall()
-    result["gc_policy"] = tuned
-    return result
+    return await under_gc_policy(args, _run)
 
 
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
@@ -88,10 +72,10 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         "creates": args.creates,
         "writes_per_s": round(writes_per_s),
         "p50_ms": round(statistics.median(latencies) * 1000, 2),
-        "p99_ms": round(_pct(latencies, 0.99) * 1000, 2),
+        "p99_ms": round(percentile(latencies, 0.99) * 1000, 2),
         "watchers": args.watchers,
-        "watch_fanout_p50_ms": round(_pct(fanout, 0.50) * 1000, 2),
-        "watch_fanout_p99_ms": round(_pct(fanout, 0.99) * 1000, 2),
+        "watch_fanout_p50_ms": round(percentile(fanout, 0.50) * 1000, 2),
+        "watch_fanout_p99_ms": round(percentile(fanout, 0.99) * 1000, 2),
     }
 
 

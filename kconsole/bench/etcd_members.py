@@ -53,7 +53,7 @@ async def failover(cluster: EtcdCluster, clock: RealClock) -> float:
 
 
 async def run(args: argparse.Namespace, phase: Callable[..., Awaitable[tuple[float, list[float]]]],
-              percentile: Callable[[list[float], float], float]) -> dict[str, Any]:
+              figures: Callable[..., dict[str, Any]]) -> dict[str, Any]:
     value = b"x" * args.value_size
     clock = RealClock()
     fsync = args.synchronous.upper() != "NORMAL"
@@ -70,18 +70,5 @@ async def run(args: argparse.Namespace, phase: Callable[..., Awaitable[tuple[flo
             took = await failover(cluster, clock)
         finally:
             await cluster.close()
-    return {
-        "bench": "store",
-        "members": args.members,
-        "concurrency": args.concurrency,
-        "value_size": args.value_size,
-        "writes": args.writes,
-        "writes_per_s": round(args.writes / elapsed),
-        "p50_ms": round(percentile(lat, 0.50), 3),
-        "p99_ms": round(percentile(lat, 0.99), 3),
-        "single_writer_writes_per_s": round(args.single_writes / single_elapsed),
-        "single_writer_p99_ms": round(percentile(single_lat, 0.99), 3),
-        "synchronous": args.synchronous,
-        "wal_fsync": fsync,
-        "failover_s": round(took, 3),
-    }
+    return {**figures(args, elapsed, lat, single_elapsed, single_lat), "wal_fsync": fsync,
+            "failover_s": round(took, 3)}

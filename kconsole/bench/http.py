@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kconsole.bench.common import percentile, under_gc_policy
+
 TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
 
@@ -59,23 +61,11 @@ async def _client(url: str, token: str, ca: str | None, creates: int, concurrenc
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         elapsed = time.perf_counter() - began
     latencies.sort()
-    return {"elapsed": elapsed, "p50": latencies[len(latencies) // 2],
-            "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]}
+    return {"elapsed": elapsed, "p50": percentile(latencies, 0.50), "p99": percentile(latencies, 0.99)}
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    from kconsole.api import gcpolicy
-
-    tuned = not getattr(args, "default_gc", False)
-    if tuned:
-        gcpolicy.install()
-    try:
-        result = await _run(args)
-    finally:
-        if tuned:
-            gcpolicy.uninstall()
-    result["gc_policy"] = tuned
-    return result
+    return await under_gc_policy(args, _run)
 
 
 async def _run(args: argparse.Namespace) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kconsole.bench.common import percentile
 from kconsole.clock import RealClock
 from kconsole.store.revlog import SYNCHRONOUS_MODES, RevisionLog
 
@@ -34,10 +35,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", default=None, help="folder for the store file (default: a temporary folder)")
 
 
-def _percentile(sorted_ms: list[float], q: float) -> float:
-    if not sorted_ms:
-        return 0.0
-    return sorted_ms[min(len(sorted_ms) - 1, int(q * len(sorted_ms)))]
+def figures(args: argparse.Namespace, elapsed: float, lat: list[float], single_elapsed: float,
+            single_lat: list[float]) -> dict[str, Any]:
+    """The figures every store run prints, for one member or many."""
+    return {
+        "bench": "store",
+        "members": args.members,
+        "concurrency": args.concurrency,
+        "value_size": args.value_size,
+        "writes": args.writes,
+        "writes_per_s": round(args.writes / elapsed),
+        "p50_ms": round(percentile(lat, 0.50), 3),
+        "p99_ms": round(percentile(lat, 0.99), 3),
+        "single_writer_writes_per_s": round(args.single_writes / single_elapsed),
+        "single_writer_p99_ms": round(percentile(single_lat, 0.99), 3),
+        "synchronous": args.synchronous,
+    }
 
 
 async def _phase(log: RevisionLog, writers: int, writes: int, value: bytes, tag: str) -> tuple[float, list[float]]:
@@ -72,7 +85,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.members > 1:
         from kconsole.bench import etcd_members
 
-        return await etcd_members.run(args, _phase, _percentile)
+        return await etcd_members.run(args, _phase, figures)
     value = b"x" * args.value_size
     with tempfile.TemporaryDirectory(prefix="kconsole-bench-store-") as tmp:
         folder = Path(args.data_dir) if args.data_dir else Path(tmp)
@@ -86,16 +99,4 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             single_elapsed, single_lat = await _phase(log, 1, args.single_writes, value, "s")
         finally:
             await log.close()
-    return {
-        "bench": "store",
-        "members": args.members,
-        "concurrency": args.concurrency,
-        "value_size": args.value_size,
-        "writes": args.writes,
-        "writes_per_s": round(args.writes / elapsed),
-        "p50_ms": round(_percentile(lat, 0.50), 3),
-        "p99_ms": round(_percentile(lat, 0.99), 3),
-        "single_writer_writes_per_s": round(args.single_writes / single_elapsed),
-        "single_writer_p99_ms": round(_percentile(single_lat, 0.99), 3),
-        "synchronous": args.synchronous,
-    }
+    return figures(args, elapsed, lat, single_elapsed, single_lat)

@@ -22,6 +22,7 @@ import resource
 import time
 from typing import Any
 
+from kconsole.bench.common import percentile
 from kconsole.cluster import ADMIN, Cluster, ClusterConfig
 
 KEYS = ("s", "s", "S", "pagedown", "pagedown", "end", "home", "S", "down", "up")
@@ -37,10 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _p95(values: list[float]) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))], 1)
+    return round(percentile(values, 0.95), 1) if values else float("nan")
 
 
 async def _bounded(coros: list[Any], limit: int = 64) -> None:
