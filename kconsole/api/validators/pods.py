@@ -295,6 +295,20 @@ def validate_tolerations(tolerations: Any, path: str) -> list[Cause]:
     return causes
 
 
+def _set_operator_causes(causes: list[Cause], p: str, op: Any, values: list[Any]) -> bool:
+    """The In/NotIn/Exists/DoesNotExist rules label and node selectors share; False for other operators."""
+    if op in ("In", "NotIn"):
+        if not values:
+            causes.append(required(f"{p}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+        return True
+    if op in ("Exists", "DoesNotExist"):
+        if values:
+            causes.append(forbidden(f"{p}.values", "may not be specified when `operator` is 'Exists' or "
+                                                   "'DoesNotExist'"))
+        return True
+    return False
+
+
 def validate_node_selector_requirements(reqs: Any, path: str) -> list[Cause]:
     causes: list[Cause] = []
     for i, req in enumerate(reqs or ()):
@@ -303,17 +317,10 @@ def validate_node_selector_requirements(reqs: Any, path: str) -> list[Cause]:
             causes.append(invalid(p, req, "must be an object"))
             continue
         op, values = req.get("operator"), req.get("values") or []
-        if op in ("In", "NotIn"):
-            if not values:
-                causes.append(required(f"{p}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
-        elif op in ("Exists", "DoesNotExist"):
-            if values:
-                causes.append(forbidden(f"{p}.values", "may not be specified when `operator` is 'Exists' or "
-                                                       "'DoesNotExist'"))
-        elif op in ("Gt", "Lt"):
+        if op in ("Gt", "Lt"):
             if len(values) != 1:
                 causes.append(required(f"{p}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'"))
-        else:
+        elif not _set_operator_causes(causes, p, op, values):
             causes.append(not_supported(f"{p}.operator", op, NODE_SELECTOR_OPERATORS))
         causes += [invalid(f"{p}.key", req.get("key", ""), msg) for msg in is_qualified_name(str(req.get("key", "")))]
     return causes
@@ -332,14 +339,7 @@ def validate_label_selector(selector: Any, path: str) -> list[Cause]:
             causes.append(invalid(p, expr, "must be an object"))
             continue
         op, values = expr.get("operator"), expr.get("values") or []
-        if op in ("In", "NotIn"):
-            if not values:
-                causes.append(required(f"{p}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
-        elif op in ("Exists", "DoesNotExist"):
-            if values:
-                causes.append(forbidden(f"{p}.values", "may not be specified when `operator` is 'Exists' or "
-                                                       "'DoesNotExist'"))
-        else:
+        if not _set_operator_causes(causes, p, op, values):
             causes.append(invalid(f"{p}.operator", op, "not a valid selector operator"))
         causes += [invalid(f"{p}.key", expr.get("key", ""), msg) for msg in is_qualified_name(str(expr.get("key", "")))]
     causes += validate_labels(selector.get("matchLabels"), f"{path}.matchLabels")
