@@ -35,7 +35,14 @@ from typing import Any
 from kconsole.client import StatusError, is_already_exists, is_not_found
 from kconsole.client.informer import index_by_owner_uid
 from kconsole.controllers.base import Controller, ControllerContext
-from kconsole.controllers.podcontrol import CONTROLLER_UID_INDEX, claim, live_owner_key, selector_of, with_kind
+from kconsole.controllers.podcontrol import (
+    CONTROLLER_UID_INDEX,
+    claim,
+    live_owner_key,
+    requeue_controllers,
+    selector_of,
+    with_kind,
+)
 from kconsole.objects.meta import (
     annotations,
     controller_of,
@@ -325,16 +332,8 @@ class DeploymentController(Controller):
     def _rs_updated(self, old: Obj, cur: Obj) -> None:
         if old["metadata"].get("resourceVersion") == cur["metadata"].get("resourceVersion"):
             return
-        old_ref, cur_ref = controller_of(old), controller_of(cur)
-        ref_changed = (old_ref or {}).get("uid") != (cur_ref or {}).get("uid")
-        if ref_changed and old_ref is not None:
-            key = self._owner_key(old)
-            if key is not None:
-                self.queue.add(key)
-        if cur_ref is not None:
-            key = self._owner_key(cur)
-            if key is not None:
-                self.queue.add(key)
+        ref_changed, _ = requeue_controllers(self.queue, old, cur, self._owner_key)
+        if controller_of(cur) is not None:
             return
         if ref_changed or labels(old) != labels(cur):
             for k in self._matching(cur):

@@ -21,7 +21,7 @@ import math
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from kconsole.client import Client, EventRecorder, StatusError, index_by_owner_uid, is_not_found
+from kconsole.client import Client, EventRecorder, StatusError, WorkQueue, index_by_owner_uid, is_not_found
 from kconsole.objects.meta import (
     controller_of,
     creation_timestamp,
@@ -357,3 +357,19 @@ def fully_labeled(pod: Obj, template: Obj) -> bool:
     """Every label of the template is on the pod (ReplicaSet's fullyLabeledReplicas)."""
     have = labels(pod)
     return all(have.get(k) == v for k, v in template_labels(template).items())
+
+
+def requeue_controllers(queue: WorkQueue, old: Obj, cur: Obj,
+                        owner_key: Callable[[Obj], str | None]) -> tuple[bool, str | None]:
+    """Upstream's update-handler step: when the controller reference moved, the old owner syncs too,
+    then the current one. Returns (reference changed, the current owner's key or None)."""
+    old_ref, cur_ref = controller_of(old), controller_of(cur)
+    ref_changed = (old_ref or {}).get("uid") != (cur_ref or {}).get("uid")
+    if ref_changed and old_ref is not None:
+        key = owner_key(old)
+        if key is not None:
+            queue.add(key)
+    key = owner_key(cur) if cur_ref is not None else None
+    if key is not None:
+        queue.add(key)
+    return ref_changed, key

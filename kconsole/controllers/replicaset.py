@@ -27,6 +27,7 @@ from kconsole.controllers.podcontrol import (
     owned_and_orphans,
     pod_from_template,
     rank_for_deletion,
+    requeue_controllers,
     selector_of,
     slow_start_batch,
     with_kind,
@@ -114,16 +115,9 @@ class ReplicaSetController(ExpectationHandlers, Controller):
             if labels_changed:
                 self._pod_deleted(old)
             return
-        old_ref, cur_ref = controller_of(old), controller_of(cur)
-        ref_changed = (old_ref or {}).get("uid") != (cur_ref or {}).get("uid")
-        if ref_changed and old_ref is not None:
-            key = self._owner_key(old)
+        ref_changed, key = requeue_controllers(self.queue, old, cur, self._owner_key)
+        if controller_of(cur) is not None:
             if key is not None:
-                self.queue.add(key)
-        if cur_ref is not None:
-            key = self._owner_key(cur)
-            if key is not None:
-                self.queue.add(key)
                 rs = self.rs_informer.get(key)
                 min_ready = int(((rs or {}).get("spec") or {}).get("minReadySeconds") or 0)
                 if min_ready > 0 and not is_pod_ready(old) and is_pod_ready(cur):
