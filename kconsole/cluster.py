@@ -13,7 +13,6 @@ Handles (what the console and the fault catalog use — never objects, which go 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import os
 import random
@@ -152,14 +151,6 @@ def _coerce(path: Any, key: str, typ: Any, value: Any) -> Any:
     return value
 
 
-def _optional(module: str, attr: str) -> Any:
-    """A component class from a module that may not be built yet (None when absent)."""
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except (ModuleNotFoundError, AttributeError):
-        return None
-
-
 class Cluster:
     """A running control plane built from a :class:`ClusterConfig`."""
 
@@ -226,16 +217,13 @@ class Cluster:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.data_dir, 0o700)
 
+        from kconsole.api.encryption import load_transformers
         from kconsole.api.server import APIServer
         from kconsole.store.facade import EtcdCluster
 
         self.etcd = await EtcdCluster.open(self.data_dir / "etcd", clock=self.clock,
                                            members=cfg.control_planes, seed=cfg.seed)
-        transformers = None
-        load_transformers = _optional("kconsole.api.encryption", "load_transformers")
-        if load_transformers is not None:
-            transformers = load_transformers(self.data_dir)
-        self.api = APIServer(self.etcd, self.clock, seed=cfg.seed, transformers=transformers)
+        self.api = APIServer(self.etcd, self.clock, seed=cfg.seed, transformers=load_transformers(self.data_dir))
         await self.api.start()
 
         if cfg.http:
@@ -248,28 +236,26 @@ class Cluster:
         await self._start_replicas()
         await self._start_nodes()
         await self._start_sync()
-        fault_catalog = _optional("kconsole.faults", "FaultCatalog")
-        if fault_catalog is not None:
-            self.faults = fault_catalog(self)
-        admin_server = _optional("kconsole.admin", "AdminServer")
-        if admin_server is not None:
-            self.admin = admin_server(self)
-            await self.admin.start()
+        from kconsole.admin import AdminServer
+        from kconsole.faults import FaultCatalog
+
+        self.faults = FaultCatalog(self)
+        self.admin = AdminServer(self)
+        await self.admin.start()
         self.started = True
 
     async def _start_replicas(self) -> None:
         names = self.replica_names()
-        manager_cls = _optional("kconsole.controllers.manager", "ControllerManagerReplica")
-        if manager_cls is not None:
-            client = self.api_client(CONTROLLER_MANAGER)
-            for name in names:
-                replica = manager_cls(client, self.clock, identity=f"{name}_kube-controller-manager",
-                                      rng=random.Random(self.rng.random()), settings=self.config.controllers)
-                self.controller_managers.append(replica)
-                await replica.start()
+        from kconsole.controllers.manager import ControllerManagerReplica
         from kconsole.scheduler.config import parse_config
         from kconsole.scheduler.replicas import SchedulerReplica
 
+        client = self.api_client(CONTROLLER_MANAGER)
+        for name in names:
+            manager = ControllerManagerReplica(client, self.clock, identity=f"{name}_kube-controller-manager",
+                                               rng=random.Random(self.rng.random()), settings=self.config.controllers)
+            self.controller_managers.append(manager)
+            await manager.start()
         sched_config = parse_config(self.config.scheduler) if self.config.scheduler else None
         client = self.api_client(SCHEDULER)
         for name in names:
@@ -279,14 +265,12 @@ class Cluster:
             await replica.start()
 
     async def _start_nodes(self) -> None:
-        fleet_cls = _optional("kconsole.nodes.fleet", "NodeFleet")
-        if fleet_cls is None:
-            return
         from kconsole.nodes import default_node_configs
+        from kconsole.nodes.fleet import NodeFleet
 
         configs = default_node_configs(self.config.nodes, self.config.control_planes, zones=self.config.zones,
                                        cpu=self.config.node_cpu, memory=self.config.node_memory)
-        self.node_pool = fleet_cls(self.api_client, self.clock, configs, rng=random.Random(self.rng.random()),
+        self.node_pool = NodeFleet(self.api_client, self.clock, configs, rng=random.Random(self.rng.random()),
                                    delay_factor=self.config.pod_delay_factor,
                                    static_pod_status=self.static_pod_status)
         await self.node_pool.start()
@@ -310,10 +294,11 @@ class Cluster:
         return status
 
     async def _start_sync(self) -> None:
-        sync_cls = _optional("kconsole.sync", "ManifestSync")
-        if sync_cls is None or self.config.manifests is None:
+        if self.config.manifests is None:
             return
-        self.sync = sync_cls(self.api_client(SYNC), self.config.manifests, data_dir=self.data_dir,
+        from kconsole.sync import ManifestSync
+
+        self.sync = ManifestSync(self.api_client(SYNC), self.config.manifests, data_dir=self.data_dir,
                              clock=self.clock)
         await self.sync.start()
 
