@@ -14,6 +14,9 @@ synchronous cycle (filter, score, pick, assume), without the API calls. The ``cp
 figures are process CPU time (all threads) per pod, to the last binding and to the flush: on a
 shared machine they vary far less than the wall-clock rates.
 
+The process runs under the GC policy ``kconsole serve`` installs (:mod:`kconsole.api.gcpolicy`), as
+the scheduler does for a user; ``--default-gc`` keeps CPython's collector settings to compare.
+
 Records: ``records_total`` is one per attempt; retention keeps the last 500, so of a 10,000-pod
 burst most are retired before the writer (which waits for bindings) reaches them and are never
 created (``records_superseded_unwritten``); ``records_written`` are the ones stored, of
@@ -34,6 +37,7 @@ from typing import Any
 
 from kconsole.api.server import APIServer
 from kconsole.api.types import UserInfo
+from kconsole.bench.common import under_gc_policy
 from kconsole.client import Client
 from kconsole.clock import RealClock
 from kconsole.scheduler.config import SchedulerConfig
@@ -49,6 +53,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-records", action="store_true", help="turn decision records off")
     p.add_argument("--seed", type=int, default=1, help="seed for tie-breaking (default 1)")
     p.add_argument("--profile", default=None, help="write a cProfile of the scheduling phase to this file")
+    p.add_argument("--default-gc", action="store_true",
+                   help="keep CPython's collector settings instead of the serving policy (kconsole.api.gcpolicy)")
 
 
 def bench_node(i: int) -> dict[str, Any]:
@@ -87,6 +93,10 @@ def _record_bytes(sched: Scheduler) -> int:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
+    return await under_gc_policy(args, _run)
+
+
+async def _run(args: argparse.Namespace) -> dict[str, Any]:
     clock = RealClock()
     with tempfile.TemporaryDirectory(prefix="kconsole-bench-sched-") as tmp:
         kv = await RevisionLog.open(Path(tmp) / "db.sqlite", clock=clock, synchronous="NORMAL")

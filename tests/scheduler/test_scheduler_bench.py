@@ -17,5 +17,7 @@ async def test_bench_reports_binding_and_end_to_end_rates_with_every_record_acco
     assert out["pods_per_s_end_to_end"] <= out["pods_per_s"]
     assert out["phases"]["flush_records_events"] >= out["phases"]["flush_records"] >= 0
     assert out["record_bytes_avg"] > 0
-    off = await run(p.parse_args(["--nodes", "20", "--pods", "30", "--no-records"]))
+    assert out["gc_policy"] is True
+    off = await run(p.parse_args(["--nodes", "20", "--pods", "30", "--no-records", "--default-gc"]))
     assert off["records_total"] == 0 and off["record_bytes_avg"] == 0
+    assert off["gc_policy"] is False
