@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from itertools import compress, count, islice
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -382,11 +383,12 @@ class Scheduler:
         totals = scored.totals
         best = max(totals)
         ties = totals.count(best)
-        pick = totals.index(best)
-        if ties > 1:
-            for _ in range(self.rng.randrange(ties)):  # the k-th of the tied nodes, k from the seeded RNG
-                pick = totals.index(best, pick + 1)
-        return scored.nodes[pick]
+        if ties == 1:
+            return scored.nodes[totals.index(best)]
+        k = self.rng.randrange(ties)  # the k-th of the tied nodes, k from the seeded RNG
+        if ties == len(totals):
+            return scored.nodes[k]
+        return scored.nodes[next(islice(compress(count(), map(best.__eq__, totals)), k, None))]
 
     # ----------------------------------------------------------------- binding cycle
 
