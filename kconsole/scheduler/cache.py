@@ -145,22 +145,24 @@ class NodeInfo:
 
 
 class NodeSpan(list):  # type: ignore[type-arg]
-    """Nodes known to be ``node_list()[start:start + len]`` of list version ``version``.
+    """Nodes known to be ``node_list()[(start + i) % total]`` of list version ``version``, where
+    ``total`` was the list's length: a run of the round-robin search, wrapping past the end.
 
     Per-node tables indexed like ``node_list()`` (see :mod:`kconsole.scheduler.memo`) can then
-    answer for the whole span with one slice instead of one lookup per node. Never mutated after
-    it is built; anything derived from it (a filtered or concatenated list) is a plain list.
+    answer for the whole span with one or two slices instead of one lookup per node. Never mutated
+    after it is built; anything derived from it (a filtered or concatenated list) is a plain list.
     """
 
-    __slots__ = ("start", "version")
+    __slots__ = ("start", "version", "total")
 
-    def __init__(self, nodes: list[NodeInfo], start: int, version: int) -> None:
+    def __init__(self, nodes: list[NodeInfo], start: int, version: int, total: int) -> None:
         super().__init__(nodes)
         self.start = start
         self.version = version
+        self.total = total
 
     def head(self, n: int) -> NodeSpan:
-        return NodeSpan(self[:n], self.start, self.version)
+        return NodeSpan(self[:n], self.start, self.version, self.total)
 
 
 class Cache:

@@ -346,13 +346,11 @@ class Framework:
             want = needed - len(feasible)
             size = min(max(want, 100), total - processed)
             lo = (start + processed) % total
-            chunk: list[NodeInfo]
-            if lo + size <= total and version >= 0:
-                chunk = NodeSpan(all_nodes[lo:lo + size], lo, version)
-            else:
-                chunk = all_nodes[lo:lo + size]
-                if len(chunk) < size:
-                    chunk += all_nodes[: size - len(chunk)]
+            chunk: list[NodeInfo] = all_nodes[lo:lo + size]
+            if len(chunk) < size:
+                chunk += all_nodes[: size - len(chunk)]
+            if version >= 0:
+                chunk = NodeSpan(chunk, lo, version, total)
             passed, f = self.filter_nodes(state, pod, chunk, skipped)
             if len(passed) > want:
                 if not f and type(passed) is NodeSpan:

@@ -7,7 +7,8 @@ result per node (by :attr:`NodeInfo.index`) and re-evaluates only nodes the cach
 names. A lookup is then one list index per node — the "precomputed node info, incremental
 updates" that upstream gets its speed from, in Python terms. Copies of nodes (``index == -1``,
 used by preemption) are always computed directly. A :class:`~kconsole.scheduler.cache.NodeSpan`
-(a run of consecutive nodes, as the round-robin search hands out) is answered with one slice.
+(a run of consecutive nodes, as the round-robin search hands out, wrapping past the end) is
+answered with one or two slices.
 """
 
 from __future__ import annotations
@@ -56,7 +57,12 @@ class NodeMemo(Generic[T]):
     def values(self, shape: Hashable, pod: Any, nodes: list[NodeInfo]) -> list[T]:
         table = self.table(shape, pod)
         if type(nodes) is NodeSpan and nodes.version == self.cache.list_version:
-            return table[nodes.start:nodes.start + len(nodes)]
+            start = nodes.start
+            end = start + len(nodes)
+            if end <= len(table):
+                return table[start:end]
+            if nodes.total == len(table):
+                return table[start:] + table[:end - len(table)]
         idx = list(map(_index, nodes))
         if len(idx) > 1 and min(idx) >= 0:
             return list(itemgetter(*idx)(table))

@@ -181,8 +181,15 @@ def test_a_node_span_reads_the_same_memoised_values_as_a_plain_list() -> None:
     nodes = cache.node_list()
     for i in range(0, 40, 3):
         cache.assume(PodInfo(pod(f"p{i}", cpu="1")), f"n{i + 100}")
-        span = NodeSpan(nodes[90:150], 90, cache.list_version)
+        span = NodeSpan(nodes[90:150], 90, cache.list_version, 300)
         assert memo.values("s", probe, span) == memo.values("s", probe, list(span))
         assert memo.values("s", probe, span)[i + 10] == nodes[i + 100].free_cpu - 500
-    stale = NodeSpan(nodes[0:5], 0, cache.list_version - 1)
+        cache.assume(PodInfo(pod(f"q{i}", cpu="1")), f"n{i % 7}")
+        wrapped = NodeSpan(nodes[280:] + nodes[:30], 280, cache.list_version, 300)
+        assert memo.values("s", probe, wrapped) == [n.free_cpu - 500 for n in wrapped]
+        assert memo.values("s", probe, wrapped)[20 + i % 7] == nodes[i % 7].free_cpu - 500
+    stale = NodeSpan(nodes[0:5], 0, cache.list_version - 1, 300)
     assert memo.values("s", probe, stale) == [n.free_cpu - 500 for n in nodes[0:5]]
+    cache.add_node(node("late", cpu="2"))  # the list grew since the span was cut: answered per node
+    grown = NodeSpan(nodes[290:300] + nodes[:5], 290, cache.list_version, 300)
+    assert memo.values("s", probe, grown) == [n.free_cpu - 500 for n in grown]
