@@ -4,7 +4,8 @@ The whole control plane is composed by :class:`kconsole.cluster.Cluster` as ``kc
 would (one etcd member, API server, controller-manager, scheduler, the node fleet), without the
 HTTP front, on a :class:`~kconsole.clock.RealClock` at speed 1: heartbeats, leases and resyncs
 run at their real rates, so the figures include that background load. Pods start with zero
-simulated pull/start delay (``pod_delay_factor=0``), as kwok's gate measures.
+simulated pull/start delay (``pod_delay_factor=0``), as kwok's gate measures. The process runs under
+the serving GC policy ``kconsole serve`` installs (``--default-gc`` keeps CPython's).
 
 Phase 1 (``nodes_ready_s``): wall seconds from a cold start until every node is Ready.
 Phase 2 (``pods_running_s``): wall seconds from creating the Deployment until every replica is
@@ -27,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from kconsole.bench.common import under_gc_policy
 from kconsole.client import SharedInformer
 from kconsole.objects.meta import condition_status
 
@@ -35,6 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nodes", type=int, default=1000, help="worker nodes (default 1000)")
     p.add_argument("--pods", type=int, default=10000, help="Deployment replicas (default 10000)")
     p.add_argument("--timeout", type=float, default=300.0, help="give up on a phase after this many wall seconds")
+    p.add_argument("--default-gc", action="store_true",
+                   help="keep CPython's collector settings instead of the serving policy (kconsole.api.gcpolicy)")
 
 
 #: Wall seconds the cluster's stop may take before the bench reports anyway.
@@ -69,6 +73,10 @@ def _deployment(replicas: int) -> dict[str, Any]:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
+    return await under_gc_policy(args, _run)
+
+
+async def _run(args: argparse.Namespace) -> dict[str, Any]:
     from kconsole.cluster import Cluster, ClusterConfig
 
     if args.nodes < 1 or args.pods < 0 or args.timeout <= 0:
