@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual.app import ComposeResult
+from textual.visual import visualize
 from textual.widgets import Static
 
 from kconsole.tui.model import ClusterModel
@@ -91,9 +92,17 @@ class EtcdPanel(Panel):
             rows.append(Row(st.name, cells, state, None, str(st.raft_applied_index)))
         q = self.model.quorum
         self.summary.set_class(q is not None and not q.ok, "lost")
-        self.summary.update(self.quorum_line())
+        self._set_summary(self.quorum_line())
         self.table.empty_text = "no members" if getattr(self.model.cluster, "etcd", None) is None else "sampling…"
         self.set_rows(COLUMNS, rows)
+
+    def _set_summary(self, line: str) -> None:
+        """A new quorum line; a layout pass (which redoes the whole screen) only when the line's
+        wrapped height differs from the height laid out now."""
+        summary = self.summary
+        region = summary.content_region
+        height = visualize(summary, line).get_height(summary.styles, region.width) if region.width else 0
+        summary.update(line, layout=not region.width or height != region.height)
 
     def selected_member(self) -> str | None:
         return self.table.cursor_key

@@ -55,4 +55,4 @@ class HeaderPanel(Static):
         text = self.compose_text()
         if text != self.text:
             self.text = text
-            self.update(text)
+            self.update(text, layout=False)  # three lines in a fixed-height box: a layout pass would redo the screen
