@@ -1,4 +1,4 @@
-"""The serving process' collector policy: full collections freeze their survivors; uninstall undoes it."""
+"""The serving process' collector policy: every collection freezes its survivors; uninstall undoes it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from kconsole.api import gcpolicy
 
 
-def test_full_collections_freeze_survivors_and_uninstall_restores() -> None:
+def test_collections_freeze_survivors_and_uninstall_restores() -> None:
     before = gc.get_threshold()
     gcpolicy.install(12_345)
     try:
@@ -18,6 +18,11 @@ def test_full_collections_freeze_survivors_and_uninstall_restores() -> None:
         gc.unfreeze()
         gc.collect()
         assert gc.get_freeze_count() >= len(survivor), "survivors of a full collection are frozen"
+        frozen = gc.get_freeze_count()
+        young = [{"kind": "Pod", "spec": {}} for _ in range(500)]
+        gc.collect(0)
+        assert gc.get_freeze_count() >= frozen + len(young), "survivors of a young collection are frozen too"
+        assert not gc.get_objects(generation=1), "nothing is left for the middle generation to walk again"
         garbage: list[object] = []
         garbage.append(garbage)  # a cycle made after the freeze is still collected
         del garbage
