@@ -32,10 +32,13 @@ STREAMING_SUBRESOURCES = ("exec", "attach", "portforward", "proxy")
 
 _NAMESPACE_SUBRESOURCES = ("status", "finalize")
 
+#: What a request without a query string reads its options from (a plain dict answers faster than a MultiDict).
+_NO_QUERY: Mapping[str, str] = {}
 
-@dataclass(slots=True)
+
+@dataclass(frozen=True, slots=True)
 class Route:
-    """Where a resource URL points."""
+    """Where a resource URL points (frozen: :func:`resource_route` hands the same one to every request)."""
 
     group: str
     version: str
@@ -68,23 +71,44 @@ def parse_path(path: str) -> Route:
         if len(parts) < 3:
             raise not_found()
         group, version, rest = parts[1], parts[2], parts[3:]
-    route = Route(group, version)
     if not rest:
-        return route
-    if rest[0] == "watch":
-        route.watch_prefix = True
+        return Route(group, version)
+    watch_prefix = rest[0] == "watch"
+    if watch_prefix:
         rest = rest[1:]
         if not rest:
             raise not_found()
+    namespace = None
     if rest[0] == "namespaces" and len(rest) > 1:
         if len(rest) > 2 and rest[2] not in _NAMESPACE_SUBRESOURCES:
-            route.namespace = rest[1]
+            namespace = rest[1]
             rest = rest[2:]
     if len(rest) > 3:
         raise not_found()
-    route.resource = rest[0]
-    route.name = rest[1] if len(rest) > 1 else None
-    route.subresource = rest[2] if len(rest) > 2 else None
+    return Route(group, version, rest[0], namespace, rest[1] if len(rest) > 1 else None,
+                 rest[2] if len(rest) > 2 else None, watch_prefix)
+
+
+_ROUTES_KEPT = 4096
+_routes: dict[str, Route] = {}
+
+
+def resource_route(path: str) -> Route | None:
+    """The Route of a resource URL, or None for a discovery path (``/api``, ``/apis/<group>/<version>``, ...).
+
+    Memoised: clients repeat the same collection URLs (every create of a pod in a namespace posts to
+    one path), so the split and walk are done once per path, not once per request.
+    """
+    route = _routes.get(path)
+    if route is not None:
+        return route
+    parts = [p for p in path.split("/") if p]
+    if len(parts) <= (2 if parts[0] == "api" else 3):
+        return None
+    route = parse_path(path)
+    if len(_routes) >= _ROUTES_KEPT:
+        _routes.clear()
+    _routes[path] = route
     return route
 
 
@@ -162,6 +186,8 @@ def build_request(method: str, route: Route, query: Mapping[str, str], headers: 
                   raw: bytes, credentials: Credentials) -> Request:
     """One HTTP request on a resource URL -> the API server's Request."""
     assert route.resource is not None
+    if not query:
+        query = _NO_QUERY
     method = method.upper()
     name, sub = route.name, route.subresource
     watch = route.watch_prefix or _bool(query, "watch")

@@ -13,6 +13,7 @@ import asyncio
 import json
 import logging
 import ssl
+import weakref
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -56,11 +57,8 @@ def _status_response(status: dict[str, Any]) -> web.Response:
     return _json_response(int(status.get("code", 500)), status)
 
 
-def _peer_user(request: web.BaseRequest) -> UserInfo | None:
+def _peer_user(transport: asyncio.BaseTransport) -> UserInfo | None:
     """The user of a client certificate the TLS layer verified against the cluster CA."""
-    transport = request.transport
-    if transport is None:
-        return None
     cert = transport.get_extra_info("peercert")
     if not cert:
         return None
@@ -104,6 +102,10 @@ class HTTPFront:
         self._openapi: OpenAPI | None = None
         self._resources_seen: int = -1
         self._closing = False
+        # Per connection: the Authorization header last seen and the Credentials made from it with the
+        # connection's client certificate (both fixed for a keep-alive connection's life, usually).
+        self._connection_credentials: weakref.WeakKeyDictionary[asyncio.BaseTransport, tuple[str, Credentials]] \
+            = weakref.WeakKeyDictionary()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -165,11 +167,19 @@ class HTTPFront:
     # ------------------------------------------------------------------ dispatch
 
     def _credentials(self, request: web.BaseRequest) -> Credentials:
-        token = None
         auth = request.headers.get("Authorization", "")
+        transport = request.transport
+        if transport is not None:
+            known = self._connection_credentials.get(transport)
+            if known is not None and known[0] == auth:
+                return known[1]
+        token = None
         if auth[:7].lower() == "bearer ":
             token = auth[7:].strip() or None
-        return Credentials(token=token, cert_user=_peer_user(request) if self.tls else None)
+        creds = Credentials(token=token, cert_user=_peer_user(transport) if self.tls and transport else None)
+        if transport is not None:
+            self._connection_credentials[transport] = (auth, creds)
+        return creds
 
     def _authenticate(self, creds: Credentials) -> None:
         """Non-resource paths (discovery, /version, /openapi) need an authenticated user too."""
@@ -290,8 +300,11 @@ class HTTPFront:
             raise StatusError.too_large(f"Request entity too large: limit is {self.max_body_bytes}")
         if not request.body_exists:
             return b""
+        content = request.content
         if length is not None:
-            return await request.content.readexactly(length)
+            if content.is_eof():
+                return content.read_nowait()
+            return await content.readexactly(length)
         chunks: list[bytes] = []
         size = 0
         async for chunk in request.content.iter_any():
@@ -302,25 +315,27 @@ class HTTPFront:
         return b"".join(chunks)
 
     async def _api(self, request: web.BaseRequest, path: str, creds: Credentials) -> web.StreamResponse:
-        parts = [p for p in path.split("/") if p]
-        if len(parts) <= (2 if parts[0] == "api" else 3):
+        route = rest.resource_route(path)
+        if route is None:
             self._authenticate(creds)
             doc = self._discovery_doc(request, path)
             if doc is not None:
                 return doc
-        route = rest.parse_path(path)
+            route = rest.parse_path(path)
         if route.resource is None:
             raise rest.not_found()
-        raw = await self._read_body(request) if request.method in ("POST", "PUT", "PATCH", "DELETE") else b""
+        method = request.method
+        raw = await self._read_body(request) if method in ("POST", "PUT", "PATCH", "DELETE") else b""
         if route.subresource in rest.STREAMING_SUBRESOURCES:
             return await self._streaming_refused(route, creds)
-        req = rest.build_request(request.method, route, request.query, request.headers, raw, creds)
-        rendering = tables.negotiate(request.headers.get("Accept"), request.query.get("includeObject"))
+        query = request.query
+        req = rest.build_request(method, route, query, request.headers, raw, creds)
         result = await self.entry.handle(req)
         group_resource = f"{route.resource}.{route.group}" if route.group else route.resource
         if isinstance(result, Response):
-            return self._render(result, req, group_resource, rendering)
+            return self._render(result, req, group_resource, request)
         if req.verb == "watch":
+            rendering = tables.negotiate(request.headers.get("Accept"), query.get("includeObject"))
             return await self._stream_watch(request, result, group_resource, rendering)
         return await self._stream_log(request, result)
 
@@ -339,7 +354,7 @@ class HTTPFront:
             kind=route.resource))
 
     def _render(self, result: Response, req: Request, group_resource: str,
-                rendering: tables.Rendering) -> web.StreamResponse:
+                request: web.BaseRequest) -> web.StreamResponse:
         headers = {}
         if result.warnings:
             headers["Warning"] = ", ".join(f'299 - "{w}"' for w in result.warnings)
@@ -348,6 +363,7 @@ class HTTPFront:
             resp = web.Response(status=result.code, text=body, content_type="text/plain", headers=headers)
             return resp
         if result.ok and req.verb in ("get", "list") and req.subresource in (None, "status", "scale"):
+            rendering = tables.negotiate(request.headers.get("Accept"), request.query.get("includeObject"))
             body = tables.render(body, group_resource, self.clock.now(), rendering)
         return _json_response(result.code, body, headers)
 

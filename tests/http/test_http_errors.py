@@ -15,6 +15,8 @@ import pytest_asyncio
 
 from http_env import Cluster, start_cluster, stop_cluster
 
+from kconsole.api.types import UserInfo
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
@@ -54,6 +56,20 @@ async def test_kubeconfig_is_private_and_plain_http_still_needs_a_token(plain: C
             assert resp.status == 200 and await resp.text() == "ok"
         async with anonymous.get(CM, headers={"Authorization": "Bearer wrong"}) as resp:
             assert resp.status == 401
+
+
+async def test_each_request_on_a_keep_alive_connection_is_judged_by_its_own_token(plain: Cluster) -> None:
+    viewer = plain.api.tokens.issue(UserInfo("nobody-in-particular"))
+    admin = f"Bearer {plain.front.admin_token}"
+    async with aiohttp.ClientSession(plain.front.url, connector=aiohttp.TCPConnector(limit=1)) as one_connection:
+        seen: list[tuple[int, Any]] = []
+        for auth in (admin, "Bearer wrong", f"Bearer {viewer}", admin, None):
+            headers = {"Authorization": auth} if auth else {}
+            async with one_connection.get(CM, headers=headers) as resp:
+                await resp.read()
+                seen.append((resp.status, resp.connection and id(resp.connection.protocol)))
+    assert [code for code, _ in seen] == [200, 401, 403, 200, 401]
+    assert len({conn for _, conn in seen}) == 1, "the requests did not share one connection"
 
 
 async def test_malformed_bodies_get_400_naming_the_problem(http: aiohttp.ClientSession) -> None:

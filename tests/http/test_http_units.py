@@ -165,3 +165,9 @@ def test_routes_match_kubectls_urls() -> None:
     assert r.watch_prefix and (r.group, r.resource, r.namespace) == ("apps", "deployments", "x")
     with pytest.raises(StatusError):
         rest.parse_path("/api/v1/namespaces/a/pods/b/log/extra")
+    pods = rest.resource_route("/api/v1/namespaces/default/pods")
+    assert pods is not None and (pods.resource, pods.namespace, pods.name) == ("pods", "default", None)
+    assert rest.resource_route("/api/v1/namespaces/default/pods") == pods
+    assert rest.resource_route("/apis/apps/v1") is None and rest.resource_route("/api") is None
+    with pytest.raises(StatusError):
+        rest.resource_route("/api/v1/namespaces/a/pods/b/log/extra")
