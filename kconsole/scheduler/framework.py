@@ -192,21 +192,39 @@ class PostFilterResult:
     victims: list[str] = field(default_factory=list)
 
 
-@dataclass(slots=True)
 class ScoreOutcome:
-    """Per plugin: raw, normalised and weighted lists aligned with ``nodes``; ``totals`` their sum."""
+    """Per plugin: raw, normalised and weighted lists aligned with ``nodes``; ``totals`` their sum.
 
-    nodes: list[NodeInfo]
-    plugins: list[tuple[str, int]]  # (name, weight) of the plugins that scored
-    raw: list[list[int]]
-    normalized: list[list[int]]
-    weighted: list[list[int]]
-    totals: list[int]
-    skipped: list[str]
+    ``ranks`` orders the nodes as ``totals`` does: it leaves out ``offset``, the part every node
+    scores alike (a plugin answering the same for all), which cannot change the winner or the ties.
+    ``totals`` (ranks plus offset) is built only when read: by a decision record, most of which
+    are never built.
+    """
+
+    __slots__ = ("nodes", "plugins", "raw", "normalized", "weighted", "ranks", "skipped", "offset", "_totals")
+
+    def __init__(self, nodes: list[NodeInfo], plugins: list[tuple[str, int]], raw: list[list[int]],
+                 normalized: list[list[int]], weighted: list[list[int]], ranks: list[int], skipped: list[str],
+                 offset: int = 0) -> None:
+        self.nodes = nodes
+        self.plugins = plugins  # (name, weight) of the plugins that scored
+        self.raw = raw
+        self.normalized = normalized
+        self.weighted = weighted
+        self.ranks = ranks
+        self.skipped = skipped
+        self.offset = offset
+        self._totals: list[int] | None = None if offset else ranks
+
+    @property
+    def totals(self) -> list[int]:
+        if self._totals is None:
+            self._totals = list(map(add, self.ranks, repeat(self.offset, len(self.ranks))))
+        return self._totals
 
 
-def _sum_columns(columns: list[list[int]], consts: list[bool], n: int) -> list[int]:
-    """Element-wise sum; columns equal on every node (``consts``) are added as one number."""
+def _sum_columns(columns: list[list[int]], consts: list[bool], n: int) -> tuple[list[int], int]:
+    """(element-wise sum of the columns that vary, sum of those equal on every node (``consts``))."""
     const = 0
     varying = []
     for col, is_const in zip(columns, consts):
@@ -215,16 +233,12 @@ def _sum_columns(columns: list[list[int]], consts: list[bool], n: int) -> list[i
         else:
             varying.append(col)
     if not varying:
-        return [const] * n
+        return [0] * n, const
     if len(varying) == 1:
-        total = varying[0]
-    elif len(varying) == 2:
-        total = list(map(add, varying[0], varying[1]))
-    else:
-        total = list(map(sum, zip(*varying)))
-    if const:
-        return list(map(add, total, repeat(const, n)))
-    return list(total)
+        return varying[0], const
+    if len(varying) == 2:
+        return list(map(add, varying[0], varying[1])), const
+    return list(map(sum, zip(*varying))), const
 
 
 class Framework:
@@ -401,8 +415,8 @@ class Framework:
                 weighted.append([norm[0] * w] * n)
             else:
                 weighted.append(list(map(mul, norm, repeat(w, n))))
-        totals = _sum_columns(weighted, consts, n)
-        return ScoreOutcome(nodes, names, raws, norms, weighted, totals, skipped)
+        ranks, offset = _sum_columns(weighted, consts, n)
+        return ScoreOutcome(nodes, names, raws, norms, weighted, ranks, skipped, offset)
 
     # ----------------------------------------------------------------- reserve / bind
 

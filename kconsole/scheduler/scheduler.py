@@ -380,7 +380,7 @@ class Scheduler:
         return [nodes[(first + i) % len(nodes)].name for i in range(n)]
 
     def _select_host(self, scored: ScoreOutcome) -> NodeInfo:
-        totals = scored.totals
+        totals = scored.ranks  # totals less what every node scores alike: same winner, same ties
         best = max(totals)
         ties = totals.count(best)
         if ties == 1:

@@ -156,6 +156,9 @@ def test_filters_stop_at_first_failure_and_scores_prefer_least_allocated() -> No
     scored = fw.run_scores({}, p, out.feasible)
     totals = dict(zip([n.name for n in scored.nodes], scored.totals))
     assert totals["empty"] > totals["half"]
+    # every node scores TaintToleration alike (300): left out of the ranking, never out of the totals
+    assert scored.totals == [sum(col) for col in zip(*scored.weighted)]
+    assert scored.offset >= 300 and scored.totals == [r + scored.offset for r in scored.ranks]
 
 
 def test_victim_selection_keeps_what_still_fits() -> None:
