@@ -223,22 +223,15 @@ class ScoreOutcome:
         return self._totals
 
 
-def _sum_columns(columns: list[list[int]], consts: list[bool], n: int) -> tuple[list[int], int]:
-    """(element-wise sum of the columns that vary, sum of those equal on every node (``consts``))."""
-    const = 0
-    varying = []
-    for col, is_const in zip(columns, consts):
-        if is_const:
-            const += col[0]
-        else:
-            varying.append(col)
-    if not varying:
-        return [0] * n, const
-    if len(varying) == 1:
-        return varying[0], const
-    if len(varying) == 2:
-        return list(map(add, varying[0], varying[1])), const
-    return list(map(sum, zip(*varying))), const
+def _sum_varying(columns: list[list[int]], n: int) -> list[int]:
+    """Element-wise sum of the score columns that differ between nodes."""
+    if not columns:
+        return [0] * n
+    if len(columns) == 1:
+        return columns[0]
+    if len(columns) == 2:
+        return list(map(add, columns[0], columns[1]))
+    return list(map(sum, zip(*columns)))
 
 
 class Framework:
@@ -268,6 +261,8 @@ class Framework:
         self.post_filters = [get(n) for n in points.get("postFilter", ())]
         self.pre_scores = [get(n) for n in points.get("preScore", ())]
         self.scores = [(get(n), profile.weights.get(n, 1)) for n in points.get("score", ())]
+        #: (plugin, weight, has its own normalisation step); the base class's step returns the scores as they are
+        self._score_steps = [(p, w, type(p).normalize is not Plugin.normalize) for p, w in self.scores]
         self.reserves = [get(n) for n in points.get("reserve", ())]
         self.binds = [get(n) for n in points.get("bind", ())]
         self.plugins = instances
@@ -386,37 +381,39 @@ class Framework:
     # ----------------------------------------------------------------- score
 
     def run_scores(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> ScoreOutcome:
+        skip_set: set[str] | None = None
+        for p in self.pre_scores:
+            st = p.pre_score(state, pod, nodes)
+            if st is not None and st.code == SKIP:
+                if skip_set is None:
+                    skip_set = set()
+                skip_set.add(p.name)
+        n = len(nodes)
         names: list[tuple[str, int]] = []
         raws: list[list[int]] = []
         norms: list[list[int]] = []
         weighted: list[list[int]] = []
         skipped: list[str] = []
-        skip_set: set[str] = set()
-        for p in self.pre_scores:
-            st = p.pre_score(state, pod, nodes)
-            if st is not None and st.code == SKIP:
-                skip_set.add(p.name)
-        n = len(nodes)
-        consts: list[bool] = []
-        for p, w in self.scores:
-            if p.name in skip_set:
-                skipped.append(p.name)
+        varying: list[list[int]] = []
+        offset = 0
+        for p, w, normalizes in self._score_steps:
+            name = p.name
+            if skip_set is not None and name in skip_set:
+                skipped.append(name)
                 continue
             raw = p.score(state, pod, nodes)
-            norm = p.normalize(state, pod, nodes, raw)
-            names.append((p.name, w))
+            norm = p.normalize(state, pod, nodes, raw) if normalizes else raw
+            names.append((name, w))
             raws.append(raw)
             norms.append(norm)
-            const = bool(norm) and norm.count(norm[0]) == n
-            consts.append(const)
-            if w == 1:
-                weighted.append(norm)
-            elif const:
-                weighted.append([norm[0] * w] * n)
+            if norm and norm.count(norm[0]) == n:  # the same on every node: ranks nothing
+                offset += norm[0] * w
+                weighted.append(norm if w == 1 else [norm[0] * w] * n)
             else:
-                weighted.append(list(map(mul, norm, repeat(w, n))))
-        ranks, offset = _sum_columns(weighted, consts, n)
-        return ScoreOutcome(nodes, names, raws, norms, weighted, ranks, skipped, offset)
+                col = norm if w == 1 else list(map(mul, norm, repeat(w, n)))
+                weighted.append(col)
+                varying.append(col)
+        return ScoreOutcome(nodes, names, raws, norms, weighted, _sum_varying(varying, n), skipped, offset)
 
     # ----------------------------------------------------------------- reserve / bind
 
