@@ -1,14 +1,19 @@
 """An etcd member: a Raft node, its durable Raft log, and its own state machine (a revision log).
 
-The member runs two tasks on the event loop. The *raft loop* feeds the node its messages, ticks,
-proposals and read requests, then handles each ``Ready``: hard state and entries are written to
-the WAL (plus the slow-disk latency, if that fault is on) before any message leaves, committed
-entries go to the *apply loop*. The apply loop applies batches of committed commands to the state
-machine in log order and answers the proposals waiting on them, so replication of batch N+1
-overlaps the SQLite commit of batch N. Every member applies the same commands in the same order,
-so revisions match across members.
+The member runs three tasks on the event loop. The *raft loop* feeds the node its messages, ticks,
+proposals and read requests, then handles each ``Ready``. With fsync on, its hard state and entries
+go to the *WAL task*, which writes everything queued since its last write as one batch with one
+fsync, so the raft loop keeps stepping acks and proposals while the device works and the next
+round replicates while the previous one syncs. What a write promises waits for it: a follower's
+messages (acks, votes) leave only once every write queued before and with them is durable; a
+leader sends its appends at once (its own write races the followers') but counts itself towards a
+commit only once its write landed. Without fsync the raft loop writes inline. Committed entries go
+to the *apply loop* as soon as they are durable here, beside the write of the Ready that carried
+them (etcd applies beside its WAL save); it applies batches in log order and answers the proposals
+waiting on them, so replication of batch N+1 overlaps the apply of batch N. Every member applies
+the same commands in the same order, so revisions match across members.
 
-A crash (``stop()``) abandons both tasks mid-flight. On ``start()`` the member reloads its WAL,
+A crash (``stop()``) abandons its tasks mid-flight. On ``start()`` the member reloads its WAL,
 reopens its state machine and works out how far the machine really got (the WAL's "applied"
 record may lag the machine by the batch in flight at the crash), then resumes.
 """
@@ -188,6 +193,10 @@ class Member:
         self._read_ctx = 0
         self._applied_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._apply_queue: asyncio.Queue[list[Entry] | Snapshot] = asyncio.Queue()
+        self._writes: list[_Write] = []  # queued for the WAL task, oldest first
+        self._writing: list[_Write] = []  # on the device now
+        self._disk_wake = asyncio.Event()
+        self._drain_waiters: list[asyncio.Future[None]] = []
         self._apply_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
         self._ticker: TimerHandle | None = None
@@ -226,6 +235,8 @@ class Member:
         self._inbox.clear()
         self._ticks = 0
         self._apply_queue = asyncio.Queue()
+        self._writes, self._writing, self._drain_waiters = [], [], []
+        self._disk_wake = asyncio.Event()
         self.running = True
         self.paused = False
         self._resumed.set()
@@ -234,6 +245,7 @@ class Member:
         self._tasks = [
             asyncio.get_running_loop().create_task(self._raft_loop(), name=f"{self.name}-raft"),
             asyncio.get_running_loop().create_task(self._apply_loop(), name=f"{self.name}-apply"),
+            asyncio.get_running_loop().create_task(self._wal_loop(), name=f"{self.name}-wal"),
         ]
         for task in self._tasks:
             task.add_done_callback(self._task_done)
@@ -521,6 +533,14 @@ class Member:
             if not node.has_ready():
                 continue
             rd = node.ready()
+            if self._writes or self._writing:
+                if rd.snapshot is None:
+                    self._queue_write(node, rd)
+                    self._answer_reads(rd.read_states)
+                    if node.has_ready():
+                        self._wake.set()
+                    continue
+                await self._drained()  # a snapshot rewrites the log: let every queued write land first
             if rd.snapshot is not None:
                 image = rd.snapshot.data
                 assert isinstance(image, bytes)
@@ -530,13 +550,27 @@ class Member:
             # A leader's appends go out while its own write is in flight; everything else waits
             # for the write (a vote or an ack must never outrun the state it promises).
             hs = rd.hard_state
-            early = node.role is Role.LEADER and (hs is None or (hs.term, hs.vote) == self._durable_vote)
+            early = node.role is Role.LEADER and (node.term, node.vote) == self._durable_vote
             if early:
                 self._send(rd.messages)
+            # Committed entries all below this Ready's new ones were made durable by an earlier
+            # Ready: apply them while this one is written (etcd applies beside its WAL save), so
+            # a leader's acknowledgement does not wait for the next round's fsync.
+            committed = rd.committed
+            if committed and (not rd.entries or committed[-1].index < rd.entries[0].index):
+                self._apply_queue.put_nowait(committed)
+                committed = []
+            # etcd's MustSync: new entries, a term or a vote must reach the device before any
+            # message promises them; a commit index alone is re-learned from the leader.
+            must_sync = bool(rd.entries) or (hs is not None and (hs.term, hs.vote) != self._durable_vote)
+            if storage.fsync and must_sync and rd.snapshot is None:
+                # Written on the WAL task: the loop keeps stepping acks and proposals meanwhile.
+                self._queue_write(node, rd, early, committed)
+                self._answer_reads(rd.read_states)
+                if node.has_ready():
+                    self._wake.set()
+                continue
             if rd.entries or rd.hard_state:
-                # etcd's MustSync: new entries, a term or a vote must reach the device before any
-                # message promises them; a commit index alone is re-learned from the leader.
-                must_sync = bool(rd.entries) or (hs is not None and (hs.term, hs.vote) != self._durable_vote)
                 if storage.fsync and must_sync:
                     with io_tracker(self.clock):  # encoding and writing too: the thread waits on the device anyway
                         await asyncio.to_thread(storage.save_durably, rd.hard_state, rd.entries)
@@ -550,14 +584,84 @@ class Member:
                     node.persisted(rd.entries[-1].index, rd.entries[-1].term)
             if not early:
                 self._send(rd.messages)
-            if rd.committed:
-                self._apply_queue.put_nowait(rd.committed)
-            for ctx, index in rd.read_states:
-                for fut in self._read_waiters.pop(ctx, []):
-                    if not fut.done():
-                        fut.set_result(index)
+            if committed:
+                self._apply_queue.put_nowait(committed)
+            self._answer_reads(rd.read_states)
             if node.has_ready():
                 self._wake.set()
+
+    def _answer_reads(self, read_states: list[tuple[int, int]]) -> None:
+        for ctx, index in read_states:
+            for fut in self._read_waiters.pop(ctx, []):
+                if not fut.done():
+                    fut.set_result(index)
+
+    def _queue_write(self, node: RaftNode, rd: Any, early: bool | None = None,
+                     committed: list[Entry] | None = None) -> None:
+        """Hand a Ready's durable part to the WAL task; what depends on it rides along.
+
+        Messages and committed entries a write holds are released, in order, once every write
+        queued before and with it reached the device. A leader sends its appends at once (its
+        own write races the followers') and applies what is committed up to its own durable
+        index; everything else waits its turn, so nothing outruns the state it promises.
+        """
+        if early is None:
+            early = node.role is Role.LEADER and (node.term, node.vote) == self._durable_vote
+            if early:
+                self._send(rd.messages)
+            committed = rd.committed
+        assert committed is not None
+        write = _Write(rd.hard_state, rd.entries, [] if early else rd.messages)
+        if committed:
+            held = any(w.committed for w in self._writes) or any(w.committed for w in self._writing)
+            durable = node.match_of(node.id) if node.role is Role.LEADER else 0
+            if not held and committed[0].index <= durable:
+                cut = len(committed)
+                while committed[cut - 1].index > durable:
+                    cut -= 1
+                self._apply_queue.put_nowait(committed[:cut])
+                committed = committed[cut:]
+            write.committed = committed
+        self._writes.append(write)
+        self._disk_wake.set()
+
+    async def _drained(self) -> None:
+        """Until the WAL task has nothing queued or in flight."""
+        while self._writes or self._writing:
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._drain_waiters.append(fut)
+            await fut
+
+    async def _wal_loop(self) -> None:
+        """Write what queued up since the last write as one record batch with one fsync."""
+        node, storage = self.node, self.storage
+        assert node is not None and storage is not None
+        while True:
+            await self._disk_wake.wait()
+            self._disk_wake.clear()
+            while self._writes:
+                self._writing, self._writes = self._writes, []
+                hard_state, entries = _merge(self._writing)
+                if hard_state is not None or entries:
+                    with io_tracker(self.clock):
+                        await asyncio.to_thread(storage.save_durably, hard_state, entries)
+                    if self.disk_latency:
+                        await self.clock.sleep(self.disk_latency)
+                done, self._writing = self._writing, []
+                for w in done:
+                    if w.hard_state is not None:
+                        self._durable_vote = (w.hard_state.term, w.hard_state.vote)
+                    if w.entries and self.node is node:
+                        node.persisted(w.entries[-1].index, w.entries[-1].term)
+                    if w.messages:
+                        self._send(w.messages)
+                    if w.committed:
+                        self._apply_queue.put_nowait(w.committed)
+                self._wake.set()
+            waiters, self._drain_waiters = self._drain_waiters, []
+            for fut in waiters:
+                if not fut.done():
+                    fut.set_result(None)
 
     def _send(self, messages: list[Message]) -> None:
         for msg in messages:
@@ -743,6 +847,34 @@ class Member:
         self._applied_waiters = []
         _fail([f for _, f in self._revision_waiters], err)
         self._revision_waiters = []
+
+
+class _Write:
+    """One Ready's hard state and entries on their way to the WAL, with what waits for them."""
+
+    __slots__ = ("hard_state", "entries", "messages", "committed")
+
+    def __init__(self, hard_state: Any, entries: list[Entry], messages: list[Message]) -> None:
+        self.hard_state = hard_state
+        self.entries = entries
+        self.messages = messages
+        self.committed: list[Entry] = []
+
+
+def _merge(writes: list[_Write]) -> tuple[Any, list[Entry]]:
+    """The last hard state and the log tail after every write in order (a later write's first
+    index overwrites what an earlier one wrote from there on)."""
+    hard_state = None
+    entries: list[Entry] = []
+    for w in writes:
+        if w.hard_state is not None:
+            hard_state = w.hard_state
+        if w.entries:
+            first = w.entries[0].index
+            if entries and first <= entries[-1].index:
+                del entries[max(0, first - entries[0].index):]
+            entries.extend(w.entries)
+    return hard_state, entries
 
 
 async def applied_prefix(kv: KV, revision: int, base_revision: int, commands: list[Command]) -> int:

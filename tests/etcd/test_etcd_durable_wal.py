@@ -4,6 +4,7 @@ positions, and a 3-member cluster with ``fsync=True`` that loses no acknowledged
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +78,39 @@ async def test_fsync_cluster_keeps_every_acknowledged_write_through_a_leader_cra
     assert len(acked) > 40 and all(have.get(k) == v for k, v in acked.items())
     await clock.run_until(lambda: len({m.machine.revision for m in again.members}) == 1, 10, step=0.05)
     await again.close()
+
+
+async def test_an_acknowledged_write_is_in_a_majority_of_wals_already(tmp_path: Path) -> None:
+    """With WAL writes pipelined behind the Raft loop, an ack still never outruns the majority's disks."""
+    clock = VirtualClock()
+    cluster = await EtcdCluster.open(tmp_path, clock=clock, members=3, seed=7, fsync=True, auto_compact_interval=0)
+    await clock.run_until(lambda: cluster.leader() is not None, 10, step=0.1)
+    for m in cluster.members:
+        if not m.is_leader:  # the followers' devices are slow: an early ack would beat their writes
+            m.storage.save_durably = _slowly(m.storage.save_durably)  # type: ignore[union-attr, method-assign]
+    short: list[tuple[str, int]] = []
+
+    def logged_by(key: str) -> int:
+        needle = key.encode()
+        return sum(
+            any(needle in e.data for e in FileStorage.peek(tmp_path / m.name / "wal").entries) for m in cluster.members
+        )
+
+    async def writer(w: int) -> None:
+        for i in range(6):
+            key = f"/registry/maj/{w}-{i}"
+            await cluster.txn([], [Put(key, b"v")])
+            if (n := logged_by(key)) < 2:
+                short.append((key, n))
+
+    await run(clock, asyncio.gather(*(writer(w) for w in range(6))))
+    assert short == []
+    await cluster.close()
+
+
+def _slowly(save: Any) -> Any:
+    def slow(*args: Any) -> None:
+        time.sleep(0.02)  # device latency on the WAL thread, not simulated time
+        save(*args)
+
+    return slow
