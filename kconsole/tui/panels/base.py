@@ -29,6 +29,7 @@ class Panel(Vertical):
         self.table = VirtualTable(id=f"{id}-table" if id else None)
         self._inputs: Any = None
         self.rebuilds = 0
+        self._shown_title = self.title
         self.border_title = self.title
 
     def compose(self) -> ComposeResult:
@@ -50,6 +51,12 @@ class Panel(Vertical):
         self.rebuild()
         self.rebuilds += 1
         return True
+
+    def set_title(self, title: str) -> None:
+        """Textual repaints the whole panel on every border_title assignment, even of the same text."""
+        if title != self._shown_title:
+            self._shown_title = title
+            self.border_title = title
 
     def set_rows(self, columns: list[str] | tuple[str, ...], rows: list[Row]) -> None:
         self.table.set_rows(columns, rows)

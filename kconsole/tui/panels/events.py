@@ -55,7 +55,7 @@ class EventsPanel(Panel):
         """Only events about ``obj`` (None: all events)."""
         self.about = obj
         meta = (obj or {}).get("metadata") or {}
-        self.border_title = f"Events of {obj.get('kind', '').lower()}/{meta.get('name')}" if obj else self.title
+        self.set_title(f"Events of {obj.get('kind', '').lower()}/{meta.get('name')}" if obj else self.title)
         self.sync(force=True)
 
     def inputs(self) -> Any:

@@ -26,7 +26,7 @@ class FaultsPanel(Panel):
                 for f in faultview.active_faults(self.model.cluster)]
         has_catalog = getattr(self.model.cluster, "faults", None) is not None
         self.table.empty_text = "no active faults" if has_catalog else "no fault catalog"
-        self.border_title = f"Faults [{len(rows)}]" if rows else "Faults"
+        self.set_title(f"Faults [{len(rows)}]" if rows else "Faults")
         self.set_rows(COLUMNS, rows)
 
     def selected_fault(self) -> str | None:

@@ -183,7 +183,7 @@ class ResourcesPanel(Panel):
         where = "" if not self.namespaced else f" ({self.namespace or 'all'})"
         count = f" [{len(self.table.rows)}]" if self.table.rows or self.watched is not None else ""
         filt = f" /{self.filter.text}" if self.filter.text else ""
-        self.border_title = f"{self.group_resource}{where}{count}{filt}"
+        self.set_title(f"{self.group_resource}{where}{count}{filt}")
 
     # ------------------------------------------------------------------ rows
 
