@@ -74,7 +74,9 @@ class VirtualTable(ScrollView, can_focus=True):
         self._index: dict[str, int] = {}
         self._index_valid = True
         self._drawn_as: tuple[int | None, bool, str, int | None] | None = None
-        self._edits_show = False
+        #: Since the last commit_rows: every line must be redrawn / only these row indexes.
+        self._redraw_all = False
+        self._redraw_rows: set[int] = set()
         self._styles: dict[str, Style] = {k: Style(color=v) for k, v in STATE_DEFAULTS.items()}
         self._header_style = Style(bold=True)
         self._cursor_style = Style(reverse=True)
@@ -148,24 +150,33 @@ class VirtualTable(ScrollView, can_focus=True):
         self._touch(index, shifts=False)
 
     def _touch(self, index: int, shifts: bool) -> None:
-        """Note whether an edit shows: a changed line on screen, or rows shifting the lines on screen."""
+        """Note whether an edit shows: a changed line on screen (that line is redrawn), or rows
+        shifting the lines on screen (all are)."""
         top = int(self.scroll_offset.y)
         bottom = top + max(1, self.size.height - 1)
-        if index < bottom and (shifts or index >= top):
-            self._edits_show = True
+        if index < bottom:
+            if shifts:
+                self._redraw_all = True
+            elif index >= top:
+                self._redraw_rows.add(index)
 
     def commit_rows(self, old_key: str | None) -> None:
-        """Finish a batch of edits: keep the cursor in range and resize; redraw only if an edit shows
-        (churn among 10,000 rows mostly lands off screen and costs no repaint)."""
+        """Finish a batch of edits: keep the cursor in range and resize; redraw only what an edit
+        changed on screen (churn among 10,000 rows mostly lands off screen and costs no repaint; a
+        changed row in view costs one line)."""
         rows = self.rows
         self.cursor = max(0, min(self.cursor, len(rows) - 1))
         n = len(self.widths)
         size = Size(sum(self.widths) + GAP * max(0, n - 1), len(rows) + 1)
         if size != self.virtual_size:
             self.virtual_size = size
-        if self._edits_show:
-            self._edits_show = False
+        if self._redraw_all:
             self.refresh()
+        else:
+            for index in self._redraw_rows:
+                self.refresh_line(index + 1)  # line 0 is the header
+        self._redraw_all = False
+        self._redraw_rows.clear()
         if old_key != self.cursor_key:
             self.post_message(self.CursorMoved(self, self.cursor_key))
 
@@ -174,8 +185,9 @@ class VirtualTable(ScrollView, can_focus=True):
         cells = row.cells
         for i in range(min(len(widths), len(cells))):
             w = len(cells[i])
-            if w > widths[i]:
+            if w > widths[i] and widths[i] < MAX_COLUMN:
                 widths[i] = min(w, MAX_COLUMN)
+                self._redraw_all = True  # every line's columns move
 
     def _rows_done(self, old_key: str | None) -> None:
         rows = self.rows
@@ -183,6 +195,8 @@ class VirtualTable(ScrollView, can_focus=True):
         self.cursor = max(0, min(self.cursor, len(rows) - 1))
         total = sum(self.widths) + GAP * max(0, n - 1)
         self.virtual_size = Size(total, len(rows) + 1)
+        self._redraw_all = False
+        self._redraw_rows.clear()
         self.refresh()
         if old_key != self.cursor_key:
             self.post_message(self.CursorMoved(self, self.cursor_key))
