@@ -1,14 +1,17 @@
 """The console: a dashboard of live panels over one cluster, keys that inject faults, themes.
 
 The first frame is drawn before the cluster starts (the cluster boots in a worker after the first
-paint). Panels render from the model's informer caches on one refresh timer, only when their
-inputs moved; control-plane work never runs per frame. Widgets are touched only on the app's
+paint). Panels render from the model's informer caches, only when their inputs moved: a change
+arms one short timer (``batch_delay``) that refreshes for every change that arrives meanwhile, and
+a slower interval (``refresh_interval``) moves what only time changes (ages, clock, marks running
+out). Nothing renders per event; control-plane work never runs per frame. Widgets are touched only on the app's
 own loop; background work (cluster start, etcd sampling, faults, theme watching) runs in workers
 and reports back by updating the model or posting notifications.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -76,8 +79,8 @@ class ConsoleApp(App[int]):
 
     def __init__(self, cluster: Any, *, theme: str | None = None, readonly: bool = False,
                  keymap_overrides: Mapping[str, str] | None = None, theme_dirs: list[Path] | None = None,
-                 refresh_interval: float = 0.25, sample_interval: float = 1.0, live: bool = True,
-                 watch_themes: bool = True) -> None:
+                 refresh_interval: float = 0.25, batch_delay: float = 0.1, sample_interval: float = 1.0,
+                 live: bool = True, watch_themes: bool = True) -> None:
         super().__init__()
         self.cluster = cluster
         self.readonly = readonly
@@ -85,6 +88,8 @@ class ConsoleApp(App[int]):
         self.requested_theme = theme
         self.theme_dirs = list(theme_dirs) if theme_dirs is not None else [THEMES_DIR]
         self.refresh_interval = refresh_interval
+        self.batch_delay = batch_delay
+        self._batch: asyncio.TimerHandle | None = None
         self.sample_interval = sample_interval
         self.live = live
         self.watch_themes = watch_themes
@@ -165,6 +170,7 @@ class ConsoleApp(App[int]):
         self.ready = True
         if self.live:
             self.set_interval(self.refresh_interval, self.render_pending, name="refresh")
+            self.model.on_change = self._changed
             self.set_interval(self.sample_interval, self._sample, name="sample")
         await self.model.sample_etcd()
         self.render_pending(force=True)
@@ -184,7 +190,7 @@ class ConsoleApp(App[int]):
 
     def render_pending(self, force: bool = False) -> int:
         """Redraw every panel whose inputs moved; returns how many were rebuilt."""
-        if not self.ready:
+        if not self.ready or not self.screen_stack:
             return 0
         self.model.expire_marks()
         rebuilt = 0
@@ -198,6 +204,15 @@ class ConsoleApp(App[int]):
                 log.exception("panel %s failed to refresh", panel.id)
         self.header.sync()
         return rebuilt
+
+    def _changed(self) -> None:
+        """The first change of a batch arms the refresh; the rest of the batch rides on it."""
+        if self._batch is None:
+            self._batch = asyncio.get_running_loop().call_later(self.batch_delay, self.call_next, self._refresh_batch)
+
+    def _refresh_batch(self) -> None:
+        self._batch = None
+        self.render_pending()
 
     def _sample(self) -> None:
         now = time.monotonic()
@@ -690,6 +705,10 @@ class ConsoleApp(App[int]):
 
     async def shutdown(self, stop_cluster: bool = True) -> None:
         """Stop the caches, then the cluster (what quitting means)."""
+        self.model.on_change = None
+        if self._batch is not None:
+            self._batch.cancel()
+            self._batch = None
         await self.model.stop()
         if self._own_catalog and getattr(self.cluster, "faults", None) is not None:
             await self.cluster.faults.close()

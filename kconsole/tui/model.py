@@ -1,8 +1,9 @@
 """What the console knows about the cluster: informer caches with change marks, plus sampled figures.
 
 Panels never talk to the API server per event. Informer handlers only bump a version and note a
-change mark (added / modified / deleted, with the wall time it happened); the app's refresh timer
-asks each panel to redraw when the versions it depends on moved. Figures that are not objects
+change mark (added / modified / deleted, with the wall time it happened), and tell the model's
+``on_change`` listener (the app arms one short timer on the first change of a batch); the app's
+refresh then asks each panel to redraw when the versions it depends on moved. Figures that are not objects
 (etcd member status, request and write rates) are sampled on a timer into short histories for the
 header's sparklines. Wall time is used only for how long a mark stays visible and for rates.
 """
@@ -34,9 +35,11 @@ BASE_RESOURCES = ("nodes", "pods", "events", "leases", "namespaces", "scheduling
 class Watched:
     """One informer the console renders from, with a version and change marks."""
 
-    def __init__(self, informer: SharedInformer, wall: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, informer: SharedInformer, wall: Callable[[], float] = time.monotonic,
+                 on_change: Callable[[], None] | None = None) -> None:
         self.informer = informer
         self.wall = wall
+        self.on_change = on_change
         self.version = 0
         self.marks: dict[str, tuple[str, float]] = {}
         self.gone: dict[str, Obj] = {}
@@ -63,6 +66,8 @@ class Watched:
             self.marks[key] = (mark, now)
         for keys in self._subscribers:
             keys.add(key)
+        if self.on_change is not None:
+            self.on_change()
 
     def _on_add(self, obj: Obj) -> None:
         key = object_key(obj)
@@ -136,6 +141,10 @@ class ClusterModel:
         self.phase_counts: dict[str, int] = {}
         self.pending: set[str] = set()
         self.pending_version = 0
+        #: Nodes whose Ready condition is True, kept by the nodes informer's handlers likewise.
+        self.ready_nodes = 0
+        #: Called (synchronously, on the loop) after any watched object changed.
+        self.on_change: Callable[[], None] | None = None
 
     # ------------------------------------------------------------------ informers
 
@@ -151,10 +160,12 @@ class ClusterModel:
         found = self.watched.get(key)
         if found is None:
             informer = self.factory.informer(key)
-            found = Watched(informer)
+            found = Watched(informer, on_change=self._changed)
             self.watched[key] = found
             if key == "pods":
                 informer.add_event_handler(self._pod_added, self._pod_updated, self._pod_deleted)
+            elif key == "nodes":
+                informer.add_event_handler(self._node_added, self._node_updated, self._node_deleted)
             if self.started:
                 asyncio.get_running_loop().create_task(informer.start())
         return found
@@ -174,6 +185,10 @@ class ClusterModel:
         self.started = False
         if self.factory is not None:
             await self.factory.stop_all()
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
 
     def expire_marks(self) -> None:
         for watched in self.watched.values():
@@ -225,16 +240,21 @@ class ClusterModel:
     # ------------------------------------------------------------------ derived views
 
     def node_counts(self) -> tuple[int, int]:
+        """(Ready, total) nodes."""
         nodes = self.watched.get("nodes")
         if nodes is None:
             return 0, 0
-        ready = 0
-        items = nodes.informer.list()
-        for node in items:
-            for cond in (node.get("status") or {}).get("conditions") or ():
-                if cond.get("type") == "Ready" and cond.get("status") == "True":
-                    ready += 1
-        return ready, len(items)
+        return self.ready_nodes, len(nodes.informer)
+
+    def _node_added(self, node: Obj) -> None:
+        self.ready_nodes += _ready(node)
+
+    def _node_updated(self, old: Obj, new: Obj) -> None:
+        if old is not new:
+            self.ready_nodes += _ready(new) - _ready(old)
+
+    def _node_deleted(self, node: Obj) -> None:
+        self.ready_nodes -= _ready(node)
 
     def pod_phases(self) -> dict[str, int]:
         """Pods by phase (Terminating apart)."""
@@ -294,6 +314,14 @@ class ClusterModel:
 
 
 _WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+
+
+def _ready(node: Obj) -> int:
+    """1 when the node's Ready condition is True."""
+    for cond in (node.get("status") or {}).get("conditions") or ():
+        if cond.get("type") == "Ready":
+            return 1 if cond.get("status") == "True" else 0
+    return 0
 
 
 def event_time(ev: Obj) -> float:

@@ -424,3 +424,77 @@ async def test_vtable_draws_only_visible_rows() -> None:
         await pilot.press("end")
         await pilot.pause()
         assert "k09999" in table.painted and "k00000" not in table.visible_keys()
+
+
+async def test_vtable_redraws_only_the_lines_an_edit_changed() -> None:
+    from textual.app import App
+
+    from kconsole.tui.widgets import Row, VirtualTable
+
+    class One(App[None]):
+        def compose(self):  # type: ignore[no-untyped-def]
+            yield VirtualTable(id="t")
+
+    app = One()
+    async with app.run_test(size=(100, 30)) as pilot:
+        table = app.query_one(VirtualTable)
+        rows = [Row(f"k{i:05}", (f"pod-{i:05}", "Running", "1"), "running", tag="1") for i in range(1000)]
+        table.set_rows(("Name", "Status", "N"), rows)
+        await pilot.pause()
+
+        async def edit(*edits: tuple[str, int, Row]) -> int:
+            table.paints = 0
+            old = table.cursor_key
+            for op, index, row in edits:
+                getattr(table, f"{op}_row")(index, row) if op != "remove" else table.remove_row(index)
+            table.commit_rows(old)
+            await pilot.pause()
+            return table.paints
+
+        # A changed row on screen: that line alone is drawn again, with the new cells.
+        assert await edit(("replace", 3, Row("k00003", ("pod-00003", "Failed", "1"), "failed", tag="2"))) == 1
+        assert table.painted["k00003"] == "2"
+        # Off screen: nothing is drawn.
+        assert await edit(("replace", 500, Row("k00500", ("pod-00500", "Failed", "1"), "failed", tag="2"))) == 0
+        # A row inserted above the bottom shifts every line below it: all lines on screen are drawn.
+        assert await edit(("insert", 0, Row("a", ("a", "Running", "1"), "running"))) > 20
+        # A cell wider than its column moves every column: all lines again, even from off screen.
+        wide = Row("k00600", ("pod-00600", "CrashLoopBackOff", "1"), "failed", tag="2")
+        assert await edit(("replace", 601, wide)) > 20
+
+
+async def test_live_console_draws_changes_in_batches_without_a_tick(cluster: Any) -> None:
+    import asyncio
+
+    c, clock = cluster
+    admin = c.api_client(ADMIN)
+    # No periodic tick during the test: only a change can refresh the screen.
+    app = ConsoleApp(c, watch_themes=False, refresh_interval=3600, batch_delay=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(clock, lambda: app.ready and app.resources.watched is not None
+                    and app.resources.watched.informer.has_synced, pilot)
+        refreshes = 0
+        render = app.render_pending
+
+        def counting(force: bool = False) -> int:
+            nonlocal refreshes
+            refreshes += 1
+            return render(force)
+
+        app.render_pending = counting  # type: ignore[method-assign]
+        watched = app.resources.watched
+        assert watched is not None
+        events_before = watched.version
+        names = [f"batch-{i:02}" for i in range(12)]
+        await asyncio.gather(*(admin.create(pod(n, cpu="10m")) for n in names))
+        table = app.resources.table
+        for _ in range(200):
+            if all(table.index_of(f"default/{n}") is not None for n in names):
+                break
+            await clock.advance(0.05)
+            await pilot.pause(0.02)
+        assert all(table.index_of(f"default/{n}") is not None for n in names)
+        events = watched.version - events_before
+        assert 0 < refreshes < events, (refreshes, events)
+        for n in names:
+            await admin.delete("pods", n, "default", grace_period_seconds=0)
