@@ -43,7 +43,7 @@ from kconsole.nodes.link import GatedEntry, LinkDown
 from kconsole.nodes.logs import LogFollower
 from kconsole.nodes.podworker import PodWorker
 from kconsole.nodes.staticpods import COMPONENTS, MirrorPodWorker, is_mirror_pod, mirror_pod, mirror_pod_name
-from kconsole.objects.meta import deep_copy, format_time
+from kconsole.objects.meta import format_time
 
 log = logging.getLogger(__name__)
 
@@ -502,10 +502,11 @@ class Kubelet:
                     self._lease = await self.client.create(lease)
                     self.lease_renewals += 1
                     return
-            lease = deep_copy(self._lease)
-            lease["spec"]["holderIdentity"] = self.name
-            lease["spec"]["leaseDurationSeconds"] = LEASE_DURATION
-            lease["spec"]["renewTime"] = now
+            # Only spec changes: a shallow copy around a fresh spec leaves the server's answer intact
+            # (deep-copying its managedFields cost more than the rest of the renewal on the client).
+            spec = {**(self._lease.get("spec") or {}), "holderIdentity": self.name,
+                    "leaseDurationSeconds": LEASE_DURATION, "renewTime": now}
+            lease = {**self._lease, "spec": spec}
             try:
                 self._lease = await self.client.update(lease)
                 self.lease_renewals += 1
