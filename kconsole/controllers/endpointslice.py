@@ -111,9 +111,9 @@ def target_ref(pod: Obj) -> Obj:
 
 
 def _pod_signature(pod: Obj) -> tuple[Any, ...]:
-    """What about a pod can change its endpoints."""
+    """What about a pod can change its endpoints (compared with ``==``: the labels as a dict)."""
     meta, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
-    return (json.dumps(meta.get("labels") or {}, sort_keys=True), pod_ip(pod), is_pod_ready(pod),
+    return (meta.get("labels") or {}, pod_ip(pod), is_pod_ready(pod),
             bool(meta.get("deletionTimestamp")), status.get("phase"), spec.get("nodeName"), spec.get("hostname"),
             spec.get("subdomain"))
 
@@ -130,8 +130,15 @@ class _ServiceEndpointsBase(Controller):
                                     on_delete=self._pod_changed)
 
     def _pod_updated(self, old: Obj, new: Obj) -> None:
+        # Most pods are selected by no Service (a Deployment's 10,000 replicas without one): then no
+        # change of theirs can matter, and comparing them is all the work an update would cost.
+        if old is new or not self._selecting_services(new["metadata"].get("namespace") or ""):
+            return
         if _pod_signature(old) != _pod_signature(new):
             self._pod_changed(new, old)
+
+    def _selecting_services(self, ns: str) -> bool:
+        return any(selects(svc) is not None for svc in self.services.list_by_index("namespace", ns))
 
     def _pod_changed(self, pod: Obj, old: Obj | None = None) -> None:
         ns = pod["metadata"].get("namespace") or ""
