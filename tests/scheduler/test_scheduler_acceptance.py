@@ -153,7 +153,9 @@ async def test_preemption_of_a_lower_priority_pod(env: Env) -> None:
     assert placed["vip"] == "only"
     await s.flush()
     preempted = await env.events("victim", "Preempted")
-    assert preempted and preempted[0]["message"] == "Preempted by a pod on node only"
+    vip_uid = (await env.get_pod("vip"))["metadata"]["uid"]
+    assert preempted and preempted[0]["message"] == f"Preempted by pod {vip_uid} on node only"  # as 1.32 words it
+    assert preempted[0]["related"]["name"] == "vip" and preempted[0]["related"]["uid"] == vip_uid
     records = [r for r in await env.admin.list_all("schedulingdecisions", "default") if r["spec"]["pod"] == "vip"]
     first = min(records, key=lambda r: r["spec"]["attempt"])
     assert first["status"]["result"] == "Unschedulable"

@@ -5,7 +5,8 @@ lower-priority pods are removed in a copy of the node; if the pod then fits, pod
 one by one, most important first and PDB-protected ones before the rest, keeping each that still
 leaves room. Among candidate nodes upstream's order picks: fewest PDB violations, lowest
 highest-victim priority, smallest priority sum, fewest victims, latest-started victims. The
-victims are deleted (with a ``Preempted`` event each) and the preemptor is nominated to the node;
+victims are deleted (with a ``Preempted`` event each, ``Preempted by pod <preemptor UID> on node
+<node>``, the preemptor as its related object) and the preemptor is nominated to the node;
 it schedules once the victims are gone.
 """
 
@@ -228,7 +229,10 @@ class DefaultPreemption(Plugin):
                     log.warning("preemption: deleting victim %s failed: %s", v.key, err)
                     continue
             if recorder is not None:
-                recorder.event(v.pod, "Normal", "Preempted", f"Preempted by a pod on node {c.node.name}")
+                # upstream 1.32 names the preemptor by UID only (its name may be in a namespace the victim's
+                # readers cannot see) and links it as the related object
+                recorder.event(v.pod, "Normal", "Preempted", f"Preempted by pod {pod.uid} on node {c.node.name}",
+                               related=pod.pod)
         for other in list(self.handle.nominated.get(c.node.name, {}).values()):
             if other.priority < pod.priority and other.key != pod.key:
                 try:
