@@ -5,7 +5,8 @@ them (create = "mod == 0 then put", update = "mod == rv then put else get"), so 
 for a compare against the index, a prior-value lookup and a watch-ready event. Two phases run on
 the same store: ``--concurrency`` writers sharing ``--writes`` txns, then one writer doing
 ``--single-writes``. Latency is wall time from calling ``txn`` to its acknowledgement (after the
-group commit holding it returned from SQLite).
+group commit holding it returned from SQLite). The process runs under the GC policy ``kconsole
+serve`` installs, as every serving benchmark does (``--default-gc`` keeps CPython's).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kconsole.bench.common import percentile
+from kconsole.bench.common import percentile, under_gc_policy
 from kconsole.clock import RealClock
 from kconsole.store.revlog import SYNCHRONOUS_MODES, RevisionLog
 
@@ -33,6 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--synchronous", default="FULL", choices=SYNCHRONOUS_MODES,
                         help="SQLite synchronous mode (default FULL: survives power loss; NORMAL: survives kill -9)")
     parser.add_argument("--data-dir", default=None, help="folder for the store file (default: a temporary folder)")
+    parser.add_argument("--default-gc", action="store_true",
+                        help="keep CPython's collector settings instead of the serving GC policy")
 
 
 def figures(args: argparse.Namespace, elapsed: float, lat: list[float], single_elapsed: float,
@@ -79,6 +82,10 @@ async def _phase(log: RevisionLog, writers: int, writes: int, value: bytes, tag:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
+    return await under_gc_policy(args, _run)
+
+
+async def _run(args: argparse.Namespace) -> dict[str, Any]:
     for name in ("concurrency", "writes", "single_writes", "value_size", "members"):
         if getattr(args, name) < 1:
             raise SystemExit(f"kconsole bench store: --{name.replace('_', '-')} must be at least 1")

@@ -129,13 +129,18 @@ class StoreLockedError(StoreError):
 
 
 class _Pending:
-    """A queued transaction waiting for the next group commit."""
+    """A queued transaction waiting for the next group commit.
 
-    __slots__ = ("compares", "success", "failure", "future", "cost", "ranged", "quiet")
+    Answered through its own future (:meth:`RevisionLog.txn`) or through a slot of a
+    :class:`_Group` (:meth:`RevisionLog.txn_batch`: one future for the whole batch).
+    """
+
+    __slots__ = ("compares", "success", "failure", "future", "cost", "ranged", "quiet", "group", "slot")
 
     def __init__(
         self, compares: Sequence[Compare], success: Sequence[Op], failure: Sequence[Op],
-        future: asyncio.Future[TxnResult], cost: int, ranged: bool, quiet: bool = False,
+        future: asyncio.Future[TxnResult] | None, cost: int, ranged: bool, quiet: bool = False,
+        group: _Group | None = None, slot: int = 0,
     ) -> None:
         self.compares = compares
         self.success = success
@@ -144,6 +149,43 @@ class _Pending:
         self.cost = cost
         self.ranged = ranged
         self.quiet = quiet  # nobody reads the answer: resolve with None, build no responses
+        self.group = group
+        self.slot = slot
+
+    def resolve(self, result: TxnResult | None) -> None:
+        if self.group is not None:
+            self.group.settle(self.slot, result)
+        elif self.future is not None and not self.future.done():
+            self.future.set_result(result)  # type: ignore[arg-type]
+
+    def fail(self, exc: BaseException) -> None:
+        if self.group is not None:
+            self.group.settle(self.slot, exc)
+        elif self.future is not None and not self.future.done():
+            self.future.set_exception(exc)
+
+
+_UNSET = object()
+
+
+class _Group:
+    """The answers of one :meth:`RevisionLog.txn_batch` call: a slot per transaction, one future
+    resolved when the last slot is settled (no future per transaction)."""
+
+    __slots__ = ("results", "left", "future")
+
+    def __init__(self, size: int, future: asyncio.Future[None]) -> None:
+        self.results: list[Any] = [_UNSET] * size
+        self.left = size
+        self.future = future
+
+    def settle(self, slot: int, result: Any) -> None:
+        if self.results[slot] is not _UNSET:
+            return
+        self.results[slot] = result
+        self.left -= 1
+        if self.left == 0 and not self.future.done():
+            self.future.set_result(None)
 
 
 #: Tags of answers-to-be in a prepared batch.
@@ -522,50 +564,35 @@ class RevisionLog:
         here builds no responses.
         """
         self._check_open()
-        loop = asyncio.get_running_loop()
-        slots: list[asyncio.Future[TxnResult] | StoreError] = []
+        group = _Group(len(txns), asyncio.get_running_loop().create_future())
         pending = self._pending
         quiet = not answers
-        for compares, success, failure in txns:
+        for slot, (compares, success, failure) in enumerate(txns):
             if validated:
                 cost, ranged = _trusted_cost(success, failure)
             else:
                 try:
                     cost, ranged = validate_txn(compares, success, failure)
                 except StoreError as err:
-                    slots.append(err)
+                    group.settle(slot, err)
                     continue
             if cost:
                 if self._alarms:
-                    slots.append(NoSpaceError())
+                    group.settle(slot, NoSpaceError())
                     continue
                 if self._in_use + self._pending_cost + cost > self._quota:
                     self._alarms.append("NOSPACE")
-                    slots.append(NoSpaceError())
+                    group.settle(slot, NoSpaceError())
                     continue
-            future: asyncio.Future[TxnResult] = loop.create_future()
-            pending.append(_Pending(compares, success, failure, future, cost, ranged, quiet))
+            pending.append(_Pending(compares, success, failure, None, cost, ranged, quiet, group, slot))
             self._pending_cost += cost
-            slots.append(future)
         self._wakeup.set()
-        out: list[TxnResult | StoreError | None] = []
-        for slot in slots:
-            if isinstance(slot, StoreError):
-                out.append(slot)
-                continue
-            if not slot.done():
-                try:
-                    await slot
-                except StoreError:
-                    pass
-            err = slot.exception()
-            if err is None:
-                out.append(slot.result())
-            elif isinstance(err, StoreError):
-                out.append(err)
-            else:
-                raise err
-        return out
+        if group.left:
+            await group.future
+        for result in group.results:
+            if isinstance(result, BaseException) and not isinstance(result, StoreError):
+                raise result
+        return group.results
 
     async def put(self, key: str, value: bytes, lease: int = 0) -> int:
         """Unconditional put; returns its revision."""
@@ -827,12 +854,10 @@ class RevisionLog:
             return KeyValue(name, known[meta[4]], meta[0], meta[1], meta[2], meta[3])
 
         for item, exc in batch.errors:
-            if not item.future.done():
-                item.future.set_exception(exc)
+            item.fail(exc)
         for item, ok, at, responses in batch.plans:
             if item.quiet:
-                if not item.future.done():
-                    item.future.set_result(None)  # type: ignore[arg-type]
+                item.resolve(None)
                 continue
             out: list[object] = []
             for r in responses:
@@ -847,8 +872,7 @@ class RevisionLog:
                 else:
                     found, count = range_results[r[1]]
                     out.append(RangeResult([KeyValue(*row) for row in found], count, False, r[2]))
-            if not item.future.done():
-                item.future.set_result(TxnResult(ok, at, out))
+            item.resolve(TxnResult(ok, at, out))
 
         if batch.changes and self._watchers:
             events: list[Event] = []
@@ -879,8 +903,7 @@ class RevisionLog:
                 self._uncommitted[name] = (meta, batch.seq)
         error = exc if isinstance(exc, StoreError) else BackendError(exc)
         for item in items:
-            if not item.future.done():
-                item.future.set_exception(error)
+            item.fail(error)
 
     def _fail_batch(self, batch: _Batch, exc: BaseException) -> None:
         """Nothing of the batch was kept: forget its writes and fail every transaction in it."""
@@ -895,8 +918,7 @@ class RevisionLog:
             if value is not None:
                 self._values_bytes -= len(value)
         for item in batch.items:
-            if not item.future.done():
-                item.future.set_exception(error)
+            item.fail(error)
 
     def _cache_value(self, rid: int, value: bytes) -> None:
         size = len(value)
