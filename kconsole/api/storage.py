@@ -30,12 +30,27 @@ Obj = dict[str, Any]
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
 _encode = _ENCODER.encode
+_quote = json.encoder.encode_basestring
+#: The C encoder behind ``_encode``, made once (JSONEncoder.encode builds one per call, which is most
+#: of the cost of encoding a small value).
+_C_ENCODE = json.encoder.c_make_encoder(None, _ENCODER.default, _quote, None, ":", ",", False, False, True) \
+    if json.encoder.c_make_encoder is not None else None
 _loads = json.loads
 _mdumps = marshal.dumps
 _mloads = marshal.loads
 
 #: Private copies of written objects waiting for their watch event (bounded: a re-list drops events).
 MAX_WRITTEN = 50_000
+#: JSON text of the sections objects repeat (the spec of a Pod template, the managedFields of the
+#: creates of one second) by their marshalled bytes: marshalling a section costs about a tenth of
+#: encoding it. Bounded in entries (cleared when full) and in the size of a section it keeps.
+_FRAGMENTS: dict[bytes, str] = {}
+_FRAGMENTS_SIZE = 4096
+_FRAGMENT_MAX_BYTES = 16 * 1024
+#: Quoted JSON keys of the top level and metadata.
+_KEYS: dict[str, str] = {}
+#: Top-level sections that change with every write (status) are not worth remembering.
+_UNREPEATED = frozenset(("apiVersion", "kind", "metadata", "status"))
 #: How often a compare-and-swap write re-reads and retries before giving up with 409 (GuaranteedUpdate).
 MAX_CAS_RETRIES = 8
 
@@ -51,6 +66,75 @@ CONTINUE_TOO_OLD = (
 def dumps(obj: Any) -> bytes:
     """Compact JSON, as stored."""
     return _encode(obj).encode()
+
+
+def _value(value: Any) -> str:
+    """``_encode(value)``."""
+    if type(value) is str:
+        return _quote(value)
+    if _C_ENCODE is None:
+        return _encode(value)
+    return "".join(_C_ENCODE(value, 0))
+
+
+def _fragment(value: Any) -> str:
+    """``_encode(value)``, from :data:`_FRAGMENTS` when the same section was encoded before."""
+    try:
+        key = _mdumps(value)
+    except ValueError:
+        return _value(value)
+    text = _FRAGMENTS.get(key)
+    if text is None:
+        text = _value(value)
+        if len(key) <= _FRAGMENT_MAX_BYTES:
+            if len(_FRAGMENTS) >= _FRAGMENTS_SIZE:
+                _FRAGMENTS.clear()
+            _FRAGMENTS[key] = text
+    return text
+
+
+def _key(key: str) -> str:
+    text = _KEYS.get(key)
+    if text is None:
+        text = _quote(key)
+        if len(_KEYS) < 1024:
+            _KEYS[key] = text
+    return text
+
+
+def encode_stored(obj: Obj) -> str:
+    """The JSON text stored for ``obj``: compact, without ``metadata.resourceVersion``, byte for byte
+    what encoding the object without it gives; repeated sections come from :data:`_FRAGMENTS`."""
+    parts = []
+    for key, value in obj.items():
+        if type(key) is not str:
+            return _encode_without_rv(obj)
+        if key == "metadata" and type(value) is dict:
+            meta = []
+            for mkey, mvalue in value.items():
+                if type(mkey) is not str:
+                    return _encode_without_rv(obj)
+                if mkey == "resourceVersion":
+                    continue
+                text = _fragment(mvalue) if mkey == "managedFields" and mvalue else _value(mvalue)
+                meta.append(_key(mkey) + ":" + text)
+            text = "{" + ",".join(meta) + "}"
+        elif type(value) is dict and value and key not in _UNREPEATED:
+            text = _fragment(value)
+        else:
+            text = _value(value)
+        parts.append(_key(key) + ":" + text)
+    return "{" + ",".join(parts) + "}"
+
+
+def _encode_without_rv(obj: Obj) -> str:
+    meta = obj.get("metadata")
+    rv = meta.pop("resourceVersion", None) if isinstance(meta, dict) else None
+    try:
+        return _encode(obj)
+    finally:
+        if rv is not None:
+            meta["resourceVersion"] = rv
 
 
 def clone(obj: Any) -> Any:
@@ -132,13 +216,7 @@ class Storage:
         return f"{spec.prefix}{name}"
 
     def encode(self, spec: ResourceSpec, obj: Obj) -> bytes:
-        meta = obj["metadata"]
-        rv = meta.pop("resourceVersion", None)
-        try:
-            data = _encode(obj).encode()
-        finally:
-            if rv is not None:
-                meta["resourceVersion"] = rv
+        data = encode_stored(obj).encode()
         transformer = self.transformers.get(spec.group_resource)
         return transformer.to_storage(data) if transformer is not None else data
 
