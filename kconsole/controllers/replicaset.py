@@ -22,7 +22,6 @@ from kconsole.controllers.podcontrol import (
     claim,
     create_pod,
     delete_pod,
-    fully_labeled,
     live_owner_key,
     owned_and_orphans,
     pod_from_template,
@@ -30,6 +29,7 @@ from kconsole.controllers.podcontrol import (
     requeue_controllers,
     selector_of,
     slow_start_batch,
+    template_labels,
     with_kind,
 )
 from kconsole.objects.meta import (
@@ -42,16 +42,50 @@ from kconsole.objects.meta import (
     name,
     namespace,
     object_key,
+    parse_time,
     remove_condition,
     set_condition,
     uid,
 )
-from kconsole.objects.pod import is_pod_available, is_pod_ready
-from kconsole.objects.selectors import SelectorError
+from kconsole.objects.pod import is_pod_active, is_pod_ready
+from kconsole.objects.selectors import LabelSelector, SelectorError
 
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
+
+class _PodFacts:
+    """One candidate pod as a sync of one ReplicaSet sees it; valid while the pod object, the
+    selector and the template's labels are the same ones."""
+
+    __slots__ = ("pod", "selector", "owner_uid", "wanted", "active", "owned", "matches", "fully_labeled",
+                 "ready", "_ready_since")
+
+    def __init__(self, pod: Obj, selector: LabelSelector, owner_uid: str, wanted: dict[str, str]) -> None:
+        self.pod = pod
+        self.selector = selector
+        self.owner_uid = owner_uid
+        self.wanted = wanted
+        self.active = is_pod_active(pod)
+        ref = controller_of(pod)
+        self.owned = ref is not None and ref.get("uid") == owner_uid
+        self.matches = selector.matches_object(pod)
+        have = labels(pod)
+        self.fully_labeled = all(have.get(k) == v for k, v in wanted.items())
+        self.ready = is_pod_ready(pod)
+        self._ready_since: float | None = None
+
+    def available(self, min_ready: float, now: float) -> bool:
+        """is_pod_available, with the Ready transition time parsed once per pod object."""
+        if not self.ready:
+            return False
+        if min_ready <= 0:
+            return True
+        if self._ready_since is None:
+            since = (get_condition(self.pod.get("status"), "Ready") or {}).get("lastTransitionTime")
+            self._ready_since = parse_time(since) if since else float("inf")
+        return self._ready_since + min_ready <= now
+
 
 class ReplicaSetController(ExpectationHandlers, Controller):
     name = "replicaset"
@@ -61,6 +95,8 @@ class ReplicaSetController(ExpectationHandlers, Controller):
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)
         self.expectations = Expectations(ctx.clock)
+        #: ReplicaSet key -> id(pod) -> what its last sync worked out about that pod object.
+        self._facts: dict[str, dict[int, _PodFacts]] = {}
         self.rs_informer = self.informer("replicasets")
         self.pod_informer = self.informer("pods", indexers=CLAIM_INDEXERS)
         self.rs_informer.add_event_handler(on_add=self.enqueue, on_update=self._rs_updated,
@@ -76,6 +112,7 @@ class ReplicaSetController(ExpectationHandlers, Controller):
     def _rs_deleted(self, rs: Obj) -> None:
         key = object_key(rs)
         self.expectations.forget(key)
+        self._facts.pop(key, None)
         self.queue.add(key)
 
     def _owner_key(self, pod: Obj) -> str | None:
@@ -134,6 +171,7 @@ class ReplicaSetController(ExpectationHandlers, Controller):
         cached = self.rs_informer.get(key)
         if cached is None:
             self.expectations.forget(key)
+            self._facts.pop(key, None)
             return None
         rs = with_kind(cached, "apps/v1", "ReplicaSet")
         try:
@@ -142,14 +180,19 @@ class ReplicaSetController(ExpectationHandlers, Controller):
             log.error("replicaset %s: invalid selector: %s", key, err)
             return None
         needs_sync = self.expectations.satisfied(key)
-        pods = active_pods(owned_and_orphans(self.pod_informer, rs))
-        pods = await claim(self.client, rs, pods, selector, "pods")
+        candidates = [f for f in self._facts_for(key, rs, selector) if f.active]
+        if any(f.owned != f.matches for f in candidates):  # an orphan to adopt or a pod to release
+            pods = await claim(self.client, rs, [f.pod for f in candidates], selector, "pods")
+            facts = self._facts_for(key, rs, selector, pods)
+        else:  # what claim() would answer: the owned pods, all matching; orphans that do not match stay
+            facts = [f for f in candidates if f.owned]
+            pods = [f.pod for f in facts]
         manage_err: Exception | None = None
         diff = 0
         if needs_sync and not is_being_deleted(rs):
             diff = len(pods) - int(rs["spec"].get("replicas", 1))
             manage_err = await self._manage(rs, key, pods, diff)
-        status = self._status(rs, pods, manage_err, diff)
+        status = self._status(rs, facts, manage_err, diff)
         updated = await self._write_status(rs, status)
         if manage_err is not None:
             raise manage_err
@@ -203,15 +246,36 @@ class ReplicaSetController(ExpectationHandlers, Controller):
                 related.extend(active_pods(self.pod_informer.list_by_index(CONTROLLER_UID_INDEX, uid(other))))
         return related
 
-    def _status(self, rs: Obj, pods: list[Obj], err: Exception | None, diff: int) -> Obj:
-        template = rs["spec"].get("template") or {}
+    def _facts_for(self, key: str, rs: Obj, selector: LabelSelector,
+                   pods: list[Obj] | None = None) -> list[_PodFacts]:
+        """What a sync needs of each candidate pod (``pods``, else owned ones and orphans), reusing
+        what the previous sync worked out for the very same pod objects: cache objects are replaced,
+        never changed, so a pod that did not change since costs a lookup, not a recount."""
+        if pods is None:
+            pods = owned_and_orphans(self.pod_informer, rs)
+        owner_uid = uid(rs)
+        wanted = template_labels(rs["spec"].get("template") or {})
+        before = self._facts.get(key, {})
+        now: dict[int, _PodFacts] = {}
+        out = []
+        for pod in pods:
+            f = before.get(id(pod))
+            if f is None or f.pod is not pod or f.selector is not selector or f.owner_uid != owner_uid \
+                    or (f.wanted is not wanted and f.wanted != wanted):
+                f = _PodFacts(pod, selector, owner_uid, wanted)
+            now[id(pod)] = f
+            out.append(f)
+        self._facts[key] = now
+        return out
+
+    def _status(self, rs: Obj, facts: list[_PodFacts], err: Exception | None, diff: int) -> Obj:
         min_ready = float(rs["spec"].get("minReadySeconds") or 0)
         now = self.clock.now()
-        status: Obj = {"replicas": len(pods)}
+        status: Obj = {"replicas": len(facts)}
         counts = {
-            "fullyLabeledReplicas": sum(1 for p in pods if fully_labeled(p, template)),
-            "readyReplicas": sum(1 for p in pods if is_pod_ready(p)),
-            "availableReplicas": sum(1 for p in pods if is_pod_available(p, min_ready, now)),
+            "fullyLabeledReplicas": sum(1 for f in facts if f.fully_labeled),
+            "readyReplicas": sum(1 for f in facts if f.ready),
+            "availableReplicas": sum(1 for f in facts if f.available(min_ready, now)),
         }
         status.update({k: v for k, v in counts.items() if v})
         if generation(rs):
