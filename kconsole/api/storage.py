@@ -41,16 +41,18 @@ _mloads = marshal.loads
 
 #: Private copies of written objects waiting for their watch event (bounded: a re-list drops events).
 MAX_WRITTEN = 50_000
-#: JSON text of the sections objects repeat (the spec of a Pod template, the managedFields of the
-#: creates of one second) by their marshalled bytes: marshalling a section costs about a tenth of
-#: encoding it. Bounded in entries (cleared when full) and in the size of a section it keeps.
-_FRAGMENTS: dict[bytes, str] = {}
+#: The sections objects repeat (the spec of a Pod template, the managedFields of the creates of one
+#: second) by their marshalled bytes: their JSON text, and one read-only copy every cached object
+#: with that section shares. Marshalling a section costs about a tenth of encoding it. Bounded in
+#: entries (cleared when full) and in the size of a section it keeps.
+_FRAGMENTS: dict[bytes, tuple[str, Any]] = {}
 _FRAGMENTS_SIZE = 4096
 _FRAGMENT_MAX_BYTES = 16 * 1024
 #: Quoted JSON keys of the top level and metadata.
 _KEYS: dict[str, str] = {}
 #: Top-level sections that change with every write (status) are not worth remembering.
 _UNREPEATED = frozenset(("apiVersion", "kind", "metadata", "status"))
+_ATOMS = (str, int, float, bool, type(None))
 #: How often a compare-and-swap write re-reads and retries before giving up with 409 (GuaranteedUpdate).
 MAX_CAS_RETRIES = 8
 
@@ -77,20 +79,20 @@ def _value(value: Any) -> str:
     return "".join(_C_ENCODE(value, 0))
 
 
-def _fragment(value: Any) -> str:
-    """``_encode(value)``, from :data:`_FRAGMENTS` when the same section was encoded before."""
+def _fragment(value: Any) -> tuple[str, Any]:
+    """``_encode(value)`` and a read-only copy, remembered in :data:`_FRAGMENTS`."""
     try:
         key = _mdumps(value)
     except ValueError:
-        return _value(value)
-    text = _FRAGMENTS.get(key)
-    if text is None:
-        text = _value(value)
+        return _value(value), clone(value)
+    hit = _FRAGMENTS.get(key)
+    if hit is None:
+        hit = (_value(value), _mloads(key))
         if len(key) <= _FRAGMENT_MAX_BYTES:
             if len(_FRAGMENTS) >= _FRAGMENTS_SIZE:
                 _FRAGMENTS.clear()
-            _FRAGMENTS[key] = text
-    return text
+            _FRAGMENTS[key] = hit
+    return hit
 
 
 def _key(key: str) -> str:
@@ -102,29 +104,68 @@ def _key(key: str) -> str:
     return text
 
 
-def encode_stored(obj: Obj) -> str:
-    """The JSON text stored for ``obj``: compact, without ``metadata.resourceVersion``, byte for byte
-    what encoding the object without it gives; repeated sections come from :data:`_FRAGMENTS`."""
+class _Irregular(Exception):
+    """A key that is not a string: encode the plain way."""
+
+
+def _own(value: Any) -> Any:
+    return value if type(value) in _ATOMS else clone(value)
+
+
+def _walk(obj: Obj, copy: Obj | None) -> str:
+    """The stored text of ``obj``; fills ``copy`` (when given) with a copy of ``obj`` for the cache,
+    sharing the remembered sections with other cached objects (cached objects are read-only)."""
     parts = []
     for key, value in obj.items():
         if type(key) is not str:
-            return _encode_without_rv(obj)
+            raise _Irregular
         if key == "metadata" and type(value) is dict:
             meta = []
+            meta_copy: Obj = {}
             for mkey, mvalue in value.items():
                 if type(mkey) is not str:
-                    return _encode_without_rv(obj)
+                    raise _Irregular
                 if mkey == "resourceVersion":
+                    meta_copy[mkey] = mvalue
                     continue
-                text = _fragment(mvalue) if mkey == "managedFields" and mvalue else _value(mvalue)
+                if mkey == "managedFields" and mvalue:
+                    text, shared = _fragment(mvalue)
+                    meta_copy[mkey] = shared
+                else:
+                    text = _value(mvalue)
+                    if copy is not None:
+                        meta_copy[mkey] = _own(mvalue)
                 meta.append(_key(mkey) + ":" + text)
             text = "{" + ",".join(meta) + "}"
+            held: Any = meta_copy
         elif type(value) is dict and value and key not in _UNREPEATED:
-            text = _fragment(value)
+            text, held = _fragment(value)
         else:
             text = _value(value)
+            held = _own(value) if copy is not None else None
+        if copy is not None:
+            copy[key] = held
         parts.append(_key(key) + ":" + text)
     return "{" + ",".join(parts) + "}"
+
+
+def encode_stored(obj: Obj) -> str:
+    """The JSON text stored for ``obj``: compact, without ``metadata.resourceVersion``, byte for byte
+    what encoding the object without it gives; repeated sections come from :data:`_FRAGMENTS`."""
+    try:
+        return _walk(obj, None)
+    except _Irregular:
+        return _encode_without_rv(obj)
+
+
+def encode_for_cache(obj: Obj) -> tuple[str, Obj]:
+    """:func:`encode_stored` and a copy of ``obj`` for the watch cache (read-only: it shares the
+    remembered sections with other cached objects)."""
+    copy: Obj = {}
+    try:
+        return _walk(obj, copy), copy
+    except _Irregular:
+        return _encode_without_rv(obj), clone(obj)
 
 
 def _encode_without_rv(obj: Obj) -> str:
@@ -216,7 +257,10 @@ class Storage:
         return f"{spec.prefix}{name}"
 
     def encode(self, spec: ResourceSpec, obj: Obj) -> bytes:
-        data = encode_stored(obj).encode()
+        return self._stored_bytes(spec, encode_stored(obj))
+
+    def _stored_bytes(self, spec: ResourceSpec, text: str) -> bytes:
+        data = text.encode()
         transformer = self.transformers.get(spec.group_resource)
         return transformer.to_storage(data) if transformer is not None else data
 
@@ -242,13 +286,15 @@ class Storage:
         return decode
 
     def encode_fresh(self, spec: ResourceSpec, obj: Obj) -> bytes:
-        """Encode for a write, leaving a private copy of ``obj`` for the watch cache to take when the
-        store hands the same value back in an event (saves parsing every write again)."""
-        data = self.encode(spec, obj)
+        """Encode for a write, leaving a copy of ``obj`` for the watch cache to take when the store hands
+        the same value back in an event (saves parsing every write again). The copy is the writer's no
+        longer: later changes to ``obj`` do not reach it."""
+        text, copy = encode_for_cache(obj)
+        data = self._stored_bytes(spec, text)
         written = self._written
         if len(written) >= MAX_WRITTEN:
             written.clear()  # events that never came (a re-list): forget them
-        written[id(data)] = (data, clone(obj))
+        written[id(data)] = (data, copy)
         return data
 
     def forget(self, data: bytes) -> None:

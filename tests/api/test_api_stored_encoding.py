@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kconsole.api.storage import encode_stored
+from kconsole.api.storage import encode_for_cache, encode_stored
 
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),
                      st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8))
@@ -41,6 +41,26 @@ def test_stored_text_is_the_compact_json_without_resource_version(obj: dict[str,
                                                    if k != "resourceVersion"}}
     if "resourceVersion" in obj["metadata"]:
         assert obj["metadata"]["resourceVersion"] == "42", "the caller's object keeps its resourceVersion"
+    cached_text, copy = encode_for_cache(obj)
+    assert cached_text == text
+    assert json.dumps(copy) == json.dumps(obj), "the cache's copy is the object, keys in the same order"
+
+
+def test_the_cache_copy_is_not_the_writers_object() -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "labels": {"app": "x"},
+                                                          "managedFields": [{"manager": "m"}]},
+           "spec": {"containers": [{"name": "c", "image": "i"}]}, "status": {"phase": "Pending"}}
+    _, copy = encode_for_cache(pod)
+    _, again = encode_for_cache(json.loads(json.dumps(pod)))
+    pod["metadata"]["labels"]["app"] = "changed"
+    pod["metadata"]["managedFields"][0]["manager"] = "changed"
+    pod["spec"]["containers"][0]["image"] = "changed"
+    pod["status"]["phase"] = "Running"
+    for cached in (copy, again):
+        assert cached["metadata"]["labels"] == {"app": "x"}
+        assert cached["metadata"]["managedFields"] == [{"manager": "m"}]
+        assert cached["spec"] == {"containers": [{"name": "c", "image": "i"}]}
+        assert cached["status"] == {"phase": "Pending"}
 
 
 def test_equal_sections_of_different_types_are_not_confused() -> None:
