@@ -195,31 +195,29 @@ class PostFilterResult:
 class ScoreOutcome:
     """Per plugin: raw, normalised and weighted lists aligned with ``nodes``; ``totals`` their sum.
 
-    ``ranks`` orders the nodes as ``totals`` does: it leaves out ``offset``, the part every node
-    scores alike (a plugin answering the same for all), which cannot change the winner or the ties.
-    ``totals`` (ranks plus offset) is built only when read: by a decision record, most of which
-    are never built.
+    ``totals`` is summed from the weighted columns when first read (by a decision record, most of
+    which are never built); the cycle picks the host from :meth:`Framework.run_scores`' ranks, which
+    records do not keep alive.
     """
 
-    __slots__ = ("nodes", "plugins", "raw", "normalized", "weighted", "ranks", "skipped", "offset", "_totals")
+    __slots__ = ("nodes", "plugins", "raw", "normalized", "weighted", "_totals", "skipped")
 
     def __init__(self, nodes: list[NodeInfo], plugins: list[tuple[str, int]], raw: list[list[int]],
-                 normalized: list[list[int]], weighted: list[list[int]], ranks: list[int], skipped: list[str],
-                 offset: int = 0) -> None:
+                 normalized: list[list[int]], weighted: list[list[int]], totals: list[int] | None,
+                 skipped: list[str]) -> None:
         self.nodes = nodes
         self.plugins = plugins  # (name, weight) of the plugins that scored
         self.raw = raw
         self.normalized = normalized
         self.weighted = weighted
-        self.ranks = ranks
+        self._totals = totals
         self.skipped = skipped
-        self.offset = offset
-        self._totals: list[int] | None = None if offset else ranks
 
     @property
     def totals(self) -> list[int]:
         if self._totals is None:
-            self._totals = list(map(add, self.ranks, repeat(self.offset, len(self.ranks))))
+            cols = self.weighted
+            self._totals = list(map(sum, zip(*cols))) if cols else [0] * len(self.nodes)
         return self._totals
 
 
@@ -380,7 +378,10 @@ class Framework:
 
     # ----------------------------------------------------------------- score
 
-    def run_scores(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> ScoreOutcome:
+    def run_scores(self, state: dict[str, Any], pod: PodInfo,
+                   nodes: list[NodeInfo]) -> tuple[ScoreOutcome, list[int]]:
+        """(the scores, ranks): ranks order the nodes as the totals do, leaving out what every node
+        scores alike (a plugin answering the same for all), which cannot change the winner or the ties."""
         skip_set: set[str] | None = None
         for p in self.pre_scores:
             st = p.pre_score(state, pod, nodes)
@@ -395,7 +396,6 @@ class Framework:
         weighted: list[list[int]] = []
         skipped: list[str] = []
         varying: list[list[int]] = []
-        offset = 0
         for p, w, normalizes in self._score_steps:
             name = p.name
             if skip_set is not None and name in skip_set:
@@ -407,13 +407,12 @@ class Framework:
             raws.append(raw)
             norms.append(norm)
             if norm and norm.count(norm[0]) == n:  # the same on every node: ranks nothing
-                offset += norm[0] * w
                 weighted.append(norm if w == 1 else [norm[0] * w] * n)
             else:
                 col = norm if w == 1 else list(map(mul, norm, repeat(w, n)))
                 weighted.append(col)
                 varying.append(col)
-        return ScoreOutcome(nodes, names, raws, norms, weighted, _sum_varying(varying, n), skipped, offset)
+        return ScoreOutcome(nodes, names, raws, norms, weighted, None, skipped), _sum_varying(varying, n)
 
     # ----------------------------------------------------------------- reserve / bind
 

@@ -332,8 +332,8 @@ class Scheduler:
         if len(outcome.feasible) == 1:
             chosen = outcome.feasible[0]
         else:
-            scored = fw.run_scores(state, pod, outcome.feasible)
-            chosen = self._select_host(scored)
+            scored, ranks = fw.run_scores(state, pod, outcome.feasible)
+            chosen = self._select_host(scored.nodes, ranks)
         self.cache.assume(pod, chosen.name)
         st = fw.run_reserve(state, pod, chosen.name)
         if st is not None:
@@ -379,16 +379,15 @@ class Scheduler:
         first = start + outcome.processed
         return [nodes[(first + i) % len(nodes)].name for i in range(n)]
 
-    def _select_host(self, scored: ScoreOutcome) -> NodeInfo:
-        totals = scored.ranks  # totals less what every node scores alike: same winner, same ties
-        best = max(totals)
-        ties = totals.count(best)
+    def _select_host(self, nodes: list[NodeInfo], ranks: list[int]) -> NodeInfo:
+        best = max(ranks)
+        ties = ranks.count(best)
         if ties == 1:
-            return scored.nodes[totals.index(best)]
+            return nodes[ranks.index(best)]
         k = self.rng.randrange(ties)  # the k-th of the tied nodes, k from the seeded RNG
-        if ties == len(totals):
-            return scored.nodes[k]
-        return scored.nodes[next(islice(compress(count(), map(best.__eq__, totals)), k, None))]
+        if ties == len(ranks):
+            return nodes[k]
+        return nodes[next(islice(compress(count(), map(best.__eq__, ranks)), k, None))]
 
     # ----------------------------------------------------------------- binding cycle
 

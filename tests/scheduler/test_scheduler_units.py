@@ -153,12 +153,13 @@ def test_filters_stop_at_first_failure_and_scores_prefer_least_allocated() -> No
     out = fw.find_feasible({}, p, cache.node_list(), 0, frozenset())
     assert [n.name for n in out.feasible] == ["half", "empty"]
     assert out.failed["full"].plugin == "NodeResourcesFit" and out.failed["full"].reasons == ("Insufficient cpu",)
-    scored = fw.run_scores({}, p, out.feasible)
+    scored, ranks = fw.run_scores({}, p, out.feasible)
     totals = dict(zip([n.name for n in scored.nodes], scored.totals))
     assert totals["empty"] > totals["half"]
-    # every node scores TaintToleration alike (300): left out of the ranking, never out of the totals
+    # every node scores TaintToleration alike (300): left out of the ranks, never out of the totals
     assert scored.totals == [sum(col) for col in zip(*scored.weighted)]
-    assert scored.offset >= 300 and scored.totals == [r + scored.offset for r in scored.ranks]
+    assert [t - r for t, r in zip(scored.totals, ranks)] == [scored.totals[0] - ranks[0]] * 2
+    assert scored.totals[0] - ranks[0] >= 300
 
 
 def test_victim_selection_keeps_what_still_fits() -> None:
