@@ -14,11 +14,11 @@ import importlib
 import logging
 import random
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from kconsole.api import strategy
+from kconsole.api.admission.metadata import new_uid
 from kconsole.api.apply import track_update
 from kconsole.api.audit import AuditLog
 from kconsole.api.authn import TokenAuthenticator
@@ -539,7 +539,7 @@ class APIServer:
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = generate_name(meta["generateName"], self.rng)
         if not meta.get("uid"):
-            meta["uid"] = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+            meta["uid"] = new_uid(self.rng)
         if not meta.get("creationTimestamp"):
             meta["creationTimestamp"] = self.now()
 

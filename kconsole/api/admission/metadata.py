@@ -9,7 +9,6 @@ system metadata through the storage strategy, so this plugin only acts on CREATE
 from __future__ import annotations
 
 import random
-import uuid
 from typing import Any
 
 from kconsole.api.registry import TABLE
@@ -19,8 +18,16 @@ from kconsole.objects.names import generate_name
 #: (group, resource) whose metadata.generation starts at 1 and moves with spec changes.
 GENERATION_TRACKED = frozenset((s.info.group, s.info.resource) for s in TABLE if s.bump_generation)
 
+#: The bits uuid.UUID(int=..., version=4) clears and sets: RFC 4122 variant and version 4.
+_UUID4_CLEAR = ~((0xc000 << 48) | (0xf000 << 64))
+_UUID4_SET = (0x8000 << 48) | (4 << 76)
+
+
 def new_uid(rng: random.Random) -> str:
-    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    """``str(uuid.UUID(int=rng.getrandbits(128), version=4))`` without building the UUID object
+    (a third of the cost; every create makes one)."""
+    h = "%032x" % ((rng.getrandbits(128) & _UUID4_CLEAR) | _UUID4_SET)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 class ObjectMetaDefaults:
