@@ -28,6 +28,10 @@ _NO_FIELD: Field = ("", None, None)
 #: Marshalled FieldsV1 trees of top-level sections by (kind, key, marshalled section); bounded.
 _SECTION_TREES: dict[tuple[str, str, bytes], bytes] = {}
 _SECTION_TREES_SIZE = 2048
+#: Marshalled FieldsV1 trees of whole objects by (kind, marshalled owned fields): the creates of one
+#: template own the same tree (names and uids are not owned); bounded.
+_TREES: dict[tuple[str, bytes], bytes] = {}
+_TREES_SIZE = 2048
 #: json.dumps with separators builds an encoder per call; item keys are made on every write.
 _compact = json.JSONEncoder(separators=(",", ":")).encode
 _quote: Any = getattr(json.encoder, "c_encode_basestring_ascii", None) or json.encoder.py_encode_basestring_ascii
@@ -102,8 +106,22 @@ def fields_tree(obj: dict[str, Any], kind: str) -> dict[str, Any]:
 
     The tree of a top-level section other than metadata (a Pod's spec, a ConfigMap's data) depends on
     that section alone, and the objects of one template repeat it: it is remembered by its marshalled
-    bytes and handed out as a private copy."""
+    bytes and handed out as a private copy; so is the tree of the whole object."""
     top = _top_fields(obj)
+    try:
+        key = (kind, marshal.dumps(top))
+    except ValueError:
+        return _fields_tree(top, kind)
+    known = _TREES.get(key)
+    if known is None:
+        known = marshal.dumps(_fields_tree(top, kind))
+        if len(_TREES) >= _TREES_SIZE:
+            _TREES.clear()
+        _TREES[key] = known
+    return marshal.loads(known)
+
+
+def _fields_tree(top: dict[str, Any], kind: str) -> dict[str, Any]:
     fields = _fields_table(kind)
     sections: dict[str, Any] = {}
     rest: dict[str, Any] = {}
