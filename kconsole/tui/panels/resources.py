@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,6 +90,20 @@ def row_state(group_resource: str, obj: Obj, cells: tuple[str, ...], columns: tu
             have, _, want = ready.partition("/")
             return "running" if have == want else "pending"
     return None
+
+
+def cell_order(cell: str) -> tuple[Any, ...]:
+    """Sort key of a cell: by its first number when it starts with one (``3/3`` by 3, ``12 (5m
+    ago)`` by 12), numbers before text. float() runs only on what could start a number: a raised
+    ValueError per text cell made a new sort column cost ~30 ms over 10,000 rows."""
+    head = cell.split(" ", 1)[0].split("/", 1)[0]
+    first = head[:1]
+    if first and (first.isdigit() or first.isspace() or first in "+-.iInN"):
+        try:
+            return (0, float(head), cell)
+        except ValueError:
+            pass
+    return (1, cell)
 
 
 @dataclass(frozen=True)
@@ -256,7 +271,7 @@ class ResourcesPanel(Panel):
         objects: dict[str, Obj] = {}
         made: dict[str, Row] = {}
         order: list[tuple[Any, str]] = []
-        sort_key = self._sort_key
+        sort_key = self._sort_key()
         for key, obj in pairs:
             row = self._row_for(key, obj)
             if row is None:
@@ -296,7 +311,7 @@ class ResourcesPanel(Panel):
         by_key = {row.key: row for row in table.rows}
         if col != self._order_column:
             objects = self._objects
-            sort_key = self._sort_key
+            sort_key = self._sort_key()
             order = [(sort_key(row, objects[key]), key) for key, row in by_key.items()]
             order.sort()
             self._order = order
@@ -335,23 +350,21 @@ class ResourcesPanel(Panel):
             return None
         return Row(key, cells, state, self.watched.mark(key) if self.watched is not None else None, rv, born)
 
-    def _sort_key(self, row: Row, obj: Obj) -> Any:
-        """Ascending sort key (the row key breaks ties); :attr:`_descending` says which way to show."""
+    def _sort_key(self) -> Callable[[Row, Obj], Any]:
+        """The ascending sort key of a (row, object) under the current sort column (the row key
+        breaks ties; :attr:`_descending` says which way to show). Chosen once per pass, not per row."""
         columns = self._layout.columns
         col = self.sort_column
         if col is None or col >= len(columns):
-            return newest_first(obj) if self.group_resource == "events" else ""
+            if self.group_resource == "events":
+                return lambda row, obj: newest_first(obj)
+            return lambda row, obj: ""
         name = columns[col]
         if name == "Last Seen":
-            return event_time(obj)
+            return lambda row, obj: event_time(obj)
         if name == "Age":
-            return row.born or 0.0
-        cell = row.cells[col] if col < len(row.cells) else ""
-        head = cell.split(" ", 1)[0].split("/", 1)[0]
-        try:
-            return (0, float(head), cell)
-        except ValueError:
-            return (1, 0.0, cell)
+            return lambda row, obj: row.born or 0.0
+        return lambda row, obj: cell_order(row.cells[col] if col < len(row.cells) else "")
 
     def _apply(self, keys: list[str]) -> None:
         """Move only the changed rows: bisect them out of and into the sorted order."""
@@ -364,12 +377,13 @@ class ResourcesPanel(Panel):
         objects = self._objects
         desc = self._descending
         informer = watched.informer
+        sort_key = self._sort_key()
         for key in keys:
             obj = informer.get(key)
             if obj is None:
                 obj = watched.gone.get(key)
             row = self._row_for(key, obj) if obj is not None else None
-            new_sk = self._sort_key(row, obj) if row is not None else None
+            new_sk = sort_key(row, obj) if row is not None else None
             old_sk = sort_keys.get(key)
             if old_sk is not None:
                 pos = bisect_left(order, (old_sk, key))
