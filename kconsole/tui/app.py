@@ -354,6 +354,13 @@ class ConsoleApp(App[int]):
         obj = panel.selected()
         if obj is None:
             return None
+        if panel is self.events_panel:
+            # An event's target is what it is about: the involved object, as Resources would name it.
+            inv = obj.get("involvedObject") or {}
+            if not inv.get("kind") or not inv.get("name"):
+                return None
+            ns = inv.get("namespace")
+            return (inv["kind"], f"{ns}/{inv['name']}" if ns else inv["name"])
         meta = obj.get("metadata") or {}
         kind = obj.get("kind") or ""
         if not kind and panel is self.resources:

@@ -343,6 +343,25 @@ async def test_fault_keys_confirm_apply_and_heal(cluster: Any) -> None:
         await until(clock, lambda: len(app.faults.table.rows) == 0, pilot)
         del events
 
+        # From the Events panel, the fault menu targets the object the selected event is about.
+        def about_worker() -> str | None:
+            for row in app.events_panel.table.rows:
+                inv = (app.events_panel._objects.get(row.key) or {}).get("involvedObject") or {}
+                if inv.get("kind") == "Node" and inv.get("name") == "worker-1":
+                    return row.key
+            return None
+
+        await until(clock, lambda: about_worker() is not None, pilot)
+        app.events_panel.table.focus()
+        app.events_panel.table.select_key(about_worker() or "")
+        await pilot.pause()
+        assert app.selected_target() == ("Node", "worker-1")
+        await pilot.press("f")
+        assert isinstance(app.screen, ChoiceScreen)
+        assert "cordon\tworker-1" in [c[0] for c in app.screen.choices]
+        app.screen.dismiss(None)
+        await pilot.pause()
+
 
 async def test_readonly_disables_dangerous_keys(cluster: Any) -> None:
     c, clock = cluster
