@@ -35,34 +35,36 @@ def _sub(parent: Obj, key: str) -> Obj:
     return child
 
 
-#: Defaulted pod specs (marshalled) by the marshalled spec as sent: the pods of one template arrive
-#: identical, and defaulting reads nothing but the spec. Bounded; cleared when full.
-_DEFAULTED_SPECS: dict[bytes, bytes] = {}
+#: Defaulted pod specs (marshalled) and their QoS class by the marshalled spec as sent: the pods of
+#: one template arrive identical, and defaulting reads nothing but the spec. Bounded; cleared when full.
+_DEFAULTED_SPECS: dict[bytes, tuple[bytes, str]] = {}
 _DEFAULTED_SPECS_SIZE = 2048
 
 
-def _default_pod_spec(obj: Obj, spec: Obj) -> Obj:
+def _default_pod_spec(obj: Obj, spec: Obj) -> tuple[Obj, str]:
+    """The defaulted spec (in ``obj``) and its QoS class."""
     try:
         key = marshal.dumps(spec)
     except ValueError:  # not plain JSON data: default it in place
         key = None
     known = _DEFAULTED_SPECS.get(key) if key is not None else None
     if known is not None:
-        spec = obj["spec"] = marshal.loads(known)
-        return spec
+        spec = obj["spec"] = marshal.loads(known[0])
+        return spec, known[1]
     default_pod_spec(spec)
     default_pod_only(spec)
+    qos = qos_class(spec)
     if key is not None:
         if len(_DEFAULTED_SPECS) >= _DEFAULTED_SPECS_SIZE:
             _DEFAULTED_SPECS.clear()
-        _DEFAULTED_SPECS[key] = marshal.dumps(spec)
-    return spec
+        _DEFAULTED_SPECS[key] = (marshal.dumps(spec), qos)
+    return spec, qos
 
 
 def default_pod(ctx: AdmissionContext, obj: Obj) -> None:
-    spec = _default_pod_spec(obj, _spec(obj))
+    _, qos = _default_pod_spec(obj, _spec(obj))
     if ctx.operation == "CREATE":
-        obj["status"] = {"phase": "Pending", "qosClass": qos_class(spec)}
+        obj["status"] = {"phase": "Pending", "qosClass": qos}
 
 
 def default_deployment(ctx: AdmissionContext, obj: Obj) -> None:
