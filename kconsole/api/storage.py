@@ -109,7 +109,16 @@ class _Irregular(Exception):
 
 
 def _own(value: Any) -> Any:
-    return value if type(value) in _ATOMS else clone(value)
+    """A copy nobody else holds (atoms are immutable; a map of atoms, labels say, copies shallowly)."""
+    t = type(value)
+    if t in _ATOMS:
+        return value
+    if t is dict:
+        for v in value.values():
+            if type(v) not in _ATOMS:
+                return clone(value)
+        return value.copy()
+    return clone(value)
 
 
 def _walk(obj: Obj, copy: Obj | None) -> str:
