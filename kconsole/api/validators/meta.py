@@ -48,21 +48,43 @@ def name_is_path_segment(name: str, prefix: bool) -> list[str]:
     return is_valid_path_segment_name(name)
 
 
+#: Label keys and values already found valid: the objects of one template carry the same labels.
+#: Bounded; cleared when full.
+_VALID_LABEL_KEYS: set[str] = set()
+_VALID_LABEL_VALUES: set[str] = set()
+_VALID_LABELS_SIZE = 8192
+
+
 def validate_labels(labels: Any, path: str) -> list[Cause]:
     if labels is None:
         return []
     if not isinstance(labels, dict):
         return [invalid(path, labels, "must be a map of string keys to string values")]
     causes: list[Cause] = []
+    good_keys, good_values = _VALID_LABEL_KEYS, _VALID_LABEL_VALUES
     for key, value in labels.items():
-        for msg in is_qualified_name(str(key)):
-            causes.append(invalid(path, key, msg))
+        if key not in good_keys or type(key) is not str:
+            errors = is_qualified_name(str(key))
+            for msg in errors:
+                causes.append(invalid(path, key, msg))
+            if not errors and type(key) is str:
+                _remember(good_keys, key)
         if not isinstance(value, str):
             causes.append(invalid(f"{path}[{key}]", value, "must be a string"))
             continue
-        for msg in is_label_value(value):
-            causes.append(invalid(path, value, msg))
+        if value not in good_values or type(value) is not str:
+            errors = is_label_value(value)
+            for msg in errors:
+                causes.append(invalid(path, value, msg))
+            if not errors and type(value) is str:
+                _remember(good_values, value)
     return causes
+
+
+def _remember(good: set[str], text: str) -> None:
+    if len(good) >= _VALID_LABELS_SIZE:
+        good.clear()
+    good.add(text)
 
 
 def validate_annotations(annotations: Any, path: str) -> list[Cause]:
