@@ -58,6 +58,7 @@ class LeaderElector:
         self.on_new_leader = on_new_leader
         self.release_on_cancel = release_on_cancel
         self._observed: dict[str, Any] | None = None  # the Lease spec last seen
+        self._lease: dict[str, Any] | None = None  # the Lease as our last write left it
         self._observed_rv: str | None = None
         self._observed_time = 0.0  # clock.monotonic() when the record last changed
         self._reported_leader = ""
@@ -200,6 +201,8 @@ class LeaderElector:
                     log.exception("%s: on_new_leader failed", self.identity)
 
     async def _try_acquire_or_renew(self) -> bool:
+        if self._leading and self._lease is not None and await self._renew_optimistically(self._lease):
+            return True
         try:
             lease = await self.client.get("leases", self.name, self.namespace)
         except StatusError as err:
@@ -230,6 +233,27 @@ class LeaderElector:
         except StatusError as err:
             log.info("%s: failed to update lease %s/%s: %s", self.identity, self.namespace, self.name, err)
             return False
+        self._lease = result
+        self._observe(result.get("spec") or record, (result.get("metadata") or {}).get("resourceVersion"))
+        return True
+
+    async def _renew_optimistically(self, lease: dict[str, Any]) -> bool:
+        """client-go's fast path: while the lease is valid by our own observation, the leader updates
+        the Lease it last wrote without reading it first; a conflict falls back to read-then-write."""
+        duration = float((self._observed or {}).get("leaseDurationSeconds") or self.lease_duration)
+        if self._observed_time + duration <= self.clock.monotonic():
+            return False
+        spec = dict(lease.get("spec") or {})
+        record = self._record(acquire_time=str(spec.get("acquireTime") or ""),
+                              transitions=int(spec.get("leaseTransitions") or 0))
+        try:
+            result = await self.client.update({**lease, "spec": {**spec, **record}})
+        except StatusError as err:
+            log.info("%s: failed to update lease %s/%s optimistically: %s", self.identity, self.namespace,
+                     self.name, err)
+            self._lease = None
+            return False
+        self._lease = result
         self._observe(result.get("spec") or record, (result.get("metadata") or {}).get("resourceVersion"))
         return True
 
@@ -247,6 +271,7 @@ class LeaderElector:
             if not is_already_exists(err):
                 log.warning("%s: error creating lease %s/%s: %s", self.identity, self.namespace, self.name, err)
             return False
+        self._lease = result
         self._observe(result.get("spec") or record, (result.get("metadata") or {}).get("resourceVersion"))
         return True
 

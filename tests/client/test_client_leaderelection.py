@@ -126,6 +126,34 @@ async def test_leader_cut_off_from_the_api_steps_down_then_others_take_over(env)
     await stop_all(replicas)
 
 
+async def test_leader_renews_without_reading_the_lease_and_recovers_from_a_conflict(env) -> None:
+    replica = Replica(env, "solo")
+    await env.clock.run_until(lambda: replica.elector.is_leader, timeout=10, step=0.5)
+    seen: list[str] = []
+    forward = replica.link.entry.handle
+
+    async def counting(request: Any) -> Any:
+        if request.resource == "leases":
+            seen.append(request.verb)
+        return await forward(request)
+
+    replica.link.entry = type("Counted", (), {"handle": staticmethod(counting)})()
+    await env.clock.advance(20)
+    assert seen.count("get") == 0, "client-go's fast path: the leader writes the Lease it last wrote"
+    assert 9 <= seen.count("update") <= 11, seen
+
+    lease = await env.client.get("leases", "kube-scheduler", "kube-system")
+    lease["metadata"].setdefault("annotations", {})["touched"] = "by someone else"
+    await env.client.update(lease)  # the leader's copy is now stale: its next write conflicts
+    seen.clear()
+    await env.clock.advance(4)
+    assert replica.elector.is_leader and replica.working
+    assert "get" in seen, "after a conflict the leader reads the Lease again (the slow path)"
+    spec = await lease_spec(env)
+    assert spec["holderIdentity"] == "solo" and spec["leaseTransitions"] == 0
+    await stop_all([replica])
+
+
 def test_invalid_timings_are_rejected(env) -> None:
     async def noop() -> None:
         return None
