@@ -32,9 +32,6 @@ STREAMING_SUBRESOURCES = ("exec", "attach", "portforward", "proxy")
 
 _NAMESPACE_SUBRESOURCES = ("status", "finalize")
 
-#: What a request without a query string reads its options from (a plain dict answers faster than a MultiDict).
-_NO_QUERY: Mapping[str, str] = {}
-
 
 @dataclass(frozen=True, slots=True)
 class Route:
@@ -182,15 +179,48 @@ def _apply_delete_options(request: Request, opts: Any) -> None:
         request.dry_run = True
 
 
+def _apply_query(req: Request, query: Mapping[str, str]) -> None:
+    """The query string's options (most writes carry none, and skip this)."""
+    req.label_selector = query.get("labelSelector", "")
+    req.field_selector = query.get("fieldSelector", "")
+    req.resource_version = query.get("resourceVersion") or None
+    req.resource_version_match = query.get("resourceVersionMatch") or None
+    req.limit = _int(query, "limit") or 0
+    req.continue_ = query.get("continue") or None
+    req.allow_watch_bookmarks = _bool(query, "allowWatchBookmarks")
+    req.field_manager = query.get("fieldManager") or None
+    req.field_validation = query.get("fieldValidation") or None
+    req.force = _bool(query, "force")
+    req.propagation_policy = query.get("propagationPolicy") or None
+    req.grace_period_seconds = _int(query, "gracePeriodSeconds")
+    timeout = query.get("timeoutSeconds")
+    if timeout:
+        try:
+            req.timeout_seconds = float(timeout)
+        except ValueError:
+            raise StatusError.bad_request(f"invalid timeoutSeconds {timeout!r}") from None
+    if "sendInitialEvents" in query:
+        req.send_initial_events = _bool(query, "sendInitialEvents")
+    dry_run = query.get("dryRun")
+    if dry_run:
+        if dry_run != "All":
+            raise StatusError.bad_request(f"Invalid dryRun value {dry_run!r}: only \"All\" is supported")
+        req.dry_run = True
+    if _bool(query, "orphanDependents") and req.propagation_policy is None:
+        req.propagation_policy = "Orphan"
+    for key in ("container", "follow", "tailLines", "previous", "timestamps", "sinceSeconds", "sinceTime",
+                "limitBytes", "pretty"):
+        if key in query:
+            req.params[key] = query[key]
+
+
 def build_request(method: str, route: Route, query: Mapping[str, str], headers: Mapping[str, str],
                   raw: bytes, credentials: Credentials) -> Request:
     """One HTTP request on a resource URL -> the API server's Request."""
     assert route.resource is not None
-    if not query:
-        query = _NO_QUERY
     method = method.upper()
     name, sub = route.name, route.subresource
-    watch = route.watch_prefix or _bool(query, "watch")
+    watch = route.watch_prefix or (bool(query) and _bool(query, "watch"))
     if method == "GET":
         if watch:
             verb = "watch"
@@ -212,42 +242,15 @@ def build_request(method: str, route: Route, query: Mapping[str, str], headers: 
         verb = "delete" if name else "deletecollection"
     else:
         raise method_not_allowed()
-    req = Request(
-        verb=verb, resource=route.resource, group=route.group, version=route.version, namespace=route.namespace,
-        name=name, subresource=sub, credentials=credentials,
-        label_selector=query.get("labelSelector", ""), field_selector=query.get("fieldSelector", ""),
-        resource_version=query.get("resourceVersion") or None,
-        resource_version_match=query.get("resourceVersionMatch") or None,
-        limit=_int(query, "limit") or 0, continue_=query.get("continue") or None,
-        allow_watch_bookmarks=_bool(query, "allowWatchBookmarks"),
-        field_manager=query.get("fieldManager") or None, field_validation=query.get("fieldValidation") or None,
-        force=_bool(query, "force"), propagation_policy=query.get("propagationPolicy") or None,
-        grace_period_seconds=_int(query, "gracePeriodSeconds"),
-        user_agent=headers.get("User-Agent", ""), source="http",
-    )
+    req = Request(verb=verb, resource=route.resource, group=route.group, version=route.version,
+                  namespace=route.namespace, name=name, subresource=sub, credentials=credentials,
+                  user_agent=headers.get("User-Agent", ""), source="http")
+    if query:
+        _apply_query(req, query)
     if verb == "watch" and name:
         selector = f"metadata.name={name}"
         req.field_selector = f"{req.field_selector},{selector}" if req.field_selector else selector
         req.name = None
-    timeout = query.get("timeoutSeconds")
-    if timeout:
-        try:
-            req.timeout_seconds = float(timeout)
-        except ValueError:
-            raise StatusError.bad_request(f"invalid timeoutSeconds {timeout!r}") from None
-    if "sendInitialEvents" in query:
-        req.send_initial_events = _bool(query, "sendInitialEvents")
-    dry_run = query.get("dryRun")
-    if dry_run:
-        if dry_run != "All":
-            raise StatusError.bad_request(f"Invalid dryRun value {dry_run!r}: only \"All\" is supported")
-        req.dry_run = True
-    if _bool(query, "orphanDependents") and req.propagation_policy is None:
-        req.propagation_policy = "Orphan"
-    for key in ("container", "follow", "tailLines", "previous", "timestamps", "sinceSeconds", "sinceTime",
-                "limitBytes", "pretty"):
-        if key in query:
-            req.params[key] = query[key]
     content_type = headers.get("Content-Type")
     if verb == "patch":
         patch_type = PATCH_TYPES.get(media_type(content_type))
