@@ -17,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from itertools import compress, count, islice
+from itertools import compress, count, islice, repeat
+from operator import eq
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -387,7 +388,7 @@ class Scheduler:
         k = self.rng.randrange(ties)  # the k-th of the tied nodes, k from the seeded RNG
         if ties == len(ranks):
             return nodes[k]
-        return nodes[next(islice(compress(count(), map(best.__eq__, ranks)), k, None))]
+        return nodes[next(islice(compress(count(), map(eq, ranks, repeat(best))), k, None))]
 
     # ----------------------------------------------------------------- binding cycle
 
