@@ -197,3 +197,22 @@ def test_a_node_span_reads_the_same_memoised_values_as_a_plain_list() -> None:
     cache.add_node(node("late", cpu="2"))  # the list grew since the span was cut: answered per node
     grown = NodeSpan(nodes[290:300] + nodes[:5], 290, cache.list_version, 300)
     assert memo.values("s", probe, grown) == [n.free_cpu - 500 for n in grown]
+
+
+def test_prefer_no_schedule_taints_lower_the_score_only_where_untolerated() -> None:
+    cache = Cache()
+    cache.add_node(node("plain"))
+    cache.add_node(node("other"))
+    fw = _framework(cache)
+    tt = fw.plugins["TaintToleration"]
+    p = PodInfo(pod("p"))
+    nodes = cache.node_list()
+    assert tt.normalize({}, p, nodes, tt.score({}, p, nodes)) == [100, 100]  # no soft taints anywhere
+    soft = {"key": "spot", "value": "yes", "effect": "PreferNoSchedule"}
+    cache.add_node(node("spot", taints=[soft]))
+    nodes = cache.node_list()
+    assert tt.normalize({}, p, nodes, tt.score({}, p, nodes)) == [100, 100, 0]
+    tolerant = PodInfo(pod("t", tolerations=[{"key": "spot", "operator": "Exists"}]))
+    assert tt.normalize({}, tolerant, nodes, tt.score({}, tolerant, nodes)) == [100, 100, 100]
+    scored, _ = fw.run_scores({}, p, nodes)
+    assert scored.totals[2] < scored.totals[0]  # weight 3: the tainted node ranks last

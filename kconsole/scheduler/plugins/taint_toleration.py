@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kconsole.scheduler.cache import NodeInfo
-from kconsole.scheduler.framework import UNRESOLVABLE, Failed, Plugin, Status, default_normalize, register
+from kconsole.scheduler.framework import MAX_NODE_SCORE, UNRESOLVABLE, Failed, Plugin, Status, default_normalize, register
 from kconsole.scheduler.podinfo import PodInfo
 
 
@@ -59,4 +59,6 @@ class TaintToleration(Plugin):
                 for n in nodes]
 
     def normalize(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo], scores: list[int]) -> list[int]:
+        if not self.handle.cache.soft_tainted:  # score() found no taint to count: every node scores 0
+            return [MAX_NODE_SCORE] * len(scores)
         return default_normalize(scores, reverse=True)
