@@ -517,3 +517,43 @@ async def test_live_console_draws_changes_in_batches_without_a_tick(cluster: Any
         assert 0 < refreshes < events, (refreshes, events)
         for n in names:
             await admin.delete("pods", n, "default", grace_period_seconds=0)
+
+
+async def test_vtable_columns_shrink_when_their_widest_rows_go() -> None:
+    from textual.app import App
+
+    from kconsole.tui.widgets import Row, VirtualTable
+
+    class One(App[None]):
+        def compose(self):  # type: ignore[no-untyped-def]
+            yield VirtualTable(id="t")
+
+    app = One()
+    async with app.run_test(size=(100, 30)) as pilot:
+        table = app.query_one(VirtualTable)
+        table.set_rows(("Name", "Status"), [Row(f"k{i}", (f"pod-{i}", "Running")) for i in range(5)])
+        assert table.widths == [5, 7]
+        old = table.cursor_key
+        table.insert_row(5, Row("long", ("a-much-longer-pod-name", "CrashLoopBackOff")))
+        table.commit_rows(old)
+        assert table.widths == [22, 16]
+        # Another row as wide keeps the column wide until it goes too.
+        table.replace_row(0, Row("k0", ("pod-0", "ImagePullBackOff")))
+        table.commit_rows(old)
+        table.remove_row(5)
+        table.commit_rows(old)
+        assert table.widths == [5, 16]
+        table.replace_row(0, Row("k0", ("pod-0", "Running")))
+        table.commit_rows(old)
+        assert table.widths == [5, 7]
+        await pilot.pause()
+        assert table.virtual_size.width == 5 + 2 + 7
+        # Re-sorting the same rows keeps the counts: the next removal still shrinks the column.
+        table.set_rows(("Name", "Status"), list(reversed(table.rows)), keep_widths=True)
+        old = table.cursor_key
+        table.insert_row(0, Row("wide", ("x" * 30, "Running")))
+        table.commit_rows(old)
+        assert table.widths == [30, 7]
+        table.remove_row(0)
+        table.commit_rows(old)
+        assert table.widths == [5, 7]

@@ -77,6 +77,9 @@ class VirtualTable(ScrollView, can_focus=True):
         #: Since the last commit_rows: every line must be redrawn / only these row indexes.
         self._redraw_all = False
         self._redraw_rows: set[int] = set()
+        #: Per column: cell width -> how many rows have it, so a column shrinks when its widest rows go.
+        self._width_counts: list[dict[int, int]] = []
+        self._widths_moved = False
         self._styles: dict[str, Style] = {k: Style(color=v) for k, v in STATE_DEFAULTS.items()}
         self._header_style = Style(bold=True)
         self._cursor_style = Style(reverse=True)
@@ -106,25 +109,50 @@ class VirtualTable(ScrollView, can_focus=True):
             return
         self._drawn_as = drawn_as
         old_key = self.cursor_key
-        if not keep_widths or columns != self.columns:
-            widths = [len(c) for c in columns]
-            n = len(widths)
+        measure = not keep_widths or columns != self.columns
+        self.columns = columns
+        if measure:
+            n = len(columns)
+            counts: list[dict[int, int]] = [{} for _ in range(n)]
             for row in rows:
                 cells = row.cells
                 for i in range(min(n, len(cells))):
-                    w = len(cells[i])
-                    if w > widths[i]:
-                        widths[i] = w
-            if self.age_column is not None and self.age_column < n:
-                widths[self.age_column] = max(widths[self.age_column], 6)
-            self.widths = [min(w, MAX_COLUMN) for w in widths]
-        self.columns = columns
+                    w = min(len(cells[i]), MAX_COLUMN)
+                    c = counts[i]
+                    c[w] = c.get(w, 0) + 1
+            self._width_counts = counts
+            self.widths = self._measured_widths()
+            self._widths_moved = False
         self.rows = rows
-        self._index = {row.key: i for i, row in enumerate(rows)}
-        self._index_valid = True
-        if old_key is not None and old_key in self._index:
-            self.cursor = self._index[old_key]
+        self._index_valid = False
+        if old_key is not None:
+            self.cursor = next((i for i, row in enumerate(rows) if row.key == old_key), self.cursor)
         self._rows_done(old_key)
+
+    def _measured_widths(self) -> list[int]:
+        """Each column as wide as its header or its widest cell (at most MAX_COLUMN)."""
+        widths = [max(len(name), max(counts, default=0)) for name, counts in zip(self.columns, self._width_counts)]
+        if self.age_column is not None and self.age_column < len(widths):
+            widths[self.age_column] = max(widths[self.age_column], 6)
+        return [min(w, MAX_COLUMN) for w in widths]
+
+    def _count_widths(self, row: Row, delta: int) -> None:
+        """Count a row's cell widths in (+1) or out (-1); a column whose widest cell may have
+        changed is measured again at commit_rows."""
+        widths = self.widths
+        cells = row.cells
+        for i in range(min(len(self._width_counts), len(cells))):
+            w = min(len(cells[i]), MAX_COLUMN)
+            c = self._width_counts[i]
+            left = c.get(w, 0) + delta
+            if left > 0:
+                c[w] = left
+            else:
+                c.pop(w, None)
+                if w >= widths[i]:
+                    self._widths_moved = True
+            if delta > 0 and w > widths[i]:
+                self._widths_moved = True
 
     # Incremental edits: a panel that keeps its rows sorted changes only the rows that moved, then
     # calls commit_rows(); the key index is rebuilt lazily, only if someone asks for it.
@@ -134,10 +162,11 @@ class VirtualTable(ScrollView, can_focus=True):
             self.cursor += 1
         self.rows.insert(index, row)
         self._index_valid = False
-        self._grow(row)
+        self._count_widths(row, 1)
         self._touch(index, shifts=True)
 
     def remove_row(self, index: int) -> None:
+        self._count_widths(self.rows[index], -1)
         del self.rows[index]
         if index < self.cursor:
             self.cursor -= 1
@@ -145,8 +174,11 @@ class VirtualTable(ScrollView, can_focus=True):
         self._touch(index, shifts=True)
 
     def replace_row(self, index: int, row: Row) -> None:
+        old = self.rows[index]
+        if old.cells != row.cells:
+            self._count_widths(old, -1)
+            self._count_widths(row, 1)
         self.rows[index] = row
-        self._grow(row)
         self._touch(index, shifts=False)
 
     def _touch(self, index: int, shifts: bool) -> None:
@@ -166,6 +198,12 @@ class VirtualTable(ScrollView, can_focus=True):
         changed row in view costs one line)."""
         rows = self.rows
         self.cursor = max(0, min(self.cursor, len(rows) - 1))
+        if self._widths_moved:
+            self._widths_moved = False
+            widths = self._measured_widths()
+            if widths != self.widths:
+                self.widths = widths
+                self._redraw_all = True  # every line's columns move
         n = len(self.widths)
         size = Size(sum(self.widths) + GAP * max(0, n - 1), len(rows) + 1)
         if size != self.virtual_size:
@@ -179,15 +217,6 @@ class VirtualTable(ScrollView, can_focus=True):
         self._redraw_rows.clear()
         if old_key != self.cursor_key:
             self.post_message(self.CursorMoved(self, self.cursor_key))
-
-    def _grow(self, row: Row) -> None:
-        widths = self.widths
-        cells = row.cells
-        for i in range(min(len(widths), len(cells))):
-            w = len(cells[i])
-            if w > widths[i] and widths[i] < MAX_COLUMN:
-                widths[i] = min(w, MAX_COLUMN)
-                self._redraw_all = True  # every line's columns move
 
     def _rows_done(self, old_key: str | None) -> None:
         rows = self.rows
