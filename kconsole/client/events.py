@@ -131,14 +131,15 @@ class EventCorrelator:
                   now: float) -> tuple[dict[str, Any], dict[str, Any] | None, str] | None:
         """``(event, None, key)`` to create, ``(event, merge patch for the existing one, key)``, or
         ``None`` to drop; ``key`` goes back to :meth:`update_state` once written."""
-        event, key = self._aggregate_event(event, now)
+        obj_part = self._object_part(event)
+        event, key = self._aggregate_event(event, obj_part, now)
         event, patch = self._observe(event, key)
-        if self._spam_filtered(event, now):
+        if self._spam_filtered(obj_part, now):
             return None
         return event, patch, key
 
-    def _aggregate_event(self, event: dict[str, Any], now: float) -> tuple[dict[str, Any], str]:
-        obj_part = self._object_part(event)
+    def _aggregate_event(self, event: dict[str, Any], obj_part: tuple[str, ...],
+                         now: float) -> tuple[dict[str, Any], str]:
         event_key = "\x00".join((*obj_part, event["reason"], event["message"]))
         aggregate_key = "\x00".join((*obj_part, event["reason"]))
         record = self._aggregate.fetch(aggregate_key)
@@ -164,8 +165,9 @@ class EventCorrelator:
                                              last.resource_version if last else ""))
         return event, patch
 
-    def _spam_filtered(self, event: dict[str, Any], now: float) -> bool:
-        key = "\x00".join(self._object_part(event))
+    def _spam_filtered(self, obj_part: tuple[str, ...], now: float) -> bool:
+        """The (source, object, type) bucket; the aggregated event keeps the original's object part."""
+        key = "\x00".join(obj_part)
         bucket: _Bucket | None = self._spam.fetch(key)
         if bucket is None:
             bucket = _Bucket(float(SPAM_BURST), now)
@@ -206,6 +208,8 @@ class EventRecorder:
         self._queued = 0
         self._closed = False
         self.correlator = EventCorrelator(clock)
+        self._stamp_second: int | None = None
+        self._stamp = ""
         #: Counters for the console and tests.
         self.written = 0
         self.patched = 0
@@ -223,7 +227,10 @@ class EventRecorder:
             return
         now = self.clock.now()
         ref = object_reference(obj)
-        stamp = self.clock.rfc3339(now)
+        second = int(now)
+        if second != self._stamp_second:  # one strftime per second, not per event
+            self._stamp_second, self._stamp = second, self.clock.rfc3339(now)
+        stamp = self._stamp
         event: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Event",
