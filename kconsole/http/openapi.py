@@ -6,7 +6,7 @@ and looks for the kind's PATCH operation (tagged ``x-kubernetes-group-version-ki
 ``fieldValidation`` query parameter. When found, it sends ``?fieldValidation=Strict`` and lets the
 server validate; that is what these documents are for. PATCH operations carry no strategic-merge
 request body, so kubectl computes client-side apply patches from its compiled-in types, as it does
-for any built-in kind.
+for any built-in kind. Field descriptions for ``kubectl explain`` come from :mod:`kconsole.http.schemas`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kconsole.api.types import ResourceInfo
+from kconsole.http import schemas as schemas_table
 
 _QUERY = ("dryRun", "fieldManager", "fieldValidation", "force", "pretty")
 
@@ -80,7 +81,7 @@ def group_version_document(infos: Sequence[ResourceInfo]) -> dict[str, Any]:
                 sub_ops["get"] = _op("get", info, ("pretty",))
                 sub_ops["put"] = _op("put", info, ("dryRun", "fieldManager", "fieldValidation"))
                 paths[f"{item}/{sub}"] = sub_ops
-        schemas[_schema_name(info)] = {
+        schemas[_schema_name(info)] = schemas_table.kind_schema(info.group, info.kind, {
             "type": "object",
             "description": f"{info.kind} ({info.api_version}), served by kconsole.",
             "properties": {
@@ -94,7 +95,7 @@ def group_version_document(infos: Sequence[ResourceInfo]) -> dict[str, Any]:
                 "status": {"type": "object", "description": f"Most recently observed status of the {info.kind}."},
             },
             "x-kubernetes-group-version-kind": [{"group": info.group, "version": info.version, "kind": info.kind}],
-        }
+        }, schemas)
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.32.0"},
