@@ -89,3 +89,21 @@ async def test_scale_down_deletes_not_ready_pods_first(wl: Env) -> None:
 async def _count(wl: Env, name: str, n: int) -> bool:
     return len(await owned(wl, name)) == n and (
         (await wl.get("replicasets", name)).get("status") or {}).get("replicas") == n
+
+
+async def test_template_labels_change_recounts_fully_labeled_pods(wl: Env) -> None:
+    await wl.start(ReplicaSetController)
+    await wl.runner(ready_after=1)
+    await wl.admin.create(replicaset("web", 2))
+    await wl.wait(lambda: _ready(wl, "web", 2))
+    assert (await wl.get("replicasets", "web"))["status"]["fullyLabeledReplicas"] == 2
+    # The pods still match the selector but miss the template's new label: same pods, another count.
+    await wl.admin.patch("replicasets", "web", {"spec": {"template": {"metadata": {"labels": {"tier": "front"}}}}},
+                         "default")
+
+    async def recounted() -> bool:
+        status = (await wl.get("replicasets", "web")).get("status") or {}
+        return status.get("replicas") == 2 and "fullyLabeledReplicas" not in status
+
+    await wl.wait(recounted)
+    assert len(await owned(wl, "web")) == 2
