@@ -1,1 +1,14 @@
-"""store layer; see ../shared/DESIGN.md."""
+"""store layer; see ../shared/DESIGN.md.
+
+What an acknowledged write means. A single revision log (:mod:`kconsole.store.revlog`, one
+member) acknowledges a transaction once the SQLite group commit holding it returned (fsynced with
+``synchronous=FULL``). A Raft-replicated cluster (:mod:`kconsole.store.facade`) acknowledges it,
+as etcd does, once its Raft entry is in the WAL of a majority of members (fdatasynced when fsync
+is on) and the leader applied it to its revision log's in-memory state: key index, value cache,
+watch events. The members' SQLite files commit beside and after that (``publish_early``), so a
+reader never waits for them; reads that must go to SQLite (past revisions, watch history,
+uncached values, snapshots) wait until the commits caught up. Each member records in its WAL the
+newest Raft index its SQLite file already holds (etcd's consistent index) and, after a crash,
+replays the Raft log from there; a failed SQLite commit after answering stops the member, which
+recovers the same way.
+"""

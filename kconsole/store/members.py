@@ -231,6 +231,10 @@ class Member:
         )
         self.storage, self.machine = storage, machine
         self.applied = log.applied
+        self._saved_applied = log.applied
+        self._unsaved: deque[tuple[int, int, int]] = deque()  # (index, revision, alarms) applied, not recorded
+        if hasattr(machine, "on_flushed"):
+            machine.on_flushed = lambda _revision: self._save_applied()
         self._durable_vote = (state.hard_state.term, state.hard_state.vote)
         self._inbox.clear()
         self._ticks = 0
@@ -727,7 +731,9 @@ class Member:
         async with self._apply_lock:
             await self.machine.install(snap.data)
             self.applied = snap.index
+            self._unsaved.clear()
             self.storage.save_applied(snap.index, self.machine.revision, self.alarms)
+            self._saved_applied = snap.index
             self.storage.drop_image()
         self._after_apply()
 
@@ -745,7 +751,8 @@ class Member:
             answers = bool(waited) and any(entry.index in waited for entry in entries)
             results = await self._apply_commands(machine, commands, answers)
             self.applied = entries[-1].index
-            storage.save_applied(self.applied, machine.revision, self.alarms)
+            self._unsaved.append((self.applied, machine.revision, self.alarms))
+            self._save_applied()
         now = self.clock.now()
         for entry, lo, n in spans:
             waiting = self._waiting.pop(entry.index, None)
@@ -797,14 +804,37 @@ class Member:
         await flush()
         return results
 
+    def _save_applied(self) -> None:
+        """Record the newest applied position the machine's own file already holds.
+
+        A machine that commits behind what it answered (``flushed_revision``: the revision log
+        commits after publishing) must never be recorded ahead of its file: after a crash the
+        member replays the Raft log from the recorded position (etcd's consistent index).
+        """
+        machine, storage, unsaved = self.machine, self.storage, self._unsaved
+        if machine is None or storage is None or not unsaved:
+            return
+        flushed = getattr(machine, "flushed_revision", None)
+        if flushed is None:
+            last = unsaved[-1]
+            unsaved.clear()
+        else:
+            last = None
+            while unsaved and unsaved[0][1] <= flushed:
+                last = unsaved.popleft()
+            if last is None:
+                return
+        storage.save_applied(*last)
+        self._saved_applied = last[0]
+
     def _after_apply(self) -> None:
         node = self.node
         if node is None:
             return
         node.applied_to(min(self.applied, node.log.applied))
         keep, count = self.config.snapshot_catchup, self.config.snapshot_count
-        if self.applied - node.log.snap_index > keep + count:
-            index = self.applied - keep
+        if self._saved_applied - node.log.snap_index > keep + count:
+            index = self._saved_applied - keep
             term = node.log.term(index)
             if term is not None and self.storage is not None:
                 node.log.compact(index)
@@ -962,6 +992,16 @@ class RevlogMachine:
         self.clock = clock
         self.synchronous = synchronous
         self.log = log
+        self._on_flushed: Callable[[int], None] | None = None
+
+    @property
+    def on_flushed(self) -> Callable[[int], None] | None:
+        """Called after each SQLite commit with the revision the file now holds."""
+        return self._on_flushed
+
+    @on_flushed.setter
+    def on_flushed(self, listener: Callable[[int], None] | None) -> None:
+        self._on_flushed = self.log.on_flushed = listener
 
     @classmethod
     async def open(cls, path: str | os.PathLike[str], *, clock: Clock, synchronous: str = "NORMAL") -> RevlogMachine:
@@ -975,6 +1015,7 @@ class RevlogMachine:
 
         log = await RevisionLog.open(path, clock=clock, quota_bytes=1 << 62, synchronous=synchronous)
         log.split_batches = False
+        log.publish_early = True
         return log
 
     @property
@@ -984,6 +1025,11 @@ class RevlogMachine:
     @property
     def revision(self) -> int:
         return self.log.revision
+
+    @property
+    def flushed_revision(self) -> int:
+        """What the file holds: applied transactions are answered before their SQLite commit."""
+        return self.log.flushed_revision  # type: ignore[no-any-return]
 
     async def apply(self, commands: list[Command], answers: bool = True) -> list[object]:
         """Transactions of a run are queued together, in order, so the log group-commits them."""
@@ -1032,6 +1078,7 @@ class RevlogMachine:
         with io_tracker(self.clock):
             await asyncio.to_thread(_replace_db, self.path, image)
         self.log = await self._open_log(self.path, self.clock, self.synchronous)
+        self.log.on_flushed = self._on_flushed
 
     async def status(self) -> Status:
         return await self.log.status()

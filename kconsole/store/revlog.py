@@ -54,7 +54,7 @@ import logging
 import os
 import weakref
 from collections import OrderedDict, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,8 @@ ROW_OVERHEAD = 64
 MAX_BATCH = 4096
 #: Group commits on the SQLite thread at once (one commits while the next is evaluated).
 PIPELINE = 2
+#: The same with :attr:`RevisionLog.publish_early`: nobody waits on the commits, they only queue.
+PIPELINE_EARLY = 8
 #: Bytes committed between two background WAL checkpoints.
 CHECKPOINT_BYTES = 2 * 1024 * 1024
 #: Group commits between two measurements of the pages in use (quota accounting).
@@ -196,7 +198,7 @@ class _Batch:
     """One group commit: its transactions, rows and reads, and how to answer each caller."""
 
     __slots__ = ("items", "seq", "overlay", "known", "fetch", "rows", "ranges", "changes", "plans", "errors",
-                 "created", "last_revision", "cost", "task", "io")
+                 "created", "last_revision", "cost", "task", "io", "published")
 
     def __init__(self, items: list[_Pending], seq: int) -> None:
         self.items = items
@@ -214,6 +216,7 @@ class _Batch:
         self.cost = sum(item.cost for item in items)
         self.task: asyncio.Future[backend.BatchResult] | None = None
         self.io: contextlib.AbstractContextManager[Any] | None = None
+        self.published = False
 
 
 class RevisionLog:
@@ -254,6 +257,17 @@ class RevisionLog:
         #: Split a large queue into two pipelined commits. Off for a Raft member: it applies a
         #: committed entry's transactions together and waits for all of them, so one commit is cheaper.
         self.split_batches = True
+        #: Publish a batch (index, answers, watch events) as soon as it is evaluated, before its
+        #: SQLite commit, when it needs nothing read from SQLite. Only for a Raft member: its
+        #: durability is the Raft WAL, so the commit may follow; a failed commit breaks the log
+        #: (every later call raises) and the member restarts from its WAL. Reads that go to SQLite
+        #: wait until the commits caught up with what was published.
+        self.publish_early = False
+        self._flushed = 0  # last revision committed to SQLite
+        self._flush_waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._broken: StoreError | None = None
+        #: Called with the flushed revision after each commit (a member records its position).
+        self.on_flushed: Callable[[int], None] | None = None
         self._pending_cost = 0
         self._in_use = 0
         self._alarms: list[str] = []
@@ -320,6 +334,7 @@ class RevisionLog:
             raise
         log = cls(file, clock, writer, reader, checkpointer, lock_fd, quota_bytes, watch_buffer, value_cache_bytes)
         log._revision = revision
+        log._flushed = revision
         log._next_revision = revision + 1
         log._compact_revision = compacted
         log._keys = {name: (create, mod, version, lease, rid) for name, create, mod, version, lease, rid in keys}
@@ -512,6 +527,8 @@ class RevisionLog:
         return RangeResult([KeyValue(key, value, meta[0], meta[1], meta[2], meta[3])], 1, False, at)
 
     async def _read(self, fn: Any, *args: Any) -> Any:
+        if self._flushed < self._revision:
+            await self._until_flushed(self._revision)
         with io_tracker(self._clock):
             return await backend.run_on_thread(self._reader, fn, *args)
 
@@ -625,7 +642,13 @@ class RevisionLog:
         """
         inflight: deque[_Batch] = deque()
         while True:
-            if self._pending and len(inflight) < PIPELINE and not self._chain.broken:
+            if self._broken is not None and self._pending:  # answered state lost its file: refuse the rest
+                items, self._pending = self._pending, []
+                self._pending_cost -= sum(item.cost for item in items)
+                for item in items:
+                    item.fail(self._broken)
+            if self._pending and len(inflight) < (PIPELINE_EARLY if self.publish_early else PIPELINE) \
+                    and not self._chain.broken:
                 if any(c.target == "value" for item in self._pending for c in item.compares):
                     if inflight:  # value compares may need committed values read first: drain
                         await self._finish_batch(inflight.popleft())
@@ -642,7 +665,10 @@ class RevisionLog:
                 except Exception as exc:  # a bug must fail these callers, not hang every later one
                     self._abandon(items, exc, inflight)
                     continue
+                early = self.publish_early and not batch.fetch and not batch.ranges and all(b.published for b in inflight)
                 inflight.append(self._submit(batch))
+                if early:
+                    self._publish(batch, [])
                 continue
             if inflight:
                 await self._finish_batch(inflight.popleft())
@@ -810,6 +836,10 @@ class RevisionLog:
             fetched, range_results, sizes = await batch.task
         except BaseException as exc:  # noqa: BLE001 — whatever SQLite raised, the batch failed as a whole
             batch.io.__exit__(None, None, None)
+            if batch.published:
+                # Answered already but not on disk: this log no longer matches its file.
+                self._broken = exc if isinstance(exc, StoreError) else BackendError(exc)
+                self._flushed_to(0)
             self._fail_batch(batch, exc)
             if isinstance(exc, asyncio.CancelledError):
                 raise
@@ -824,11 +854,16 @@ class RevisionLog:
             self._in_use += batch.cost
         else:
             self._in_use = sizes[1]
-        known = batch.known
         if fetched:
-            known.update(fetched)
+            batch.known.update(fetched)
+        if not batch.published:
+            self._publish(batch, range_results)
+        self._flushed_to(batch.last_revision)
 
-        # Committed: publish the index, then answer callers and feed watchers.
+    def _publish(self, batch: _Batch, range_results: list[Any]) -> None:
+        """Publish the index, then answer callers and feed watchers."""
+        batch.published = True
+        known = batch.known
         keys = self._keys
         uncommitted = self._uncommitted
         seq = batch.seq
@@ -1021,6 +1056,7 @@ class RevisionLog:
             raise FileExistsError(f"snapshot target {str(target)!r} already exists")
         if not target.parent.is_dir():
             raise FileNotFoundError(f"snapshot folder {str(target.parent)!r} does not exist")
+        await self._until_flushed(self._revision)
         with io_tracker(self._clock):
             return await backend.run_on_thread(self._reader, backend.backup, str(target))
 
@@ -1034,6 +1070,35 @@ class RevisionLog:
     def _check_open(self) -> None:
         if self._closed:
             raise ClosedError()
+        if self._broken is not None:
+            raise self._broken
+
+    @property
+    def flushed_revision(self) -> int:
+        """The last revision committed to SQLite (behind :attr:`revision` only with ``publish_early``)."""
+        return self._flushed
+
+    async def _until_flushed(self, revision: int) -> None:
+        while self._flushed < revision:
+            if self._broken is not None:
+                raise self._broken
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._flush_waiters.append((revision, fut))
+            await fut
+
+    def _flushed_to(self, revision: int) -> None:
+        self._flushed = max(self._flushed, revision)
+        if self.on_flushed is not None and self._broken is None:
+            self.on_flushed(self._flushed)
+        if self._flush_waiters:
+            still = []
+            for rev, fut in self._flush_waiters:
+                if rev <= self._flushed or self._broken is not None:
+                    if not fut.done():
+                        fut.set_result(None)
+                else:
+                    still.append((rev, fut))
+            self._flush_waiters = still
 
 
 # ---------------------------------------------------------------------- helpers

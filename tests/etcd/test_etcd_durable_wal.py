@@ -114,3 +114,30 @@ def _slowly(save: Any) -> Any:
         save(*args)
 
     return slow
+
+
+async def test_the_applied_record_never_runs_ahead_of_the_members_database(tmp_path: Path) -> None:
+    """Members answer before their SQLite commit; the WAL's applied position (where a restarted
+    member replays from) must only ever name what the database file already holds."""
+    clock = VirtualClock()
+    cluster = await EtcdCluster.open(tmp_path, clock=clock, members=3, seed=9, fsync=True, auto_compact_interval=0)
+    await clock.run_until(lambda: cluster.leader() is not None, 10, step=0.1)
+    ahead: list[tuple[str, int, int]] = []
+    recorded: list[int] = []
+    for m in cluster.members:
+        def checked(index: int, revision: int, alarms: int = 0, *, m: Any = m, save: Any = m.storage.save_applied) -> None:
+            if revision > m.machine.flushed_revision:
+                ahead.append((m.name, revision, m.machine.flushed_revision))
+            recorded.append(revision)
+            save(index, revision, alarms)
+
+        m.storage.save_applied = checked
+
+    async def writer(w: int) -> None:
+        for i in range(20):
+            await cluster.txn([], [Put(f"/registry/rec/{w}-{i}", b"v" * 100)])
+
+    await run(clock, asyncio.gather(*(writer(w) for w in range(8))))
+    assert ahead == []
+    assert max(recorded) == cluster.revision == 160
+    await cluster.close()
