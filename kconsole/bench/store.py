@@ -36,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", default=None, help="folder for the store file (default: a temporary folder)")
     parser.add_argument("--default-gc", action="store_true",
                         help="keep CPython's collector settings instead of the serving GC policy")
+    parser.add_argument("--against-etcd", metavar="URL", default=None,
+                        help="run the same writers against a real etcd's v3 JSON gateway (e.g. http://127.0.0.1:2379)")
 
 
 def figures(args: argparse.Namespace, elapsed: float, lat: list[float], single_elapsed: float,
@@ -89,6 +91,10 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     for name in ("concurrency", "writes", "single_writes", "value_size", "members"):
         if getattr(args, name) < 1:
             raise SystemExit(f"kconsole bench store: --{name.replace('_', '-')} must be at least 1")
+    if args.against_etcd:
+        from kconsole.bench import etcd_real
+
+        return await etcd_real.run(args, _phase, figures)
     if args.members > 1:
         from kconsole.bench import etcd_members
 
