@@ -12,6 +12,9 @@ changes/s. Measured, in wall milliseconds:
   and not drawn after 5 s counts as 5 s). The churn is label patches on existing pods (cheap
   writes that still go through the whole request pipeline and every watcher).
 
+Change to row is also split at the console's own pods cache (when its informer got the version):
+the watch path (watch cache -> client -> informer) and the console's part (batch, rows, paint).
+
 The process CPU spent during the churn (cluster, writer and console together) is reported per
 change: on a shared machine it tells a costlier process from busier neighbours.
 
@@ -110,6 +113,17 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             stop = asyncio.Event()
 
             in_flight: set[asyncio.Task[None]] = set()
+            # The split of change-to-row: when the console's own pods cache got each version.
+            arrived: dict[str, tuple[str, float]] = {}
+            to_cache: list[float] = []
+            cache_to_row: list[float] = []
+
+            def on_update(_old: dict[str, Any], new: dict[str, Any]) -> None:
+                meta = new["metadata"]
+                arrived[f"{meta.get('namespace')}/{meta['name']}"] = (str(meta["resourceVersion"]), time.monotonic())
+
+            assert app.resources.watched is not None
+            app.resources.watched.informer.add_event_handler(on_update=on_update)
 
             async def write(key: str, seq: int, visible: bool) -> None:
                 nonlocal writes
@@ -158,6 +172,10 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
                         if painted is not None and painted.isdigit() and int(painted) >= int(rv):
                             change_lags.append((now - started) * 1000)
                             del pending[key]
+                            seen = arrived.get(key)
+                            if seen is not None and seen[0] == rv:  # the event may beat the write's answer
+                                to_cache.append(max(0.0, seen[1] - started) * 1000)
+                                cache_to_row.append((now - max(seen[1], started)) * 1000)
                         elif key not in visible:
                             del pending[key]  # a key press sorted or scrolled it off screen: no row to draw
                             left_screen += 1
@@ -203,6 +221,8 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
                 "cpu_ms_per_change": round(churn_cpu * 1000 / max(1, writes), 2),
                 "key_to_screen_p95_ms": _p95(key_lags),
                 "change_to_row_p95_ms": _p95(change_lags),
+                "ack_to_console_cache_p95_ms": _p95(to_cache),
+                "console_cache_to_row_p95_ms": _p95(cache_to_row),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 "key_samples": len(key_lags),
                 "change_samples": len(change_lags),
