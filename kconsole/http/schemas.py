@@ -243,6 +243,17 @@ TYPES: dict[str, tuple[str, str, Fields]] = {
     }),
 }
 
+#: Fields a type cannot do without (``kubectl explain`` marks them -required-).
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "OwnerReference": ("apiVersion", "kind", "name", "uid"),
+    "PodSpec": ("containers",),
+    "Container": ("name",),
+    "ContainerPort": ("containerPort",),
+    "EnvVar": ("name",),
+    "DeploymentSpec": ("selector", "template"),
+    "ServicePort": ("port",),
+}
+
 #: (group, kind) -> the kind's description and its top-level fields besides apiVersion, kind and metadata.
 KINDS: dict[tuple[str, str], tuple[str, Fields]] = {
     ("", "Pod"): ("Pod is a collection of containers that can run on a host. This resource is created by clients "
@@ -320,4 +331,6 @@ def kind_schema(group: str, kind: str, generic: dict[str, Any], schemas: dict[st
         schema_name, description, fields = TYPES[name]
         schemas[schema_name] = {"type": "object", "description": description,
                                 "properties": _properties(fields, used)}
+        if REQUIRED.get(name):
+            schemas[schema_name]["required"] = list(REQUIRED[name])
     return schema

@@ -296,7 +296,7 @@ async def test_auth_discovery_and_raw(cluster: Cluster) -> None:
 async def test_explain_prints_field_descriptions(cluster: Cluster) -> None:
     spec = (await cluster.kubectl("explain", "pod.spec")).out
     assert "FIELD: spec <PodSpec>" in spec
-    assert "containers\t<[]Container>" in spec and "List of containers belonging to the pod." in spec
+    assert "containers\t<[]Container> -required-" in spec and "List of containers belonging to the pod." in spec
     ports = (await cluster.kubectl("explain", "deployment.spec.template.spec.containers.ports")).out
     assert "containerPort\t<integer>" in ports and "Number of port to expose on the pod's IP address." in ports
     replicas = (await cluster.kubectl("explain", "deploy.spec.replicas")).out
