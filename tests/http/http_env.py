@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import shutil
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
