@@ -637,7 +637,8 @@ class Member:
             await fut
 
     async def _wal_loop(self) -> None:
-        """Write what queued up since the last write as one record batch with one fsync."""
+        """Write what queued up since the last write as one record batch with one fsync (none when
+        all of it is a commit index, which a member re-learns from its leader)."""
         node, storage = self.node, self.storage
         assert node is not None and storage is not None
         while True:
@@ -646,11 +647,15 @@ class Member:
             while self._writes:
                 self._writing, self._writes = self._writes, []
                 hard_state, entries = _merge(self._writing)
-                if hard_state is not None or entries:
+                vote = self._durable_vote
+                if entries or any(w.hard_state is not None and (w.hard_state.term, w.hard_state.vote) != vote
+                                  for w in self._writing):
                     with io_tracker(self.clock):
                         await asyncio.to_thread(storage.save_durably, hard_state, entries)
-                    if self.disk_latency:
-                        await self.clock.sleep(self.disk_latency)
+                elif hard_state is not None:
+                    storage.save(hard_state, [])  # a commit index alone needs no fsync (etcd's MustSync)
+                if (hard_state is not None or entries) and self.disk_latency:
+                    await self.clock.sleep(self.disk_latency)
                 done, self._writing = self._writing, []
                 for w in done:
                     if w.hard_state is not None:
