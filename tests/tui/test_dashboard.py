@@ -557,3 +557,33 @@ async def test_vtable_columns_shrink_when_their_widest_rows_go() -> None:
         table.remove_row(0)
         table.commit_rows(old)
         assert table.widths == [5, 7]
+
+
+async def test_vtable_ages_move_with_time_alone() -> None:
+    from textual.app import App
+
+    from kconsole.tui.widgets import Row, VirtualTable
+
+    class One(App[None]):
+        def compose(self):  # type: ignore[no-untyped-def]
+            yield VirtualTable(id="t")
+
+    app = One()
+    now = [1000.0]
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(VirtualTable)
+        table.age_column = 1
+        table.now = lambda: now[0]
+        rows = [Row("young", ("young", "5s"), born=995.0), Row("old", ("old", "2d"), born=1000.0 - 2 * 86400)]
+        table.set_rows(("Name", "Age"), rows)
+        await pilot.pause()
+        assert "5s" in table.render_line(1).text
+        table.paints = 0
+        table.refresh_ages()  # nothing moved yet: nothing drawn
+        await pilot.pause()
+        assert table.paints == 0
+        now[0] += 10
+        table.refresh_ages()
+        await pilot.pause()
+        # Only the young row's age reads differently ten seconds later.
+        assert table.paints == 1 and "15s" in table.render_line(1).text

@@ -147,6 +147,7 @@ class ResourcesPanel(Panel):
         self._dirty: set[str] = set()
         self._dirty_of: Watched | None = None
         self._synced = False
+        self._age_second = 0
         #: Incremental updates applied (rebuilds counts the full ones).
         self.updates = 0
         #: Re-sorts of the built rows (sort keys).
@@ -232,6 +233,10 @@ class ResourcesPanel(Panel):
             self._synced = synced
             self.table.empty_text = self._empty_text()
             self.table.refresh()
+        second = int(self.now())
+        if second != self._age_second:
+            self._age_second = second
+            self.table.refresh_ages()
         if not self._dirty:
             return False
         keys = list(self._dirty)

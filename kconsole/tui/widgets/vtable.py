@@ -80,6 +80,8 @@ class VirtualTable(ScrollView, can_focus=True):
         #: Per column: cell width -> how many rows have it, so a column shrinks when its widest rows go.
         self._width_counts: list[dict[int, int]] = []
         self._widths_moved = False
+        #: Age text as last drawn, by row index: passing time redraws only the lines whose age moved.
+        self._drawn_ages: dict[int, str] = {}
         self._styles: dict[str, Style] = {k: Style(color=v) for k, v in STATE_DEFAULTS.items()}
         self._header_style = Style(bold=True)
         self._cursor_style = Style(reverse=True)
@@ -251,6 +253,20 @@ class VirtualTable(ScrollView, can_focus=True):
             self._index_valid = True
         return self._index
 
+    def refresh_ages(self) -> None:
+        """Redraw the lines on screen whose age reads differently now: time passing changes no row,
+        so nothing else would draw it."""
+        if self.age_column is None or self.now is None:
+            return
+        now = self.now()
+        top = int(self.scroll_offset.y)
+        rows = self.rows
+        drawn = self._drawn_ages
+        for index in range(top, min(len(rows), top + max(0, self.size.height - 1))):
+            born = rows[index].born
+            if drawn.get(index) != ("<unknown>" if born is None else human_duration(now - born)):
+                self.refresh_line(index + 1)
+
     def visible_keys(self) -> list[str]:
         top = int(self.scroll_offset.y)
         height = max(0, self.size.height - 1)
@@ -340,6 +356,7 @@ class VirtualTable(ScrollView, can_focus=True):
         cells = row.cells
         if self.age_column is not None and self.now is not None and self.age_column < len(cells):
             age = "<unknown>" if row.born is None else human_duration(self.now() - row.born)
+            self._drawn_ages[index] = age
             cells = cells[:self.age_column] + (age,) + cells[self.age_column + 1:]
         strip = Strip([Segment(self._line_text(cells), style)])
         return strip.crop_extend(scroll_x, scroll_x + width, style if index == self.cursor else None)
