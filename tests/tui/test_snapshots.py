@@ -23,7 +23,9 @@ def dashboard(tmp_path: Path, theme: str) -> tuple[ConsoleApp, Any]:
 
     async def run_before(pilot: Any) -> None:
         await until(clock, lambda: app.ready, pilot, step=0.1)
-        await until(clock, lambda: app.model.node_counts() == (5, 5) and len(app.resources.table.rows) == 12, pilot)
+        # The picture shows the nodes Ready and the node controller's RegisteredNode events listed.
+        await until(clock, lambda: app.model.node_counts() == (5, 5) and len(app.resources.table.rows) == 12
+                    and len(app.events_panel.table.rows) >= 5, pilot)
         await app.sample_now()
         # Added/modified marks last MARK_SECONDS of wall time, so whether a late event is still
         # highlighted depends on timing, like file sizes: let every mark run out before the picture.
