@@ -63,6 +63,7 @@ class Watched:
         now = self.wall()
         self.changed_at = now
         if mark is not None and self.informer.has_synced:
+            self.marks.pop(key, None)  # re-inserted last: the marks stay in the order they were set
             self.marks[key] = (mark, now)
         for keys in self._subscribers:
             keys.add(key)
@@ -87,11 +88,16 @@ class Watched:
         self._bump(key, "deleted")
 
     def expire(self) -> None:
-        """Drop marks older than :data:`MARK_SECONDS`; a change of marks is a change of rows."""
+        """Drop marks older than :data:`MARK_SECONDS`; a change of marks is a change of rows. The
+        marks are in the order they were set, so only the expired ones at the front are looked at."""
         if not self.marks:
             return
         cutoff = self.wall() - MARK_SECONDS
-        stale = [k for k, (_, t) in self.marks.items() if t < cutoff]
+        stale = []
+        for key, (_, at) in self.marks.items():
+            if at >= cutoff:
+                break
+            stale.append(key)
         if stale:
             for key in stale:
                 del self.marks[key]

@@ -587,3 +587,29 @@ async def test_vtable_ages_move_with_time_alone() -> None:
         await pilot.pause()
         # Only the young row's age reads differently ten seconds later.
         assert table.paints == 1 and "15s" in table.render_line(1).text
+
+
+async def test_marks_expire_by_when_they_were_last_set(cluster: Any) -> None:
+    c, clock = cluster
+    app = ConsoleApp(c, live=False, watch_themes=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, clock, pilot)
+        watched = app.model.watched["pods"]
+        watched.marks.clear()
+        now = [100.0]
+        watched.wall = lambda: now[0]
+
+        def version(name: str, rv: str) -> dict[str, Any]:
+            return {"metadata": {"namespace": "marks", "name": name, "resourceVersion": rv}}
+
+        watched._on_update(version("a", "1"), version("a", "2"))
+        now[0] = 101.0
+        watched._on_update(version("b", "1"), version("b", "2"))
+        now[0] = 101.5
+        watched._on_update(version("a", "2"), version("a", "3"))  # a changed again, after b
+        now[0] = 103.2
+        watched.expire()
+        assert watched.mark("marks/b") is None and watched.mark("marks/a") == "modified"
+        now[0] = 103.6
+        watched.expire()
+        assert watched.mark("marks/a") is None and not watched.marks
