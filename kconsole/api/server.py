@@ -68,6 +68,8 @@ UNKNOWN_MANAGER = "unknown"
 #: Simulated seconds before bootstrap retries a create that failed, doubling up to the maximum.
 BOOTSTRAP_RETRY_FIRST = 0.5
 BOOTSTRAP_RETRY_MAX = 10.0
+#: Authorization questions kept for reuse (see APIServer._attributes).
+MAX_QUESTIONS = 4096
 #: Simulated seconds between sweeps for expired Events.
 EVENT_GC_INTERVAL = 60.0
 
@@ -138,6 +140,7 @@ class APIServer:
         self._event_gc: TimerHandle | None = None
         self._event_gc_task: asyncio.Task[None] | None = None
         self._lookup: dict[str, tuple[Any, bool]] = {}
+        self._questions: dict[tuple[UserInfo, str, str, str, str, str, str, str], Attributes] = {}
         #: Fault injection (kconsole.faults): awaited before a request is served; it may sleep on the
         #: clock (latency) or raise a StatusError (error injection). None in normal operation.
         self.fault_injector: Callable[[Request], Awaitable[None]] | None = None
@@ -397,9 +400,7 @@ class APIServer:
         if spec.namespaced and namespace is None and verb not in ("list", "watch", "deletecollection"):
             namespace = "default"
         req.namespace = namespace
-        self._authorize(call, Attributes(user=user, verb=verb, group=spec.group, version=spec.info.version,
-                                         resource=spec.resource, subresource=sub or "", namespace=namespace or "",
-                                         name=req.name or ""))
+        self._authorize(call, self._attributes(user, verb, spec, sub or "", namespace or "", req.name or ""))
         call.stage = "storage"
         if not spec.stored:
             return self._sub.review(self, call, spec)
@@ -422,6 +423,20 @@ class APIServer:
         if verb == "deletecollection":
             return await self._delete_collection(call, spec)
         raise StatusError.method_not_supported(spec.group_resource, verb)
+
+    def _attributes(self, user: UserInfo, verb: str, spec: ResourceSpec, sub: str, namespace: str,
+                    name: str) -> Attributes:
+        """The authorizer's question for a resource request; Attributes are immutable, so the questions
+        clients keep asking (a controller creating Pods in one namespace) are built once. Bounded."""
+        key = (user, verb, spec.group, spec.info.version, spec.resource, sub, namespace, name)
+        attrs = self._questions.get(key)
+        if attrs is None:
+            attrs = Attributes(user=user, verb=verb, group=spec.group, version=spec.info.version,
+                               resource=spec.resource, subresource=sub, namespace=namespace, name=name)
+            if len(self._questions) >= MAX_QUESTIONS:
+                self._questions.clear()
+            self._questions[key] = attrs
+        return attrs
 
     def _authorize(self, call: _Call, attrs: Attributes) -> None:
         allowed, reason = self.authorizer.authorize(attrs)
