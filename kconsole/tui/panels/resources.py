@@ -315,9 +315,13 @@ class ResourcesPanel(Panel):
         columns = self._layout.columns
         col = self.sort_column
         name = columns[col] if col is not None and col < len(columns) else None
+        was_descending = self._descending
         self._descending = self.sort_reverse != (name in ("Age", "Last Seen"))
-        by_key = {row.key: row for row in table.rows}
-        if col != self._order_column:
+        if col == self._order_column:
+            # The table shows the order already, one way or the other.
+            rows = table.rows[::-1] if self._descending != was_descending else list(table.rows)
+        else:
+            by_key = {row.key: row for row in table.rows}
             objects = self._objects
             sort_key = self._sort_key()
             order = [(sort_key(row, objects[key]), key) for key, row in by_key.items()]
@@ -325,9 +329,9 @@ class ResourcesPanel(Panel):
             self._order = order
             self._sort_keys = {key: sk for sk, key in order}
             self._order_column = col
-        rows = [by_key[key] for _, key in self._order]
-        if self._descending:
-            rows.reverse()
+            rows = [by_key[key] for _, key in order]
+            if self._descending:
+                rows.reverse()
         table.sort_column = self.sort_column
         table.sort_reverse = self.sort_reverse
         table.set_rows(columns, rows, keep_widths=True)

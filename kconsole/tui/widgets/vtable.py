@@ -107,7 +107,8 @@ class VirtualTable(ScrollView, can_focus=True):
         An identical list changes nothing, so panels rebuilt on a timer do not repaint for nothing."""
         columns = tuple(columns)
         drawn_as = (self.sort_column, self.sort_reverse, self.empty_text, self.age_column)
-        if columns == self.columns and rows == self.rows and self._drawn_as == drawn_as:
+        if columns == self.columns and self._drawn_as == drawn_as and (
+                rows is self.rows or len(rows) == len(self.rows) and rows == self.rows):
             return
         self._drawn_as = drawn_as
         old_key = self.cursor_key
