@@ -239,6 +239,35 @@ def _collect(value: dict[str, Any], fields: dict[str, Field], type_name: str | N
             out.add(path)
 
 
+def _changed_candidates(new: dict[str, Any], old: dict[str, Any], kind: str) -> set[Path]:
+    """``field_set(new, kind)`` without the field paths under a map key whose value equals old's there:
+    each looks up the same in both objects, so the diff would drop it anyway, and the lookups were most
+    of an update's cost (a status update leaves the spec alone; a binding changes one field of it)."""
+    out: set[Path] = set()
+    _collect_changed(_top_fields(new), old, _fields_table(kind), None, (), out)
+    return out
+
+
+def _collect_changed(value: dict[str, Any], old: Any, fields: dict[str, Field], type_name: str | None,
+                     prefix: Path, out: set[Path]) -> None:
+    """:func:`_collect` of ``value`` pruned against ``old``, the map :func:`lookup` reaches at ``prefix``."""
+    old_map = old if isinstance(old, dict) else None
+    for key, v in value.items():
+        if old_map is not None and key in old_map and old_map[key] == v:
+            if isinstance(v, (dict, list)):
+                # List items still go to the diff: one whose key repeats is not found by lookup.
+                items: set[Path] = set()
+                _collect({key: v}, fields, type_name, prefix, items)
+                out.update(p for p in items if p[-1] == ".")
+            continue
+        if isinstance(v, dict) and v:
+            field = fields.get(key, ("", None, None))
+            _collect_changed(v, old_map.get(key) if old_map is not None else None, fields_of(_type_name(field)),
+                             _type_name(field), prefix + (f"f:{key}",), out)
+        else:
+            _collect({key: v}, fields, type_name, prefix, out)
+
+
 def to_fieldsv1(paths: set[Path]) -> dict[str, Any]:
     tree: dict[str, Any] = {}
     for path in sorted(paths):
@@ -465,7 +494,8 @@ def track_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, 
             "manager": manager, "operation": operation, "apiVersion": str(new.get("apiVersion", "")), "time": now,
             "fieldsType": "FieldsV1", "fieldsV1": tree}] if tree else []
         return new
-    changed = {p for p in field_set(new, kind)
+    candidates = field_set(new, kind) if old is None else _changed_candidates(new, old, kind)
+    changed = {p for p in candidates
                if p[-1] == "." or old is None or lookup(old, p) != lookup(new, p)}
     if old is not None:
         changed = {p for p in changed if p[-1] != "." or not lookup(old, p)[0]}
