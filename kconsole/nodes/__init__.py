@@ -15,10 +15,11 @@ What the composition root (``kconsole/cluster.py``) uses:
   "kube-scheduler": .., "kube-controller-manager": ..}``. ``async start()`` / ``async stop()``;
   ``kubelets: dict[str, Kubelet]``, ``proxies: dict[str, KubeProxy]``; ``logs(namespace, pod,
   container, follow, tail_lines) -> str | LogStream`` (the API server's pods/log source);
-  ``async add_node(config)``, ``async remove_node(name)``. One pods informer and one
-  Services/EndpointSlices pair serve every node.
+  ``async add_node(config)``, ``async remove_node(name)``. One pods informer, one nodes informer
+  and one Services/EndpointSlices pair serve every node.
 * :class:`Kubelet(client, clock, *, node, rng, static_pod_status=None, delay_factor=1.0,
-  pod_informer=None) <kconsole.nodes.kubelet.Kubelet>` — standalone it watches its own pods.
+  pod_informer=None, node_informer=None) <kconsole.nodes.kubelet.Kubelet>` — standalone it watches
+  its own pods and GETs its Node for each status report.
   ``async start()``, ``async stop()`` (crash-like), ``partition()`` / ``heal()``,
   ``set_pressure("memory"|"disk", on)``, ``slow_image_pulls(factor)``, per pod
   ``kill_container(ns, pod, container=None)``, ``crash_loop(ns, pod, on=True)``,

@@ -4,7 +4,8 @@ Upstream each kubelet watches its own pods (``fieldSelector=spec.nodeName=<node>
 kube-proxy watches all Services and EndpointSlices. With 1,000 nodes in one process that is 1,000
 watches fanning out every pod change; instead the fleet keeps ONE pods informer (indexed by node)
 and ONE Services/EndpointSlices pair, and dispatches each pod change to the kubelet it is bound
-to. Those shared watches read as ``system:node:kconsole-node-agents`` (group ``system:nodes``);
+to. Likewise ONE nodes informer stands in for each kubelet's informer on its own Node, which its
+status loop reads instead of GETting the Node every 10 s (upstream's first try does the same). Those shared watches read as ``system:node:kconsole-node-agents`` (group ``system:nodes``);
 every write still goes out as the node's own user (``system:node:<name>``), one Client per node,
 so RBAC and NodeRestriction apply to each kubelet exactly as upstream.
 """
@@ -53,6 +54,7 @@ class NodeFleet:
         self.started = False
         reader = client_for(AGENT_USER)
         self.pod_informer = SharedInformer(reader, "pods", indexers={NODE_INDEX: index_by_node_name}, clock=clock)
+        self.node_informer = SharedInformer(reader, "nodes", clock=clock)
         self.service_informer = SharedInformer(reader, "services", clock=clock)
         self.slice_informer = SharedInformer(reader, "endpointslices", clock=clock)
         self.table = ServiceTable(self.service_informer, self.slice_informer)
@@ -88,7 +90,8 @@ class NodeFleet:
         kubelet = Kubelet(self.client_for(f"system:node:{config.name}"), self.clock, node=config,
                           rng=random.Random(self.rng.random()),
                           static_pod_status=self._static_for(config.name) if config.control_plane else None,
-                          delay_factor=self.delay_factor, pod_informer=self.pod_informer)
+                          delay_factor=self.delay_factor, pod_informer=self.pod_informer,
+                          node_informer=self.node_informer)
         proxy = KubeProxy(config.name, self.table)
         kubelet.partition_listeners.append(proxy.set_partitioned)
         self.kubelets[config.name] = kubelet
@@ -99,10 +102,10 @@ class NodeFleet:
         if self.started:
             return
         self.started = True
-        for informer in (self.pod_informer, self.service_informer, self.slice_informer):
+        informers = (self.pod_informer, self.node_informer, self.service_informer, self.slice_informer)
+        for informer in informers:
             await informer.start()
-        await asyncio.gather(*(i.wait_synced() for i in (self.pod_informer, self.service_informer,
-                                                          self.slice_informer)))
+        await asyncio.gather(*(i.wait_synced() for i in informers))
         kubelets = [self._build(c) for c in self.configs if c.name not in self.kubelets]
         await asyncio.gather(*(k.start() for k in kubelets))
 
@@ -113,7 +116,7 @@ class NodeFleet:
         await asyncio.gather(*(k.stop() for k in self.kubelets.values()), return_exceptions=True)
         for proxy in self.proxies.values():
             await proxy.stop()
-        for informer in (self.pod_informer, self.service_informer, self.slice_informer):
+        for informer in (self.pod_informer, self.node_informer, self.service_informer, self.slice_informer):
             await informer.stop()
 
     async def add_node(self, config: NodeConfig) -> Kubelet:
