@@ -50,6 +50,17 @@ async def test_lease_renews_every_10s_and_stops_with_the_kubelet(env: NodeEnv) -
     assert await renew_time() > stopped_at
 
 
+async def test_status_checks_read_the_node_from_the_fleet_cache_not_with_gets(env: NodeEnv) -> None:
+    await env.fleet(workers=1)
+    await env.clock.advance(5)
+    since = env.api.audit_recent(1)[-1].seq
+    await env.clock.advance(60)
+    mine = [r for r in env.api.audit_recent(5000) if r.seq > since and r.user == "system:node:worker-1"]
+    assert [r for r in mine if r.verb == "get" and r.resource == "nodes"] == [], \
+        "every 10 s check compares with the shared nodes informer's copy (upstream's first try)"
+    assert sum(r.verb == "update" and r.resource.startswith("leases") for r in mine) >= 5
+
+
 async def test_partition_stops_reports_and_heal_resumes_them(env: NodeEnv) -> None:
     fleet = await env.fleet(workers=1)
     kubelet = fleet.kubelets["worker-1"]
