@@ -255,10 +255,7 @@ def _collect_changed(value: dict[str, Any], old: Any, fields: dict[str, Field], 
     for key, v in value.items():
         if old_map is not None and key in old_map and old_map[key] == v:
             if isinstance(v, (dict, list)):
-                # List items still go to the diff: one whose key repeats is not found by lookup.
-                items: set[Path] = set()
-                _collect({key: v}, fields, type_name, prefix, items)
-                out.update(p for p in items if p[-1] == ".")
+                _shadowed_items({key: v}, fields, type_name, prefix, False, out)
             continue
         if isinstance(v, dict) and v:
             field = fields.get(key, ("", None, None))
@@ -266,6 +263,33 @@ def _collect_changed(value: dict[str, Any], old: Any, fields: dict[str, Field], 
                              _type_name(field), prefix + (f"f:{key}",), out)
         else:
             _collect({key: v}, fields, type_name, prefix, out)
+
+
+def _shadowed_items(value: dict[str, Any], fields: dict[str, Field], type_name: str | None, prefix: Path,
+                    shadowed: bool, out: set[Path]) -> None:
+    """The list-item paths (``.``) of ``value`` that :func:`lookup` may not find even in an equal object:
+    items whose key repeats in their list, and everything under such an item (lookup takes the first
+    match). The diff judges those; every other item is found, so it drops them."""
+    for key, v in value.items():
+        if isinstance(v, dict):
+            if v:
+                field = fields.get(key, ("", None, None))
+                _shadowed_items(v, fields_of(_type_name(field)), _type_name(field), prefix + (f"f:{key}",),
+                                shadowed, out)
+        elif isinstance(v, list):
+            field = fields.get(key, ("", None, None))
+            kind, keys = _list_kind(field, key, type_name)
+            if kind != "assoc":
+                continue
+            path = prefix + (f"f:{key}",)
+            items = [(item, _item_key(item, keys)) for item in v if isinstance(item, dict)]
+            repeated = len({k for _, k in items}) < len(items)
+            for item, item_key in items:
+                item_path = path + (item_key,)
+                if shadowed or repeated:
+                    out.add(item_path + (".",))
+                _shadowed_items(item, fields_of(_type_name(field)), _type_name(field), item_path,
+                                shadowed or repeated, out)
 
 
 def to_fieldsv1(paths: set[Path]) -> dict[str, Any]:
