@@ -9,7 +9,12 @@ are frozen (moved out of the collector's generations): each object is walked onc
 that finds it alive, and the older passes have nothing to walk. A larger young generation makes the
 collector run less often. Frozen objects are still freed by reference counting; only cyclic garbage
 among them stays. The API's request path makes none (a create, a conflict and a 404 leave no cycle
-behind); a cycle that is alive at some collection and dropped later is not reclaimed.
+behind), but a console session makes some (widgets, finished tasks with tracebacks): a cycle that is
+alive at some collection and dropped later would stay forever. So, like CPython's own rule for full
+passes (only when the long-lived heap grew by a quarter), once the frozen set has grown by
+``SWEEP_GROWTH`` since the last full pass everything is unfrozen, nothing is frozen until the
+collector's next full pass has run, and its survivors are frozen again. A long session pays one
+full pause each time its heap grows by that factor: amortised, and bounded.
 
 Process-wide, so opt-in: the serving entry points (``kconsole serve``, the benches) install it;
 library code and tests do not.
@@ -22,13 +27,31 @@ from typing import Any
 
 #: Allocations between young collections (CPython's default is 700).
 YOUNG_THRESHOLD = 10_000
+#: Growth of the frozen set since the last full pass that lets the next full pass run.
+SWEEP_GROWTH = 2.0
+#: Below this many frozen objects a sweep is not worth a pause.
+SWEEP_FLOOR = 200_000
 
-_state: dict[str, Any] = {"installed": False, "threshold": None}
+_state: dict[str, Any] = {"installed": False, "threshold": None, "swept_at": 0, "sweeping": False,
+                          "sweeps": 0}
 
 
 def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
-    if phase == "stop":
+    if phase != "stop":
+        return
+    if _state["sweeping"]:
+        if info["generation"] < 2:
+            return  # let the generations fill so the collector's next full pass walks them all
+        _state["sweeping"] = False
+        _state["sweeps"] += 1
         gc.freeze()
+        _state["swept_at"] = gc.get_freeze_count()
+        return
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    if frozen >= SWEEP_FLOOR and frozen >= SWEEP_GROWTH * _state["swept_at"]:
+        _state["sweeping"] = True
+        gc.unfreeze()
 
 
 def install(young_threshold: int = YOUNG_THRESHOLD) -> None:
@@ -43,6 +66,8 @@ def install(young_threshold: int = YOUNG_THRESHOLD) -> None:
     gc.set_threshold(young_threshold, middle, old)
     gc.callbacks.append(_freeze_survivors)
     gc.freeze()
+    _state["swept_at"] = gc.get_freeze_count()
+    _state["sweeping"] = False
 
 
 def uninstall() -> None:
@@ -58,3 +83,8 @@ def uninstall() -> None:
 
 def installed() -> bool:
     return bool(_state["installed"])
+
+
+def sweeps() -> int:
+    """Full passes run since install because the frozen set had grown (see the module docstring)."""
+    return int(_state["sweeps"])

@@ -36,3 +36,30 @@ def test_nonsense_threshold_is_refused() -> None:
     with pytest.raises(ValueError, match="young_threshold"):
         gcpolicy.install(0)
     assert not gcpolicy.installed()
+
+
+def test_cycles_frozen_while_alive_are_reclaimed_once_the_frozen_set_doubles(monkeypatch: pytest.MonkeyPatch) -> None:
+    import weakref
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self
+
+    monkeypatch.setattr(gcpolicy, "SWEEP_FLOOR", 0)
+    gcpolicy.install()
+    try:
+        node = Node()
+        gone = weakref.ref(node)
+        gc.collect(0)
+        assert gc.get_freeze_count() and gcpolicy.sweeps() == 0, "a live cycle is frozen like everything else"
+        del node
+        gc.collect()
+        assert gone() is not None, "a frozen cycle is not reclaimed before the frozen set grew"
+        grown = [[i] for i in range(2 * gc.get_freeze_count())]
+        gc.collect(0)
+        assert gone() is not None, "growing the frozen set only arms the sweep"
+        gc.collect()
+        assert gone() is None, "the next full pass reclaimed the dropped cycle"
+        assert gcpolicy.sweeps() == 1 and gc.get_freeze_count() >= len(grown), "survivors are frozen again"
+    finally:
+        gcpolicy.uninstall()
