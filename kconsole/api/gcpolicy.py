@@ -32,8 +32,13 @@ SWEEP_GROWTH = 2.0
 #: Below this many frozen objects a sweep is not worth a pause.
 SWEEP_FLOOR = 200_000
 
-_state: dict[str, Any] = {"installed": False, "threshold": None, "swept_at": 0, "sweeping": False,
-                          "sweeps": 0}
+_state: dict[str, Any] = {"installed": False, "threshold": None, "swept_at": 0, "frozen": 0,
+                          "sweeping": False, "sweeps": 0}
+
+
+def _survivors() -> int:
+    """Objects the freeze below is about to move: only what this pass left in the generations."""
+    return sum(len(gc.get_objects(generation)) for generation in range(3))
 
 
 def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
@@ -44,12 +49,18 @@ def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
             return  # let the generations fill so the collector's next full pass walks them all
         _state["sweeping"] = False
         _state["sweeps"] += 1
+        _state["frozen"] = _state["swept_at"] = gc.get_freeze_count() + _survivors()
         gc.freeze()
-        _state["swept_at"] = gc.get_freeze_count()
         return
+    # Counting survivors is cheap (they are few); the exact frozen count walks every frozen object,
+    # so it is only asked when the running total (which never subtracts the frozen objects that
+    # reference counting freed since) says the set may have doubled.
+    _state["frozen"] += _survivors()
     gc.freeze()
-    frozen = gc.get_freeze_count()
-    if frozen >= SWEEP_FLOOR and frozen >= SWEEP_GROWTH * _state["swept_at"]:
+    if _state["frozen"] < max(SWEEP_FLOOR, SWEEP_GROWTH * _state["swept_at"]):
+        return
+    _state["frozen"] = gc.get_freeze_count()
+    if _state["frozen"] >= max(SWEEP_FLOOR, SWEEP_GROWTH * _state["swept_at"]):
         _state["sweeping"] = True
         gc.unfreeze()
 
@@ -66,7 +77,7 @@ def install(young_threshold: int = YOUNG_THRESHOLD) -> None:
     gc.set_threshold(young_threshold, middle, old)
     gc.callbacks.append(_freeze_survivors)
     gc.freeze()
-    _state["swept_at"] = gc.get_freeze_count()
+    _state["swept_at"] = _state["frozen"] = gc.get_freeze_count()
     _state["sweeping"] = False
 
 
