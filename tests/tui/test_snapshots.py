@@ -17,7 +17,10 @@ from kconsole.tui.app import ConsoleApp
 
 
 def dashboard(tmp_path: Path, theme: str) -> tuple[ConsoleApp, Any]:
-    c, clock = make_cluster(tmp_path)
+    # The node controller notices new nodes on its periodic pass (upstream: every 5 s). Whether
+    # its first pass already sees the nodes depends on which of two concurrent requests the
+    # store acknowledges first, so a short period keeps the picture's clock and ages fixed.
+    c, clock = make_cluster(tmp_path, controllers={"node-lifecycle-controller": {"monitor_period": 0.1}})
     app = ConsoleApp(c, live=False, watch_themes=False, theme=theme)
     app.etcd.show_sizes = False  # SQLite file sizes vary run to run; every other figure is fixed
 

@@ -46,8 +46,9 @@ async def until(clock: VirtualClock, pred: Callable[[], bool], pilot: Any = None
 
 
 def make_cluster(tmp_path: Path, nodes: int = 2, control_planes: int = 3, seed: int = 1,
-                 manifests: Path | None = None) -> tuple[Cluster, VirtualClock]:
+                 manifests: Path | None = None, controllers: dict[str, dict[str, Any]] | None = None,
+                 ) -> tuple[Cluster, VirtualClock]:
     clock = VirtualClock()
     config = ClusterConfig(nodes=nodes, control_planes=control_planes, seed=seed, http=False,
-                           data_dir=tmp_path / "data", manifests=manifests)
+                           data_dir=tmp_path / "data", manifests=manifests, controllers=controllers or {})
     return Cluster(config, clock=clock), clock
