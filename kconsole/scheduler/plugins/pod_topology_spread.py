@@ -10,6 +10,8 @@ or StatefulSet selects them, since the defaults use that selector.
 from __future__ import annotations
 
 import math
+from itertools import compress
+from operator import add
 from typing import Any
 
 from kconsole.scheduler.cache import NodeInfo
@@ -27,6 +29,8 @@ SYSTEM_DEFAULTS = [
     {"maxSkew": 3, "topologyKey": LABEL_HOSTNAME, "whenUnsatisfiable": "ScheduleAnyway"},
     {"maxSkew": 5, "topologyKey": LABEL_ZONE, "whenUnsatisfiable": "ScheduleAnyway"},
 ]
+#: up to this many candidate domains of a key are summed by masks, more by one walk over the nodes
+FEW_DOMAINS = 8
 FILTER_KEY = "PodTopologySpread/filter"
 SCORE_KEY = "PodTopologySpread/score"
 CONSTRAINTS_KEY = "PodTopologySpread/constraints"
@@ -43,6 +47,10 @@ def _count_batch(arg: tuple[LabelPredicate, str], nodes: list[NodeInfo]) -> list
 
 def _domain_batch(key: str, nodes: list[NodeInfo]) -> list[str]:
     return [n.labels.get(key, "") for n in nodes]
+
+
+def _label_batch(key: str, nodes: list[NodeInfo]) -> list[str | None]:
+    return [n.labels.get(key) for n in nodes]
 
 
 def _selector_key(selector: LabelPredicate) -> Any:
@@ -103,6 +111,8 @@ class PodTopologySpread(Plugin):
         # counting every node's pods for every pod made each cycle O(pods in the cluster).
         self._counts: NodeMemo[int] | None = NodeMemo(cache, _count_batch) if cache is not None else None
         self._domains: NodeMemo[str] | None = NodeMemo(cache, _domain_batch) if cache is not None else None
+        # The same with None for a missing label: score() reads a candidate's domain from it as one slice.
+        self._labels: NodeMemo[str | None] | None = NodeMemo(cache, _label_batch) if cache is not None else None
 
     def _count_table(self, c: SpreadConstraint, namespace: str) -> list[int] | None:
         """Matching-pod counts by node index, or None when the selector has no value key."""
@@ -213,17 +223,30 @@ class PodTopologySpread(Plugin):
         ignored: set[str] = set()
         counts: dict[tuple[str, str], int] = {}
         sizes = [0] * len(soft)
-        for n in nodes:
-            if require_all and any(c.topology_key not in n.labels for c in soft):
-                ignored.add(n.name)
-                continue
+        if not require_all and self._domains is not None:
+            # Every candidate counts: the domains are the distinct memoised label values, in the order
+            # the per-node walk below would meet them (a per-node walk per pod was most of its cost).
             for i, c in enumerate(soft):
-                if c.topology_key == LABEL_HOSTNAME:
+                key = c.topology_key
+                if key == LABEL_HOSTNAME:
                     continue
-                pair = (c.topology_key, n.labels.get(c.topology_key, ""))
-                if pair not in counts:
-                    counts[pair] = 0
-                    sizes[i] += 1
+                for dom in dict.fromkeys(self._domains.values(key, key, nodes)):
+                    pair = (key, dom)
+                    if pair not in counts:
+                        counts[pair] = 0
+                        sizes[i] += 1
+        else:
+            for n in nodes:
+                if require_all and any(c.topology_key not in n.labels for c in soft):
+                    ignored.add(n.name)
+                    continue
+                for i, c in enumerate(soft):
+                    if c.topology_key == LABEL_HOSTNAME:
+                        continue
+                    pair = (c.topology_key, n.labels.get(c.topology_key, ""))
+                    if pair not in counts:
+                        counts[pair] = 0
+                        sizes[i] += 1
         weights = []
         for i, c in enumerate(soft):
             size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else sizes[i]
@@ -243,7 +266,14 @@ class PodTopologySpread(Plugin):
                     if table is None:
                         continue
                     key = c.topology_key
-                    for dom, cnt in zip(self._domains.table(key, key), table):
+                    domains = self._domains.table(key, key)
+                    wanted = [pair for pair in counts if pair[0] == key]
+                    if len(wanted) <= FEW_DOMAINS:
+                        # A few domains (zones): one C-level masked sum per domain over the node tables.
+                        for pair in wanted:
+                            counts[pair] += sum(compress(table, map(pair[1].__eq__, domains)))
+                        continue
+                    for dom, cnt in zip(domains, table):
                         if cnt:
                             pair = (key, dom)
                             if pair in counts:
@@ -267,6 +297,8 @@ class PodTopologySpread(Plugin):
         soft, counts, weights, _ = state[SCORE_KEY]
         host = [self._count_nodes(c, pod.namespace, nodes) if c.topology_key == LABEL_HOSTNAME else None
                 for c in soft]
+        if self._labels is not None:
+            return self._score_columns(soft, counts, weights, host, nodes)
         out = []
         for j, n in enumerate(nodes):
             s = 0.0
@@ -283,8 +315,42 @@ class PodTopologySpread(Plugin):
             out.append(int(math.floor(s + 0.5)))
         return out
 
+    def _score_columns(self, soft: list[SpreadConstraint], counts: dict[tuple[str, str], int],
+                       weights: list[float], host: list[list[int] | None], nodes: list[NodeInfo]) -> list[int]:
+        """score() a constraint at a time over memoised label columns: a node's sum adds the same
+        terms in the same order as the per-node loop, so the floats (and the rounding) are identical."""
+        assert self._labels is not None
+        sums: list[float] | None = None
+        for i, c in enumerate(soft):
+            key = c.topology_key
+            vals = self._labels.values(key, key, nodes)
+            w = weights[i]
+            k = c.max_skew - 1
+            hc = host[i]
+            if hc is not None:
+                by_count = {cnt: cnt * w + k for cnt in set(hc)}
+                terms = list(map(by_count.__getitem__, hc))
+                if None in vals:
+                    terms = [0.0 if v is None else t for v, t in zip(vals, terms)]
+            else:
+                term_of = {v: counts.get((key, v), 0) * w + k for v in dict.fromkeys(vals)}
+                term_of[None] = 0.0
+                terms = list(map(term_of.__getitem__, vals))
+            sums = terms if sums is None else list(map(add, sums, terms))
+        if sums is None:
+            return [0] * len(nodes)
+        return list(map(math.floor, map((0.5).__add__, sums)))
+
     def normalize(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo], scores: list[int]) -> list[int]:
         ignored: set[str] = state[SCORE_KEY][3]
+        if not ignored:
+            if not scores:
+                return []
+            lo, hi = min(scores), max(scores)
+            if hi == 0:
+                return [MAX_NODE_SCORE] * len(scores)
+            top = hi + lo
+            return [MAX_NODE_SCORE * (top - s) // hi for s in scores]
         valid = [s for n, s in zip(nodes, scores) if n.name not in ignored]
         if not valid:
             return [0] * len(scores)
