@@ -140,6 +140,8 @@ class APIServer:
         self._event_gc: TimerHandle | None = None
         self._event_gc_task: asyncio.Task[None] | None = None
         self._lookup: dict[str, tuple[Any, bool]] = {}
+        #: Cluster-wide admission lists by resource: (cache, its generation then, the objects).
+        self._listed: dict[str, tuple[Any, int, list[Obj]]] = {}
         self._questions: dict[tuple[UserInfo, str, str, str, str, str, str, str], Attributes] = {}
         #: Fault injection (kconsole.faults): awaited before a request is served; it may sleep on the
         #: clock (latency) or raise a StatusError (error injection). None in normal operation.
@@ -183,6 +185,7 @@ class APIServer:
                 pass
         await self.storage.stop_caches()
         self._lookup.clear()
+        self._listed.clear()
 
     # ------------------------------------------------------------------ event TTL
 
@@ -509,13 +512,18 @@ class APIServer:
 
     def list_objects(self, resource: str, namespace: str | None) -> list[Obj]:
         """Objects of one resource from the watch cache (namespace None: all), without authorization;
-        for admission questions a name cannot answer (globalDefault PriorityClass, node ports in use)."""
+        for admission questions a name cannot answer (globalDefault PriorityClass, node ports in use).
+        Shared and read-only: a cluster-wide list is built again only when the cache's objects changed
+        (Priority admission asks for every PriorityClass on each Pod create)."""
         found = self._cache_of(resource)
         if found is None:
             return []
         cache, namespaced = found
         if namespace is None or not namespaced:
-            return cache.values()
+            listed = self._listed.get(resource)
+            if listed is None or listed[0] is not cache or listed[1] != cache.generation:
+                listed = self._listed[resource] = (cache, cache.generation, cache.values())
+            return listed[2]
         return list(cache.objects.get(namespace, {}).values())
 
     def admit(self, call: _Call, spec: ResourceSpec, operation: str, obj: Obj, old: Obj | None,
