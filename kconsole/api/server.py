@@ -803,9 +803,20 @@ class APIServer:
         call.stage = "storage"
 
     async def _update(self, call: _Call, spec: ResourceSpec, sub: str | None) -> Response:
-        body = self._body(call, spec)
+        body: Obj | None = self._body(call, spec)
+        handed_over = body is not call.req.body  # a private copy of the caller's body, still pristine
+
+        def produce(old: Obj) -> Obj:
+            """The body to store: an in-process body's private copy goes as is on the first try (it was
+            cloned a second time before); a retry copies the caller's untouched body again."""
+            nonlocal body
+            if body is None:
+                return self._body(call, spec)
+            new, body = (body, None) if handed_over else (clone(body), body)
+            return new
+
         result, outcome = await self.storage.guaranteed_update(
-            spec, call.req.namespace, call.req.name or "", self._updater(call, spec, sub, lambda old: clone(body)),
+            spec, call.req.namespace, call.req.name or "", self._updater(call, spec, sub, produce),
             dry_run=call.req.dry_run)
         if outcome == "deleted":
             self._deleted(spec, result)
