@@ -44,6 +44,9 @@ from kconsole.store.raft.wal import WalState
 VERSION = "3.5.17-kconsole"
 #: The only alarm kconsole raises (etcd's AlarmType NOSPACE).
 NOSPACE = 1
+#: How long a member's revision log holds published batches to commit them together (etcd's
+#: backend batch interval): the Raft WAL is what makes a write durable, the SQLite file follows.
+BACKEND_COMMIT_INTERVAL = 0.1
 
 
 class NotProposed(UnavailableError):
@@ -234,7 +237,7 @@ class Member:
         self._saved_applied = log.applied
         self._unsaved: deque[tuple[int, int, int]] = deque()  # (index, revision, alarms) applied, not recorded
         if hasattr(machine, "on_flushed"):
-            machine.on_flushed = lambda _revision: self._save_applied()
+            machine.on_flushed = lambda _revision: self._on_flushed()
         self._durable_vote = (state.hard_state.term, state.hard_state.vote)
         self._inbox.clear()
         self._ticks = 0
@@ -832,18 +835,36 @@ class Member:
         storage.save_applied(*last)
         self._saved_applied = last[0]
 
-    def _after_apply(self) -> None:
-        node = self.node
-        if node is None:
-            return
-        node.applied_to(min(self.applied, node.log.applied))
+    def _on_flushed(self) -> None:
+        self._save_applied()
+        if self.node is not None:
+            self._maybe_compact(self.node)
+
+    def _maybe_compact(self, node: RaftNode) -> None:
+        """Drop Raft entries the machine's own file holds, keeping some for slow followers.
+
+        Entries beyond what the file holds are needed for a replay, so a log due for compaction
+        asks the machine to commit now (etcd forces a backend commit before it snapshots)."""
         keep, count = self.config.snapshot_catchup, self.config.snapshot_count
+        if self.applied - node.log.snap_index <= keep + count:
+            return
         if self._saved_applied - node.log.snap_index > keep + count:
             index = self._saved_applied - keep
             term = node.log.term(index)
             if term is not None and self.storage is not None:
                 node.log.compact(index)
                 self.storage.save_snapshot(index, term)
+        elif self._unsaved:
+            commit_soon = getattr(self.machine, "commit_soon", None)
+            if commit_soon is not None:
+                commit_soon()
+
+    def _after_apply(self) -> None:
+        node = self.node
+        if node is None:
+            return
+        node.applied_to(min(self.applied, node.log.applied))
+        self._maybe_compact(node)
         if self._applied_waiters:
             still = []
             for index, fut in self._applied_waiters:
@@ -1021,6 +1042,7 @@ class RevlogMachine:
         log = await RevisionLog.open(path, clock=clock, quota_bytes=1 << 62, synchronous=synchronous)
         log.split_batches = False
         log.publish_early = True
+        log.commit_interval = BACKEND_COMMIT_INTERVAL
         return log
 
     @property
@@ -1035,6 +1057,10 @@ class RevlogMachine:
     def flushed_revision(self) -> int:
         """What the file holds: applied transactions are answered before their SQLite commit."""
         return self.log.flushed_revision  # type: ignore[no-any-return]
+
+    def commit_soon(self) -> None:
+        """Commit what the revision log holds without waiting for its interval."""
+        self.log.commit_soon()
 
     async def apply(self, commands: list[Command], answers: bool = True) -> list[object]:
         """Transactions of a run are queued together, in order, so the log group-commits them."""

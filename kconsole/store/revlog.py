@@ -96,6 +96,8 @@ MAX_BATCH = 4096
 PIPELINE = 2
 #: The same with :attr:`RevisionLog.publish_early`: nobody waits on the commits, they only queue.
 PIPELINE_EARLY = 8
+#: Bytes of published batches held for one commit (:attr:`RevisionLog.commit_interval`) at most.
+HELD_COST_LIMIT = 4 * 1024 * 1024
 #: Bytes committed between two background WAL checkpoints.
 CHECKPOINT_BYTES = 2 * 1024 * 1024
 #: Group commits between two measurements of the pages in use (quota accounting).
@@ -263,6 +265,13 @@ class RevisionLog:
         #: (every later call raises) and the member restarts from its WAL. Reads that go to SQLite
         #: wait until the commits caught up with what was published.
         self.publish_early = False
+        #: With :attr:`publish_early`, how long published batches may wait to be committed together
+        #: (etcd's backend batch interval): one SQLite commit per interval instead of one per batch.
+        #: 0 commits each batch at once. Reads that need SQLite, a full batch and close commit sooner.
+        self.commit_interval = 0.0
+        self._held: list[_Batch] = []  # published, not yet handed to SQLite (oldest first)
+        self._held_cost = 0
+        self._held_due = False
         self._flushed = 0  # last revision committed to SQLite
         self._flush_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._broken: StoreError | None = None
@@ -650,6 +659,8 @@ class RevisionLog:
             if self._pending and len(inflight) < (PIPELINE_EARLY if self.publish_early else PIPELINE) \
                     and not self._chain.broken:
                 if any(c.target == "value" for item in self._pending for c in item.compares):
+                    if self._held:
+                        inflight.append(self._submit(self._merge_held()))
                     if inflight:  # value compares may need committed values read first: drain
                         await self._finish_batch(inflight.popleft())
                         continue
@@ -666,9 +677,19 @@ class RevisionLog:
                     self._abandon(items, exc, inflight)
                     continue
                 early = self.publish_early and not batch.fetch and not batch.ranges and all(b.published for b in inflight)
+                if early and self.commit_interval > 0:
+                    self._publish(batch, [])
+                    self._hold(batch)
+                    continue
+                if self._held:  # commit order is revision order
+                    inflight.append(self._submit(self._merge_held()))
                 inflight.append(self._submit(batch))
                 if early:
                     self._publish(batch, [])
+                continue
+            if self._held and (self._held_due or self._flush_waiters or self._closed or self._chain.broken
+                               or self._held_cost >= HELD_COST_LIMIT or len(self._held) >= MAX_BATCH):
+                inflight.append(self._submit(self._merge_held()))
                 continue
             if inflight:
                 await self._finish_batch(inflight.popleft())
@@ -692,6 +713,38 @@ class RevisionLog:
         if ids:
             for rid, value in (await self._read(backend.fetch_values, sorted(set(ids)))).items():
                 self._cache_value(rid, value)
+
+    def _hold(self, batch: _Batch) -> None:
+        """Keep a published batch for the next commit; the first one held arms the interval."""
+        if not self._held:
+            self._held_due = False
+            self._clock.call_later(self.commit_interval, self._commit_due)
+        self._held.append(batch)
+        self._held_cost += batch.cost
+
+    def commit_soon(self) -> None:
+        """Commit the held batches now rather than when :attr:`commit_interval` ends."""
+        if self._held:
+            self._commit_due()
+
+    def _commit_due(self) -> None:
+        self._held_due = True
+        self._wakeup.set()
+
+    def _merge_held(self) -> _Batch:
+        """The held batches as one group commit (all published: only their rows remain to write)."""
+        held, self._held = self._held, []
+        self._held_cost = 0
+        self._held_due = False
+        if len(held) == 1:
+            return held[0]
+        merged = _Batch([], held[-1].seq)
+        for batch in held:
+            merged.rows.extend(batch.rows)
+        merged.cost = sum(batch.cost for batch in held)
+        merged.last_revision = held[-1].last_revision
+        merged.published = True
+        return merged
 
     def _prepare(self, items: list[_Pending]) -> _Batch:
         """Evaluate the transactions in order; build rows, reads and answers-to-be (no I/O)."""
@@ -1084,6 +1137,7 @@ class RevisionLog:
                 raise self._broken
             fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._flush_waiters.append((revision, fut))
+            self._wakeup.set()  # held batches commit now
             await fut
 
     def _flushed_to(self, revision: int) -> None:
