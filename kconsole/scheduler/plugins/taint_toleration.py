@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kconsole.scheduler.cache import NodeInfo
+from kconsole.scheduler.cache import NodeInfo, NodeSpan
 from kconsole.scheduler.framework import MAX_NODE_SCORE, UNRESOLVABLE, Failed, Plugin, Status, default_normalize, register
 from kconsole.scheduler.podinfo import PodInfo
 
@@ -24,6 +24,17 @@ def tolerates(tol: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
     return op == "Equal" and (tol.get("value") or "") == (taint.get("value") or "")
 
 
+def _positions(span: NodeSpan, infos: Iterable[NodeInfo | None]) -> list[int]:
+    """Where in ``span`` (a run of node_list() at its version, wrapping past the end) the nodes sit."""
+    out = []
+    for ni in infos:
+        if ni is not None and ni.index >= 0:
+            pos = (ni.index - span.start) % span.total
+            if pos < len(span) and span[pos] is ni:
+                out.append(pos)
+    return out
+
+
 def first_untolerated(taints: Iterable[Mapping[str, Any]], tolerations: list[dict[str, Any]]) -> Mapping[str, Any] | None:
     for taint in taints:
         if not any(tolerates(t, taint) for t in tolerations):
@@ -37,8 +48,12 @@ class TaintToleration(Plugin):
     events = frozenset({"NodeAdd", "NodeUpdate"})
 
     def filter(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> tuple[list[NodeInfo], Failed]:
-        if not self.handle.cache.hard_tainted:
+        cache = self.handle.cache
+        tainted = cache.hard_tainted
+        if not tainted:
             return nodes, []
+        if type(nodes) is NodeSpan and nodes.version == cache.list_version and len(tainted) < len(nodes):
+            return self._filter_span(pod, nodes, tainted)
         passed = []
         failed: Failed = []
         tols = pod.tolerations
@@ -47,8 +62,33 @@ class TaintToleration(Plugin):
             if bad is None:
                 passed.append(n)
             else:
-                reason = f"node(s) had untolerated taint {{{bad.get('key', '')}: {bad.get('value') or ''}}}"
-                failed.append((n, Status(UNRESOLVABLE, reason, plugin=self.name)))
+                failed.append((n, self._rejected(bad)))
+        return passed, failed
+
+    def _rejected(self, taint: Mapping[str, Any]) -> Status:
+        reason = f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value') or ''}}}"
+        return Status(UNRESOLVABLE, reason, plugin=self.name)
+
+    def _filter_span(self, pod: PodInfo, span: NodeSpan, tainted: set[str]) -> tuple[list[NodeInfo], Failed]:
+        """Look only at the few tainted nodes that fall in the span (a tainted control plane among
+        thousands of workers): a span without one passes whole, still a span for memoised tables."""
+        nodes = self.handle.cache.nodes
+        failed: Failed = []
+        cut: list[int] = []
+        for pos in sorted(_positions(span, (nodes.get(name) for name in tainted))):
+            n = span[pos]
+            bad = first_untolerated(n.hard_taints, pod.tolerations)
+            if bad is not None:
+                failed.append((n, self._rejected(bad)))
+                cut.append(pos)
+        if not cut:
+            return span, []
+        passed: list[NodeInfo] = []
+        lo = 0
+        for pos in cut:
+            passed += span[lo:pos]
+            lo = pos + 1
+        passed += span[lo:]
         return passed, failed
 
     def score(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
