@@ -211,6 +211,9 @@ class Scheduler:
             pi.deleting = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
             self.cache.assumed.discard(key)
             return
+        if placed is not None and placed[1] == node and placed[0].uid == uid and _same_for_scheduling(placed[0].pod, pod):
+            _refresh_status(placed[0], pod)
+            return
         self.cache.set_pod(PodInfo(pod))
 
     def _enqueue(self, pod: dict[str, Any]) -> None:
@@ -490,3 +493,30 @@ def _key(obj: Mapping[str, Any]) -> str:
 
 
 __all__ = ["Scheduler", "ERROR", "UNSCHEDULABLE", "Status"]
+
+
+def _same_for_scheduling(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether a bound pod's update leaves everything the cache counts as it was (a kubelet's status
+    write): then nothing on its node needs recounting."""
+    om = old.get("metadata") or {}
+    nm = new.get("metadata") or {}
+    return (
+        _same(old.get("spec"), new.get("spec"))
+        and _same(om.get("labels"), nm.get("labels"))
+        and om.get("deletionTimestamp") == nm.get("deletionTimestamp")
+        and _same(om.get("ownerReferences"), nm.get("ownerReferences"))
+    )
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is b or a == b
+
+
+def _refresh_status(pi: PodInfo, pod: dict[str, Any]) -> None:
+    """Take over the parts of PodInfo that come from the object's version and status."""
+    meta = pod.get("metadata") or {}
+    status = pod.get("status") or {}
+    pi.pod = pod
+    pi.resource_version = meta.get("resourceVersion", "")
+    pi.nominated_node = status.get("nominatedNodeName") or ""
+    pi.start_time = status.get("startTime") or meta.get("creationTimestamp") or ""
