@@ -523,8 +523,12 @@ class Kubelet:
                 self._lease = None
 
     async def _heartbeat_loop(self) -> None:
+        """Lease renewals every RENEW_INTERVAL and node status checks every STATUS_INTERVAL, each on
+        its own schedule (upstream's lease controller and status loop are separate): a status kick
+        (an image pulled, pressure, heal) reports status without renewing the Lease out of turn."""
         retry = RENEW_RETRY_MIN
         next_status = self.clock.now() + STATUS_INTERVAL
+        next_renew = self.clock.now()
         while True:
             delay = RENEW_INTERVAL
             failed = False
@@ -532,8 +536,11 @@ class Kubelet:
                 if not self._registered:
                     await self._register()
                     next_status = self.clock.now() + STATUS_INTERVAL
+                    next_renew = self.clock.now() + RENEW_INTERVAL
                 else:
-                    await self._renew_lease()
+                    if self.clock.now() >= next_renew:
+                        await self._renew_lease()
+                        next_renew = self.clock.now() + RENEW_INTERVAL
                     if self.clock.now() >= next_status or self._status_kick.is_set():
                         self._status_kick.clear()
                         await self._report_status()
@@ -545,7 +552,8 @@ class Kubelet:
                 retry = min(retry * 2, RENEW_RETRY_MAX)
                 failed = True
             # After a failure wait out the retry: a status already due must not turn it into a spin.
-            wait = min(delay, max(0.0, next_status - self.clock.now())) if self._registered and not failed else delay
+            wait = (max(0.0, min(next_renew, next_status) - self.clock.now())
+                    if self._registered and not failed else delay)
             if not self.connected:
                 # A kick cannot be acted on while cut off (Event.wait on a set event never yields, so
                 # keeping it set starved the loop); heal() kicks again and the report covers it all.

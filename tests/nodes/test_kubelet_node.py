@@ -61,6 +61,23 @@ async def test_status_checks_read_the_node_from_the_fleet_cache_not_with_gets(en
     assert sum(r.verb == "update" and r.resource.startswith("leases") for r in mine) >= 5
 
 
+async def test_status_kicks_report_at_once_without_renewing_the_lease_out_of_turn(env: NodeEnv) -> None:
+    fleet = await env.fleet(workers=1)
+    kubelet = fleet.kubelets["worker-1"]
+    await env.clock.advance(5)
+    since = env.api.audit_recent(1)[-1].seq
+    for i in range(6):
+        await env.clock.advance(3)
+        kubelet.set_pressure("memory", i % 2 == 0)
+        await env.clock.advance(1)
+        node = await env.admin.get("nodes", "worker-1")
+        assert condition_status(node, "MemoryPressure") == ("True" if i % 2 == 0 else "False")
+        await env.clock.advance(6)
+    mine = [r for r in env.api.audit_recent(5000) if r.seq > since and r.user == "system:node:worker-1"]
+    renewals = sum(r.verb == "update" and r.resource.startswith("leases") for r in mine)
+    assert 5 <= renewals <= 7, f"{renewals} Lease renewals in 60 s: the Lease renews every 10 s whatever the kicks"
+
+
 async def test_partition_stops_reports_and_heal_resumes_them(env: NodeEnv) -> None:
     fleet = await env.fleet(workers=1)
     kubelet = fleet.kubelets["worker-1"]
