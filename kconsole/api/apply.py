@@ -321,6 +321,51 @@ def _match(item: Any, key_json: str) -> bool:
     return all(_key_values(item, (k,)).get(k) == v for k, v in want.items())
 
 
+def _step(cur: Any, el: str) -> tuple[bool, Any]:
+    """One ``f:``/``k:`` element of :func:`lookup`: (found, the value there)."""
+    if el.startswith("f:"):
+        if not isinstance(cur, dict) or el[2:] not in cur:
+            return False, None
+        return True, cur[el[2:]]
+    if el.startswith("k:"):
+        if not isinstance(cur, list):
+            return False, None
+        want = None
+        for item in cur:
+            if isinstance(item, dict):
+                if want is None:
+                    want = json.loads(el[2:])
+                if all(_key_values(item, (k,)).get(k) == v for k, v in want.items()):
+                    return True, item
+    return False, None
+
+
+def present_paths(obj: Any, tree: dict[str, Any], prefix: Path = ()) -> set[Path]:
+    """The paths of ``from_fieldsv1(tree, prefix)`` that :func:`lookup` finds in ``obj`` (the value at
+    ``prefix``), in one walk of the tree: paths that share a prefix step through it once, and a list
+    item's key is parsed once, not once per field under it (a manager's own entry on every update)."""
+    out: set[Path] = set()
+    for key, child in tree.items():
+        path = prefix + (key,)
+        if key == ".":
+            out.add(path)
+            continue
+        nested = isinstance(child, dict) and bool(child)
+        if key.startswith("v:"):
+            value = json.loads(key[2:])
+            if isinstance(obj, list) and value in obj:
+                out |= from_fieldsv1(child, path) if nested else {path}
+            continue
+        found, value = _step(obj, key)
+        if not found:
+            continue
+        if nested:
+            out |= present_paths(value, child, path)
+        else:
+            out.add(path)
+    return out
+
+
 def lookup(obj: Any, path: Path) -> tuple[bool, Any]:
     cur = obj
     for el in path:
@@ -526,17 +571,18 @@ def track_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, 
     entries = []
     mine: set[Path] = set()
     for entry in _entries(new):
-        owned = _owned(entry)
         if entry.get("manager") == manager and entry.get("operation") == operation \
                 and not entry.get("subresource"):
-            mine = owned
+            # What this manager owned and the object still has (each owned path looked up in new).
+            mine = present_paths(new, entry.get("fieldsV1") or {}) \
+                if entry.get("fieldsType", "FieldsV1") == "FieldsV1" else set()
             continue
-        owned -= changed
+        owned = _owned(entry) - changed
         if owned:
             kept = dict(entry)
             kept["fieldsV1"] = to_fieldsv1(owned)
             entries.append(kept)
-    mine = {p for p in mine if lookup(new, p)[0]} | changed
+    mine |= changed
     if mine:
         entries.insert(0, _entry(manager, operation, str(new.get("apiVersion", "")), now, mine))
     new.setdefault("metadata", {})["managedFields"] = entries

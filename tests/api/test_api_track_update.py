@@ -49,3 +49,21 @@ def test_update_entries_match_the_full_diff(old: dict[str, Any], edit: dict[str,
         full = apply.track_update(json.loads(json.dumps(old)), json.loads(json.dumps(new)), manager,
                                   "2026-01-01T00:00:01Z", "Pod")
     assert json.dumps(fast) == json.dumps(full)
+
+
+_elements = st.one_of(
+    st.sampled_from(["f:spec", "f:containers", "f:name", "f:image", "f:metadata", "f:labels", "f:app", "f:args",
+                     "f:ports", "f:containerPort", "f:status", "f:phase", "f:nodeName", "bogus", "."]),
+    st.sampled_from(["app", "web", "db", "missing"]).map(lambda n: "k:" + json.dumps({"name": n})),
+    st.sampled_from(["-a", "-b", "-c"]).map(lambda a: "v:" + json.dumps(a)),
+    st.integers(1, 4).map(lambda p: "k:" + json.dumps({"containerPort": p})))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_pod, st.lists(st.lists(_elements, min_size=1, max_size=6).map(tuple), max_size=12), st.booleans())
+def test_present_paths_is_lookup_path_by_path(obj: dict[str, Any], paths: list[apply.Path], own: bool) -> None:
+    if own:  # the paths a create of this very object owns, plus the random ones
+        paths = paths + sorted(apply.field_set(obj, "Pod"))
+    tree = apply.to_fieldsv1(set(paths))
+    expected = {p for p in apply.from_fieldsv1(tree) if apply.lookup(obj, p)[0]}
+    assert apply.present_paths(obj, tree) == expected
