@@ -345,25 +345,35 @@ def present_paths(obj: Any, tree: dict[str, Any], prefix: Path = ()) -> set[Path
     ``prefix``), in one walk of the tree: paths that share a prefix step through it once, and a list
     item's key is parsed once, not once per field under it (a manager's own entry on every update)."""
     out: set[Path] = set()
-    for key, child in tree.items():
-        path = prefix + (key,)
-        if key == ".":
-            out.add(path)
-            continue
-        nested = isinstance(child, dict) and bool(child)
-        if key.startswith("v:"):
-            value = json.loads(key[2:])
-            if isinstance(obj, list) and value in obj:
-                out |= from_fieldsv1(child, path) if nested else {path}
-            continue
-        found, value = _step(obj, key)
-        if not found:
-            continue
-        if nested:
-            out |= present_paths(value, child, path)
-        else:
-            out.add(path)
+    _present(obj, tree, prefix, out)
     return out
+
+
+def _present(obj: Any, tree: dict[str, Any], prefix: Path, out: set[Path]) -> None:
+    for key, child in tree.items():
+        if key == ".":
+            out.add(prefix + (key,))
+            continue
+        kind = key[:2]
+        if kind == "f:":
+            name = key[2:]
+            if not isinstance(obj, dict) or name not in obj:
+                continue
+            value = obj[name]
+        elif kind == "v:":
+            listed = json.loads(key[2:])
+            if isinstance(obj, list) and listed in obj:
+                path = prefix + (key,)
+                out |= from_fieldsv1(child, path) if isinstance(child, dict) and child else {path}
+            continue
+        else:
+            found, value = _step(obj, key)
+            if not found:
+                continue
+        if isinstance(child, dict) and child:
+            _present(value, child, prefix + (key,), out)
+        else:
+            out.add(prefix + (key,))
 
 
 def lookup(obj: Any, path: Path) -> tuple[bool, Any]:
