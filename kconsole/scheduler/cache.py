@@ -14,6 +14,7 @@ unnecessary here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from operator import itemgetter
 from typing import Any
 
 from kconsole.objects.quantity import resource_amount
@@ -163,6 +164,20 @@ class NodeSpan(list):  # type: ignore[type-arg]
 
     def head(self, n: int) -> NodeSpan:
         return NodeSpan(self[:n], self.start, self.version, self.total)
+
+
+class NodeSubset(list):  # type: ignore[type-arg]
+    """Nodes of ``node_list()`` at ``version`` that are not one run (a filter dropped some, or two
+    runs were joined), with their positions taken once: the memoised per-node tables answer the
+    score plugins with one C-level pick each instead of reading every node's index again. Never
+    mutated after it is built."""
+
+    __slots__ = ("version", "pick")
+
+    def __init__(self, nodes: list[NodeInfo], version: int) -> None:
+        super().__init__(nodes)
+        self.version = version
+        self.pick = itemgetter(*[n.index for n in nodes])
 
 
 class Cache:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kconsole.scheduler.cache import Cache, NodeInfo, NodeSpan
+from kconsole.scheduler.cache import Cache, NodeInfo, NodeSpan, NodeSubset
 from kconsole.scheduler.podinfo import PodInfo
 
 if TYPE_CHECKING:
@@ -374,6 +374,8 @@ class Framework:
             for n, st in f:
                 failed[n.name] = st
             processed += size
+        if version >= 0 and len(feasible) > 1 and type(feasible) is not NodeSpan:
+            feasible = NodeSubset(feasible, version)
         return FilterOutcome(feasible, failed, processed, skipped)
 
     # ----------------------------------------------------------------- score

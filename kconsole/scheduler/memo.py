@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable
 from operator import attrgetter, itemgetter
 from typing import Any, Generic, TypeVar
 
-from kconsole.scheduler.cache import Cache, NodeInfo, NodeSpan
+from kconsole.scheduler.cache import Cache, NodeInfo, NodeSpan, NodeSubset
 
 T = TypeVar("T")
 MAX_SHAPES = 32
@@ -63,6 +63,8 @@ class NodeMemo(Generic[T]):
                 return table[start:end]
             if nodes.total == len(table):
                 return table[start:] + table[:end - len(table)]
+        if type(nodes) is NodeSubset and nodes.version == self.cache.list_version:
+            return list(nodes.pick(table))
         idx = list(map(_index, nodes))
         if len(idx) > 1 and min(idx) >= 0:
             return list(itemgetter(*idx)(table))

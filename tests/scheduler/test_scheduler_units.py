@@ -8,7 +8,7 @@ import pytest
 
 from kconsole.clock import VirtualClock
 from kconsole.objects.quantity import parse_quantity
-from kconsole.scheduler.cache import Cache, NodeSpan
+from kconsole.scheduler.cache import Cache, NodeSpan, NodeSubset
 from kconsole.scheduler.config import parse_config, load_config
 from kconsole.scheduler.diagnosis import fit_error_message
 from kconsole.scheduler.memo import NodeMemo
@@ -192,6 +192,8 @@ def test_a_node_span_reads_the_same_memoised_values_as_a_plain_list() -> None:
         wrapped = NodeSpan(nodes[280:] + nodes[:30], 280, cache.list_version, 300)
         assert memo.values("s", probe, wrapped) == [n.free_cpu - 500 for n in wrapped]
         assert memo.values("s", probe, wrapped)[20 + i % 7] == nodes[i % 7].free_cpu - 500
+        subset = NodeSubset(nodes[250:] + nodes[:40:3], cache.list_version)  # what find_feasible joins
+        assert memo.values("s", probe, subset) == [n.free_cpu - 500 for n in subset]
     stale = NodeSpan(nodes[0:5], 0, cache.list_version - 1, 300)
     assert memo.values("s", probe, stale) == [n.free_cpu - 500 for n in nodes[0:5]]
     cache.add_node(node("late", cpu="2"))  # the list grew since the span was cut: answered per node
