@@ -926,14 +926,14 @@ class RevisionLog:
                     self._sorted_stale += 1
             else:
                 keys[name] = meta
+            pending = uncommitted.get(name)
+            if pending is not None and pending[1] == seq:
+                del uncommitted[name]
         members = self._sorted_members
         for name in batch.created:
             if name not in members:
                 members.add(name)
                 self._sorted_added.append(name)
-            pending = uncommitted.get(name)
-            if pending is not None and pending[1] == seq:
-                del uncommitted[name]
         self._revision = batch.last_revision
 
         def kv_of(name: str, meta: Meta | None) -> KeyValue | None:
