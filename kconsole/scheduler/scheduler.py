@@ -40,6 +40,8 @@ NO_NODES = "no nodes available to schedule pods"
 #: Cycles run back to back before the loop yields. Yielding after every pod let a busy event loop
 #: (1,000 kubelets, a 10,000-pod burst) pace scheduling at one pod per loop turn, ~70 ms each.
 CYCLES_PER_TURN = 16
+#: compiled default-spread selectors kept (per Service/ReplicaSet/StatefulSet version)
+MAX_COMPILED_SELECTORS = 256
 TERMINAL = ("Succeeded", "Failed")
 
 
@@ -94,6 +96,7 @@ class Scheduler:
         self.pdb_informer: SharedInformer = self.factory.informer("poddisruptionbudgets")
         self.namespaces: SharedInformer = self.factory.informer("namespaces")
         self.services: SharedInformer = self.factory.informer("services")
+        self._selectors: dict[tuple[Any, Any, Any], LabelPredicate] = {}
         self.replicasets: SharedInformer = self.factory.informer("replicasets")
         self.statefulsets: SharedInformer = self.factory.informer("statefulsets")
         self.next_start = 0
@@ -264,17 +267,31 @@ class Scheduler:
         for svc in self.services.list_by_index("namespace", pod.namespace):
             sel = (svc.get("spec") or {}).get("selector")
             if sel and all(pod.labels.get(k) == v for k, v in sel.items()):
-                preds.append(match_labels_selector(sel))
+                preds.append(self._compiled(svc, sel, match_labels_selector))
         if pod.owner is not None and pod.owner[0] in ("ReplicaSet", "StatefulSet"):
             inf = self.replicasets if pod.owner[0] == "ReplicaSet" else self.statefulsets
             owner = inf.get(f"{pod.namespace}/{pod.owner[1]}")
             if owner is not None and (owner.get("spec") or {}).get("selector"):
-                preds.append(label_selector(owner["spec"]["selector"]))
+                preds.append(self._compiled(owner, owner["spec"]["selector"], label_selector))
         if not preds:
             return None
         if len(preds) == 1:
             return preds[0]
         return lambda labels: all(p(labels) for p in preds)
+
+    def _compiled(self, obj: Mapping[str, Any], selector: Any, compile_: Callable[[Any], LabelPredicate]) -> LabelPredicate:
+        """``compile_(selector)`` once per version of ``obj``: the pods of one ReplicaSet arrive
+        by the thousand and each compiled its selector again."""
+        meta = obj.get("metadata") or {}
+        key = (meta.get("uid"), meta.get("resourceVersion"), compile_)
+        if not key[0] or not key[1]:
+            return compile_(selector)
+        got = self._selectors.get(key)
+        if got is None:
+            if len(self._selectors) >= MAX_COMPILED_SELECTORS:
+                del self._selectors[next(iter(self._selectors))]
+            got = self._selectors[key] = compile_(selector)
+        return got
 
     # ----------------------------------------------------------------- the loop
 

@@ -3,6 +3,7 @@ takes over its new status without recounting the node), a label change is counte
 
 from __future__ import annotations
 
+from kconsole.scheduler.podinfo import PodInfo
 from tests.scheduler.conftest import Env, node, pod
 
 HOST = "kubernetes.io/hostname"
@@ -35,3 +36,20 @@ async def test_status_writes_keep_a_bound_pod_counted_and_label_changes_recount(
 
     await env.admin.patch("pods", "db-0", {"metadata": {"labels": {"app": "cache"}}}, "default")
     assert await env.wait_bound("web-2", timeout=60) == {"web-2": "a"}  # the relabelled pod no longer repels
+
+
+async def test_default_spread_follows_a_service_selector_change(env: Env) -> None:
+    await env.admin.create(node("a"))
+    sched = await env.scheduler()
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}
+    await env.admin.create(svc)
+    probe = PodInfo(pod("probe", labels={"app": "web", "tier": "front"}))
+    await env.wait(lambda: sched._default_selector(probe) is not None)
+    first = sched._default_selector(probe)
+    assert first is sched._default_selector(probe)  # compiled once per Service version
+    assert first({"app": "web"}) and not first({"tier": "front"})
+
+    await env.admin.patch("services", "web", {"spec": {"selector": {"app": None, "tier": "front"}}}, "default")
+    await env.wait(lambda: sched._default_selector(probe)({"tier": "front"}))
+    assert not sched._default_selector(probe)({"app": "web"})
