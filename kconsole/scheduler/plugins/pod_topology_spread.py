@@ -10,8 +10,8 @@ or StatefulSet selects them, since the defaults use that selector.
 from __future__ import annotations
 
 import math
-from itertools import compress
-from operator import add
+from itertools import compress, repeat
+from operator import add, eq
 from typing import Any
 
 from kconsole.scheduler.cache import NodeInfo
@@ -271,7 +271,7 @@ class PodTopologySpread(Plugin):
                     if len(wanted) <= FEW_DOMAINS:
                         # A few domains (zones): one C-level masked sum per domain over the node tables.
                         for pair in wanted:
-                            counts[pair] += sum(compress(table, map(pair[1].__eq__, domains)))
+                            counts[pair] += sum(compress(table, map(eq, domains, repeat(pair[1]))))
                         continue
                     for dom, cnt in zip(domains, table):
                         if cnt:
