@@ -16,7 +16,6 @@ import pytest
 from kconsole.scheduler.cache import Cache, NodeSpan
 from kconsole.scheduler.framework import Handle
 from kconsole.scheduler.matchers import label_selector
-from kconsole.scheduler.plugins import pod_topology_spread
 from kconsole.scheduler.plugins.image_locality import MB, ImageLocality
 from kconsole.scheduler.plugins.pod_topology_spread import SCORE_KEY, PodTopologySpread
 from kconsole.scheduler.podinfo import PodInfo
@@ -29,13 +28,12 @@ def _pod(j: int, app: str, namespace: str, spec: dict) -> PodInfo:
                     "spec": {"containers": [{"name": "c", "image": "nginx"}], **spec}})
 
 
-@pytest.mark.parametrize("few_domains", [8, 0], ids=["masked-sums", "node-walk"])
-def test_memoised_spread_counts_match_direct_counts_through_churn(few_domains: int, monkeypatch) -> None:
-    monkeypatch.setattr(pod_topology_spread, "FEW_DOMAINS", few_domains)
+@pytest.mark.parametrize("zones", [4, 30])
+def test_memoised_spread_counts_match_direct_counts_through_churn(zones: int) -> None:
     rng = random.Random(3)
     cache = Cache()
     for i in range(40):
-        cache.add_node(_node(i, i))
+        cache.add_node(_node(i, i, zones=zones))
     selectors = {app: label_selector({"matchLabels": {"app": app}}) for app in "ab"}
 
     def default_selector(pod: PodInfo) -> object:
@@ -69,16 +67,22 @@ def test_memoised_spread_counts_match_direct_counts_through_churn(few_domains: i
             cache.forget(placed.pop(rng.randrange(len(placed))))
         if rng.random() < 0.05:
             i = rng.randrange(40)
-            cache.update_node(_node(i, rng.randrange(40)))
+            cache.update_node(_node(i, rng.randrange(40), zones=zones))
+        if j % 60 == 59:  # two nodes join, one already holding pods (they reached the cache first)
+            joined = 40 + 2 * (j // 60)
+            cache.add_node(_node(joined, j, zones=zones))
+            for k in range(3):
+                cache.assume(_pod(1000 + 10 * j + k, "a", "default", {}), f"n{joined + 1}")
+            cache.add_node(_node(joined + 1, j + 1, zones=zones))
     assert len(zone_totals_seen) > 50  # the counts really moved
 
 
-def _node(i: int, variant: int, images: tuple[tuple[str, int], ...] = ()) -> dict:
+def _node(i: int, variant: int, images: tuple[tuple[str, int], ...] = (), zones: int = 4) -> dict:
     labels = {}
     if variant % 11:  # some nodes lack the hostname label, some the zone label
         labels["kubernetes.io/hostname"] = f"n{i}"
     if variant % 7:
-        labels[ZONE] = f"z{variant % 4}"
+        labels[ZONE] = f"z{variant % zones}"
     return {"metadata": {"name": f"n{i}", "labels": labels}, "spec": {},
             "status": {"allocatable": {"cpu": "64", "memory": "64Gi", "pods": "500"},
                        "images": [{"names": [name], "sizeBytes": size} for name, size in images]}}

@@ -10,8 +10,7 @@ or StatefulSet selects them, since the defaults use that selector.
 from __future__ import annotations
 
 import math
-from itertools import compress, repeat
-from operator import add, eq
+from operator import add
 from typing import Any
 
 from kconsole.scheduler.cache import NodeInfo
@@ -29,8 +28,8 @@ SYSTEM_DEFAULTS = [
     {"maxSkew": 3, "topologyKey": LABEL_HOSTNAME, "whenUnsatisfiable": "ScheduleAnyway"},
     {"maxSkew": 5, "topologyKey": LABEL_ZONE, "whenUnsatisfiable": "ScheduleAnyway"},
 ]
-#: up to this many candidate domains of a key are summed by masks, more by one walk over the nodes
-FEW_DOMAINS = 8
+#: (namespace, selector, topology key) combinations whose per-domain totals are kept
+MAX_TOTALS = 32
 FILTER_KEY = "PodTopologySpread/filter"
 SCORE_KEY = "PodTopologySpread/score"
 CONSTRAINTS_KEY = "PodTopologySpread/constraints"
@@ -68,6 +67,40 @@ def _eligible(pod: PodInfo, c: SpreadConstraint, node: NodeInfo) -> bool:
     if c.honor_taints and first_untolerated(node.hard_taints, pod.tolerations) is not None:
         return False
     return True
+
+
+class _DomainTotals:
+    """Matching pods per domain of one topology key, with the per-node values they were summed from."""
+
+    __slots__ = ("version", "pos", "counts", "domains", "totals")
+
+    def __init__(self, version: int, counts: list[int], domains: list[str]) -> None:
+        self.version = version
+        self.pos = 0
+        self.counts = counts[:]
+        self.domains = domains[:]
+        self.totals: dict[str, int] = {}
+        for dom, cnt in zip(domains, counts):
+            if cnt:
+                self.totals[dom] = self.totals.get(dom, 0) + cnt
+
+    def extend(self, counts: list[int], domains: list[str]) -> None:
+        totals = self.totals
+        for i in range(len(self.counts), len(counts)):
+            cnt, dom = counts[i], domains[i]
+            self.counts.append(cnt)
+            self.domains.append(dom)
+            totals[dom] = totals.get(dom, 0) + cnt
+
+    def set(self, i: int, cnt: int, dom: str) -> None:
+        old, od = self.counts[i], self.domains[i]
+        if old == cnt and od == dom:
+            return
+        totals = self.totals
+        totals[od] = totals.get(od, 0) - old
+        totals[dom] = totals.get(dom, 0) + cnt
+        self.counts[i] = cnt
+        self.domains[i] = dom
 
 
 class _FilterState:
@@ -113,6 +146,26 @@ class PodTopologySpread(Plugin):
         self._domains: NodeMemo[str] | None = NodeMemo(cache, _domain_batch) if cache is not None else None
         # The same with None for a missing label: score() reads a candidate's domain from it as one slice.
         self._labels: NodeMemo[str | None] | None = NodeMemo(cache, _label_batch) if cache is not None else None
+        self._totals: dict[Any, _DomainTotals] = {}
+
+    def _domain_totals(self, shape: Any, counts: list[int], domains: list[str]) -> dict[str, int]:
+        """Per-domain sums of the current per-node ``counts`` by ``domains`` (both memo tables of
+        ``node_list()``), updated from the cache's change log: summing every node per pod was
+        O(nodes) of each cycle."""
+        cache = self.handle.cache
+        log = cache.changelog
+        entry = self._totals.get(shape)
+        if entry is None or entry.version != cache.list_version:
+            if entry is None and len(self._totals) >= MAX_TOTALS:
+                del self._totals[next(iter(self._totals))]
+            entry = self._totals[shape] = _DomainTotals(cache.list_version, counts, domains)
+        else:
+            entry.extend(counts, domains)  # nodes added since (they are on no change log)
+            for i in set(log[entry.pos:]):
+                if i < len(counts):
+                    entry.set(i, counts[i], domains[i])
+        entry.pos = len(log)
+        return entry.totals
 
     def _count_table(self, c: SpreadConstraint, namespace: str) -> list[int] | None:
         """Matching-pod counts by node index, or None when the selector has no value key."""
@@ -266,18 +319,11 @@ class PodTopologySpread(Plugin):
                     if table is None:
                         continue
                     key = c.topology_key
-                    domains = self._domains.table(key, key)
-                    wanted = [pair for pair in counts if pair[0] == key]
-                    if len(wanted) <= FEW_DOMAINS:
-                        # A few domains (zones): one C-level masked sum per domain over the node tables.
-                        for pair in wanted:
-                            counts[pair] += sum(compress(table, map(eq, domains, repeat(pair[1]))))
-                        continue
-                    for dom, cnt in zip(domains, table):
-                        if cnt:
-                            pair = (key, dom)
-                            if pair in counts:
-                                counts[pair] += cnt
+                    shape = (pod.namespace, _selector_key(c.selector), key)
+                    totals = self._domain_totals(shape, table, self._domains.table(key, key))
+                    for pair in counts:
+                        if pair[0] == key:
+                            counts[pair] += totals.get(pair[1], 0)
             for node in () if direct else all_nodes:
                 if require_all and any(c.topology_key not in node.labels for c in soft):
                     continue
