@@ -28,6 +28,11 @@ _NO_FIELD: Field = ("", None, None)
 #: Marshalled FieldsV1 trees of top-level sections by (kind, key, marshalled section); bounded.
 _SECTION_TREES: dict[tuple[str, str, bytes], bytes] = {}
 _SECTION_TREES_SIZE = 2048
+#: The shadowed list-item paths of an unchanged section by (its field table, type, path, key, its
+#: marshalled value): the spec a status update leaves alone repeats across the pods of a template.
+#: Bounded; cleared when full. The table itself is kept to tell a reused id apart.
+_SHADOWED: dict[tuple[int, str | None, Path, str, bytes], tuple[dict[str, Field], frozenset[Path]]] = {}
+_SHADOWED_SIZE = 2048
 #: Marshalled FieldsV1 trees of whole objects by (kind, marshalled owned fields): the creates of one
 #: template own the same tree (names and uids are not owned); bounded.
 _TREES: dict[tuple[str, bytes], bytes] = {}
@@ -255,7 +260,7 @@ def _collect_changed(value: dict[str, Any], old: Any, fields: dict[str, Field], 
     for key, v in value.items():
         if old_map is not None and key in old_map and old_map[key] == v:
             if isinstance(v, (dict, list)):
-                _shadowed_items({key: v}, fields, type_name, prefix, False, out)
+                out |= _shadowed_of(key, v, fields, type_name, prefix)
             continue
         if isinstance(v, dict) and v:
             field = fields.get(key, ("", None, None))
@@ -263,6 +268,27 @@ def _collect_changed(value: dict[str, Any], old: Any, fields: dict[str, Field], 
                              _type_name(field), prefix + (f"f:{key}",), out)
         else:
             _collect({key: v}, fields, type_name, prefix, out)
+
+
+def _shadowed_of(key: str, value: Any, fields: dict[str, Field], type_name: str | None,
+                 prefix: Path) -> frozenset[Path]:
+    """:func:`_shadowed_items` of ``{key: value}``, remembered for values seen before."""
+    try:
+        memo_key = (id(fields), type_name, prefix, key, marshal.dumps(value))
+    except ValueError:
+        memo_key = None
+    if memo_key is not None:
+        known = _SHADOWED.get(memo_key)
+        if known is not None and known[0] is fields:
+            return known[1]
+    found: set[Path] = set()
+    _shadowed_items({key: value}, fields, type_name, prefix, False, found)
+    paths = frozenset(found)
+    if memo_key is not None:
+        if len(_SHADOWED) >= _SHADOWED_SIZE:
+            _SHADOWED.clear()
+        _SHADOWED[memo_key] = (fields, paths)
+    return paths
 
 
 def _shadowed_items(value: dict[str, Any], fields: dict[str, Field], type_name: str | None, prefix: Path,
