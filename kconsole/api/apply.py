@@ -33,6 +33,9 @@ _SECTION_TREES_SIZE = 2048
 #: Bounded; cleared when full. The table itself is kept to tell a reused id apart.
 _SHADOWED: dict[tuple[int, str | None, Path, str, bytes], tuple[dict[str, Field], frozenset[Path]]] = {}
 _SHADOWED_SIZE = 2048
+#: Other managers' FieldsV1 trees as a write that changes no owned field re-emits them (see _normalized).
+_NORMALIZED: dict[bytes, bytes] = {}
+_NORMALIZED_SIZE = 2048
 #: Marshalled FieldsV1 trees of whole objects by (kind, marshalled owned fields): the creates of one
 #: template own the same tree (names and uids are not owned); bounded.
 _TREES: dict[tuple[str, bytes], bytes] = {}
@@ -268,6 +271,22 @@ def _collect_changed(value: dict[str, Any], old: Any, fields: dict[str, Field], 
                              _type_name(field), prefix + (f"f:{key}",), out)
         else:
             _collect({key: v}, fields, type_name, prefix, out)
+
+
+def _normalized(tree: dict[str, Any]) -> dict[str, Any]:
+    """``to_fieldsv1(from_fieldsv1(tree))``, a private copy, remembered by the tree's marshalled bytes:
+    a write that changes no owned field (a status update) keeps every other entry as it was."""
+    try:
+        key = marshal.dumps(tree)
+    except ValueError:
+        return to_fieldsv1(from_fieldsv1(tree))
+    known = _NORMALIZED.get(key)
+    if known is None:
+        known = marshal.dumps(to_fieldsv1(from_fieldsv1(tree)))
+        if len(_NORMALIZED) >= _NORMALIZED_SIZE:
+            _NORMALIZED.clear()
+        _NORMALIZED[key] = known
+    return marshal.loads(known)
 
 
 def _shadowed_of(key: str, value: Any, fields: dict[str, Field], type_name: str | None,
@@ -612,6 +631,13 @@ def track_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, 
             # What this manager owned and the object still has (each owned path looked up in new).
             mine = present_paths(new, entry.get("fieldsV1") or {}) \
                 if entry.get("fieldsType", "FieldsV1") == "FieldsV1" else set()
+            continue
+        if not changed and entry.get("fieldsType", "FieldsV1") == "FieldsV1":
+            tree = _normalized(entry.get("fieldsV1") or {})
+            if tree:
+                kept = dict(entry)
+                kept["fieldsV1"] = tree
+                entries.append(kept)
             continue
         owned = _owned(entry) - changed
         if owned:
