@@ -19,7 +19,7 @@ from typing import Any
 
 from kconsole.api.server import APIServer
 from kconsole.api.types import Credentials, Request, Response, UserInfo
-from kconsole.bench.common import percentile, under_gc_policy
+from kconsole.bench.common import add_gc_argument, percentile, under_gc_policy
 from kconsole.clock import RealClock
 from kconsole.store.revlog import RevisionLog
 
@@ -31,8 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fanout-writes", type=int, default=1_000, help="pods created one by one in phase 2")
     p.add_argument("--synchronous", default="FULL", help="SQLite synchronous mode of the store (default FULL)")
     p.add_argument("--data-dir", default=None, help="where the store file goes (default: a temporary folder)")
-    p.add_argument("--default-gc", action="store_true",
-                   help="keep CPython's collector settings instead of the serving policy (kconsole.api.gcpolicy)")
+    add_gc_argument(p)
 
 
 def _pod(name: str, i: int) -> dict[str, Any]:

@@ -15,6 +15,12 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def add_gc_argument(parser: argparse.ArgumentParser) -> None:
+    """``--default-gc``: the one switch every serving benchmark offers to compare with CPython's collector."""
+    parser.add_argument("--default-gc", action="store_true",
+                        help="keep CPython's collector settings instead of the serving policy (kconsole.api.gcpolicy)")
+
+
 async def under_gc_policy(args: argparse.Namespace,
                           run: Callable[[argparse.Namespace], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
     """Run a serving benchmark with the GC policy ``kconsole serve`` installs (``--default-gc`` to compare)."""

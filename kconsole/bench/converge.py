@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kconsole.bench.common import under_gc_policy
+from kconsole.bench.common import add_gc_argument, under_gc_policy
 from kconsole.client import SharedInformer
 from kconsole.objects.meta import condition_status
 
@@ -37,8 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nodes", type=int, default=1000, help="worker nodes (default 1000)")
     p.add_argument("--pods", type=int, default=10000, help="Deployment replicas (default 10000)")
     p.add_argument("--timeout", type=float, default=300.0, help="give up on a phase after this many wall seconds")
-    p.add_argument("--default-gc", action="store_true",
-                   help="keep CPython's collector settings instead of the serving policy (kconsole.api.gcpolicy)")
+    add_gc_argument(p)
 
 
 #: Wall seconds the cluster's stop may take before the bench reports anyway.

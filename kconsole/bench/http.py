@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from kconsole.bench.common import percentile, under_gc_policy
+from kconsole.bench.common import add_gc_argument, percentile, under_gc_policy
 
 TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
@@ -32,8 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--insecure-http", action="store_true", help="plain HTTP instead of HTTPS")
     p.add_argument("--synchronous", default="FULL", choices=("FULL", "NORMAL"),
                    help="store durability: FULL fsyncs every commit (default), NORMAL survives kill -9 only")
-    p.add_argument("--default-gc", action="store_true",
-                   help="keep CPython's collector settings instead of the serving policy (kconsole.api.gcpolicy)")
+    add_gc_argument(p)
 
 
 def _pod(i: int) -> bytes:

@@ -37,7 +37,7 @@ from typing import Any
 
 from kconsole.api.server import APIServer
 from kconsole.api.types import UserInfo
-from kconsole.bench.common import under_gc_policy
+from kconsole.bench.common import add_gc_argument, under_gc_policy
 from kconsole.client import Client
 from kconsole.clock import RealClock
 from kconsole.scheduler.config import SchedulerConfig
@@ -53,8 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-records", action="store_true", help="turn decision records off")
     p.add_argument("--seed", type=int, default=1, help="seed for tie-breaking (default 1)")
     p.add_argument("--profile", default=None, help="write a cProfile of the scheduling phase to this file")
-    p.add_argument("--default-gc", action="store_true",
-                   help="keep CPython's collector settings instead of the serving policy (kconsole.api.gcpolicy)")
+    add_gc_argument(p)
 
 
 def bench_node(i: int) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kconsole.bench.common import percentile, under_gc_policy
+from kconsole.bench.common import add_gc_argument, percentile, under_gc_policy
 from kconsole.clock import RealClock
 from kconsole.store.revlog import SYNCHRONOUS_MODES, RevisionLog
 
@@ -34,8 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--synchronous", default="FULL", choices=SYNCHRONOUS_MODES,
                         help="SQLite synchronous mode (default FULL: survives power loss; NORMAL: survives kill -9)")
     parser.add_argument("--data-dir", default=None, help="folder for the store file (default: a temporary folder)")
-    parser.add_argument("--default-gc", action="store_true",
-                        help="keep CPython's collector settings instead of the serving GC policy")
+    add_gc_argument(parser)
     parser.add_argument("--against-etcd", metavar="URL", default=None,
                         help="run the same writers against a real etcd's v3 JSON gateway (e.g. http://127.0.0.1:2379)")
 

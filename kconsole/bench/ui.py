@@ -33,7 +33,7 @@ import resource
 import time
 from typing import Any
 
-from kconsole.bench.common import percentile, under_gc_policy
+from kconsole.bench.common import add_gc_argument, percentile, under_gc_policy
 from kconsole.cluster import ADMIN, Cluster, ClusterConfig
 
 KEYS = ("s", "s", "S", "pagedown", "pagedown", "end", "home", "S", "down", "up")
@@ -48,8 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=float, default=15.0, help="measured churn, wall seconds (default 15)")
     p.add_argument("--keys", type=int, default=40, help="key presses measured (default 40)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--default-gc", action="store_true",
-                   help="keep CPython's collector settings instead of the console's (kconsole.api.gcpolicy)")
+    add_gc_argument(p)
 
 
 def _p95(values: list[float]) -> float:
