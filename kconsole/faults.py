@@ -35,6 +35,7 @@ from typing import Any
 
 from kconsole.api.types import Request, StatusError, status_body
 from kconsole.client import Client, is_not_found
+from kconsole.client.events import event_name
 from kconsole.cluster import CONSOLE
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,6 @@ class FaultCatalog:
         self._listeners: list[Callable[[], None]] = []
         self._events: asyncio.Queue[Obj] = asyncio.Queue()
         self._event_writer: asyncio.Task[None] | None = None
-        self._event_seq = itertools.count()
         self._isolated: dict[str, int] = {}  # fault id -> etcd member id cut off by it
         self._api_faults: dict[str, tuple[str, dict[str, str]]] = {}
         self.events_written = 0
@@ -250,7 +250,7 @@ class FaultCatalog:
     def _record(self, involved: Obj, type_: str, reason: str, message: str) -> None:
         now = self.clock.now()
         stamp = self.clock.rfc3339(now)
-        name = f"{involved['name']}.{int(now * 1e9) + next(self._event_seq):x}"
+        name = event_name(involved["name"], now)  # never the name a component's recorder just took
         event = {
             "apiVersion": "v1", "kind": "Event",
             "metadata": {"name": name, "namespace": involved.get("namespace") or "default"},

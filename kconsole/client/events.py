@@ -61,6 +61,11 @@ def _unique_nanos(now: float) -> int:
     return nanos
 
 
+def event_name(object_name: str, now: float) -> str:
+    """Upstream's ``<object>.<hex nanoseconds>``, unique across every writer of Events in the process."""
+    return f"{object_name}.{_unique_nanos(now):x}"
+
+
 def object_reference(obj: dict[str, Any]) -> dict[str, Any]:
     """An ObjectReference to ``obj`` (or ``obj`` itself when it already is one)."""
     meta = obj.get("metadata")
@@ -234,7 +239,7 @@ class EventRecorder:
         event: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Event",
-            "metadata": {"name": f"{ref['name']}.{_unique_nanos(now):x}", "namespace": ref.get("namespace") or "default"},
+            "metadata": {"name": event_name(ref["name"], now), "namespace": ref.get("namespace") or "default"},
             "involvedObject": ref,
             "reason": reason,
             "message": message,
@@ -360,8 +365,8 @@ class EventRecorder:
             if not is_already_exists(err) or patch is not None:
                 raise
             # A name collision with another process' event: take a fresh name once.
-            renamed = {**event, "metadata": {**meta, "name": f"{event['involvedObject']['name']}."
-                                                                f"{_unique_nanos(self.clock.now()):x}"}}
+            renamed = {**event, "metadata": {**meta, "name": event_name(event["involvedObject"]["name"],
+                                                                        self.clock.now())}}
             written = await self.client.create(renamed)
         self.written += 1
         return written
