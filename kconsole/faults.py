@@ -475,24 +475,19 @@ async def _cpu_load(cat: FaultCatalog, target: str, params: dict[str, str]) -> A
 # --------------------------------------------------------------------------- node faults
 
 
-async def _kubelet_stop(cat: FaultCatalog, target: str, params: dict[str, str]) -> Applied:
-    kubelet = cat._kubelet(target)
-    await _call(kubelet, "stop")
+def _kubelet_toggle(apply_method: str, heal_method: str) -> Callable[[FaultCatalog, str, dict[str, str]],
+                                                                      Awaitable[Applied]]:
+    """A node fault that one kubelet method applies and its counterpart heals (stop/start, partition/heal)."""
+    async def apply(cat: FaultCatalog, target: str, params: dict[str, str]) -> Applied:
+        kubelet = cat._kubelet(target)
+        await _call(kubelet, apply_method)
 
-    async def heal() -> None:
-        await _call(kubelet, "start")
+        async def heal() -> None:
+            await _call(kubelet, heal_method)
 
-    return Applied(target, _node_ref(target), heal)
+        return Applied(target, _node_ref(target), heal)
 
-
-async def _node_partition(cat: FaultCatalog, target: str, params: dict[str, str]) -> Applied:
-    kubelet = cat._kubelet(target)
-    await _call(kubelet, "partition")
-
-    async def heal() -> None:
-        await _call(kubelet, "heal")
-
-    return Applied(target, _node_ref(target), heal)
+    return apply
 
 
 def _pressure(kind: str) -> Callable[[FaultCatalog, str, dict[str, str]], Awaitable[Applied]]:
@@ -765,10 +760,10 @@ CATALOG: dict[str, FaultType] = {f.name: f for f in [
               _cpu_load, (Param("load", "2", "CPU usage as a multiple of the request"),)),
     FaultType("kubelet-stop", "node", "Stop the node's kubelet: no Lease renewals, no status updates.",
               "After 50 s the node controller marks it NotReady (Ready=Unknown, NodeNotReady), taints it "
-              "unreachable:NoExecute; its pods are evicted 300 s later and replaced elsewhere.", _kubelet_stop),
+              "unreachable:NoExecute; its pods are evicted 300 s later and replaced elsewhere.", _kubelet_toggle("stop", "start")),
     FaultType("node-partition", "node", "Cut the node off from the API server; its pods keep running.",
               "Same as a stopped kubelet from the control plane's side: NotReady after 50 s, evictions after "
-              "300 s; on heal the kubelet reports again and stale pods are cleaned up.", _node_partition),
+              "300 s; on heal the kubelet reports again and stale pods are cleaned up.", _kubelet_toggle("partition", "heal")),
     FaultType("memory-pressure", "node", "Report MemoryPressure on the node.",
               "Condition MemoryPressure=True and taint node.kubernetes.io/memory-pressure:NoSchedule: new "
               "BestEffort pods avoid the node; running pods stay.", _pressure("memory")),
