@@ -24,12 +24,13 @@ from kconsole import kubeconfig as kc
 from kconsole.api.types import Credentials, Request, Response, StatusError, UserInfo, status_body
 from kconsole.clock import Clock, RealClock
 from kconsole.http import rest, tables
+from kconsole.http.connection import JSON, NO_CACHE, Connection, Reply, RequestView
 from kconsole.http.discovery import AGGREGATED_CONTENT_TYPE, Discovery
 from kconsole.http.openapi import OpenAPI
 
 log = logging.getLogger(__name__)
 
-JSON = "application/json"
+TEXT = "text/plain; charset=utf-8"
 VERSION = {
     "major": "1", "minor": "32", "gitVersion": "v1.32.0-kconsole", "gitCommit": "kconsole",
     "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "python3",
@@ -47,16 +48,20 @@ def _dumps(body: Any) -> bytes:
     return _encode(body).encode()
 
 
-def _json_response(code: int, body: Any, headers: dict[str, str] | None = None,
-                   content_type: str = JSON) -> web.Response:
-    all_headers = {"Content-Type": content_type, "Cache-Control": "no-cache, private"}
-    if headers:
-        all_headers.update(headers)
-    return web.Response(status=code, body=_dumps(body), headers=all_headers)
+def _json_response(code: int, body: Any, warning: str | None = None, content_type: str = JSON) -> Reply:
+    return Reply(code, _dumps(body), content_type, NO_CACHE, warning)
 
 
-def _status_response(status: dict[str, Any]) -> web.Response:
+def _status_response(status: dict[str, Any]) -> Reply:
     return _json_response(int(status.get("code", 500)), status)
+
+
+def _text(code: int, text: str) -> Reply:
+    return Reply(code, text.encode(), TEXT, None)
+
+
+def _aiohttp_response(reply: Reply) -> web.Response:
+    return web.Response(status=reply.status, body=reply.body, headers=reply.headers())
 
 
 def _peer_user(transport: asyncio.BaseTransport) -> UserInfo | None:
@@ -98,7 +103,10 @@ class HTTPFront:
         self.port = 0
         self.admin_token = ""
         self.kubeconfig_path: Path | None = None
-        self._runner: web.ServerRunner | None = None
+        self._web_server: web.Server | None = None
+        self._listener: asyncio.Server | None = None
+        # Connections still answered by kconsole.http.connection (the others are aiohttp's).
+        self._connections: set[Connection] = set()
         self._streams: set[Any] = set()
         self._discovery: Discovery | None = None
         self._openapi: OpenAPI | None = None
@@ -133,14 +141,17 @@ class HTTPFront:
         tokens = getattr(self.entry, "tokens", None)
         if tokens is not None:
             tokens.add(self.admin_token, self.admin)
-        server = web.Server(self._handle, handler_cancellation=True, access_log=None)
-        self._runner = web.ServerRunner(server, shutdown_timeout=self.shutdown_timeout, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.address, self.requested_port,
-                           ssl_context=self._ssl_context(pki) if pki else None, backlog=1024,
-                           reuse_address=True)
-        await site.start()
-        sockets = [s for s in (site._server.sockets if site._server else [])]  # type: ignore[union-attr]
+        web_server = web.Server(self._handle, handler_cancellation=True, access_log=None)
+        self._web_server = web_server
+        connections = self._connections
+
+        def connection() -> Connection:
+            return Connection(self._serve, web_server, connections, self.max_body_bytes)
+
+        self._listener = await asyncio.get_running_loop().create_server(
+            connection, self.address, self.requested_port,
+            ssl=self._ssl_context(pki) if pki else None, backlog=1024, reuse_address=True)
+        sockets = self._listener.sockets
         self.port = sockets[0].getsockname()[1] if sockets else self.requested_port
         self.kubeconfig_path = kc.write_kubeconfig(self.data_dir,
                                                    kc.kubeconfig_text(self.url, self.admin_token, pki))
@@ -151,9 +162,17 @@ class HTTPFront:
         self._closing = True
         streams = list(self._streams)
         await asyncio.gather(*(s.close() for s in streams), return_exceptions=True)
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        answering = [task for conn in list(self._connections) if (task := conn.close_when_idle()) is not None]
+        if self._web_server is not None:
+            await asyncio.sleep(0)
+            self._web_server.pre_shutdown()
+            await self._web_server.shutdown(self.shutdown_timeout)
+            self._web_server = None
+        if answering:
+            await asyncio.wait(answering, timeout=self.shutdown_timeout)
 
     # ------------------------------------------------------------------ documents
 
@@ -168,7 +187,7 @@ class HTTPFront:
 
     # ------------------------------------------------------------------ dispatch
 
-    def _credentials(self, request: web.BaseRequest) -> Credentials:
+    def _credentials(self, request: web.BaseRequest | RequestView) -> Credentials:
         auth = request.headers.get("Authorization", "")
         transport = request.transport
         if transport is not None:
@@ -194,8 +213,21 @@ class HTTPFront:
         raise StatusError.unauthorized()
 
     async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        """aiohttp's handler: streams, and whatever kconsole.http.connection hands over."""
+        result = await self._answer(request, None)
+        return _aiohttp_response(result) if isinstance(result, Reply) else result
+
+    async def _serve(self, view: RequestView, body: bytes) -> Reply:
+        """kconsole.http.connection's handler: a request read whole, which does not stream."""
+        result = await self._answer(view, body)
+        if not isinstance(result, Reply):
+            raise RuntimeError(f"{view.method} {view.path} streamed on a connection that cannot stream")
+        return result
+
+    async def _answer(self, request: web.BaseRequest | RequestView,
+                      body: bytes | None) -> Reply | web.StreamResponse:
         try:
-            return await self._dispatch(request)
+            return await self._dispatch(request, body)
         except StatusError as err:
             return _status_response(err.status)
         except asyncio.CancelledError:
@@ -204,13 +236,15 @@ class HTTPFront:
             log.exception("HTTP %s %s failed", request.method, request.path)
             return _status_response(StatusError.internal(f"{type(err).__name__}: {err}").status)
 
-    async def _dispatch(self, request: web.BaseRequest) -> web.StreamResponse:
+    async def _dispatch(self, request: web.BaseRequest | RequestView,
+                        body: bytes | None) -> Reply | web.StreamResponse:
+        """``body``: the request's body already read (None: read it from aiohttp's request if needed)."""
         path = request.path
         if path.startswith(_PUBLIC):
             return self._health(path, request.query)
         creds = self._credentials(request)
         if path.startswith(("/api/", "/apis/")) or path in ("/api", "/apis"):
-            return await self._api(request, path, creds)
+            return await self._api(request, path, creds, body)
         self._authenticate(creds)
         if path == "/version" or path == "/version/":
             return _json_response(200, VERSION)
@@ -223,10 +257,10 @@ class HTTPFront:
 
     # ------------------------------------------------------------------ non-resource pages
 
-    def _health(self, path: str, query: Any) -> web.Response:
+    def _health(self, path: str, query: Any) -> Reply:
         kind = path.strip("/").split("/")[0]
         if kind == "healthz" and path.strip("/") == "healthz" and "verbose" not in query:
-            return web.Response(status=200, text="ok", content_type="text/plain")
+            return _text(200, "ok")
         checks: list[tuple[str, bool, str]] = []
         health = getattr(self.entry, "health_checks", None)
         reported = health() if health is not None else {}
@@ -243,21 +277,20 @@ class HTTPFront:
         if single is not None:
             match = [c for c in checks if c[0] == single]
             if not match:
-                return web.Response(status=404, text="404 page not found", content_type="text/plain")
+                return _text(404, "404 page not found")
             _, ok, reason = match[0]
             if ok:
-                return web.Response(status=200, text="ok", content_type="text/plain")
-            return web.Response(status=500, text=f"internal server error: {single} check failed: {reason}",
-                                content_type="text/plain")
+                return _text(200, "ok")
+            return _text(500, f"internal server error: {single} check failed: {reason}")
         failed = [c for c in checks if not c[1]]
         code = 500 if failed else 200
         if "verbose" not in query and not failed:
-            return web.Response(status=200, text="ok", content_type="text/plain")
+            return _text(200, "ok")
         lines = [f"[+]{name} ok" if ok else f"[-]{name} failed: reason withheld" for name, ok, _ in checks]
         lines.append(f"{kind} check {'failed' if failed else 'passed'}")
-        return web.Response(status=code, text="\n".join(lines) + "\n", content_type="text/plain")
+        return _text(code, "\n".join(lines) + "\n")
 
-    def _openapi_doc(self, path: str) -> web.Response:
+    def _openapi_doc(self, path: str) -> Reply:
         _, openapi = self._docs()
         rel = path[len("/openapi/v3"):].strip("/")
         if not rel:
@@ -267,12 +300,9 @@ class HTTPFront:
             if doc is None:
                 raise rest.not_found()
             body = doc
-        resp = web.Response(status=200, body=body)
-        resp.headers["Content-Type"] = JSON
-        resp.headers["Cache-Control"] = "no-cache, private" if not rel else "public, immutable"
-        return resp
+        return Reply(200, body, JSON, NO_CACHE if not rel else "public, immutable")
 
-    def _discovery_doc(self, request: web.BaseRequest, path: str) -> web.Response | None:
+    def _discovery_doc(self, request: web.BaseRequest | RequestView, path: str) -> Reply | None:
         discovery, _ = self._docs()
         parts = [p for p in path.split("/") if p]
         accept = request.headers.get("Accept", "")
@@ -316,7 +346,8 @@ class HTTPFront:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    async def _api(self, request: web.BaseRequest, path: str, creds: Credentials) -> web.StreamResponse:
+    async def _api(self, request: web.BaseRequest | RequestView, path: str, creds: Credentials,
+                   body: bytes | None) -> Reply | web.StreamResponse:
         route = rest.resource_route(path)
         if route is None:
             self._authenticate(creds)
@@ -327,7 +358,13 @@ class HTTPFront:
         if route.resource is None:
             raise rest.not_found()
         method = request.method
-        raw = await self._read_body(request) if method in ("POST", "PUT", "PATCH", "DELETE") else b""
+        if method not in ("POST", "PUT", "PATCH", "DELETE"):
+            raw = b""
+        elif body is not None:
+            raw = body
+        else:
+            assert isinstance(request, web.BaseRequest)
+            raw = await self._read_body(request)
         if route.subresource in rest.STREAMING_SUBRESOURCES:
             return await self._streaming_refused(route, creds)
         query = request.query
@@ -336,12 +373,15 @@ class HTTPFront:
         group_resource = f"{route.resource}.{route.group}" if route.group else route.resource
         if isinstance(result, Response):
             return self._render(result, req, group_resource, request)
+        if not isinstance(request, web.BaseRequest):
+            await result.close()
+            raise RuntimeError(f"{req.verb} of {group_resource} streams; its connection cannot")
         if req.verb == "watch":
             rendering = tables.negotiate(request.headers.get("Accept"), query.get("includeObject"))
             return await self._stream_watch(request, result, group_resource, rendering)
         return await self._stream_log(request, result)
 
-    async def _streaming_refused(self, route: rest.Route, creds: Credentials) -> web.Response:
+    async def _streaming_refused(self, route: rest.Route, creds: Credentials) -> Reply:
         """exec/attach/port-forward: simulated pods run no processes; say so rather than hang."""
         probe = Request(verb="get", resource=route.resource or "", group=route.group, version=route.version,
                         namespace=route.namespace, name=route.name, credentials=creds, source="http")
@@ -356,18 +396,15 @@ class HTTPFront:
             kind=route.resource))
 
     def _render(self, result: Response, req: Request, group_resource: str,
-                request: web.BaseRequest) -> web.StreamResponse:
-        headers = {}
-        if result.warnings:
-            headers["Warning"] = ", ".join(f'299 - "{w}"' for w in result.warnings)
+                request: web.BaseRequest | RequestView) -> Reply:
+        warning = ", ".join(f'299 - "{w}"' for w in result.warnings) if result.warnings else None
         body = result.body
         if isinstance(body, str):
-            resp = web.Response(status=result.code, text=body, content_type="text/plain", headers=headers)
-            return resp
+            return Reply(result.code, body.encode(), TEXT, None, warning)
         if result.ok and req.verb in ("get", "list") and req.subresource in (None, "status", "scale"):
             rendering = tables.negotiate(request.headers.get("Accept"), request.query.get("includeObject"))
             body = tables.render(body, group_resource, self.clock.now(), rendering)
-        return _json_response(result.code, body, headers)
+        return _json_response(result.code, body, warning)
 
     async def _stream_watch(self, request: web.BaseRequest, stream: Any, group_resource: str,
                             rendering: tables.Rendering) -> web.StreamResponse:

@@ -1,0 +1,157 @@
+"""One client connection as a raw socket sees it: small exchanges answered by kconsole.http.connection,
+streams and unusual requests handed to aiohttp on the same connection, keep-alive, pipelining, close."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from http_env import Cluster, start_cluster, stop_cluster
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+CM = "/api/v1/namespaces/default/configmaps"
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def plain(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Cluster]:
+    c = await start_cluster(tmp_path_factory.mktemp("conn"), tls=False)
+    yield c
+    await stop_cluster(c)
+
+
+class Raw:
+    """A client connection written by hand: what goes on the wire is exactly what the test wrote."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: str) -> None:
+        self.reader, self.writer, self.token = reader, writer, token
+
+    @classmethod
+    async def open(cls, c: Cluster) -> Raw:
+        host, port = c.front.url.removeprefix("http://").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        return cls(reader, writer, c.front.admin_token)
+
+    def request(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> bytes:
+        data = b"" if body is None else body if isinstance(body, bytes) else json.dumps(body).encode()
+        lines = [f"{method} {path} HTTP/1.1", "Host: test", f"Authorization: Bearer {self.token}"]
+        all_headers = {"Content-Type": "application/json", **(headers or {})}
+        if "Transfer-Encoding" not in all_headers:
+            all_headers["Content-Length"] = str(len(data))
+        lines += [f"{k}: {v}" for k, v in all_headers.items()]
+        return ("\r\n".join(lines) + "\r\n\r\n").encode() + data
+
+    async def response(self) -> tuple[int, dict[str, str], bytes]:
+        head = await asyncio.wait_for(self.reader.readuntil(b"\r\n\r\n"), 10)
+        lines = head.decode().split("\r\n")
+        status = int(lines[0].split(" ")[1])
+        headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
+        if "content-length" in headers:
+            return status, headers, await self.reader.readexactly(int(headers["content-length"]))
+        return status, headers, b""
+
+    async def chunk(self) -> bytes:
+        size = int((await asyncio.wait_for(self.reader.readline(), 10)).strip(), 16)
+        data = await self.reader.readexactly(size + 2)
+        return data[:-2]
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def _cm(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": name}}
+
+
+async def test_a_keep_alive_connection_answers_in_order_then_streams_a_watch(plain: Cluster) -> None:
+    conn = await Raw.open(plain)
+    try:
+        conn.writer.write(conn.request("POST", CM, _cm("ka-1")))
+        status, headers, body = await conn.response()
+        assert status == 201 and headers["content-type"] == "application/json"
+        assert headers["cache-control"] == "no-cache, private" and headers["date"].endswith("GMT")
+        created = json.loads(body)
+        assert created["metadata"]["name"] == "ka-1" and created["data"] == {"k": "ka-1"}
+
+        # Two requests in one write (pipelined): two answers, in the order asked.
+        conn.writer.write(conn.request("POST", CM, _cm("ka-2")) + conn.request("GET", f"{CM}/ka-1"))
+        first, second = await conn.response(), await conn.response()
+        assert first[0] == 201 and json.loads(first[2])["metadata"]["name"] == "ka-2"
+        assert second[0] == 200 and json.loads(second[2])["metadata"]["uid"] == created["metadata"]["uid"]
+
+        # A watch on the same connection streams its events one by one as chunks.
+        rv = json.loads(first[2])["metadata"]["resourceVersion"]
+        conn.writer.write(conn.request("GET", f"{CM}?watch=true&resourceVersion={rv}"))
+        status, headers, _ = await conn.response()
+        assert status == 200 and headers["transfer-encoding"] == "chunked"
+        await plain.admin("create", "configmaps", namespace="default", body=_cm("ka-3"))
+        event = json.loads(await conn.chunk())
+        assert event["type"] == "ADDED" and event["object"]["metadata"]["name"] == "ka-3"
+    finally:
+        conn.close()
+
+
+async def test_a_request_arriving_in_pieces_is_answered_once_whole(plain: Cluster) -> None:
+    conn = await Raw.open(plain)
+    try:
+        data = conn.request("POST", CM, _cm("pieces"))
+        for i in range(0, len(data), 7):
+            conn.writer.write(data[i:i + 7])
+            await conn.writer.drain()
+            await asyncio.sleep(0)
+        status, _, body = await conn.response()
+        assert status == 201 and json.loads(body)["metadata"]["name"] == "pieces"
+    finally:
+        conn.close()
+
+
+async def test_connection_close_is_honoured(plain: Cluster) -> None:
+    conn = await Raw.open(plain)
+    try:
+        conn.writer.write(conn.request("GET", f"{CM}/missing", headers={"Connection": "close"}))
+        status, headers, body = await conn.response()
+        assert status == 404 and json.loads(body)["reason"] == "NotFound"
+        assert headers["connection"] == "close"
+        assert await asyncio.wait_for(conn.reader.read(), 10) == b""
+    finally:
+        conn.close()
+
+
+async def test_chunked_bodies_and_malformed_requests_are_still_understood(plain: Cluster) -> None:
+    conn = await Raw.open(plain)
+    try:
+        body = json.dumps(_cm("chunked")).encode()
+        chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+        conn.writer.write(conn.request("POST", CM, chunked, headers={"Transfer-Encoding": "chunked"}))
+        status, _, answer = await conn.response()
+        assert status == 201 and json.loads(answer)["metadata"]["name"] == "chunked"
+    finally:
+        conn.close()
+    conn = await Raw.open(plain)
+    try:
+        conn.writer.write(b"NOT-HTTP\r\n\r\n")
+        status, _, _ = await conn.response()
+        assert status == 400
+    finally:
+        conn.close()
+
+
+async def test_stop_closes_idle_keep_alive_connections(tmp_path: Path) -> None:
+    c = await start_cluster(tmp_path, tls=False)
+    conn = await Raw.open(c)
+    try:
+        conn.writer.write(conn.request("GET", f"{CM}"))
+        status, _, body = await conn.response()
+        assert status == 200 and json.loads(body)["kind"] == "ConfigMapList"
+        await c.front.stop()
+        assert await asyncio.wait_for(conn.reader.read(), 10) == b""
+    finally:
+        conn.close()
+        await c.api.stop()
+        await c.api.kv.close()
