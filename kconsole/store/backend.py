@@ -98,12 +98,20 @@ def configure(db: sqlite3.Connection, synchronous: str, writer: bool) -> None:
         # Checkpoints normally run on their own connection (see ``checkpoint``); the writer only
         # checkpoints inline as a backstop when the WAL grew this large anyway.
         db.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_CHECKPOINT_PAGES}")
-        db.execute("PRAGMA journal_size_limit=8388608")  # an idle WAL shrinks back to 8 MB
+        # A restarted WAL keeps up to 32 MB of its file: the next commits overwrite those blocks
+        # (no size change to fdatasync); only a WAL the backstop let grow beyond is cut back.
+        db.execute(f"PRAGMA journal_size_limit={WAL_KEEP_BYTES}")
         db.executescript(SCHEMA)
 
 
-#: WAL pages after which the writer itself checkpoints (the background checkpointer fell behind).
-BACKSTOP_CHECKPOINT_PAGES = 16384
+#: Bytes of WAL file kept when the WAL restarts (see ``configure``).
+WAL_KEEP_BYTES = 32 * 1024 * 1024
+
+#: WAL pages after which the writer itself checkpoints. The background checkpointer has copied all
+#: but the latest frames by then, so this is short; and a checkpoint that copied every frame is
+#: what lets the writer's next commit restart the WAL at its beginning (a checkpoint beside a
+#: writer that never pauses never catches up). The WAL so cycles within WAL_KEEP_BYTES.
+BACKSTOP_CHECKPOINT_PAGES = 4096
 
 
 def checkpoint(db: sqlite3.Connection) -> tuple[int, int, int]:

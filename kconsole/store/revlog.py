@@ -24,8 +24,11 @@ only ever updated from committed batches, so nothing half-written is seen.
 Durability: WAL mode. ``synchronous="FULL"`` (default) fsyncs the WAL on every commit and survives
 power loss; ``"NORMAL"`` survives a killed process (kill -9) but may lose the last commits on power
 loss. Reads use a second, read-only connection so they never queue behind an fsync; WAL
-checkpoints run on a third connection beside the commits (the writer checkpoints inline only as a
-backstop), so no commit pays for copying the WAL into the database file.
+checkpoints run on a third connection beside the commits, so commits rarely pay for copying the WAL
+into the database file. Once the WAL holds ``backend.BACKSTOP_CHECKPOINT_PAGES`` the writer copies
+the few frames the background checkpoints left and the WAL starts over from its beginning (a
+checkpoint beside a writer that never pauses never catches up by itself): the WAL file keeps its
+size, so a commit's fdatasync overwrites blocks the file has and records no new file size.
 
 Compaction ``compact(C)``: ranges below ``C`` fail with :class:`CompactedError`; for each key only
 its latest write below ``C`` survives (none if that write was a deletion), everything from ``C`` on
@@ -98,8 +101,17 @@ PIPELINE = 2
 PIPELINE_EARLY = 8
 #: Bytes of published batches held for one commit (:attr:`RevisionLog.commit_interval`) at most.
 HELD_COST_LIMIT = 4 * 1024 * 1024
-#: Bytes committed between two background WAL checkpoints.
+#: WAL bytes (estimated) committed between two background WAL checkpoints. Small enough that the
+#: WAL restarts well inside its kept size (backend's journal_size_limit), so commits overwrite
+#: blocks the file already has instead of growing it: an fdatasync then changes no metadata.
 CHECKPOINT_BYTES = 2 * 1024 * 1024
+#: WAL bytes a group commit writes beyond its rows' own bytes (the leaf pages it touches).
+COMMIT_PAGE_BYTES = 2 * 4096
+#: Checkpoint passes in a row while the writer keeps adding frames: the last ones are short, and
+#: one that copies every frame lets the writer restart the WAL from its beginning.
+CHECKPOINT_PASSES = 4
+#: A pass that found at least this many new frames runs again for the ones added meanwhile.
+CHECKPOINT_CATCH_UP_FRAMES = 256
 #: Group commits between two measurements of the pages in use (quota accounting).
 MEASURE_EVERY = 32
 #: Below twice this many queued txns, an idle pipeline takes them all in one batch rather than two.
@@ -899,7 +911,7 @@ class RevisionLog:
             return
         batch.io.__exit__(None, None, None)
         self._pending_cost -= batch.cost
-        self._written_since_checkpoint += batch.cost
+        self._written_since_checkpoint += batch.cost + COMMIT_PAGE_BYTES
         if self._written_since_checkpoint > CHECKPOINT_BYTES and self._checkpoint_task is None:
             self._written_since_checkpoint = 0
             self._checkpoint_task = asyncio.create_task(self._checkpoint(), name="revlog-checkpoint")
@@ -976,7 +988,12 @@ class RevisionLog:
     async def _checkpoint(self) -> None:
         try:
             with io_tracker(self._clock):
-                await backend.run_on_thread(self._checkpointer, backend.checkpoint)
+                seen = 0
+                for _ in range(CHECKPOINT_PASSES):
+                    busy, frames, copied = await backend.run_on_thread(self._checkpointer, backend.checkpoint)
+                    if busy or copied < frames or frames - seen < CHECKPOINT_CATCH_UP_FRAMES:
+                        break
+                    seen = frames
         except Exception as exc:  # noqa: BLE001 — the writer's backstop checkpoint still bounds the WAL
             log.warning("background checkpoint of %s failed: %s", self.path, exc)
         finally:
