@@ -104,14 +104,15 @@ HELD_COST_LIMIT = 4 * 1024 * 1024
 #: WAL bytes (estimated) committed between two background WAL checkpoints. Small enough that the
 #: WAL restarts well inside its kept size (backend's journal_size_limit), so commits overwrite
 #: blocks the file already has instead of growing it: an fdatasync then changes no metadata.
-CHECKPOINT_BYTES = 2 * 1024 * 1024
-#: WAL bytes a group commit writes beyond its rows' own bytes (the leaf pages it touches).
-COMMIT_PAGE_BYTES = 2 * 4096
+CHECKPOINT_BYTES = 4 * 1024 * 1024
+#: WAL bytes a group commit writes beyond its rows' own bytes: a page for the commit, and an index
+#: leaf per row (keys are spread over the name index, so a batch touches about one leaf per row).
+PAGE_BYTES = 4096
 #: Checkpoint passes in a row while the writer keeps adding frames: the last ones are short, and
 #: one that copies every frame lets the writer restart the WAL from its beginning.
 CHECKPOINT_PASSES = 4
 #: A pass that found at least this many new frames runs again for the ones added meanwhile.
-CHECKPOINT_CATCH_UP_FRAMES = 256
+CHECKPOINT_CATCH_UP_FRAMES = 512
 #: Group commits between two measurements of the pages in use (quota accounting).
 MEASURE_EVERY = 32
 #: Below twice this many queued txns, an idle pipeline takes them all in one batch rather than two.
@@ -248,6 +249,7 @@ class RevisionLog:
         self._checkpointer = checkpointer
         self._checkpoint_task: asyncio.Task[None] | None = None
         self._written_since_checkpoint = 0
+        self._checkpoint_after = CHECKPOINT_BYTES  # estimated WAL bytes that start the next one
         self._lock_fd = lock_fd
         self._quota = quota_bytes
         self._watch_buffer = watch_buffer
@@ -911,8 +913,8 @@ class RevisionLog:
             return
         batch.io.__exit__(None, None, None)
         self._pending_cost -= batch.cost
-        self._written_since_checkpoint += batch.cost + COMMIT_PAGE_BYTES
-        if self._written_since_checkpoint > CHECKPOINT_BYTES and self._checkpoint_task is None:
+        self._written_since_checkpoint += batch.cost + PAGE_BYTES * (len(batch.rows) + 1)
+        if self._written_since_checkpoint > self._checkpoint_after and self._checkpoint_task is None:
             self._written_since_checkpoint = 0
             self._checkpoint_task = asyncio.create_task(self._checkpoint(), name="revlog-checkpoint")
         if sizes is None:
@@ -994,6 +996,9 @@ class RevisionLog:
                     if busy or copied < frames or frames - seen < CHECKPOINT_CATCH_UP_FRAMES:
                         break
                     seen = frames
+                # Run the next one shortly before the WAL is full, so the writer finds few frames left.
+                left = (backend.BACKSTOP_CHECKPOINT_PAGES - frames) * PAGE_BYTES
+                self._checkpoint_after = min(CHECKPOINT_BYTES, max(left - CHECKPOINT_BYTES // 4, CHECKPOINT_BYTES // 8))
         except Exception as exc:  # noqa: BLE001 — the writer's backstop checkpoint still bounds the WAL
             log.warning("background checkpoint of %s failed: %s", self.path, exc)
         finally:
