@@ -54,6 +54,12 @@ only while no binding is in flight (``idle``), in concurrent batches the store c
 and retention deletes go out in the same batches. A record that retention retires before it was
 ever written is dropped from the queue instead of being created and deleted again, so the set
 stored is always the one retention defines while a burst of scheduling never waits for records.
+In a burst (a batch or more queued) the writer holds until the oldest queued record is ``settle``
+seconds old: a window of 500 records turns over in 3-7 s at the 70-170 pods/s of a 10,000-replica
+rollout, so writing them at once cost a create and, seconds later, a delete for records nobody had
+time to read (~5% of the rollout's CPU); held, retention supersedes them and the burst's last
+``retain`` are written once it ends. A few records at a time are written at once, as before;
+:meth:`flush` never holds.
 ``written``/``superseded``/``deleted`` count what happened.
 
 Retention: the last ``retain`` records (default 500) plus the latest record of every pod still
@@ -84,6 +90,8 @@ MAX_SKIPPED_NAMES = 100
 MAX_NAME = 253
 #: writes and deletes sent together (the store commits concurrent writes in one transaction)
 BATCH = 64
+#: seconds a burst's records wait before being written (see the module docstring)
+SETTLE = 10.0
 _name = attrgetter("name")
 
 
@@ -202,12 +210,14 @@ class DecisionRecorder:
     """
 
     def __init__(self, client: Any, clock: Clock, *, enabled: bool = True, retain: int = 500,
-                 keep_in_memory: int = 200, idle: asyncio.Event | None = None, batch: int = BATCH) -> None:
+                 keep_in_memory: int = 200, idle: asyncio.Event | None = None, batch: int = BATCH,
+                 settle: float = SETTLE) -> None:
         self.client = client
         self.clock = clock
         self.enabled = enabled
         self.retain = retain
         self.batch = batch
+        self.settle = settle
         if idle is None:
             idle = asyncio.Event()
             idle.set()
@@ -219,10 +229,13 @@ class DecisionRecorder:
         self._attempts: dict[str, int] = {}
         self._pending: set[str] = set()
         self._to_create: dict[tuple[str, str], LazyRecord] = {}  # not yet sent, oldest first
+        self._queued_at: dict[tuple[str, str], float] = {}  # when each of _to_create was added
         self._to_delete: deque[tuple[str, str]] = deque()
         self._writing: set[tuple[str, str]] = set()
         self._delete_after: set[tuple[str, str]] = set()  # retired while its create was in flight
         self._wake = asyncio.Event()
+        self._flushing = 0
+        self._flush_now = asyncio.Event()
         self._done = asyncio.Event()
         self._done.set()
         self._writer: asyncio.Task[None] | None = None
@@ -290,6 +303,7 @@ class DecisionRecorder:
         self._window.append((namespace, name, pod_key))
         self._latest[pod_key] = name
         self._to_create[(namespace, name)] = record
+        self._queued_at[(namespace, name)] = self.clock.now()
         self._evict()
         self._kick()
 
@@ -310,6 +324,7 @@ class DecisionRecorder:
     def _retire(self, ident: tuple[str, str]) -> None:
         """Retention no longer keeps ``ident``: unqueue it if unwritten, else delete it."""
         if self._to_create.pop(ident, None) is not None:
+            del self._queued_at[ident]
             self.superseded += 1
         elif ident in self._writing:
             self._delete_after.add(ident)
@@ -332,14 +347,31 @@ class DecisionRecorder:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
+            hold = self._hold()
+            if hold > 0:
+                self._flush_now.clear()
+                try:
+                    async with self.clock.timeout(hold):
+                        await self._flush_now.wait()
+                except TimeoutError:
+                    pass
+                continue
             await self.idle.wait()
             ops: list[Any] = []
             while self._to_delete and len(ops) < self.batch:
                 ops.append(self._remove(self._to_delete.popleft()))
             while self._to_create and len(ops) < self.batch:
                 ident = next(iter(self._to_create))
+                del self._queued_at[ident]
                 ops.append(self._create(ident, self._to_create.pop(ident)))
             await asyncio.gather(*ops)
+
+    def _hold(self) -> float:
+        """Seconds to wait before writing: a burst waits for its oldest record to settle."""
+        if self._flushing or len(self._to_create) < self.batch:
+            return 0.0
+        oldest = self._queued_at[next(iter(self._to_create))]
+        return oldest + self.settle - self.clock.now()
 
     async def _create(self, ident: tuple[str, str], record: LazyRecord) -> None:
         self._writing.add(ident)
@@ -365,9 +397,14 @@ class DecisionRecorder:
 
     async def flush(self) -> None:
         """Wait until every queued write and delete has been sent and answered."""
-        while self._to_create or self._to_delete or self._writing:
-            self._kick()
-            await self._done.wait()
+        self._flushing += 1
+        self._flush_now.set()
+        try:
+            while self._to_create or self._to_delete or self._writing:
+                self._kick()
+                await self._done.wait()
+        finally:
+            self._flushing -= 1
 
     async def close(self) -> None:
         await self.flush()

@@ -105,3 +105,29 @@ async def test_a_pending_pods_latest_record_outlives_the_window(env: Env) -> Non
     await rec.flush()
     assert await _names(env) == ["p2-1", "p3-1"]
     await rec.close()
+
+
+async def test_a_burst_writes_only_the_records_retention_keeps(env: Env) -> None:
+    rec = DecisionRecorder(env.sched_client, env.clock, retain=20, batch=4, settle=5.0)
+    for second in range(6):  # 10 records a second: the window of 20 turns over in 2 s
+        for i in range(10):
+            rec.add(_record(f"p{second}x{i}"), f"default/p{second}x{i}")
+        await env.clock.advance(1)
+        assert rec.written == 0 and await _names(env) == []  # held: retention may still retire them
+    await env.wait(lambda: rec.written == 20, timeout=6)
+    assert await _names(env) == sorted(f"p{s}x{i}-1" for s in (4, 5) for i in range(10))
+    assert (rec.superseded, rec.deleted) == (40, 0)  # never created, so never deleted
+    rec.add(_record("late"), "default/late")  # a lone record is written at once
+    assert await env.clock.run_until(lambda: rec.written == 21, timeout=1, step=0.1) < 0.5
+    await rec.close()
+
+
+async def test_flush_writes_a_held_burst_at_once(env: Env) -> None:
+    rec = DecisionRecorder(env.sched_client, env.clock, retain=20, batch=4, settle=60.0)
+    for i in range(8):
+        rec.add(_record(f"p{i}"), f"default/p{i}")
+    await env.clock.advance(1)
+    assert rec.written == 0
+    await rec.flush()
+    assert await _names(env) == sorted(f"p{i}-1" for i in range(8))
+    await rec.close()
