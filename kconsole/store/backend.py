@@ -95,23 +95,23 @@ def configure(db: sqlite3.Connection, synchronous: str, writer: bool) -> None:
     db.execute("PRAGMA temp_store=MEMORY")
     db.execute("PRAGMA cache_size=-65536")
     if writer:
-        # Checkpoints normally run on their own connection (see ``checkpoint``); the writer only
-        # checkpoints inline as a backstop when the WAL grew this large anyway.
+        # Checkpoints run on their own connection (see ``checkpoint``); the writer finishes one
+        # inline when the WAL holds this many pages, so that the WAL starts over.
         db.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_CHECKPOINT_PAGES}")
-        # A restarted WAL keeps up to 32 MB of its file: the next commits overwrite those blocks
+        # A restarted WAL keeps up to 80 MB of its file: the next commits overwrite those blocks
         # (no size change to fdatasync); only a WAL the backstop let grow beyond is cut back.
         db.execute(f"PRAGMA journal_size_limit={WAL_KEEP_BYTES}")
         db.executescript(SCHEMA)
 
 
 #: Bytes of WAL file kept when the WAL restarts (see ``configure``).
-WAL_KEEP_BYTES = 32 * 1024 * 1024
+WAL_KEEP_BYTES = 80 * 1024 * 1024
 
 #: WAL pages after which the writer itself checkpoints. The background checkpointer has copied all
 #: but the latest frames by then, so this is short; and a checkpoint that copied every frame is
 #: what lets the writer's next commit restart the WAL at its beginning (a checkpoint beside a
 #: writer that never pauses never catches up). The WAL so cycles within WAL_KEEP_BYTES.
-BACKSTOP_CHECKPOINT_PAGES = 4096
+BACKSTOP_CHECKPOINT_PAGES = 16384
 
 
 def checkpoint(db: sqlite3.Connection) -> tuple[int, int, int]:

@@ -101,9 +101,8 @@ PIPELINE = 2
 PIPELINE_EARLY = 8
 #: Bytes of published batches held for one commit (:attr:`RevisionLog.commit_interval`) at most.
 HELD_COST_LIMIT = 4 * 1024 * 1024
-#: WAL bytes (estimated) committed between two background WAL checkpoints. Small enough that the
-#: WAL restarts well inside its kept size (backend's journal_size_limit), so commits overwrite
-#: blocks the file already has instead of growing it: an fdatasync then changes no metadata.
+#: WAL bytes (estimated) committed between two background WAL checkpoints; several per WAL cycle
+#: (``backend.BACKSTOP_CHECKPOINT_PAGES``), so the writer's own checkpoint at its end is short.
 CHECKPOINT_BYTES = 4 * 1024 * 1024
 #: WAL bytes a group commit writes beyond its rows' own bytes: a page for the commit, and an index
 #: leaf per row (keys are spread over the name index, so a batch touches about one leaf per row).
