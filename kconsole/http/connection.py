@@ -136,6 +136,8 @@ class Connection(asyncio.Protocol):
         self._busy: asyncio.Task[None] | None = None
         self._paused = False
         self._close_when_idle = False
+        self._loop = asyncio.get_running_loop()
+        self.last_active = self._loop.time()
 
     # ------------------------------------------------------------------ asyncio.Protocol
 
@@ -149,6 +151,7 @@ class Connection(asyncio.Protocol):
             self.handler.data_received(data)
             return
         self._buffer += data
+        self.last_active = self._loop.time()
         if self._busy is None:
             self._next()
 
@@ -178,6 +181,12 @@ class Connection(asyncio.Protocol):
     @property
     def idle(self) -> bool:
         return self.handler is None and self._busy is None
+
+    def expire(self, idle_since: float) -> None:
+        """Close the connection if it has waited for a request since before ``idle_since`` (keep-alive limit)."""
+        if self._busy is None and self.handler is None and self.last_active < idle_since \
+                and self.transport is not None:
+            self.transport.close()
 
     def close_when_idle(self) -> asyncio.Task[None] | None:
         """Shutdown: close now if no request is being answered, else after its answer (returned task)."""
@@ -259,6 +268,7 @@ class Connection(asyncio.Protocol):
             return
         close = close or self._close_when_idle
         transport.write(reply.encode(_dates.now(), close))
+        self.last_active = self._loop.time()
         if close:
             transport.close()
         elif self._buffer:

@@ -36,6 +36,8 @@ VERSION = {
     "compiler": "cpython", "platform": "linux/amd64",
 }
 _PUBLIC = ("/healthz", "/livez", "/readyz")
+#: Idle keep-alive connections are closed after this many (real) seconds, as aiohttp's default.
+KEEPALIVE_TIMEOUT = 75.0
 
 
 _dumps = encode.dumps
@@ -83,7 +85,8 @@ class HTTPFront:
     def __init__(self, entry: Any, *, address: str = "127.0.0.1", port: int = 6443, tls: bool = True,
                  data_dir: Path, clock: Clock | None = None,
                  admin: UserInfo = UserInfo("admin", ("system:masters",)),
-                 max_body_bytes: int = rest.MAX_BODY_BYTES, shutdown_timeout: float = 2.0) -> None:
+                 max_body_bytes: int = rest.MAX_BODY_BYTES, shutdown_timeout: float = 2.0,
+                 keepalive_timeout: float = KEEPALIVE_TIMEOUT) -> None:
         self.entry = entry
         self.address = address
         self.requested_port = port
@@ -93,6 +96,7 @@ class HTTPFront:
         self.admin = admin
         self.max_body_bytes = max_body_bytes
         self.shutdown_timeout = shutdown_timeout
+        self.keepalive_timeout = keepalive_timeout
         self.port = 0
         self.admin_token = ""
         self.kubeconfig_path: Path | None = None
@@ -100,6 +104,7 @@ class HTTPFront:
         self._listener: asyncio.Server | None = None
         # Connections still answered by kconsole.http.connection (the others are aiohttp's).
         self._connections: set[Connection] = set()
+        self._sweep_handle: asyncio.TimerHandle | None = None
         self._streams: set[Any] = set()
         self._discovery: Discovery | None = None
         self._openapi: OpenAPI | None = None
@@ -134,7 +139,8 @@ class HTTPFront:
         tokens = getattr(self.entry, "tokens", None)
         if tokens is not None:
             tokens.add(self.admin_token, self.admin)
-        web_server = web.Server(self._handle, handler_cancellation=True, access_log=None)
+        web_server = web.Server(self._handle, handler_cancellation=True, access_log=None,
+                                keepalive_timeout=self.keepalive_timeout)
         self._web_server = web_server
         connections = self._connections
 
@@ -144,6 +150,7 @@ class HTTPFront:
         self._listener = await asyncio.get_running_loop().create_server(
             connection, self.address, self.requested_port,
             ssl=self._ssl_context(pki) if pki else None, backlog=1024, reuse_address=True)
+        self._sweep_handle = asyncio.get_running_loop().call_later(self.keepalive_timeout / 2, self._sweep)
         sockets = self._listener.sockets
         self.port = sockets[0].getsockname()[1] if sockets else self.requested_port
         self.kubeconfig_path = kc.write_kubeconfig(self.data_dir,
@@ -155,6 +162,9 @@ class HTTPFront:
         self._closing = True
         streams = list(self._streams)
         await asyncio.gather(*(s.close() for s in streams), return_exceptions=True)
+        if self._sweep_handle is not None:
+            self._sweep_handle.cancel()
+            self._sweep_handle = None
         if self._listener is not None:
             self._listener.close()
             self._listener = None
@@ -166,6 +176,14 @@ class HTTPFront:
             self._web_server = None
         if answering:
             await asyncio.wait(answering, timeout=self.shutdown_timeout)
+
+    def _sweep(self) -> None:
+        """Close keep-alive connections idle for longer than the limit (one timer for all of them)."""
+        loop = asyncio.get_running_loop()
+        idle_since = loop.time() - self.keepalive_timeout
+        for conn in list(self._connections):
+            conn.expire(idle_since)
+        self._sweep_handle = loop.call_later(self.keepalive_timeout / 2, self._sweep)
 
     # ------------------------------------------------------------------ documents
 

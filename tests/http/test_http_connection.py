@@ -14,6 +14,8 @@ import pytest_asyncio
 
 from http_env import Cluster, start_cluster, stop_cluster
 
+from kconsole.http.server import HTTPFront
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 CM = "/api/v1/namespaces/default/configmaps"
@@ -155,3 +157,20 @@ async def test_stop_closes_idle_keep_alive_connections(tmp_path: Path) -> None:
         conn.close()
         await c.api.stop()
         await c.api.kv.close()
+
+
+async def test_idle_keep_alive_connections_close_after_the_limit(tmp_path: Path) -> None:
+    c = await start_cluster(tmp_path, tls=False)
+    await c.front.stop()
+    c.front = HTTPFront(c.api, port=0, tls=False, data_dir=tmp_path / "data", clock=c.clock, keepalive_timeout=0.2)
+    await c.front.start()
+    conn = await Raw.open(c)
+    try:
+        conn.writer.write(conn.request("GET", CM))
+        status, _, _ = await conn.response()
+        assert status == 200
+        # A real-time network limit (as aiohttp's keep-alive), not simulated time: the server hangs up.
+        assert await asyncio.wait_for(conn.reader.read(), 10) == b""
+    finally:
+        conn.close()
+        await stop_cluster(c)
