@@ -7,17 +7,25 @@ import os
 import struct
 from pathlib import Path
 
+import pytest
+
 from kconsole.clock import VirtualClock
-from kconsole.store.backend import BACKSTOP_CHECKPOINT_PAGES
+from kconsole.store import backend
 from kconsole.store.revlog import RevisionLog
 
 
-async def test_a_steady_writer_reuses_the_wal_file(tmp_path: Path, clock: VirtualClock) -> None:
+async def test_a_steady_writer_reuses_the_wal_file(
+    tmp_path: Path, clock: VirtualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The production cycle (64 MB) at a scale a test can write quickly; the ratio is kept.
+    pages = 256
+    monkeypatch.setattr(backend, "WAL_KEEP_BYTES", backend.WAL_KEEP_BYTES * pages // backend.BACKSTOP_CHECKPOINT_PAGES)
+    monkeypatch.setattr(backend, "BACKSTOP_CHECKPOINT_PAGES", pages)
     path = tmp_path / "member.db"
     wal = Path(f"{path}-wal")
-    cycle = BACKSTOP_CHECKPOINT_PAGES * 4096
+    cycle = pages * 4096
     log = await RevisionLog.open(path, clock=clock, synchronous="NORMAL")
-    value = b"v" * 60_000  # ~15 WAL pages per write: a cycle fills in ~1,100 writes
+    value = b"v" * 6000  # a few WAL pages per write: a cycle fills in ~100 writes
     sizes: list[tuple[int, int]] = []  # (WAL restarts so far, file size) after each write
     try:
         revision = 0
