@@ -10,7 +10,10 @@ leader sends its appends at once (its own write races the followers') but counts
 commit only once its write landed. Without fsync the raft loop writes inline. Committed entries go
 to the *apply loop* as soon as they are durable here, beside the write of the Ready that carried
 them (etcd applies beside its WAL save); it applies batches in log order and answers the proposals
-waiting on them, so replication of batch N+1 overlaps the apply of batch N. Every member applies
+waiting on them, so replication of batch N+1 overlaps the apply of batch N. A follower that
+learns a commit index with nothing to write holds those entries until its next write (the next
+round's fsync) or its next tick: the members share one process, and the leader's answers, which
+writers wait for, should not queue behind applies nobody waits for. Every member applies
 the same commands in the same order, so revisions match across members.
 
 A crash (``stop()``) abandons its tasks mid-flight. On ``start()`` the member reloads its WAL,
@@ -196,6 +199,7 @@ class Member:
         self._read_ctx = 0
         self._applied_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._apply_queue: asyncio.Queue[list[Entry] | Snapshot] = asyncio.Queue()
+        self._held: list[Entry] = []  # a follower's committed entries waiting to be applied beside its next write
         self._writes: list[_Write] = []  # queued for the WAL task, oldest first
         self._writing: list[_Write] = []  # on the device now
         self._disk_wake = asyncio.Event()
@@ -242,6 +246,7 @@ class Member:
         self._inbox.clear()
         self._ticks = 0
         self._apply_queue = asyncio.Queue()
+        self._held = []
         self._writes, self._writing, self._drain_waiters = [], [], []
         self._disk_wake = asyncio.Event()
         self.running = True
@@ -380,6 +385,8 @@ class Member:
             fut.set_result(None)
         else:
             self._applied_waiters.append((index, fut))
+            if self._held:
+                self._release_held()
         return fut
 
     def wait_applied_revision(self, revision: int) -> asyncio.Future[None]:
@@ -391,6 +398,8 @@ class Member:
             fut.set_result(None)
         else:
             self._revision_waiters.append((revision, fut))
+            if self._held:
+                self._release_held()
         return fut
 
     def wait_resumed(self) -> asyncio.Future[None]:
@@ -514,6 +523,7 @@ class Member:
                 continue
             while self._inbox:
                 node.step(self._inbox.popleft())
+            ticked = self._ticks > 0
             while self._ticks:
                 self._ticks -= 1
                 node.tick()
@@ -531,6 +541,8 @@ class Member:
                 self._fail_reads(NotProposed("etcdserver: leader changed"))
             if node.role is Role.LEADER and not self._was_leader:
                 self.leader_changes += 1
+            if self._held and (ticked or node.role is Role.LEADER):
+                self._release_held()
             self._was_leader = node.role is Role.LEADER
             seen = (node.role, node.lead, node.term)
             if seen != self._seen:
@@ -540,6 +552,16 @@ class Member:
             if not node.has_ready():
                 continue
             rd = node.ready()
+            if (not rd.entries and rd.snapshot is None and node.role is not Role.LEADER
+                    and not self._writes and not self._writing):
+                # A follower learning a commit index: nobody waits on its apply, while the leader's
+                # answers do wait for the CPU this process shares. Apply beside the next write
+                # (the next round's fsync) or the next tick, whichever comes first.
+                if rd.committed:
+                    self._held.extend(rd.committed)
+                    rd.committed = []
+            elif self._held:
+                self._release_held()
             if self._writes or self._writing:
                 if rd.snapshot is None:
                     self._queue_write(node, rd)
@@ -596,6 +618,10 @@ class Member:
             self._answer_reads(rd.read_states)
             if node.has_ready():
                 self._wake.set()
+
+    def _release_held(self) -> None:
+        held, self._held = self._held, []
+        self._apply_queue.put_nowait(held)
 
     def _answer_reads(self, read_states: list[tuple[int, int]]) -> None:
         for ctx, index in read_states:

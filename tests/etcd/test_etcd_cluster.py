@@ -228,3 +228,23 @@ async def test_slow_disk_shows_in_commit_latency(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         leader.slow_disk(-1)
     await cluster.close()
+
+
+async def test_followers_apply_beside_their_next_write_or_within_a_tick(tmp_path: Path) -> None:
+    """A follower may hold a commit it learned (its CPU goes to the leader's answers first), but
+    never past its next WAL write nor past one tick when no write comes."""
+    clock = VirtualClock()
+    cluster = await open_cluster(tmp_path, clock)
+    followers = [m for m in cluster.members if not m.is_leader]
+    await run(clock, cluster.txn([], [Put("/f/0", b"x")]), step=0.001)
+    start = clock.now()
+    await clock.run_until(lambda: all(m.machine.revision == 1 for m in followers), 1, step=0.001)
+    assert clock.now() - start <= RaftConfig().tick + 0.002  # the next tick, measured in 1 ms steps
+    for i in range(1, 20):
+        await run(clock, cluster.txn([], [Put(f"/f/{i}", b"x")]), step=0.001)
+        # The write of entry i carried (at least) the commit of entry i-1: applied beside it.
+        assert all(m.machine.revision >= i for m in followers)
+    await clock.run_until(lambda: all(m.machine.revision == 20 for m in followers), 1, step=0.001)
+    for m in followers:
+        assert (await m.kv.range("/f/19")).kvs[0].mod_revision == 20
+    await cluster.close()
