@@ -129,24 +129,7 @@ def _walk(obj: Obj, copy: Obj | None) -> str:
         if type(key) is not str:
             raise _Irregular
         if key == "metadata" and type(value) is dict:
-            meta = []
-            meta_copy: Obj = {}
-            for mkey, mvalue in value.items():
-                if type(mkey) is not str:
-                    raise _Irregular
-                if mkey == "resourceVersion":
-                    meta_copy[mkey] = mvalue
-                    continue
-                if mkey == "managedFields" and mvalue:
-                    text, shared = _fragment(mvalue)
-                    meta_copy[mkey] = shared
-                else:
-                    text = _value(mvalue)
-                    if copy is not None:
-                        meta_copy[mkey] = _own(mvalue)
-                meta.append(_key(mkey) + ":" + text)
-            text = "{" + ",".join(meta) + "}"
-            held: Any = meta_copy
+            text, held = _metadata(value, copy is not None)
         elif type(value) is dict and value and key not in _UNREPEATED:
             text, held = _fragment(value)
         else:
@@ -156,6 +139,34 @@ def _walk(obj: Obj, copy: Obj | None) -> str:
             copy[key] = held
         parts.append(_key(key) + ":" + text)
     return "{" + ",".join(parts) + "}"
+
+
+def _metadata(meta: Obj, copying: bool) -> tuple[str, Any]:
+    """The stored text of ``meta`` (without resourceVersion) and, when ``copying``, its cache copy.
+    The plain keys between the remembered managedFields go to the C encoder as one run each instead
+    of a Python step per key."""
+    parts = []
+    run: Obj = {}
+    meta_copy: Obj = {}
+    for mkey, mvalue in meta.items():
+        if type(mkey) is not str:
+            raise _Irregular
+        if mkey == "resourceVersion":
+            meta_copy[mkey] = mvalue
+        elif mkey == "managedFields" and mvalue:
+            if run:
+                parts.append(_value(run)[1:-1])
+                run = {}
+            text, shared = _fragment(mvalue)
+            meta_copy[mkey] = shared
+            parts.append('"managedFields":' + text)
+        else:
+            run[mkey] = mvalue
+            if copying:
+                meta_copy[mkey] = _own(mvalue)
+    if run:
+        parts.append(_value(run)[1:-1])
+    return "{" + ",".join(parts) + "}", meta_copy
 
 
 def encode_stored(obj: Obj) -> str:
