@@ -17,7 +17,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
-from kconsole.api import strategy
+from kconsole.api import marshalled, strategy
 from kconsole.api.admission.metadata import new_uid
 from kconsole.api.apply import track_update
 from kconsole.api.audit import AuditLog
@@ -529,6 +529,7 @@ class APIServer:
     def admit(self, call: _Call, spec: ResourceSpec, operation: str, obj: Obj, old: Obj | None,
               subresource: str | None = None) -> None:
         """Mutating admission -> validation -> validating admission, recording the running stage."""
+        marshalled.forget()
         ctx = self.admission_context(call, spec, operation, obj["metadata"].get("name") or call.req.name,
                                      subresource)
         call.stage = "mutating-admission"
@@ -766,6 +767,7 @@ class APIServer:
     def admit_update(self, call: _Call, spec: ResourceSpec, new: Obj, old: Obj, current: Obj,
                      sub: str | None) -> None:
         """UPDATE through the pipeline; ``old`` is a private copy of ``current`` (the stored object)."""
+        marshalled.forget()
         ctx = self.admission_context(call, spec, "UPDATE", call.req.name, sub)
         call.stage = "mutating-admission"
         for plugin in self.mutating:

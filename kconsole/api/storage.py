@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from kconsole.api import strategy
 from kconsole.api.filters import Filter
+from kconsole.api.marshalled import take as take_marshalled
 from kconsole.api.registry import Registry, ResourceSpec
 from kconsole.api.types import StatusError
 from kconsole.api.watchcache import WatchCache
@@ -81,10 +82,12 @@ def _value(value: Any) -> str:
 
 def _fragment(value: Any) -> tuple[str, Any]:
     """``_encode(value)`` and a read-only copy, remembered in :data:`_FRAGMENTS`."""
-    try:
-        key = _mdumps(value)
-    except ValueError:
-        return _value(value), clone(value)
+    key = take_marshalled(value)
+    if key is None:
+        try:
+            key = _mdumps(value)
+        except ValueError:
+            return _value(value), clone(value)
     hit = _FRAGMENTS.get(key)
     if hit is None:
         hit = (_value(value), _mloads(key))

@@ -11,6 +11,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from kconsole.api import marshalled
 from kconsole.api.validators.field import (
     Cause, duplicate, forbidden, invalid, is_int, non_negative, not_found, not_supported, required)
 from kconsole.api.validators.meta import (
@@ -438,9 +439,12 @@ def validate_pod_spec(spec: Any, path: str) -> list[Cause]:
     if type(spec) is not dict:
         return _validate_pod_spec(spec, path)
     try:
-        key = (path, marshal.dumps(spec))
+        data = marshal.dumps(spec)
     except ValueError:  # not plain JSON data: judge it afresh
         return _validate_pod_spec(spec, path)
+    if path == "spec":
+        marshalled.remember(spec, data)  # the Pod's own spec: its stored encoding needs the same bytes
+    key = (path, data)
     known = _SPEC_VERDICTS.get(key)
     if known is None:
         known = _validate_pod_spec(spec, path)

@@ -1,0 +1,62 @@
+"""Validation hands a Pod's marshalled spec to the encoder of the same write: what the store holds is
+still exactly the object written, when the write goes through, when a write is refused after validation,
+and when the next write's spec differs."""
+
+from __future__ import annotations
+
+import json
+import marshal
+from typing import Any
+
+from kconsole.api import marshalled
+from kconsole.api.server import APIServer
+from kconsole.api.storage import encode_stored
+from tests.api.api_helpers import Client, pod
+
+
+async def _stored(api: APIServer, name: str) -> dict[str, Any]:
+    res = await api.storage.kv.range(f"/registry/pods/default/{name}")
+    return json.loads(res.kvs[0].value)
+
+
+def _without_rv(obj: dict[str, Any]) -> dict[str, Any]:
+    out = json.loads(json.dumps(obj))
+    out["metadata"].pop("resourceVersion", None)
+    return out
+
+
+async def test_stored_pods_are_the_objects_written(api: APIServer, admin: Client) -> None:
+    first = await admin.ok("create", "pods", namespace="default", body=pod("a", {"app": "x"}))
+    assert await _stored(api, "a") == _without_rv(first)
+    # Refused after validation (already exists): the bytes it left must not reach another write.
+    again = await admin.do("create", "pods", namespace="default", body=pod("a", {"app": "x"}, hostname="h"))
+    assert again.code == 409
+    second = await admin.ok("create", "pods", namespace="default", body=pod("b", nodeName="n1"))
+    assert await _stored(api, "b") == _without_rv(second)
+    body = json.loads(json.dumps(second))
+    body["spec"]["activeDeadlineSeconds"] = 30
+    updated = await admin.ok("update", "pods", namespace="default", name="b", body=body)
+    assert await _stored(api, "b") == _without_rv(updated)
+    assert updated["spec"]["activeDeadlineSeconds"] == 30
+    assert await _stored(api, "a") == _without_rv(first)
+
+
+def test_bytes_are_taken_once_and_only_for_their_own_object() -> None:
+    spec = {"containers": [{"name": "c", "image": "i"}]}
+    twin = json.loads(json.dumps(spec))
+    marshalled.remember(spec, b"bytes of spec")
+    assert marshalled.take(twin) is None, "an equal object is not the object the bytes were made from"
+    assert marshalled.take(spec) == b"bytes of spec"
+    assert marshalled.take(spec) is None, "taken once"
+    marshalled.remember(spec, b"bytes of spec")
+    marshalled.forget()
+    assert marshalled.take(spec) is None
+
+
+def test_the_encoder_uses_handed_bytes_only_for_that_object() -> None:
+    pod_obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+               "spec": {"containers": [{"name": "c", "image": "one"}]}}
+    other = {"containers": [{"name": "c", "image": "two"}]}
+    marshalled.remember(other, marshal.dumps(other))
+    assert json.loads(encode_stored(pod_obj))["spec"]["containers"][0]["image"] == "one"
+    marshalled.forget()
