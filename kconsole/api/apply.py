@@ -20,6 +20,7 @@ import json
 import marshal
 from typing import Any
 
+from kconsole.api import marshalled
 from kconsole.api.strategicpatch import KIND_TYPES, Field, fields_of
 from kconsole.api.types import StatusError, status_body
 
@@ -38,8 +39,11 @@ _NORMALIZED: dict[bytes, bytes] = {}
 _NORMALIZED_SIZE = 2048
 #: Marshalled FieldsV1 trees of whole objects by (kind, marshalled owned fields): the creates of one
 #: template own the same tree (names and uids are not owned); bounded.
-_TREES: dict[tuple[str, bytes], bytes] = {}
+_TREES: dict[tuple[Any, ...], bytes] = {}
 _TREES_SIZE = 2048
+#: Marshalled managedFields of a create by (manager, operation, apiVersion, time, marshalled tree).
+_ENTRIES: dict[tuple[str, str, str, str, bytes], bytes] = {}
+_ENTRIES_SIZE = 256
 #: json.dumps with separators builds an encoder per call; item keys are made on every write.
 _compact = json.JSONEncoder(separators=(",", ":")).encode
 _quote: Any = getattr(json.encoder, "c_encode_basestring_ascii", None) or json.encoder.py_encode_basestring_ascii
@@ -115,18 +119,31 @@ def fields_tree(obj: dict[str, Any], kind: str) -> dict[str, Any]:
     The tree of a top-level section other than metadata (a Pod's spec, a ConfigMap's data) depends on
     that section alone, and the objects of one template repeat it: it is remembered by its marshalled
     bytes and handed out as a private copy; so is the tree of the whole object."""
+    known = _tree_bytes(obj, kind)
+    return _fields_tree(_top_fields(obj), kind) if known is None else marshal.loads(known)
+
+
+def _tree_bytes(obj: dict[str, Any], kind: str) -> bytes | None:
+    """The marshalled :func:`fields_tree` of ``obj``, remembered; None when ``obj`` is not plain data.
+    A spec whose bytes validation handed over (see :mod:`kconsole.api.marshalled`) is not marshalled
+    again: the key is then the spec's position and bytes beside the rest of the owned fields."""
     top = _top_fields(obj)
+    spec_bytes = marshalled.peek(top.get("spec"))
     try:
-        key = (kind, marshal.dumps(top))
+        if spec_bytes is None:
+            key: tuple[Any, ...] = (kind, marshal.dumps(top))
+        else:
+            rest = {k: v for k, v in top.items() if k != "spec"}
+            key = (kind, list(top).index("spec"), spec_bytes, marshal.dumps(rest))
     except ValueError:
-        return _fields_tree(top, kind)
+        return None
     known = _TREES.get(key)
     if known is None:
         known = marshal.dumps(_fields_tree(top, kind))
         if len(_TREES) >= _TREES_SIZE:
             _TREES.clear()
         _TREES[key] = known
-    return marshal.loads(known)
+    return known
 
 
 def _fields_tree(top: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -609,14 +626,32 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], mana
     return result
 
 
+def _hand_entries(entries: list[dict[str, Any]], key: tuple[str, str, str, str, bytes]) -> None:
+    """Hand the marshalled bytes of a create's managedFields to the stored encoding; the key (manager,
+    operation, apiVersion, time, marshalled tree) says all the entry holds, so the creates of one
+    template within one second share them."""
+    data = _ENTRIES.get(key)
+    if data is None:
+        data = marshal.dumps(entries)
+        if len(_ENTRIES) >= _ENTRIES_SIZE:
+            _ENTRIES.clear()
+        _ENTRIES[key] = data
+    marshalled.remember(entries, data)
+
+
 def track_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, now: str, kind: str,
                  operation: str = "Update") -> dict[str, Any]:
     """``new`` with ``manager`` owning the fields this write changed (upstream's Update entries)."""
     if old is None and not _entries(new):
-        tree = fields_tree(new, kind)  # a plain create owns everything it sets: no diff needed
-        new.setdefault("metadata", {})["managedFields"] = [{
-            "manager": manager, "operation": operation, "apiVersion": str(new.get("apiVersion", "")), "time": now,
-            "fieldsType": "FieldsV1", "fieldsV1": tree}] if tree else []
+        # A plain create owns everything it sets: no diff needed.
+        known = _tree_bytes(new, kind)
+        tree = _fields_tree(_top_fields(new), kind) if known is None else marshal.loads(known)
+        api_version = str(new.get("apiVersion", ""))
+        entries = [{"manager": manager, "operation": operation, "apiVersion": api_version, "time": now,
+                    "fieldsType": "FieldsV1", "fieldsV1": tree}] if tree else []
+        new.setdefault("metadata", {})["managedFields"] = entries
+        if entries and known is not None:
+            _hand_entries(entries, (manager, operation, api_version, now, known))
         return new
     candidates = field_set(new, kind) if old is None else _changed_candidates(new, old, kind)
     changed = {p for p in candidates

@@ -60,3 +60,18 @@ def test_the_encoder_uses_handed_bytes_only_for_that_object() -> None:
     marshalled.remember(other, marshal.dumps(other))
     assert json.loads(encode_stored(pod_obj))["spec"]["containers"][0]["image"] == "one"
     marshalled.forget()
+
+
+async def test_creates_of_one_template_keep_their_own_managers(api: APIServer, admin: Client) -> None:
+    made = []
+    for name, manager in (("m1", "alpha"), ("m2", "beta"), ("m3", "alpha")):
+        made.append(await admin.ok("create", "pods", namespace="default", body=pod(name, {"app": "x"}),
+                                   field_manager=manager))
+    made.append(await admin.ok("create", "pods", namespace="default", body=pod("m4", {"app": "y", "v": "2"}),
+                               field_manager="alpha"))
+    for obj, manager in zip(made, ("alpha", "beta", "alpha", "alpha")):
+        stored = await _stored(api, obj["metadata"]["name"])
+        assert stored == _without_rv(obj)
+        assert [e["manager"] for e in stored["metadata"]["managedFields"]] == [manager]
+    assert "f:v" in json.dumps((await _stored(api, "m4"))["metadata"]["managedFields"])
+    assert "f:v" not in json.dumps((await _stored(api, "m3"))["metadata"]["managedFields"])
