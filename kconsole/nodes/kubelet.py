@@ -1,10 +1,12 @@
 """A simulated kubelet: registers its Node, heartbeats through a Lease, runs the pods bound to it
 and reports their status, acting only through the API server as ``system:node:<name>``.
 
-Timings are upstream's: the Lease (``kube-node-lease/<node>``, 40 s) is renewed every 10 s (retry
-back-off 0.2 s doubling to 7 s); node status is computed every 10 s and posted when it differs
-from the Node as the node informer has it (a GET without one), or every 300 s anyway. Pod status goes through ``pods/status`` as a merge
-patch, coalesced per pod: whatever changed since the last write goes out in one request.
+Timings are upstream's: the Lease (``kube-node-lease/<node>``, 40 s) is renewed 10 s plus up to 4%
+jitter after the last renewal ended (wait.JitterUntil, sliding; retry back-off 0.2 s doubling to
+7 s), so a fleet booted at once does not renew in lockstep forever; node status is computed every
+10 s and posted when it differs from the Node as the node informer has it (a GET without one), or
+every 300 s anyway. Pod status goes through ``pods/status`` as a merge patch, coalesced per pod:
+whatever changed since the last write goes out in one request.
 
 Memory/disk pressure is reported as the node's condition only; the node lifecycle controller adds
 the matching ``node.kubernetes.io/*-pressure:NoSchedule`` taints, as upstream.
@@ -53,6 +55,8 @@ Worker = PodWorker | MirrorPodWorker
 LEASE_NAMESPACE = "kube-node-lease"
 LEASE_DURATION = 40
 RENEW_INTERVAL = 10.0
+#: upstream's lease controller waits RENEW_INTERVAL * (1 + up to this factor) between renewals
+RENEW_JITTER = 0.04
 RENEW_RETRY_MIN = 0.2
 RENEW_RETRY_MAX = 7.0
 STATUS_INTERVAL = 10.0
@@ -522,6 +526,9 @@ class Kubelet:
                     raise
                 self._lease = None
 
+    def _renew_interval(self) -> float:
+        return RENEW_INTERVAL * (1.0 + RENEW_JITTER * self.rng.random())
+
     async def _heartbeat_loop(self) -> None:
         """Lease renewals every RENEW_INTERVAL and node status checks every STATUS_INTERVAL, each on
         its own schedule (upstream's lease controller and status loop are separate): a status kick
@@ -536,11 +543,11 @@ class Kubelet:
                 if not self._registered:
                     await self._register()
                     next_status = self.clock.now() + STATUS_INTERVAL
-                    next_renew = self.clock.now() + RENEW_INTERVAL
+                    next_renew = self.clock.now() + self._renew_interval()
                 else:
                     if self.clock.now() >= next_renew:
                         await self._renew_lease()
-                        next_renew = self.clock.now() + RENEW_INTERVAL
+                        next_renew = self.clock.now() + self._renew_interval()
                     if self.clock.now() >= next_status or self._status_kick.is_set():
                         self._status_kick.clear()
                         await self._report_status()

@@ -133,3 +133,20 @@ async def test_static_pods_reflect_whether_each_component_runs(env: NodeEnv) -> 
 async def _all_ready(env: NodeEnv, names: list[str]) -> bool:
     pods = {p["metadata"]["name"]: p for p in await env.admin.list_all("pods", "kube-system")}
     return all(n in pods and condition_status(pods[n], "Ready") == "True" for n in names)
+
+
+async def test_lease_renewals_are_jittered_like_upstreams_lease_controller(env: NodeEnv) -> None:
+    await env.fleet(workers=2)
+    await env.clock.advance(5)
+    since = env.api.audit_recent(1)[-1].seq
+    await env.clock.advance(120)
+    renewals: dict[str, list[float]] = {"system:node:worker-1": [], "system:node:worker-2": []}
+    for r in env.api.audit_recent(5000):
+        if r.seq > since and r.verb == "update" and r.resource.startswith("leases") and r.user in renewals:
+            renewals[r.user].append(r.time)
+    for times in renewals.values():
+        gaps = [b - a for a, b in zip(times, times[1:])]
+        assert len(gaps) >= 9 and all(10.0 <= g <= 10.4 + 0.1 for g in gaps), gaps
+        assert len({round(g, 3) for g in gaps}) > 1, f"no jitter: {gaps}"
+    one, two = renewals.values()
+    assert [round(b - a, 3) for a, b in zip(one, one[1:])] != [round(b - a, 3) for a, b in zip(two, two[1:])]
