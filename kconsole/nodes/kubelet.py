@@ -120,6 +120,8 @@ class Kubelet:
         self._status_kick = asyncio.Event()
         self._lease: Obj | None = None
         self._last_report = float("-inf")
+        #: (Node object, pressure, image count) of the last status check that found nothing to report
+        self._reported_same: tuple[Any, ...] | None = None
         self._registered = False
         self._prefix = node.pod_cidr.split("/")[0].rsplit(".", 1)[0]
         self._ips: dict[str, int] = {}
@@ -171,6 +173,7 @@ class Kubelet:
         self._lease = None
         self._registered = False
         self._last_report = float("-inf")
+        self._reported_same = None
         if not self.partitioned:
             try:
                 await self._register()
@@ -477,6 +480,13 @@ class Kubelet:
             node = self._node_informer.get(self.name)
         if node is None:
             node = await self.client.get("nodes", self.name)
+        due = self.clock.now() - self._last_report >= STATUS_REPORT_MAX
+        inputs = (node, self.pressure["memory"], self.pressure["disk"], len(self.images_store.present))
+        if not force and not due and self._reported_same is not None and self._reported_same[0] is node and \
+                self._reported_same[1:] == inputs[1:]:
+            # The Node the informer holds is the very object found up to date last time, and nothing
+            # the status is made of changed (images are only ever added): the status would be equal.
+            return
         status = self._node_status(node)
         current = node.get("status") or {}
 
@@ -486,9 +496,10 @@ class Kubelet:
                                  for c in s.get("conditions") or ()]
             return out
 
-        due = self.clock.now() - self._last_report >= STATUS_REPORT_MAX
         if not force and not due and strip(status) == strip(current):
+            self._reported_same = inputs
             return
+        self._reported_same = None
         await self.client.patch("nodes", self.name, {"status": status}, subresource="status")
         self._last_report = self.clock.now()
 

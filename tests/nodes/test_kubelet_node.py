@@ -150,3 +150,21 @@ async def test_lease_renewals_are_jittered_like_upstreams_lease_controller(env: 
         assert len({round(g, 3) for g in gaps}) > 1, f"no jitter: {gaps}"
     one, two = renewals.values()
     assert [round(b - a, 3) for a, b in zip(one, one[1:])] != [round(b - a, 3) for a, b in zip(two, two[1:])]
+
+
+async def test_status_checks_put_right_a_node_status_someone_else_changed(env: NodeEnv) -> None:
+    await env.fleet(workers=1)
+    await env.clock.advance(25)  # a few checks that found nothing to report
+    since = env.api.audit_recent(1)[-1].seq
+    await env.clock.advance(30)
+    mine = [r for r in env.api.audit_recent(5000) if r.seq > since and r.user == "system:node:worker-1"]
+    assert not [r for r in mine if r.resource == "nodes/status"], "an unchanged status is not posted"
+    node = await env.admin.get("nodes", "worker-1")
+    tampered = [{**c, "status": "False", "reason": "Tampered"} if c["type"] == "Ready" else c
+                for c in node["status"]["conditions"]]
+    await env.admin.patch("nodes", "worker-1", {"status": {"conditions": tampered}}, subresource="status")
+    assert condition_status(await env.admin.get("nodes", "worker-1"), "Ready") == "False"
+    await env.clock.advance(11)
+    node = await env.admin.get("nodes", "worker-1")
+    ready = next(c for c in node["status"]["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("True", "KubeletReady")
