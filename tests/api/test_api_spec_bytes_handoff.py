@@ -75,3 +75,15 @@ async def test_creates_of_one_template_keep_their_own_managers(api: APIServer, a
         assert [e["manager"] for e in stored["metadata"]["managedFields"]] == [manager]
     assert "f:v" in json.dumps((await _stored(api, "m4"))["metadata"]["managedFields"])
     assert "f:v" not in json.dumps((await _stored(api, "m3"))["metadata"]["managedFields"])
+
+
+async def test_an_in_process_create_leaves_the_callers_body_alone(api: APIServer, admin: Client) -> None:
+    body = pod("keep", {"app": "x"})
+    sent = json.loads(json.dumps(body))
+    for name in ("keep", "keep-2"):
+        body["metadata"]["name"] = sent["metadata"]["name"] = name
+        created = await admin.ok("create", "pods", namespace="default", body=body)
+        assert body == sent, "defaulting worked on a copy"
+        assert created["spec"]["containers"][0]["terminationMessagePath"] == "/dev/termination-log"
+        assert list(created) == ["apiVersion", "kind", "metadata", "spec", "status"]
+        assert await _stored(api, name) == _without_rv(created)
