@@ -134,6 +134,10 @@ class APIServer:
         self.mutating = list(mutating()) if mutating is not None else []
         self.validating = list(validating()) if validating is not None else []
         self.validator = validator_cls() if validator_cls is not None else None
+        #: Validating plugins whose check only repeats the one they made as mutating plugins of the same
+        #: admission (``repeats_admit``, NamespaceLifecycle): one synchronous admission reads the same
+        #: caches twice, so they are not asked again after validation; deletions still ask them.
+        self._judged_early = {type(p) for p in self.mutating if getattr(p, "repeats_admit", False)}
         self._log_source: LogSource | None = None
         #: Simulated seconds an Event lives after its last write (upstream's --event-ttl); 0 keeps them.
         self.event_ttl = event_ttl
@@ -553,8 +557,10 @@ class APIServer:
             self._reserve_service_ips(call, spec, obj)
         call.stage = "validating-admission"
         ctx.name = meta.get("name")
+        judged = self._judged_early
         for vplugin in self.validating:
-            vplugin.validate(ctx, obj, old)
+            if type(vplugin) not in judged:
+                vplugin.validate(ctx, obj, old)
         call.stage = "storage"
 
     def _fill_system_meta(self, obj: Obj) -> None:
@@ -800,8 +806,10 @@ class APIServer:
         if causes:
             raise StatusError.invalid(spec.kind, new["metadata"].get("name") or "", causes, spec.group)
         call.stage = "validating-admission"
+        judged = self._judged_early
         for plugin in self.validating:
-            plugin.validate(ctx, new, old)
+            if type(plugin) not in judged:
+                plugin.validate(ctx, new, old)
         call.stage = "storage"
 
     async def _update(self, call: _Call, spec: ResourceSpec, sub: str | None) -> Response:

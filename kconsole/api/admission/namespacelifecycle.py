@@ -26,6 +26,8 @@ def terminating(ns: dict[str, Any]) -> bool:
 
 class NamespaceLifecycle:
     name = "NamespaceLifecycle"
+    #: ``validate`` judges exactly what ``admit`` did: the server does not ask again within one admission.
+    repeats_admit = True
 
     def admit(self, ctx: AdmissionContext, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         self.check(ctx, obj)

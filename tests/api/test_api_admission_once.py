@@ -1,0 +1,55 @@
+"""NamespaceLifecycle judges a write once per admission (as a mutating plugin), and deletions (which run
+only validating admission) still face it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kconsole.api.admission.namespacelifecycle import NamespaceLifecycle
+from kconsole.api.server import APIServer
+from tests.api.api_helpers import Client, pod
+
+
+class _Counting(NamespaceLifecycle):
+    checks = 0
+
+    def check(self, ctx: Any, obj: Any) -> None:
+        type(self).checks += 1
+        super().check(ctx, obj)
+
+
+def _count_checks(api: APIServer) -> None:
+    counting = _Counting()
+    api.mutating = [counting if isinstance(p, NamespaceLifecycle) else p for p in api.mutating]
+    api.validating = [counting if isinstance(p, NamespaceLifecycle) else p for p in api.validating]
+    api._judged_early = {_Counting}
+    _Counting.checks = 0
+
+
+async def test_a_create_is_judged_once_and_a_delete_still_is(api: APIServer, admin: Client) -> None:
+    _count_checks(api)
+    await admin.ok("create", "pods", namespace="default", body=pod("a"))
+    assert _Counting.checks == 1
+    await admin.ok("update", "pods", namespace="default", name="a",
+                   body={**(await admin.ok("get", "pods", namespace="default", name="a")),
+                         "metadata": {**(await admin.ok("get", "pods", namespace="default", name="a"))["metadata"],
+                                      "labels": {"x": "y"}}})
+    assert _Counting.checks == 2
+    refused = await admin.do("delete", "namespaces", name="default")
+    assert refused.code == 403 and "this namespace may not be deleted" in refused.body["message"]
+    assert _Counting.checks == 3
+    assert api.audit.recent(1)[0].stage == "validating-admission"
+
+
+async def test_creates_in_missing_or_terminating_namespaces_are_refused(api: APIServer, admin: Client) -> None:
+    missing = await admin.do("create", "pods", namespace="nowhere", body=pod("a"))
+    assert missing.code == 404 and missing.body["message"] == 'namespaces "nowhere" not found'
+    assert api.audit.recent(1)[0].stage == "mutating-admission"
+    await admin.ok("create", "namespaces", body={"metadata": {"name": "dying", "finalizers": ["x/y"]}})
+    await admin.ok("create", "configmaps", namespace="dying", body={"metadata": {"name": "keep"}})
+    await admin.ok("delete", "namespaces", name="dying")
+    await admin.ok("list", "namespaces")  # the namespaces cache holds the deletion
+    refused = await admin.do("create", "configmaps", namespace="dying", body={"metadata": {"name": "cm"}})
+    assert refused.code == 403
+    assert refused.body["message"] == ('configmaps "cm" is forbidden: unable to create new content in namespace '
+                                       "dying because it is being terminated")
