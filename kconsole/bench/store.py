@@ -7,8 +7,9 @@ the same store: ``--concurrency`` writers sharing ``--writes`` txns, then one wr
 ``--single-writes``; by then the SQLite WAL has cycled (see :mod:`kconsole.store.revlog`), so the
 single writer's commits overwrite WAL blocks as a long-running store's do (a fresh file's first
 64 MB of WAL are appends, each fdatasync also recording the new size). Latency is wall time from
-calling ``txn`` to its acknowledgement (after the group commit holding it returned from SQLite). The process runs under the GC policy ``kconsole
-serve`` installs, as every serving benchmark does (``--default-gc`` keeps CPython's).
+calling ``txn`` to its acknowledgement (after the group commit holding it returned from SQLite).
+The process runs under the GC policy ``kconsole serve`` installs, as every serving benchmark does
+(``--default-gc`` keeps CPython's).
 """
 
 from __future__ import annotations
