@@ -15,7 +15,7 @@ import logging
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from kconsole.api import marshalled, strategy
 from kconsole.api.admission.metadata import new_uid
@@ -113,6 +113,15 @@ class _Call:
         self.live: dict[tuple[str, str | None, str], Obj] = {}
 
 
+class _Plugins(NamedTuple):
+    """The admission plugins that can act on one kind."""
+
+    mutating: list[Any]
+    validating: list[Any]
+    #: ``validating`` less those whose check repeats the one they made as mutating plugins.
+    after_mutating: list[Any]
+
+
 class APIServer:
     """Implements :class:`kconsole.api.types.Entry`."""
 
@@ -138,6 +147,7 @@ class APIServer:
         #: admission (``repeats_admit``, NamespaceLifecycle): one synchronous admission reads the same
         #: caches twice, so they are not asked again after validation; deletions still ask them.
         self._judged_early = {type(p) for p in self.mutating if getattr(p, "repeats_admit", False)}
+        self._plugin_index: tuple[Any, Any, Any, dict[tuple[str, str], _Plugins]] = (None, None, None, {})
         self._log_source: LogSource | None = None
         #: Simulated seconds an Event lives after its last write (upstream's --event-ttl); 0 keeps them.
         self.event_ttl = event_ttl
@@ -530,14 +540,36 @@ class APIServer:
             return listed[2]
         return list(cache.objects.get(namespace, {}).values())
 
+    def _plugins(self, spec: ResourceSpec) -> _Plugins:
+        """The plugins that can act on the resource's kind (a plugin's ``kinds``, when it has them): the
+        Pod plugins are not called for an Event or a Lease, nor ServiceAllocation for a Pod. Built once
+        per kind, again when the plugin lists are replaced."""
+        mutating, validating, judged, by_kind = self._plugin_index
+        if mutating is not self.mutating or validating is not self.validating or judged is not self._judged_early:
+            mutating, validating, judged = self.mutating, self.validating, self._judged_early
+            by_kind = {}
+            self._plugin_index = (mutating, validating, judged, by_kind)
+        key = (spec.info.group, spec.info.kind)
+        found = by_kind.get(key)
+        if found is None:
+            def acts(plugin: Any) -> bool:
+                kinds = getattr(plugin, "kinds", None)
+                return kinds is None or key in kinds
+
+            every = [p for p in validating if acts(p)]
+            found = by_kind[key] = _Plugins([p for p in mutating if acts(p)], every,
+                                            [p for p in every if type(p) not in judged])
+        return found
+
     def admit(self, call: _Call, spec: ResourceSpec, operation: str, obj: Obj, old: Obj | None,
               subresource: str | None = None) -> None:
         """Mutating admission -> validation -> validating admission, recording the running stage."""
         marshalled.forget()
         ctx = self.admission_context(call, spec, operation, obj["metadata"].get("name") or call.req.name,
                                      subresource)
+        plugins = self._plugins(spec)
         call.stage = "mutating-admission"
-        for plugin in self.mutating:
+        for plugin in plugins.mutating:
             plugin.admit(ctx, obj, old)
         if operation == "CREATE":
             self._fill_system_meta(obj)
@@ -557,10 +589,8 @@ class APIServer:
             self._reserve_service_ips(call, spec, obj)
         call.stage = "validating-admission"
         ctx.name = meta.get("name")
-        judged = self._judged_early
-        for vplugin in self.validating:
-            if type(vplugin) not in judged:
-                vplugin.validate(ctx, obj, old)
+        for vplugin in plugins.after_mutating:
+            vplugin.validate(ctx, obj, old)
         call.stage = "storage"
 
     def _fill_system_meta(self, obj: Obj) -> None:
@@ -775,13 +805,14 @@ class APIServer:
         """UPDATE through the pipeline; ``old`` is a private copy of ``current`` (the stored object)."""
         marshalled.forget()
         ctx = self.admission_context(call, spec, "UPDATE", call.req.name, sub)
+        plugins = self._plugins(spec)
         call.stage = "mutating-admission"
-        for plugin in self.mutating:
+        for plugin in plugins.mutating:
             plugin.admit(ctx, new, current)
         if sub in (None, "scale"):
             # The main-resource strategy runs after mutating admission, as upstream's BeforeUpdate.
             strategy.prepare_update(spec, new, old)
-        self._validate(call, spec, ctx, new, current)
+        self._validate(call, spec, ctx, new, current, plugins)
         self._track(call, spec, old, new)
 
     def _track(self, call: _Call, spec: ResourceSpec, old: Obj | None, new: Obj) -> None:
@@ -798,7 +829,8 @@ class APIServer:
                 new["metadata"]["managedFields"] = kept  # a body without them keeps the live ones
         track_update(old, new, manager, self.now(), spec.kind)
 
-    def _validate(self, call: _Call, spec: ResourceSpec, ctx: AdmissionContext, new: Obj, old: Obj) -> None:
+    def _validate(self, call: _Call, spec: ResourceSpec, ctx: AdmissionContext, new: Obj, old: Obj,
+                  plugins: _Plugins) -> None:
         call.stage = "validation"
         causes = strategy.immutable_meta_causes(new, old)
         if self.validator is not None and spec.kind != "SchedulingDecision":
@@ -806,10 +838,8 @@ class APIServer:
         if causes:
             raise StatusError.invalid(spec.kind, new["metadata"].get("name") or "", causes, spec.group)
         call.stage = "validating-admission"
-        judged = self._judged_early
-        for plugin in self.validating:
-            if type(plugin) not in judged:
-                plugin.validate(ctx, new, old)
+        for plugin in plugins.after_mutating:
+            plugin.validate(ctx, new, old)
         call.stage = "storage"
 
     async def _update(self, call: _Call, spec: ResourceSpec, sub: str | None) -> Response:
@@ -899,11 +929,12 @@ class APIServer:
     async def delete_object(self, call: _Call, spec: ResourceSpec, namespace: str | None, name: str,
                             options: DeleteOptions) -> tuple[Obj, bool]:
         def admit(old: Obj) -> None:
-            if not self.validating:
+            validating = self._plugins(spec).validating
+            if not validating:
                 return
             ctx = self.admission_context(call, spec, "DELETE", name)
             call.stage = "validating-admission"
-            for plugin in self.validating:
+            for plugin in validating:
                 plugin.validate(ctx, old, old)
             call.stage = "storage"
 

@@ -1,5 +1,5 @@
-"""NamespaceLifecycle judges a write once per admission (as a mutating plugin), and deletions (which run
-only validating admission) still face it."""
+"""Which admission plugins a write meets: NamespaceLifecycle judges it once per admission (as a mutating
+plugin) and deletions (validating admission only) still face it; a plugin is asked only about its kinds."""
 
 from __future__ import annotations
 
@@ -53,3 +53,33 @@ async def test_creates_in_missing_or_terminating_namespaces_are_refused(api: API
     assert refused.code == 403
     assert refused.body["message"] == ('configmaps "cm" is forbidden: unable to create new content in namespace '
                                        "dying because it is being terminated")
+
+
+class _PodOnly:
+    name = "PodOnly"
+    kinds = frozenset({("", "Pod")})
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def admit(self, ctx: Any, obj: Any, old: Any) -> None:
+        self.seen.append(ctx.info.kind)
+
+
+class _Everything(_PodOnly):
+    kinds = None  # type: ignore[assignment]
+
+
+async def test_plugins_are_asked_only_about_their_kinds(api: APIServer, admin: Client) -> None:
+    pod_only, everything = _PodOnly(), _Everything()
+    api.mutating = [*api.mutating, pod_only, everything]
+    await admin.ok("create", "pods", namespace="default", body=pod("a"))
+    await admin.ok("create", "configmaps", namespace="default", body={"metadata": {"name": "c"}})
+    svc = await admin.ok("create", "services", namespace="default",
+                         body={"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}})
+    assert pod_only.seen == ["Pod"]
+    assert everything.seen == ["Pod", "ConfigMap", "Service"]
+    assert svc["spec"]["clusterIP"].startswith("10.")
+    created = await admin.ok("get", "pods", namespace="default", name="a")
+    assert created["spec"]["serviceAccountName"] == "default" and created["spec"]["priority"] == 0
+    assert any(t["key"] == "node.kubernetes.io/not-ready" for t in created["spec"]["tolerations"])

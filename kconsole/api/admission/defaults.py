@@ -291,6 +291,8 @@ class Defaults:
     """Per-kind scheme defaults, on every create and update of the main resource."""
 
     name = "Defaults"
+    #: The (group, kind) pairs this plugin can act on: the server asks it about no other.
+    kinds = frozenset(DEFAULTERS)
 
     def admit(self, ctx: AdmissionContext, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         if ctx.operation not in ("CREATE", "UPDATE") or ctx.subresource:

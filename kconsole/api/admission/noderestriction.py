@@ -28,6 +28,8 @@ def node_name(ctx: AdmissionContext) -> str | None:
 
 class NodeRestriction:
     name = "NodeRestriction"
+    #: The (group, kind) pairs this plugin can act on: the server asks it about no other.
+    kinds = frozenset({("", "Node"), ("", "Pod"), ("coordination.k8s.io", "Lease")})
 
     def validate(self, ctx: AdmissionContext, obj: dict[str, Any] | None, old: dict[str, Any] | None) -> None:
         node = node_name(ctx)

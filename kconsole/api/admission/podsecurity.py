@@ -327,6 +327,8 @@ def violations(level: str, spec: Obj) -> list[str]:
 
 class PodSecurity:
     name = "PodSecurity"
+    #: The (group, kind) pairs this plugin can act on: the server asks it about no other.
+    kinds = frozenset({("", "Pod")})
 
     def validate(self, ctx: AdmissionContext, obj: dict[str, Any] | None, old: dict[str, Any] | None) -> None:
         if ctx.operation != "CREATE" or ctx.subresource or ctx.info.group != "" or ctx.info.kind != "Pod":

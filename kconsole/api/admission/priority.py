@@ -35,6 +35,8 @@ def global_default(ctx: AdmissionContext) -> dict[str, Any] | None:
 
 class Priority:
     name = "Priority"
+    #: The (group, kind) pairs this plugin can act on: the server asks it about no other.
+    kinds = frozenset({("", "Pod")})
 
     def admit(self, ctx: AdmissionContext, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         if ctx.operation != "CREATE" or ctx.subresource or ctx.info.group != "" or ctx.info.kind != "Pod":

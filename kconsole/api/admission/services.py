@@ -47,6 +47,8 @@ class ServiceAllocation:
     """ClusterIPs and node ports: assigned on create, kept across updates."""
 
     name = "ServiceAllocation"
+    #: The (group, kind) pairs this plugin can act on: the server asks it about no other.
+    kinds = frozenset({("", "Service")})
 
     def admit(self, ctx: AdmissionContext, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         if ctx.info.group != "" or ctx.info.kind != "Service" or ctx.subresource:

@@ -29,6 +29,8 @@ def tolerates(tolerations: list[Any], key: str) -> bool:
 
 class DefaultTolerationSeconds:
     name = "DefaultTolerationSeconds"
+    #: The (group, kind) pairs this plugin can act on: the server asks it about no other.
+    kinds = frozenset({("", "Pod")})
 
     def admit(self, ctx: AdmissionContext, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         if ctx.operation != "CREATE" or ctx.subresource or ctx.info.group != "" or ctx.info.kind != "Pod":
