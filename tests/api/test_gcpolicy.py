@@ -63,3 +63,30 @@ def test_cycles_frozen_while_alive_are_reclaimed_once_the_frozen_set_doubles(mon
         assert gcpolicy.sweeps() == 1 and gc.get_freeze_count() >= len(grown), "survivors are frozen again"
     finally:
         gcpolicy.uninstall()
+
+
+async def test_on_an_event_loop_the_sweep_runs_on_the_next_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A serving loop does not wait for CPython's own full pass (it needs a quarter of the heap promoted)."""
+    import asyncio
+    import weakref
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self
+
+    monkeypatch.setattr(gcpolicy, "SWEEP_FLOOR", 0)
+    gcpolicy.install()
+    swept = gcpolicy.sweeps()
+    try:
+        node = Node()
+        gone = weakref.ref(node)
+        gc.collect(0)
+        del node
+        grown = [[i] for i in range(2 * gc.get_freeze_count())]
+        gc.collect(0)
+        assert gone() is not None and gcpolicy.sweeps() == swept, "growing the frozen set only arms the sweep"
+        await asyncio.sleep(0)
+        assert gone() is None, "the loop's next turn ran the full pass that reclaimed the dropped cycle"
+        assert gcpolicy.sweeps() == swept + 1 and gc.get_freeze_count() >= len(grown), "survivors are frozen again"
+    finally:
+        gcpolicy.uninstall()
