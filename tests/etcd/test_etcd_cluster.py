@@ -248,3 +248,22 @@ async def test_followers_apply_beside_their_next_write_or_within_a_tick(tmp_path
     for m in followers:
         assert (await m.kv.range("/f/19")).kvs[0].mod_revision == 20
     await cluster.close()
+
+
+async def test_a_reopened_member_database_lists_old_keys_beside_replayed_ones(tmp_path: Path) -> None:
+    """A member replays committed entries into its reopened revision log before anyone reads it:
+    listing afterwards must show the keys the file already held as well as the replayed ones."""
+    from kconsole.store.members import RevlogMachine
+    from kconsole.store.raft import codec
+
+    clock = VirtualClock()
+    machine = await RevlogMachine.open(tmp_path / "db.sqlite", clock=clock)
+    await machine.apply([codec.txn_command([], [Put(f"/registry/d/old-{i}", b"v")], []) for i in range(5)], False)
+    await machine.close()
+    machine = await RevlogMachine.open(tmp_path / "db.sqlite", clock=clock)
+    await machine.apply([codec.txn_command([], [Put(f"/registry/d/new-{i}", b"v")], []) for i in range(3)], False)
+    listed = await machine.kv.range("/registry/d/", prefix_end("/registry/d/"))
+    assert [kv.key for kv in listed.kvs] == [f"/registry/d/new-{i}" for i in range(3)] + [
+        f"/registry/d/old-{i}" for i in range(5)]
+    assert listed.revision == 8
+    await machine.close()
