@@ -27,7 +27,9 @@ import asyncio
 import hashlib
 import json
 import os
+import queue
 import random
+import threading
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -203,6 +205,7 @@ class Member:
         self._writes: list[_Write] = []  # queued for the WAL task, oldest first
         self._writing: list[_Write] = []  # on the device now
         self._disk_wake = asyncio.Event()
+        self._device: _Device | None = None
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._apply_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
@@ -249,6 +252,7 @@ class Member:
         self._held = []
         self._writes, self._writing, self._drain_waiters = [], [], []
         self._disk_wake = asyncio.Event()
+        self._device = _Device(f"{self.name}-wal")
         self.running = True
         self.paused = False
         self._resumed.set()
@@ -285,6 +289,9 @@ class Member:
             except Exception as err:  # noqa: BLE001 - a crash is a crash; remember why
                 self.errors.append(f"{type(err).__name__}: {err}")
         self._tasks = []
+        if self._device is not None:
+            self._device.close()
+            self._device = None
         self._fail_all(UnavailableError("etcdserver: server stopped"))
         if self.machine is not None:
             await self.machine.close()
@@ -356,13 +363,15 @@ class Member:
             raise UnavailableError("etcdserver: server stopped")
         return self.machine.kv
 
-    def propose(self, command: Command) -> asyncio.Future[Any]:
-        """Queue a command for the next entry; the future resolves to its result once applied here."""
+    def propose(self, command: Command, now: float | None = None) -> asyncio.Future[Any]:
+        """Queue a command for the next entry; the future resolves to its result once applied here.
+
+        ``now``: the caller's clock reading, if it just took one (the commit latency starts there)."""
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         if not self.running:
             fut.set_exception(UnavailableError("etcdserver: server stopped"))
             return fut
-        self._proposals.append((command, fut, self.clock.now()))
+        self._proposals.append((command, fut, self.clock.now() if now is None else now))
         self._wake.set()
         return fut
 
@@ -601,8 +610,9 @@ class Member:
                 continue
             if rd.entries or rd.hard_state:
                 if storage.fsync and must_sync:
+                    assert self._device is not None
                     with io_tracker(self.clock):  # encoding and writing too: the thread waits on the device anyway
-                        await asyncio.to_thread(storage.save_durably, rd.hard_state, rd.entries)
+                        await self._device.run(storage.save_durably, rd.hard_state, rd.entries)
                 else:
                     storage.save(rd.hard_state, rd.entries)
                 if self.disk_latency:
@@ -668,8 +678,8 @@ class Member:
     async def _wal_loop(self) -> None:
         """Write what queued up since the last write as one record batch with one fsync (none when
         all of it is a commit index, which a member re-learns from its leader)."""
-        node, storage = self.node, self.storage
-        assert node is not None and storage is not None
+        node, storage, device = self.node, self.storage, self._device
+        assert node is not None and storage is not None and device is not None
         while True:
             await self._disk_wake.wait()
             self._disk_wake.clear()
@@ -680,7 +690,7 @@ class Member:
                 if entries or any(w.hard_state is not None and (w.hard_state.term, w.hard_state.vote) != vote
                                   for w in self._writing):
                     with io_tracker(self.clock):
-                        await asyncio.to_thread(storage.save_durably, hard_state, entries)
+                        await device.run(storage.save_durably, hard_state, entries)
                 elif hard_state is not None:
                     storage.save(hard_state, [])  # a commit index alone needs no fsync (etcd's MustSync)
                 if (hard_state is not None or entries) and self.disk_latency:
@@ -929,6 +939,53 @@ class Member:
         self._applied_waiters = []
         _fail([f for _, f in self._revision_waiters], err)
         self._revision_waiters = []
+
+
+class _Device:
+    """The thread a member's WAL writes and fsyncs run on, one at a time, in order.
+
+    One long-lived thread per member instead of an executor hand-off per write (a work item, a
+    context copy, a concurrent future chained to an asyncio one): the WAL write is on every round's
+    path, three times per round with three members."""
+
+    def __init__(self, name: str) -> None:
+        self._jobs: queue.SimpleQueue[tuple[asyncio.AbstractEventLoop, asyncio.Future[Any],
+                                            Callable[..., Any], tuple[Any, ...]] | None] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name=name, daemon=True).start()
+
+    def run(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Any] = loop.create_future()
+        self._jobs.put((loop, fut, fn, args))
+        return fut
+
+    def close(self) -> None:
+        """The thread ends after the job it is on (a crash abandons its waiter, not its write)."""
+        self._jobs.put(None)
+
+    def _serve(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            loop, fut, fn, args = job
+            try:
+                result, err = fn(*args), None
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiter, as to_thread would
+                result, err = None, exc
+            try:
+                loop.call_soon_threadsafe(_settle, fut, result, err)
+            except RuntimeError:  # the loop closed meanwhile: nobody is waiting
+                pass
+
+
+def _settle(fut: asyncio.Future[Any], result: Any, err: BaseException | None) -> None:
+    if fut.done():
+        return
+    if err is None:
+        fut.set_result(result)
+    else:
+        fut.set_exception(err)
 
 
 class _Write:
