@@ -22,7 +22,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qsl
 
 from multidict import CIMultiDict, CIMultiDictProxy, MultiDict, MultiDictProxy
@@ -83,15 +83,16 @@ def _header_value(value: str) -> str:
 class RequestView:
     """What the front's dispatch reads of a request, under the names aiohttp's request gives them."""
 
-    __slots__ = ("method", "path", "query_string", "headers", "transport", "_query")
+    __slots__ = ("method", "path", "query_string", "headers", "transport", "protocol", "_query")
 
     def __init__(self, method: str, path: str, query_string: str, headers: CIMultiDictProxy[str],
-                 transport: asyncio.BaseTransport) -> None:
+                 transport: asyncio.BaseTransport, protocol: Connection) -> None:
         self.method = method
         self.path = path
         self.query_string = query_string
         self.headers = headers
         self.transport = transport
+        self.protocol = protocol
         self._query: MultiDictProxy[str] | None = None
 
     @property
@@ -132,6 +133,8 @@ class Connection(asyncio.Protocol):
         self._connections = connections
         self.transport: asyncio.Transport | None = None
         self.handler: Any = None
+        #: The front's per-connection authentication memo: (Authorization header, its Credentials).
+        self.credentials: tuple[str, Any] | None = None
         self._buffer = bytearray()
         self._busy: asyncio.Task[None] | None = None
         self._paused = False
@@ -142,8 +145,7 @@ class Connection(asyncio.Protocol):
     # ------------------------------------------------------------------ asyncio.Protocol
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's TLS transport is no asyncio.Transport subclass
         self._connections.add(self)
 
     def data_received(self, data: bytes) -> None:
@@ -211,7 +213,7 @@ class Connection(asyncio.Protocol):
         total = end + 4 + length
         if len(buffer) < total:
             return
-        view = RequestView(method, path, query_string, CIMultiDictProxy(CIMultiDict(headers)), self.transport)
+        view = RequestView(method, path, query_string, CIMultiDictProxy(CIMultiDict(headers)), self.transport, self)
         if _streams(view):
             self._hand_over()
             return

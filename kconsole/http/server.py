@@ -112,6 +112,9 @@ class HTTPFront:
         self._closing = False
         # Per connection: the Authorization header last seen and the Credentials made from it with the
         # connection's client certificate (both fixed for a keep-alive connection's life, usually).
+        # Per aiohttp connection (kconsole.http.connection's keep theirs): the Authorization header last seen and
+        # the Credentials made from it with the connection's client certificate (fixed for a keep-alive
+        # connection's life, usually).
         self._connection_credentials: weakref.WeakKeyDictionary[asyncio.BaseTransport, tuple[str, Credentials]] \
             = weakref.WeakKeyDictionary()
 
@@ -201,16 +204,29 @@ class HTTPFront:
     def _credentials(self, request: web.BaseRequest | RequestView) -> Credentials:
         auth = request.headers.get("Authorization", "")
         transport = request.transport
-        if transport is not None:
-            known = self._connection_credentials.get(transport)
-            if known is not None and known[0] == auth:
-                return known[1]
+        connection = request.protocol if isinstance(request, RequestView) else None
+        if connection is not None:
+            known = connection.credentials
+        elif transport is not None:
+            try:
+                known = self._connection_credentials.get(transport)
+            except TypeError:  # a transport without weak references (uvloop's TLS transport): not remembered
+                known = None
+        else:
+            known = None
+        if known is not None and known[0] == auth:
+            return known[1]
         token = None
         if auth[:7].lower() == "bearer ":
             token = auth[7:].strip() or None
         creds = Credentials(token=token, cert_user=_peer_user(transport) if self.tls and transport else None)
-        if transport is not None:
-            self._connection_credentials[transport] = (auth, creds)
+        if connection is not None:
+            connection.credentials = (auth, creds)
+        elif transport is not None:
+            try:
+                self._connection_credentials[transport] = (auth, creds)
+            except TypeError:
+                pass
         return creds
 
     def _authenticate(self, creds: Credentials) -> None:
