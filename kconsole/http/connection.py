@@ -139,6 +139,7 @@ class Connection(asyncio.Protocol):
         self._busy: asyncio.Task[None] | None = None
         self._paused = False
         self._close_when_idle = False
+        self._reading_paused = False
         self._loop = asyncio.get_running_loop()
         self.last_active = self._loop.time()
 
@@ -156,6 +157,10 @@ class Connection(asyncio.Protocol):
         self.last_active = self._loop.time()
         if self._busy is None:
             self._next()
+        elif len(self._buffer) > self._max_body_bytes + MAX_HEAD_BYTES and self.transport is not None:
+            # More than a whole request queued behind the one being answered: stop reading until it is.
+            self._reading_paused = True
+            self.transport.pause_reading()
 
     def eof_received(self) -> bool | None:
         if self.handler is not None:
@@ -273,7 +278,11 @@ class Connection(asyncio.Protocol):
         self.last_active = self._loop.time()
         if close:
             transport.close()
-        elif self._buffer:
+            return
+        if self._reading_paused:
+            self._reading_paused = False
+            transport.resume_reading()
+        if self._buffer:
             self._next()
 
     def _hand_over(self) -> None:

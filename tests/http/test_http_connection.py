@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from aiohttp import web
 
 from http_env import Cluster, start_cluster, stop_cluster
 
+from kconsole.http.connection import Connection, Reply
 from kconsole.http.server import HTTPFront
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -174,3 +176,34 @@ async def test_idle_keep_alive_connections_close_after_the_limit(tmp_path: Path)
     finally:
         conn.close()
         await stop_cluster(c)
+
+
+async def test_a_client_flooding_behind_a_slow_answer_is_paused_until_it_is_answered() -> None:
+    release = asyncio.Event()
+    connections: set[Connection] = set()
+
+    async def serve(view: Any, body: bytes) -> Reply:
+        await release.wait()
+        return Reply(200, b'{"kind":"Status"}')
+
+    aiohttp_server = web.Server(lambda request: web.Response(status=204))
+    server = await asyncio.get_running_loop().create_server(
+        lambda: Connection(serve, aiohttp_server, connections, 1024), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n" + b"x" * 200_000)
+        for _ in range(1000):
+            if any(c._reading_paused for c in connections):
+                break
+            await asyncio.sleep(0.001)
+        assert any(c._reading_paused for c in connections)
+        release.set()
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        assert head.startswith(b"HTTP/1.1 200 OK\r\n")
+        # Reading resumed: the rest (not HTTP) reaches aiohttp, which answers it with 400.
+        rest = await asyncio.wait_for(reader.read(), 10)
+        assert b"400" in rest.split(b"\r\n", 1)[0]
+    finally:
+        writer.close()
+        server.close()
