@@ -11,9 +11,12 @@ collector run less often. Frozen objects are still freed by reference counting; 
 among them stays. The API's request path makes none (a create, a conflict and a 404 leave no cycle
 behind), but a console session makes some (widgets, finished tasks with tracebacks): a cycle that is
 alive at some collection and dropped later would stay forever. So, like CPython's own rule for full
-passes (only when the long-lived heap grew by a quarter), once the frozen set has grown by
+passes (only when the long-lived heap grew by a quarter), once the heap has grown by
 ``SWEEP_GROWTH`` since the last full pass everything is unfrozen, nothing is frozen until the
-collector's next full pass has run, and its survivors are frozen again. A long session pays one
+collector's next full pass has run, and its survivors are frozen again. The heap is measured by
+pymalloc's allocated blocks (~0.1 ms to ask): counting the frozen set walks every frozen object
+(60-100 ms at two million), and a running total of survivors overcounts without bound when the
+frozen objects churn (each new version of a Pod survives a young pass, then the old one is freed). A long session pays one
 full pause each time its heap grows by that factor: amortised, and bounded. In a thread running an
 event loop that full pass is asked for at once (on the loop's next turn): left to CPython, it only
 comes once a quarter of the old heap was promoted by middle passes, and until then every middle pass
@@ -27,29 +30,18 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 from typing import Any
 
 #: Allocations between young collections (CPython's default is 700).
 YOUNG_THRESHOLD = 10_000
-#: Growth of the frozen set since the last full pass that lets the next full pass run.
+#: Growth of the heap (allocated blocks) since the last full pass that lets the next full pass run.
 SWEEP_GROWTH = 2.0
-#: Below this many frozen objects a sweep is not worth a pause.
-SWEEP_FLOOR = 200_000
-#: After an exact count that found no doubling, survivors worth this share of the frozen set are
-#: counted before the next one: each count walks every frozen object (tens of ms at millions).
-RECOUNT_FRACTION = 0.25
+#: Below this many allocated blocks (~3 per tracked object) a sweep is not worth a pause.
+SWEEP_FLOOR = 600_000
 
-_state: dict[str, Any] = {"installed": False, "threshold": None, "swept_at": 0, "frozen": 0,
-                          "sweeping": False, "sweeps": 0, "recount_at": 0}
-
-
-def _survivors() -> int:
-    """Objects the freeze below is about to move: only what this pass left in the generations."""
-    return sum(len(gc.get_objects(generation)) for generation in range(3))
-
-
-def _sweep_due() -> float:
-    return max(SWEEP_FLOOR, SWEEP_GROWTH * _state["swept_at"])
+_state: dict[str, Any] = {"installed": False, "threshold": None, "swept_at": 0, "sweeping": False,
+                          "sweeps": 0}
 
 
 def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
@@ -60,25 +52,14 @@ def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
             return  # let the generations fill so the collector's next full pass walks them all
         _state["sweeping"] = False
         _state["sweeps"] += 1
-        _state["frozen"] = _state["swept_at"] = gc.get_freeze_count() + _survivors()
-        _state["recount_at"] = _sweep_due()
+        _state["swept_at"] = sys.getallocatedblocks()
         gc.freeze()
         return
-    # Counting survivors is cheap (they are few); the exact frozen count walks every frozen object,
-    # so it is only asked when the running total (which never subtracts the frozen objects that
-    # reference counting freed since) says the set may have doubled, and not again before a good
-    # share of the set was counted anew.
-    _state["frozen"] += _survivors()
     gc.freeze()
-    if _state["frozen"] < _state["recount_at"]:
-        return
-    exact = _state["frozen"] = gc.get_freeze_count()
-    if exact < _sweep_due():
-        _state["recount_at"] = max(_sweep_due(), exact * (1 + RECOUNT_FRACTION))
-        return
-    _state["sweeping"] = True
-    if not _ask_for_full_pass():
-        gc.unfreeze()
+    if sys.getallocatedblocks() >= max(SWEEP_FLOOR, SWEEP_GROWTH * _state["swept_at"]):
+        _state["sweeping"] = True
+        if not _ask_for_full_pass():
+            gc.unfreeze()
 
 
 def _ask_for_full_pass() -> bool:
@@ -109,8 +90,7 @@ def install(young_threshold: int = YOUNG_THRESHOLD) -> None:
     gc.set_threshold(young_threshold, middle, old)
     gc.callbacks.append(_freeze_survivors)
     gc.freeze()
-    _state["swept_at"] = _state["frozen"] = gc.get_freeze_count()
-    _state["recount_at"] = _sweep_due()
+    _state["swept_at"] = sys.getallocatedblocks()
     _state["sweeping"] = False
 
 
@@ -130,5 +110,5 @@ def installed() -> bool:
 
 
 def sweeps() -> int:
-    """Full passes run since install because the frozen set had grown (see the module docstring)."""
+    """Full passes run since install because the heap had grown (see the module docstring)."""
     return int(_state["sweeps"])
