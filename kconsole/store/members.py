@@ -1129,10 +1129,6 @@ class RevlogMachine:
         log.split_batches = False
         log.publish_early = True
         log.commit_interval = BACKEND_COMMIT_INTERVAL
-        # The log builds its sorted key index on its first multi-key range; a reopened log that
-        # created keys before that range listed only the new ones. A member replays committed
-        # entries right after opening, so the index is built now, before any write.
-        await log.range("\0", "\0", count_only=True)
         return log
 
     @property

@@ -265,6 +265,7 @@ class RevisionLog:
         self._sorted_members: set[str] = set()
         self._sorted_added: list[str] = []
         self._sorted_stale = 0
+        self._sorted_built = False
         self._values: OrderedDict[int, bytes] = OrderedDict()
         self._values_bytes = 0
         self._values_cap = value_cache_bytes
@@ -360,7 +361,6 @@ class RevisionLog:
         log._next_revision = revision + 1
         log._compact_revision = compacted
         log._keys = {name: (create, mod, version, lease, rid) for name, create, mod, version, lease, rid in keys}
-        log._sorted_stale = len(log._keys) + 1025  # built on the first range
         log._in_use = in_use
         if in_use > quota_bytes:
             log._alarms.append("NOSPACE")
@@ -517,7 +517,8 @@ class RevisionLog:
     def _sorted_names(self) -> list[str]:
         """Every key that was live since the last rebuild, sorted (deleted ones are filtered by
         the caller). New keys are appended and merged in by the next range, not on each write."""
-        if self._sorted_stale > len(self._keys) + 1024:
+        if not self._sorted_built or self._sorted_stale > len(self._keys) + 1024:
+            self._sorted_built = True
             self._sorted = sorted(self._keys)
             self._sorted_members = set(self._sorted)
             self._sorted_added = []

@@ -285,6 +285,25 @@ async def test_reopen_rebuilds_the_index(db_path: Path, clock: VirtualClock) -> 
         await log.close()
 
 
+async def test_a_reopened_log_lists_old_keys_beside_keys_created_before_the_first_list(
+        db_path: Path, clock: VirtualClock) -> None:
+    """After a restart, writes that come before anyone lists must not hide what the file held."""
+    log = await RevisionLog.open(db_path, clock=clock)
+    for i in range(5):
+        await log.create(f"/registry/d/old-{i}", b"v")
+    await log.close()
+    log = await RevisionLog.open(db_path, clock=clock)
+    try:
+        for i in range(3):
+            await log.create(f"/registry/d/new-{i}", b"v")
+        listed = await log.range("/registry/d/", prefix_end("/registry/d/"))
+        assert [kv.key for kv in listed.kvs] == [f"/registry/d/new-{i}" for i in range(3)] + [
+            f"/registry/d/old-{i}" for i in range(5)]
+        assert listed.count == 8
+    finally:
+        await log.close()
+
+
 async def test_automatic_compaction_keeps_the_retained_revisions(db_path: Path, clock: VirtualClock) -> None:
     log = await RevisionLog.open(db_path, clock=clock, auto_compact_retention=5, auto_compact_interval=300)
     try:
