@@ -5,6 +5,10 @@ An adapter, nothing more: each request is parsed into a :class:`~kconsole.api.ty
 rendered back (JSON, Tables, chunked watch events flushed one by one, log lines). What only exists at
 this layer is rendering: discovery and OpenAPI documents built from ``entry.resources()``, health
 pages from ``entry.health_checks()``, TLS with client-certificate users, and the kubeconfig.
+
+Connections are accepted by :mod:`kconsole.http.connection`, which answers plain request/response
+exchanges itself (:meth:`HTTPFront._serve`) and hands streams and unusual requests to aiohttp
+(:meth:`HTTPFront._handle`); both end in the same dispatch.
 """
 
 from __future__ import annotations
