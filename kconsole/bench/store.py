@@ -7,7 +7,9 @@ the same store: ``--concurrency`` writers sharing ``--writes`` txns, then one wr
 ``--single-writes``; by then the SQLite WAL has cycled (see :mod:`kconsole.store.revlog`), so the
 single writer's commits overwrite WAL blocks as a long-running store's do (a fresh file's first
 64 MB of WAL are appends, each fdatasync also recording the new size). Latency is wall time from
-calling ``txn`` to its acknowledgement (after the group commit holding it returned from SQLite).
+calling ``txn`` to its acknowledgement (after the group commit holding it returned from SQLite and,
+with FULL, its journal record is on the device). The store file, its WAL and its journal are new for
+each run (the journal is zero-filled when created, before the clock starts).
 The process runs under the GC policy ``kconsole serve`` installs, as every serving benchmark does
 (``--default-gc`` keeps CPython's).
 """
@@ -106,7 +108,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         folder = Path(args.data_dir) if args.data_dir else Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "bench-store.db"
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm", ".jnl"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         log = await RevisionLog.open(path, clock=RealClock(), synchronous=args.synchronous)
         try:

@@ -7,7 +7,8 @@ with ``deleted = 1`` (a tombstone). ``prev_id`` points at the key's previous row
 created the key), which serves ``prev_kv`` for watches replayed from history.
 
 Everything here is synchronous and runs on the connection's thread; the revision log calls each
-function through :func:`run_on_thread` so a whole group commit costs one thread round trip.
+function through :func:`run_on_thread` so a whole group commit costs one thread round trip (or, for
+a small group commit when nothing else is in flight, calls :func:`apply_batch` on the loop itself).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from functools import partial
 from typing import Any, TypeVar
 
 import aiosqlite
+
+from kconsole.store.journal import Journal, Record
 
 T = TypeVar("T")
 
@@ -274,19 +277,25 @@ def insert_rows(db: sqlite3.Connection, rows: Sequence[Row]) -> None:
 
 def apply_batch(
     db: sqlite3.Connection, chain: Chain, rows: Sequence[Row], fetch: Sequence[int], ranges: Sequence[RangeSpec],
-    measure: bool,
+    measure: bool, journal: Journal | None = None,
 ) -> BatchResult:
-    """One group commit: insert every row, read what the transactions asked for, commit.
+    """One group commit: insert every row, read what the transactions asked for, commit; then,
+    with a ``journal``, write the rows to it (durable once this returns).
 
     Nothing is kept when anything fails: the transaction is rolled back, the chain marked broken
     and the error raised. The common batch (rows only, or rows plus values of earlier rows) is a
-    single autocommit INSERT: one sqlite3_step holds insert, commit and fsync, so this thread takes
-    the GIL back only once instead of once per statement.
+    single autocommit INSERT: one sqlite3_step holds insert and commit, so this thread takes the
+    GIL back only once instead of once per statement. A failed journal write after the commit
+    raises :class:`JournalError`: SQLite holds the batch, the log must not go on as if it did not.
     """
     if chain.broken:
         raise ChainBroken()
+    started = False
     try:
         values = fetch_values(db, fetch) if fetch else {}
+        if journal is not None and rows:
+            journal.start(rows[0][1], rows[-1][1], rows)  # the device writes while SQLite commits
+            started = True
         if ranges or len(rows) > INSERT_CHUNK:
             db.execute("BEGIN IMMEDIATE" if rows else "BEGIN")
             try:
@@ -300,10 +309,48 @@ def apply_batch(
         else:
             insert_rows(db, rows)
             results = []
+        if started:
+            started = False
+            journal.finish()  # type: ignore[union-attr]
     except BaseException:
         chain.broken = True
+        if started:
+            journal.withdraw(rows[0][1])  # type: ignore[union-attr]
         raise
     return values, results, usage(db) if measure else None
+
+
+def replay_journal(db: sqlite3.Connection, records: Sequence[Record], keep_journal: bool) -> int:
+    """Insert the journaled rows SQLite lost (power loss before its WAL reached the device).
+
+    Only a journal this database has used counts (``meta.journal``; a journal beside a new or
+    replaced database file is not its history). Records above the top revision are inserted in
+    order in one transaction, stopping at the first gap. Returns the revisions replayed.
+    """
+    meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
+    replayed = 0
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if meta.get("journal") and records:
+            top = db.execute("SELECT MAX(revision) FROM kv").fetchone()[0] or 0
+            top = max(top, meta.get("revision_floor", 0))
+            start = top
+            for record in records:
+                if record.last <= top:
+                    continue
+                if record.first > top + 1:
+                    break
+                insert_rows(db, [tuple(row) for row in record.rows if row[1] > top])
+                top = record.last
+            replayed = top - start
+        if keep_journal and not meta.get("journal"):
+            db.execute("INSERT INTO meta (name, value) VALUES ('journal', 1) ON CONFLICT (name) DO UPDATE SET value = 1")
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return replayed
 
 
 def set_meta(db: sqlite3.Connection, items: Iterable[tuple[str, int]]) -> None:

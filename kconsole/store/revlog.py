@@ -21,9 +21,16 @@ and only after their batch's commit returned. If a commit fails, that batch and 
 behind it fail as a whole (the thread refuses them: they were evaluated on top of it); the index is
 only ever updated from committed batches, so nothing half-written is seen.
 
-Durability: WAL mode. ``synchronous="FULL"`` (default) fsyncs the WAL on every commit and survives
-power loss; ``"NORMAL"`` survives a killed process (kill -9) but may lose the last commits on power
-loss. Reads use a second, read-only connection so they never queue behind an fsync; WAL
+Durability: WAL mode. A caller is answered once its group commit returned from SQLite (so a killed
+process, kill -9, keeps it). With ``synchronous="FULL"`` (default) it is also durable on the device
+when answered (power loss keeps it), as in etcd: SQLite runs ``NORMAL`` (no fsync of its own per
+commit) and each group commit's rows go to a preallocated journal beside the file with one
+``O_DIRECT | O_DSYNC`` write that overlaps the SQLite commit (:mod:`kconsole.store.journal`: it
+cycles after SQLite's files were fsynced in the background, and a reopened log replays what SQLite
+lost). ``"NORMAL"`` survives kill -9 but may lose the last commits on power loss; ``"EXTRA"`` keeps
+SQLite's own fsync on every commit and no journal. When nothing is in flight, a small batch is
+committed on the event loop itself (SQLite's step and the journal write release the GIL): a lone
+writer pays no thread round trip. Reads use a second, read-only connection so they never queue behind an fsync; WAL
 checkpoints run on a third connection beside the commits, so commits rarely pay for copying the WAL
 into the database file. Once the WAL holds ``backend.BACKSTOP_CHECKPOINT_PAGES`` the writer copies
 the few frames the background checkpoints left and the WAL starts over from its beginning (a
@@ -66,6 +73,15 @@ import aiosqlite
 from kconsole.clock import Clock, io_tracker
 from kconsole.store import backend
 from kconsole.store.backend import MAX_SUB, SUB_BITS, RangeSpec, Row, row_id
+from kconsole.store.journal import (
+    DEFAULT_JOURNAL_BYTES,
+    Journal,
+    JournalError,
+    check_size,
+    journal_path,
+    scan,
+    sync_files,
+)
 from kconsole.store.kv import (
     DEFAULT_QUOTA_BYTES,
     MAX_REQUEST_BYTES,
@@ -116,6 +132,9 @@ CHECKPOINT_CATCH_UP_FRAMES = 512
 MEASURE_EVERY = 32
 #: Below twice this many queued txns, an idle pipeline takes them all in one batch rather than two.
 SPLIT_MIN = 8
+#: An idle pipeline commits a batch of at most this many txns on the event loop itself (SQLite and
+#: the journal write release the GIL): no thread hop and no extra loop turn for a lone writer.
+INLINE_MAX = 4
 #: Bytes of recent values kept in memory.
 DEFAULT_VALUE_CACHE_BYTES = 64 * 1024 * 1024
 #: Revisions deleted per compaction chunk (one short SQLite transaction each).
@@ -246,6 +265,8 @@ class RevisionLog:
         self._writer = writer
         self._reader = reader
         self._checkpointer = checkpointer
+        self._journal: Journal | None = None
+        self._writer_calls = 0  # calls queued on the writer's thread besides in-flight batches
         self._checkpoint_task: asyncio.Task[None] | None = None
         self._written_since_checkpoint = 0
         self._checkpoint_after = CHECKPOINT_BYTES  # estimated WAL bytes that start the next one
@@ -316,8 +337,13 @@ class RevisionLog:
         synchronous: str = "FULL",
         watch_buffer: int = DEFAULT_WATCH_BUFFER,
         value_cache_bytes: int = DEFAULT_VALUE_CACHE_BYTES,
+        journal_bytes: int = DEFAULT_JOURNAL_BYTES,
     ) -> RevisionLog:
-        """Open (or create) the store file at ``path`` and rebuild the index from it."""
+        """Open (or create) the store file at ``path`` and rebuild the index from it.
+
+        With ``synchronous="FULL"`` the log keeps a journal of ``journal_bytes`` beside the file
+        (see :mod:`kconsole.store.journal`); whatever the mode, a journal found there is replayed.
+        """
         sync = synchronous.upper()
         if sync not in SYNCHRONOUS_MODES:
             raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}, not {synchronous!r}")
@@ -327,6 +353,11 @@ class RevisionLog:
             raise ValueError(f"auto_compact_interval must be positive, not {auto_compact_interval}")
         if quota_bytes <= 0:
             raise ValueError(f"quota_bytes must be positive, not {quota_bytes}")
+        use_journal = sync == "FULL"
+        if use_journal:
+            check_size(journal_bytes)
+        # FULL durability comes from the journal; SQLite's own commits only need to reach the OS.
+        sqlite_sync = "NORMAL" if use_journal else sync
         file = Path(path)
         if not file.parent.is_dir():
             raise FileNotFoundError(f"store folder {str(file.parent)!r} does not exist")
@@ -339,23 +370,37 @@ class RevisionLog:
         writer: aiosqlite.Connection | None = None
         reader: aiosqlite.Connection | None = None
         checkpointer: aiosqlite.Connection | None = None
+        journal: Journal | None = None
         try:
             with io_tracker(clock):
-                writer = await aiosqlite.connect(file, isolation_level=None)
-                await backend.run_on_thread(writer, backend.configure, sync, True)
+                # check_same_thread=False: an idle pipeline commits on the loop (see INLINE_MAX).
+                writer = await aiosqlite.connect(file, isolation_level=None, check_same_thread=False)
+                await backend.run_on_thread(writer, backend.configure, sqlite_sync, True)
+                jpath = journal_path(file)
+                records, epoch = await asyncio.to_thread(scan, jpath)
+                await backend.run_on_thread(writer, backend.replay_journal, records, use_journal)
+                # Before the journal is reused or dropped, SQLite must hold durably all it held.
+                await asyncio.to_thread(sync_files(file))
+                if use_journal:
+                    journal = await asyncio.to_thread(Journal.open, jpath, journal_bytes, epoch, sync_files(file))
+                else:
+                    jpath.unlink(missing_ok=True)
                 reader = await aiosqlite.connect(file.resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None)
-                await backend.run_on_thread(reader, backend.configure, sync, False)
+                await backend.run_on_thread(reader, backend.configure, sqlite_sync, False)
                 checkpointer = await aiosqlite.connect(file, isolation_level=None)
-                await backend.run_on_thread(checkpointer, backend.configure, sync, False)
+                await backend.run_on_thread(checkpointer, backend.configure, sqlite_sync, False)
                 revision, compacted, keys = await backend.run_on_thread(writer, backend.load_state)
                 _, in_use = await backend.run_on_thread(writer, backend.usage)
         except BaseException:
             for conn in (checkpointer, reader, writer):
                 if conn is not None:
                     await conn.close()
+            if journal is not None:
+                journal.close()
             os.close(lock_fd)
             raise
         log = cls(file, clock, writer, reader, checkpointer, lock_fd, quota_bytes, watch_buffer, value_cache_bytes)
+        log._journal = journal
         log._revision = revision
         log._flushed = revision
         log._next_revision = revision + 1
@@ -395,6 +440,8 @@ class RevisionLog:
                 await self._checkpointer.close()
                 await self._reader.close()
                 await self._writer.close()
+                if self._journal is not None:
+                    await asyncio.to_thread(self._journal.close)
         fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
         os.close(self._lock_fd)
 
@@ -697,6 +744,10 @@ class RevisionLog:
                     continue
                 if self._held:  # commit order is revision order
                     inflight.append(self._submit(self._merge_held()))
+                if not inflight and not early and self._writer_calls == 0 and len(items) <= INLINE_MAX:
+                    await self._finish_batch(self._submit(batch, inline=True))
+                    await asyncio.sleep(0)  # let the writers just answered queue their next txn first
+                    continue
                 inflight.append(self._submit(batch))
                 if early:
                     self._publish(batch, [])
@@ -881,7 +932,10 @@ class RevisionLog:
                 self._cache_value(row[0], row[8])
         return batch
 
-    def _submit(self, batch: _Batch) -> _Batch:
+    def _submit(self, batch: _Batch, inline: bool = False) -> _Batch:
+        """Queue the batch's commit on the writer's thread, or with ``inline`` run it here and now
+        (the pipeline is idle: nothing else could run meanwhile, and the thread hop would cost
+        more than the commit; the GIL is released during SQLite's step and the journal write)."""
         # Pages in use are measured every few batches, and every batch once near the quota.
         self._batches_since_measure += 1
         measure = (
@@ -890,9 +944,17 @@ class RevisionLog:
         )
         if measure:
             self._batches_since_measure = 0
-        batch.task = backend.submit_on_thread(
-            self._writer, backend.apply_batch, self._chain, batch.rows, sorted(batch.fetch), batch.ranges, measure
-        )
+        args = (self._chain, batch.rows, sorted(batch.fetch), batch.ranges, measure, self._journal)
+        if inline:
+            task: asyncio.Future[backend.BatchResult] = asyncio.get_running_loop().create_future()
+            try:
+                task.set_result(backend.apply_batch(self._writer._conn, *args))  # noqa: SLF001
+            except Exception as exc:  # noqa: BLE001 — answered by _finish_batch like a thread's failure
+                task.set_exception(exc)
+            batch.task = task
+            batch.io = contextlib.nullcontext()
+            return batch
+        batch.task = backend.submit_on_thread(self._writer, backend.apply_batch, *args)
         batch.io = io_tracker(self._clock)
         batch.io.__enter__()  # VirtualClock.settle() waits until _finish_batch has taken the result
         return batch
@@ -903,8 +965,9 @@ class RevisionLog:
             fetched, range_results, sizes = await batch.task
         except BaseException as exc:  # noqa: BLE001 — whatever SQLite raised, the batch failed as a whole
             batch.io.__exit__(None, None, None)
-            if batch.published:
-                # Answered already but not on disk: this log no longer matches its file.
+            if batch.published or isinstance(exc, JournalError):
+                # Answered already, or committed without its durable record: this log no longer
+                # matches its file (a restart reads the file again).
                 self._broken = exc if isinstance(exc, StoreError) else BackendError(exc)
                 self._flushed_to(0)
             self._fail_batch(batch, exc)
@@ -1077,15 +1140,15 @@ class RevisionLog:
         self._compact_revision = revision  # refuse older reads from now on, before rows go
         async with self._compact_lock:
             with io_tracker(self._clock):
-                await backend.run_on_thread(
-                    self._writer, backend.set_meta, [("compact_revision", revision), ("revision_floor", self._revision)]
+                await self._on_writer(
+                    backend.set_meta, [("compact_revision", revision), ("revision_floor", self._revision)]
                 )
                 bound = row_id(revision, 0)
-                lo = await backend.run_on_thread(self._writer, backend.first_id)
+                lo = await self._on_writer(backend.first_id)
                 while lo is not None and lo < bound:
                     hi = min(bound, lo + row_id(COMPACT_CHUNK_REVISIONS, 0))
-                    _, lo = await backend.run_on_thread(self._writer, backend.compact_chunk, lo, hi, bound)
-                _, self._in_use = await backend.run_on_thread(self._writer, backend.usage)
+                    _, lo = await self._on_writer(backend.compact_chunk, lo, hi, bound)
+                _, self._in_use = await self._on_writer(backend.usage)
         self._drop_cached_below(bound)
 
     def _drop_cached_below(self, bound: int) -> None:
@@ -1139,8 +1202,16 @@ class RevisionLog:
         """Clear the NOSPACE alarm (etcdctl alarm disarm); the next write over quota raises it again."""
         self._check_open()
         with io_tracker(self._clock):
-            _, self._in_use = await backend.run_on_thread(self._writer, backend.usage)
+            _, self._in_use = await self._on_writer(backend.usage)
         self._alarms.clear()
+
+    async def _on_writer(self, fn: Any, *args: Any) -> Any:
+        """Run ``fn`` on the writer's thread; meanwhile no group commit runs on the loop."""
+        self._writer_calls += 1
+        try:
+            return await backend.run_on_thread(self._writer, fn, *args)
+        finally:
+            self._writer_calls -= 1
 
     def _check_open(self) -> None:
         if self._closed:

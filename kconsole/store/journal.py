@@ -1,0 +1,401 @@
+"""The revision log's durable journal: what makes an acknowledged write survive power loss.
+
+etcd's design: a small write-ahead record on the device per group commit, the database behind it
+committed without its own fsync. With ``synchronous="FULL"`` the revision log's SQLite connection
+runs ``NORMAL`` (its commits reach the OS, which survives ``kill -9``) and, after each group commit
+returned, its rows are written here as one record with ``O_DIRECT | O_DSYNC`` (``O_DSYNC`` alone
+where the filesystem has no direct I/O): one write of a few 4 KiB blocks into a preallocated,
+zero-filled file, so the device is asked for the data only, never for a new file size. A caller is
+answered once both returned.
+
+Layout: the file is two regions of equal size. Each region holds one chain of records written in
+order from its first block, every record starting on a fresh block (an acknowledged record is never
+rewritten, so a torn write only loses the record being written, which nobody was answered for). A
+record is a 36-byte header (magic, epoch, first and last revision, payload length, crc32 of header
+and payload) followed by the batch's rows (``marshal``). Every record of a chain has its chain's
+epoch, and revisions continue from one record to the next; a chain ends at the first block that is
+not such a record (zeros, a torn or stale record of an older epoch).
+
+Recycling: when a region is full the journal moves to the other one under the next epoch. Before it
+overwrites that region, everything the region held must be durable in SQLite: on every switch the
+journal fsyncs SQLite's ``-wal`` and database files in the background (NORMAL checkpoints sync
+what they copy before the WAL restarts, so the two fsyncs cover every commit made before them), and
+the next switch waits for that to finish. So at any moment SQLite's synced state plus the two chains
+hold every acknowledged write.
+
+Recovery (:func:`scan` then the revision log's replay): the valid records of both chains, the older
+epoch first; those above the top revision SQLite kept are inserted again, in order, stopping at the
+first gap. Then SQLite is synced and a new epoch starts in the first region. A group commit that
+failed in SQLite never has a record (the record is written after the commit returned), so it cannot
+come back; a record whose own write failed breaks the log (the caller was not answered, SQLite has
+the batch, the log restarts from its files).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import marshal
+import mmap
+import os
+import platform
+import struct
+import zlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: Device block: every record starts on one, and direct I/O writes whole ones.
+BLOCK = 4096
+#: Default journal file size (two regions).
+DEFAULT_JOURNAL_BYTES = 32 * 1024 * 1024
+MAGIC = b"KJR1"
+#: magic, epoch, first revision, last revision, payload bytes, crc32 of header (crc 0) and payload.
+HEADER = struct.Struct("<4sQQQII")
+
+
+class JournalError(OSError):
+    """The journal could not be written: an acknowledgement cannot be given for the batch."""
+
+
+@dataclass(frozen=True)
+class Record:
+    epoch: int
+    first: int
+    last: int
+    rows: list[Any]
+
+
+def journal_path(db_path: Path | str) -> Path:
+    return Path(f"{db_path}.jnl")
+
+
+def _region_bounds(size: int) -> list[tuple[int, int]]:
+    half = size // 2 // BLOCK * BLOCK
+    return [(0, half), (half, 2 * half)]
+
+
+def check_size(size: int) -> None:
+    if size < 4 * BLOCK or size % (2 * BLOCK):
+        raise ValueError(f"journal_bytes must be a multiple of {2 * BLOCK} and at least {4 * BLOCK}, not {size}")
+
+
+def _read_chain(fd: int, lo: int, hi: int) -> list[Record]:
+    out: list[Record] = []
+    offset = lo
+    epoch = None
+    expected = None
+    while offset + BLOCK <= hi:
+        head = os.pread(fd, BLOCK, offset)
+        if len(head) < HEADER.size:
+            break
+        magic, rec_epoch, first, last, length, crc = HEADER.unpack_from(head)
+        if magic != MAGIC or (epoch is not None and rec_epoch != epoch) or first > last + 1:
+            break
+        cancel = first == last + 1
+        if expected is not None and (first > expected if cancel else first != expected):
+            break
+        total = HEADER.size + length
+        span = -(-total // BLOCK) * BLOCK
+        if offset + span > hi:
+            break
+        data = head if span == BLOCK else head + os.pread(fd, span - BLOCK, offset + BLOCK)
+        if len(data) < total:
+            break
+        payload = data[HEADER.size:total]
+        check = zlib.crc32(HEADER.pack(magic, rec_epoch, first, last, length, 0))
+        if zlib.crc32(payload, check) != crc:
+            break
+        try:
+            rows = marshal.loads(payload)
+        except (ValueError, EOFError, TypeError):
+            break
+        if cancel and rows:
+            break
+        out.append(Record(rec_epoch, first, last, rows))
+        epoch = rec_epoch
+        expected = last + 1
+        offset += span
+    return out
+
+
+def _apply_cancels(records: list[Record]) -> list[Record]:
+    """Drop the records a cancel record (``first == last + 1``, no rows) withdrew, and the cancels."""
+    out: list[Record] = []
+    for record in records:
+        if record.first == record.last + 1:
+            while out and out[-1].first >= record.first:
+                out.pop()
+        else:
+            out.append(record)
+    return out
+
+
+def scan(path: Path) -> tuple[list[Record], int]:
+    """Valid records of both chains (older epoch first, withdrawn ones dropped) and the highest
+    epoch seen (0 if none)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return [], 0
+    try:
+        actual = os.fstat(fd).st_size
+        chains = [_read_chain(fd, lo, hi) for lo, hi in _region_bounds(actual)] if actual >= 4 * BLOCK else []
+    finally:
+        os.close(fd)
+    chains = [c for c in chains if c]
+    chains.sort(key=lambda c: c[0].epoch)
+    top = max((c[0].epoch for c in chains), default=0)
+    return _apply_cancels([record for chain in chains for record in chain]), top
+
+
+def _open_for_writes(path: Path) -> tuple[int, bool]:
+    """(fd, direct): O_DIRECT|O_DSYNC where the filesystem allows it, else O_DSYNC."""
+    direct = getattr(os, "O_DIRECT", 0)
+    if direct:
+        try:
+            return os.open(path, os.O_WRONLY | os.O_DSYNC | direct), True
+        except OSError:
+            pass
+    return os.open(path, os.O_WRONLY | os.O_DSYNC), False
+
+
+def _zero_fill(path: Path, size: int) -> None:
+    """A fully written file: later overwrites change no extent and no size, only data blocks."""
+    tmp = path.with_name(path.name + ".new")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        chunk = bytes(min(size, 1 << 20))
+        for offset in range(0, size, len(chunk)):
+            os.pwrite(fd, chunk[: min(len(chunk), size - offset)], offset)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+#: Linux native AIO system call numbers (io_setup, io_destroy, io_getevents, io_submit) per machine.
+_AIO_SYSCALLS = {"x86_64": (206, 207, 208, 209), "aarch64": (0, 1, 4, 2)}
+#: struct iocb: data, key, rw_flags, opcode, reqprio, fd, buf, nbytes, offset, reserved2, flags, resfd.
+_IOCB = struct.Struct("<QIIHhIQQqQII")
+_IOCB_CMD_PWRITE = 1
+#: struct io_event: data, obj, res, res2.
+_IO_EVENT = struct.Struct("<QQqq")
+
+
+class _Aio:
+    """One in-flight direct write at a time through Linux native AIO (``io_submit``).
+
+    Lets the committing thread start the journal write, run SQLite's commit while the device
+    writes, then wait for the write: the two overlap without a second thread. With ``O_DIRECT |
+    O_DSYNC`` the completion comes once the data is durable, as for a blocking write.
+    """
+
+    def __init__(self) -> None:
+        numbers = _AIO_SYSCALLS.get(platform.machine())
+        if numbers is None:
+            raise OSError("no native AIO on this machine")
+        self._setup, self._destroy, self._getevents, self._submit = numbers
+        # The submit is short and must not give the GIL away; the wait must.
+        self._quick = ctypes.PyDLL(None, use_errno=True).syscall
+        self._quick.restype = ctypes.c_long
+        self._slow = ctypes.CDLL(None, use_errno=True).syscall
+        self._slow.restype = ctypes.c_long
+        self._ctx = ctypes.c_ulong(0)
+        if self._quick(ctypes.c_long(self._setup), ctypes.c_long(4), ctypes.byref(self._ctx)) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"io_setup failed: {os.strerror(err)}")
+        self._iocb = ctypes.create_string_buffer(_IOCB.size)
+        self._iocbs = (ctypes.c_void_p * 1)(ctypes.addressof(self._iocb))
+        self._event = ctypes.create_string_buffer(_IO_EVENT.size)
+
+    def submit(self, fd: int, address: int, size: int, offset: int) -> None:
+        _IOCB.pack_into(self._iocb, 0, 1, 0, 0, _IOCB_CMD_PWRITE, 0, fd, address, size, offset, 0, 0, 0)
+        if self._quick(ctypes.c_long(self._submit), self._ctx, ctypes.c_long(1), self._iocbs) != 1:
+            err = ctypes.get_errno()
+            raise OSError(err, f"io_submit failed: {os.strerror(err)}")
+
+    def wait(self) -> int:
+        """Bytes written by the submitted write (raises its error)."""
+        while True:
+            got = self._slow(ctypes.c_long(self._getevents), self._ctx, ctypes.c_long(1), ctypes.c_long(1),
+                             self._event, None)
+            if got == 1:
+                break
+            err = ctypes.get_errno()
+            if got < 0 and err != 4:  # EINTR: wait again
+                raise OSError(err, f"io_getevents failed: {os.strerror(err)}")
+        res = _IO_EVENT.unpack_from(self._event)[2]
+        if res < 0:
+            raise OSError(-res, os.strerror(-res))
+        return res
+
+    def close(self) -> None:
+        self._quick(ctypes.c_long(self._destroy), self._ctx)
+
+
+class Journal:
+    """The open journal file. A commit calls :meth:`start` (the write begins), commits SQLite,
+    then :meth:`finish` (the write is durable) or, if the commit failed, :meth:`withdraw`.
+    Only one thread commits at a time (the writer's, or the loop when the pipeline is idle).
+    """
+
+    def __init__(self, path: Path, size: int, epoch: int, sync_backend: Callable[[], None]) -> None:
+        self.path = path
+        self.size = size
+        self._regions = _region_bounds(size)
+        self._region = 0
+        self._offset = 0
+        self.epoch = epoch
+        self._sync_backend = sync_backend
+        self._fd, self.direct = _open_for_writes(path)
+        self._aio: _Aio | None = None
+        if self.direct:
+            try:
+                self._aio = _Aio()
+            except OSError:
+                self._aio = None
+        self._buf = mmap.mmap(-1, 16 * BLOCK)
+        self._buf_address = ctypes.addressof(ctypes.c_char.from_buffer(self._buf))
+        self._started: tuple[int, int] | None = None  # (offset, bytes) of the write in flight
+        self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="revlog-journal-sync")
+        self._synced: Future[None] | None = None
+        self.switches = 0
+
+    @classmethod
+    def open(cls, path: Path, size: int, epoch_floor: int, sync_backend: Callable[[], None]) -> Journal:
+        """Open for writing from the first region under an epoch above ``epoch_floor``.
+
+        The caller has replayed :func:`scan`'s records and synced SQLite: nothing in the file is
+        needed any more. A missing file or one of another size is (re)created zero-filled.
+        """
+        check_size(size)
+        try:
+            current = os.stat(path).st_size
+        except FileNotFoundError:
+            current = -1
+        if current != size:
+            _zero_fill(path, size)
+        return cls(path, size, epoch_floor + 1, sync_backend)
+
+    @property
+    def overlaps(self) -> bool:
+        """Whether the journal write runs while SQLite commits (native AIO on direct I/O)."""
+        return self._aio is not None
+
+    def append(self, first: int, last: int, rows: Sequence[Any]) -> None:
+        """Write one group commit's rows as a record; returns once the device has it."""
+        self.start(first, last, rows)
+        self.finish()
+
+    def start(self, first: int, last: int, rows: Sequence[Any]) -> None:
+        """Lay out the record and, with native AIO, start writing it."""
+        payload = marshal.dumps(rows)
+        total = HEADER.size + len(payload)
+        span = -(-total // BLOCK) * BLOCK
+        lo, hi = self._regions[self._region]
+        if span > hi - lo:
+            raise JournalError(f"a group commit of {total} bytes does not fit a journal region of {hi - lo}")
+        if lo + self._offset + span > hi:
+            self._switch()
+            lo, hi = self._regions[self._region]
+        if span > len(self._buf):
+            self._buf.close()
+            self._buf = mmap.mmap(-1, span)
+            self._buf_address = ctypes.addressof(ctypes.c_char.from_buffer(self._buf))
+        buf = self._buf
+        head = HEADER.pack(MAGIC, self.epoch, first, last, len(payload), 0)
+        crc = zlib.crc32(payload, zlib.crc32(head))
+        HEADER.pack_into(buf, 0, MAGIC, self.epoch, first, last, len(payload), crc)
+        buf[HEADER.size:total] = payload
+        if span > total:
+            buf[total:span] = bytes(span - total)
+        self._started = (lo + self._offset, span)
+        self._offset += span
+        if self._aio is not None:
+            try:
+                self._aio.submit(self._fd, self._buf_address, span, lo + self._offset - span)
+            except OSError as exc:
+                self._started = None
+                raise JournalError(exc.errno, f"journal write failed: {exc.strerror}") from exc
+
+    def finish(self) -> None:
+        """Returns once the started record is on the device."""
+        started, self._started = self._started, None
+        if started is None:
+            return
+        offset, span = started
+        try:
+            if self._aio is not None:
+                written = self._aio.wait()
+            else:
+                view = memoryview(self._buf)[:span]
+                try:
+                    written = os.pwritev(self._fd, [view], offset)
+                finally:
+                    view.release()
+        except OSError as exc:
+            raise JournalError(exc.errno, f"journal write failed: {exc.strerror}") from exc
+        if written != span:
+            raise JournalError(f"journal write was short ({written} of {span} bytes)")
+
+    def withdraw(self, first: int) -> None:
+        """SQLite refused the batch whose record was started: make sure recovery never replays it.
+
+        Without overlap nothing was written yet. Otherwise the write completes and a cancel record
+        for revisions from ``first`` on follows it (revisions are given out again from there).
+        """
+        if self._started is None:
+            return
+        if self._aio is None:
+            self._offset -= self._started[1]
+            self._started = None
+            return
+        with contextlib.suppress(JournalError):
+            self.finish()  # whether or not it reached the device, the cancel record withdraws it
+        self.append(first, first - 1, [])
+
+    def _switch(self) -> None:
+        """Move to the other region; first, SQLite must hold durably what that region held."""
+        if self._synced is not None:
+            try:
+                self._synced.result()
+            except OSError as exc:
+                raise JournalError(exc.errno, f"syncing the database before reusing the journal failed: {exc.strerror}") from exc
+        # Every record written so far was committed to SQLite before it was written (same thread).
+        self._synced = self._syncer.submit(self._sync_backend)
+        self._region = 1 - self._region
+        self._offset = 0
+        self.epoch += 1
+        self.switches += 1
+
+    def close(self) -> None:
+        self._syncer.shutdown(wait=True)
+        if self._aio is not None:
+            self._aio.close()
+        os.close(self._fd)
+        self._buf.close()
+
+
+def sync_files(db_path: Path) -> Callable[[], None]:
+    """fsync SQLite's WAL and database file: every commit made before the call becomes durable."""
+
+    def sync() -> None:
+        for name in (f"{db_path}-wal", str(db_path)):
+            try:
+                fd = os.open(name, os.O_RDONLY)
+            except FileNotFoundError:
+                continue  # no WAL: everything is in the database file
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    return sync

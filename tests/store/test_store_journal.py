@@ -1,0 +1,187 @@
+"""The FULL-durability journal: acknowledged writes are on the device in it, and a reopened log
+replays what SQLite lost. A power loss is staged by putting back copies of the SQLite files taken
+before later commits reached them (their WAL frames were never synced), beside the journal as it was."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from kconsole.clock import VirtualClock
+from kconsole.store.journal import BLOCK, journal_path, scan
+from kconsole.store.kv import KeyValue
+from kconsole.store.revlog import BackendError, RevisionLog
+
+SUFFIXES = ("", "-wal")
+
+
+def _copy_sqlite(db: Path, to: Path) -> None:
+    to.mkdir()
+    for suffix in SUFFIXES:
+        src = Path(f"{db}{suffix}")
+        if src.exists():
+            shutil.copyfile(src, to / f"db{suffix}")
+
+
+def _power_loss(db: Path, durable: Path, journal_copy: Path | None = None) -> None:
+    """Leave on disk what a power loss would: the SQLite files as copied, the journal as it is."""
+    for suffix in (*SUFFIXES, "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+        saved = durable / f"db{suffix}"
+        if saved.exists():
+            shutil.copyfile(saved, f"{db}{suffix}")
+    if journal_copy is not None:
+        shutil.copyfile(journal_copy, journal_path(db))
+
+
+async def test_an_acknowledged_write_is_in_the_journal_file(db_path: Path, clock: VirtualClock) -> None:
+    log = await RevisionLog.open(db_path, clock=clock)
+    try:
+        await log.put("/a", b"one")
+        revision = (await log.update("/a", b"two", mod_revision=1)).revision
+        records, _ = scan(journal_path(db_path))
+        rows = [row for record in records for row in record.rows]
+        assert [(row[1], row[2], row[8]) for row in rows] == [(1, "/a", b"one"), (revision, "/a", b"two")]
+    finally:
+        await log.close()
+
+
+async def test_reopen_replays_journaled_writes_that_sqlite_lost(tmp_path: Path, db_path: Path, clock: VirtualClock) -> None:
+    log = await RevisionLog.open(db_path, clock=clock)
+    await log.put("/a", b"1")
+    _copy_sqlite(db_path, tmp_path / "durable")
+    await log.put("/b", b"2")
+    await log.delete("/a")
+    await asyncio.gather(*(log.put(f"/c/{i}", b"3") for i in range(20)))  # group commits too
+    await log.close()
+    _power_loss(db_path, tmp_path / "durable")
+    with sqlite3.connect(db_path) as raw:
+        assert raw.execute("SELECT MAX(revision) FROM kv").fetchone()[0] == 1  # SQLite alone lost them
+
+    log = await RevisionLog.open(db_path, clock=clock)
+    try:
+        assert log.revision == 23
+        assert await log.get("/a") is None
+        assert await log.get("/b") == KeyValue("/b", b"2", 2, 2, 1)
+        assert (await log.range("/c/", "/c0", count_only=True)).count == 20
+        assert (await log.get("/a", revision=2)).value == b"1"  # type: ignore[union-attr]
+        assert await log.put("/d", b"4") == 24
+    finally:
+        await log.close()
+
+
+async def test_a_torn_record_ends_the_replay(tmp_path: Path, db_path: Path, clock: VirtualClock) -> None:
+    log = await RevisionLog.open(db_path, clock=clock)
+    await log.put("/a", b"1")
+    _copy_sqlite(db_path, tmp_path / "durable")
+    for key in ("/b", "/c", "/d"):
+        await log.put(key, b"v")
+    await log.close()
+    _power_loss(db_path, tmp_path / "durable")
+    with open(journal_path(db_path), "r+b") as f:  # the write of /c (revision 3, third block) was torn
+        f.seek(2 * BLOCK + 40)
+        f.write(b"\xff" * 100)
+
+    log = await RevisionLog.open(db_path, clock=clock)
+    try:
+        assert log.revision == 2
+        assert await log.get("/b") is not None and await log.get("/c") is None and await log.get("/d") is None
+        assert await log.put("/e", b"v") == 3
+    finally:
+        await log.close()
+    log = await RevisionLog.open(db_path, clock=clock)  # the stale record of /d never comes back
+    try:
+        assert log.revision == 3 and await log.get("/d") is None and (await log.get("/e")).mod_revision == 3  # type: ignore[union-attr]
+    finally:
+        await log.close()
+
+
+async def test_the_journal_wraps_around_and_still_replays(tmp_path: Path, db_path: Path, clock: VirtualClock) -> None:
+    log = await RevisionLog.open(db_path, clock=clock, journal_bytes=4 * 2 * BLOCK)  # two regions of 4 records
+    for i in range(30):
+        await log.put(f"/w/{i % 3}", str(i).encode())
+    assert log._journal is not None and log._journal.switches >= 6  # noqa: SLF001
+    records, _ = scan(journal_path(db_path))
+    revisions = [row[1] for record in records for row in record.rows]
+    assert revisions == list(range(revisions[0], 31)) and len(revisions) >= 5
+    _copy_sqlite(db_path, tmp_path / "durable")
+    await log.put("/w/0", b"30")
+    await log.put("/w/1", b"31")
+    await log.close()
+    _power_loss(db_path, tmp_path / "durable")
+
+    log = await RevisionLog.open(db_path, clock=clock, journal_bytes=4 * 2 * BLOCK)
+    try:
+        assert log.revision == 32
+        assert [(await log.get(f"/w/{i}")).value for i in range(3)] == [b"30", b"31", b"29"]  # type: ignore[union-attr]
+    finally:
+        await log.close()
+
+
+@pytest.mark.parametrize("later_write", [False, True])
+async def test_a_batch_sqlite_refused_never_comes_back(
+        tmp_path: Path, db_path: Path, clock: VirtualClock, later_write: bool) -> None:
+    log = await RevisionLog.open(db_path, clock=clock)
+    await log.put("/ok", b"1")
+    with sqlite3.connect(db_path) as raw:
+        raw.execute("CREATE TRIGGER refuse BEFORE INSERT ON kv WHEN NEW.name = '/poison' BEGIN SELECT RAISE(ABORT, 'disk says no'); END")
+    _copy_sqlite(db_path, tmp_path / "durable")
+    with pytest.raises(BackendError, match="disk says no"):
+        await log.put("/poison", b"x")
+    if later_write:
+        assert await log.put("/after", b"y") == 2  # the refused batch's revision, given out again
+    await log.close()
+    _power_loss(db_path, tmp_path / "durable")
+    with sqlite3.connect(db_path) as raw:
+        raw.execute("DROP TRIGGER refuse")  # recovery would insert the poison row if it replayed it
+
+    log = await RevisionLog.open(db_path, clock=clock)
+    try:
+        assert await log.get("/poison") is None
+        if later_write:
+            assert log.revision == 2 and (await log.get("/after")).value == b"y"  # type: ignore[union-attr]
+        else:
+            assert log.revision == 1
+    finally:
+        await log.close()
+
+
+async def test_a_journal_beside_a_new_database_is_not_its_history(db_path: Path, clock: VirtualClock) -> None:
+    log = await RevisionLog.open(db_path, clock=clock)
+    for i in range(5):
+        await log.put(f"/old/{i}", b"v")
+    await log.close()
+    for suffix in (*SUFFIXES, "-shm"):
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)  # the user starts over; the journal stays
+
+    log = await RevisionLog.open(db_path, clock=clock)
+    try:
+        assert log.revision == 0 and await log.get("/old/0") is None
+    finally:
+        await log.close()
+
+
+async def test_normal_mode_replays_a_journal_then_drops_it(tmp_path: Path, db_path: Path, clock: VirtualClock) -> None:
+    log = await RevisionLog.open(db_path, clock=clock)
+    await log.put("/a", b"1")
+    _copy_sqlite(db_path, tmp_path / "durable")
+    await log.put("/b", b"2")
+    await log.close()
+    _power_loss(db_path, tmp_path / "durable")
+
+    log = await RevisionLog.open(db_path, clock=clock, synchronous="NORMAL")
+    try:
+        assert log.revision == 2 and (await log.get("/b")).value == b"2"  # type: ignore[union-attr]
+        assert not journal_path(db_path).exists()
+    finally:
+        await log.close()
+
+
+async def test_bad_journal_size_is_refused(db_path: Path, clock: VirtualClock) -> None:
+    with pytest.raises(ValueError, match="journal_bytes must be a multiple of 8192"):
+        await RevisionLog.open(db_path, clock=clock, journal_bytes=10_000)
+    assert not db_path.exists()
