@@ -3,6 +3,11 @@
 Every request the API server answers lands here once. Followers (the console's request panel) get
 new records through their own bounded queue; a follower that falls behind loses records rather than
 slowing the API server, and its ``dropped`` count says how many.
+
+The server hands a request's fields as a plain tuple (:meth:`AuditLog.add_row`): most records are
+overwritten before anyone reads them, and building the frozen record (keyword call, one
+``object.__setattr__`` per field) cost more than the rest of the bookkeeping. A row becomes its
+:class:`AuditRecord` once, when first read or when a follower is waiting for it.
 """
 
 from __future__ import annotations
@@ -11,8 +16,12 @@ import asyncio
 import itertools
 from collections import deque
 from collections.abc import AsyncIterator
+from typing import Any
 
 from kconsole.api.types import AuditRecord
+
+#: An AuditRecord's fields, in its order, not yet made into one.
+AuditRow = tuple[Any, ...]
 
 
 class AuditFollower:
@@ -62,7 +71,11 @@ class AuditFollower:
 
 class AuditLog:
     def __init__(self, capacity: int = 10_000, follower_capacity: int = 1_000) -> None:
-        self._ring: deque[AuditRecord] = deque(maxlen=capacity)
+        if capacity <= 0:
+            raise ValueError(f"audit capacity must be positive, not {capacity}")
+        #: A ring by position (``added % capacity``), so a row read is replaced by its record in place.
+        self._ring: list[AuditRecord | AuditRow | None] = [None] * capacity
+        self._added = 0
         self._seq = itertools.count(1)
         self._followers: set[AuditFollower] = set()
         self.follower_capacity = follower_capacity
@@ -71,17 +84,34 @@ class AuditLog:
         return next(self._seq)
 
     def add(self, record: AuditRecord) -> None:
-        self._ring.append(record)
+        self._store(record)
         for follower in self._followers:
             follower._push(record)
 
-    def recent(self, n: int = 500) -> list[AuditRecord]:
-        if n <= 0:
-            return []
+    def add_row(self, row: AuditRow) -> None:
+        """A record given as its fields in :class:`AuditRecord` order; made into one only when read."""
+        if self._followers:
+            self.add(AuditRecord(*row))
+        else:
+            self._store(row)
+
+    def _store(self, item: AuditRecord | AuditRow) -> None:
         ring = self._ring
-        if n >= len(ring):
-            return list(ring)
-        return list(itertools.islice(ring, len(ring) - n, None))
+        ring[self._added % len(ring)] = item
+        self._added += 1
+
+    def recent(self, n: int = 500) -> list[AuditRecord]:
+        ring = self._ring
+        size = len(ring)
+        n = min(n, self._added, size)
+        out: list[AuditRecord] = []
+        for i in range(self._added - n, self._added):
+            at = i % size
+            item = ring[at]
+            if type(item) is tuple:
+                item = ring[at] = AuditRecord(*item)
+            out.append(item)  # type: ignore[arg-type]
+        return out
 
     def follow(self) -> AuditFollower:
         follower = AuditFollower(self, self.follower_capacity)
@@ -89,4 +119,4 @@ class AuditLog:
         return follower
 
     def __len__(self) -> int:
-        return len(self._ring)
+        return min(self._added, len(self._ring))

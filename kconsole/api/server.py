@@ -367,10 +367,10 @@ class APIServer:
             resource = request.resource if request.group in (None, "") else f"{request.resource}.{request.group}"
         if request.subresource:
             resource = f"{resource}/{request.subresource}"
-        self.audit.add(AuditRecord(
-            seq=self.audit.next_seq(), time=self.clock.now(), user=call.user.name if call.user else "",
-            verb=request.verb, resource=resource, namespace=request.namespace, name=call.name, code=code,
-            latency_ms=(time.perf_counter() - t0) * 1000.0, stage=stage, source=request.source, message=message,
+        audit = self.audit
+        audit.add_row((  # AuditRecord's fields, in its order
+            audit.next_seq(), self.clock.now(), call.user.name if call.user else "", request.verb, resource,
+            request.namespace, call.name, code, (time.perf_counter() - t0) * 1000.0, stage, request.source, message,
         ))
         return result
 

@@ -42,3 +42,26 @@ async def test_follow_sees_live_requests(api: APIServer, admin: Client) -> None:
     rec = await follower.__anext__()
     assert (rec.verb, rec.resource, rec.name, rec.code, rec.stage) == ("get", "pods", "x", 404, "storage")
     follower.close()
+
+
+def test_rows_become_the_records_they_describe_once_read() -> None:
+    log = AuditLog(capacity=4)
+    rows = [(i, 1.5, "u", "create", "pods", "ns", f"p{i}", 201, 0.25, None, "in-process", "") for i in range(6)]
+    for row in rows:
+        log.add_row(row)
+    log.add(record(6))
+    assert len(log) == 4
+    got = log.recent(10)
+    assert got == [AuditRecord(*row) for row in rows[3:]] + [record(6)]
+    assert all(type(r) is AuditRecord for r in got)
+    assert log.recent(2)[0] is got[-2]  # made once, kept in place
+    assert log.recent(0) == []
+
+
+async def test_a_follower_gets_rows_as_records() -> None:
+    log = AuditLog(capacity=10)
+    follower = log.follow()
+    log.add_row((1, 0.0, "u", "get", "pods", None, "x", 404, 0.1, "storage", "http", "not found"))
+    rec = await follower.__anext__()
+    assert type(rec) is AuditRecord and (rec.seq, rec.code, rec.stage, rec.message) == (1, 404, "storage", "not found")
+    follower.close()
