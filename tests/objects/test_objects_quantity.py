@@ -214,7 +214,18 @@ def test_format_then_parse_round_trips(n, fmt):
     q = Fraction(n, 10**9)
     text = format_quantity(q, fmt)
     assert parse_quantity(text) == q
-    assert format_quantity(text) == text  # canonical strings are fixed points
+    again = format_quantity(text)
+    assert format_quantity(again) == again  # canonical strings are fixed points
+    if not (fmt == "BinarySI" and text.lstrip("-").isdigit()):
+        assert again == text
+    # A BinarySI whole number that is no multiple of 1024 prints bare ("125000", as upstream's
+    # String()), and a bare number reads back as DecimalSI ("125k"): not its own fixed point.
+
+
+def test_binary_si_whole_numbers_print_bare_and_read_back_decimal():
+    assert format_quantity(Fraction(125000), "BinarySI") == "125000"
+    assert format_quantity("125000") == "125k"
+    assert format_quantity(Fraction(2048), "BinarySI") == "2Ki"
 
 
 @settings(deadline=None, max_examples=80)
