@@ -8,7 +8,7 @@ kubectl's preference: the core group first, then the other groups in table order
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kconsole.api.types import ResourceInfo, StatusError, status_body
 
@@ -45,34 +45,24 @@ class ResourceSpec:
     #: Pods: deletion is graceful (spec.terminationGracePeriodSeconds, default 30).
     graceful_delete: bool = False
 
-    @property
-    def group(self) -> str:
-        return self.info.group
+    # Derived from ``info`` once: every request reads them several times, and ResourceInfo's
+    # api_version and group_resource format their text anew on each read.
+    group: str = field(init=False, repr=False, compare=False)
+    resource: str = field(init=False, repr=False, compare=False)
+    kind: str = field(init=False, repr=False, compare=False)
+    namespaced: bool = field(init=False, repr=False, compare=False)
+    api_version: str = field(init=False, repr=False, compare=False)
+    group_resource: str = field(init=False, repr=False, compare=False)
+    #: Store key prefix of every object of this resource (ends with ``/``).
+    prefix: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def resource(self) -> str:
-        return self.info.resource
-
-    @property
-    def kind(self) -> str:
-        return self.info.kind
-
-    @property
-    def namespaced(self) -> bool:
-        return self.info.namespaced
-
-    @property
-    def api_version(self) -> str:
-        return self.info.api_version
-
-    @property
-    def group_resource(self) -> str:
-        return self.info.group_resource
-
-    @property
-    def prefix(self) -> str:
-        """Store key prefix of every object of this resource (ends with ``/``)."""
-        return f"/registry/{self.info.group_resource}/"
+    def __post_init__(self) -> None:
+        info = self.info
+        for name, value in (("group", info.group), ("resource", info.resource), ("kind", info.kind),
+                            ("namespaced", info.namespaced), ("api_version", info.api_version),
+                            ("group_resource", info.group_resource),
+                            ("prefix", f"/registry/{info.group_resource}/")):
+            object.__setattr__(self, name, value)
 
 
 def _entry(
