@@ -99,9 +99,10 @@ def _fragment(value: Any) -> tuple[str, Any]:
 
 
 def _key(key: str) -> str:
+    """``"key":`` as JSON text (the quoted key and its colon)."""
     text = _KEYS.get(key)
     if text is None:
-        text = _quote(key)
+        text = _quote(key) + ":"
         if len(_KEYS) < 1024:
             _KEYS[key] = text
     return text
@@ -126,29 +127,39 @@ def _own(value: Any) -> Any:
 
 def _walk(obj: Obj, copy: Obj | None) -> str:
     """The stored text of ``obj``; fills ``copy`` (when given) with a copy of ``obj`` for the cache,
-    sharing the remembered sections with other cached objects (cached objects are read-only)."""
-    parts = []
+    sharing the remembered sections with other cached objects (cached objects are read-only).
+    Every piece goes to one list joined once: concatenating a section's text to its key, and the
+    whole to its braces, copied the object's text three more times."""
+    parts = ["{"]
+    append = parts.append
     for key, value in obj.items():
         if type(key) is not str:
             raise _Irregular
+        append(_key(key))
         if key == "metadata" and type(value) is dict:
-            text, held = _metadata(value, copy is not None)
+            held = _metadata(value, copy is not None, parts)
         elif type(value) is dict and value and key not in _UNREPEATED:
             text, held = _fragment(value)
+            append(text)
         else:
-            text = _value(value)
+            append(_value(value))
             held = _own(value) if copy is not None else None
         if copy is not None:
             copy[key] = held
-        parts.append(_key(key) + ":" + text)
-    return "{" + ",".join(parts) + "}"
+        append(",")
+    if len(parts) > 1:
+        parts[-1] = "}"
+    else:
+        append("}")
+    return "".join(parts)
 
 
-def _metadata(meta: Obj, copying: bool) -> tuple[str, Any]:
-    """The stored text of ``meta`` (without resourceVersion) and, when ``copying``, its cache copy.
-    The plain keys between the remembered managedFields go to the C encoder as one run each instead
-    of a Python step per key."""
-    parts = []
+def _metadata(meta: Obj, copying: bool, parts: list[str]) -> Obj:
+    """Adds the stored text of ``meta`` (without resourceVersion) to ``parts``; returns its cache
+    copy (empty when not ``copying``). The plain keys between the remembered managedFields go to the
+    C encoder as one run each instead of a Python step per key."""
+    append = parts.append
+    append("{")
     run: Obj = {}
     meta_copy: Obj = {}
     for mkey, mvalue in meta.items():
@@ -158,18 +169,26 @@ def _metadata(meta: Obj, copying: bool) -> tuple[str, Any]:
             meta_copy[mkey] = mvalue
         elif mkey == "managedFields" and mvalue:
             if run:
-                parts.append(_value(run)[1:-1])
+                append(_value(run)[1:-1])
+                append(",")
                 run = {}
             text, shared = _fragment(mvalue)
             meta_copy[mkey] = shared
-            parts.append('"managedFields":' + text)
+            append('"managedFields":')
+            append(text)
+            append(",")
         else:
             run[mkey] = mvalue
             if copying:
                 meta_copy[mkey] = _own(mvalue)
     if run:
-        parts.append(_value(run)[1:-1])
-    return "{" + ",".join(parts) + "}", meta_copy
+        append(_value(run)[1:-1])
+        append("}")
+    elif parts[-1] == ",":
+        parts[-1] = "}"
+    else:
+        append("}")
+    return meta_copy
 
 
 def encode_stored(obj: Obj) -> str:
