@@ -277,7 +277,7 @@ def insert_rows(db: sqlite3.Connection, rows: Sequence[Row]) -> None:
 
 def apply_batch(
     db: sqlite3.Connection, chain: Chain, rows: Sequence[Row], fetch: Sequence[int], ranges: Sequence[RangeSpec],
-    measure: bool, journal: Journal | None = None,
+    measure: bool, journal: Journal | None = None, wait_journal: bool = True,
 ) -> BatchResult:
     """One group commit: insert every row, read what the transactions asked for, commit; then,
     with a ``journal``, write the rows to it (durable once this returns).
@@ -287,6 +287,7 @@ def apply_batch(
     single autocommit INSERT: one sqlite3_step holds insert and commit, so this thread takes the
     GIL back only once instead of once per statement. A failed journal write after the commit
     raises :class:`JournalError`: SQLite holds the batch, the log must not go on as if it did not.
+    ``wait_journal=False`` returns with the record's write in flight; the caller finishes it.
     """
     if chain.broken:
         raise ChainBroken()
@@ -311,7 +312,8 @@ def apply_batch(
             results = []
         if started:
             started = False
-            journal.finish()  # type: ignore[union-attr]
+            if wait_journal:
+                journal.finish()  # type: ignore[union-attr]
     except BaseException:
         chain.broken = True
         if started:

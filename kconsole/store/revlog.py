@@ -291,6 +291,7 @@ class RevisionLog:
         self._values_bytes = 0
         self._values_cap = value_cache_bytes
         self._pending: list[_Pending] = []
+        self._inflight: deque[_Batch] = deque()  # batches on the writer's thread, oldest first
         #: Split a large queue into two pipelined commits. Off for a Raft member: it applies a
         #: committed entry's transactions together and waits for all of them, so one commit is cheaper.
         self.split_batches = True
@@ -710,7 +711,7 @@ class RevisionLog:
         against the index plus the uncommitted writes of N. If N fails, N+1 fails with it (the
         thread refuses it, see :class:`backend.Chain`) and nothing new starts until both are done.
         """
-        inflight: deque[_Batch] = deque()
+        inflight = self._inflight
         while True:
             if self._broken is not None and self._pending:  # answered state lost its file: refuse the rest
                 items, self._pending = self._pending, []
@@ -744,8 +745,8 @@ class RevisionLog:
                     continue
                 if self._held:  # commit order is revision order
                     inflight.append(self._submit(self._merge_held()))
-                if not inflight and not early and self._writer_calls == 0 and len(items) <= INLINE_MAX:
-                    await self._finish_batch(self._submit(batch, inline=True))
+                if not early and len(items) <= INLINE_MAX and self._can_commit_inline():
+                    self._commit_inline(batch)
                     await asyncio.sleep(0)  # let the writers just answered queue their next txn first
                     continue
                 inflight.append(self._submit(batch))
@@ -932,11 +933,8 @@ class RevisionLog:
                 self._cache_value(row[0], row[8])
         return batch
 
-    def _submit(self, batch: _Batch, inline: bool = False) -> _Batch:
-        """Queue the batch's commit on the writer's thread, or with ``inline`` run it here and now
-        (the pipeline is idle: nothing else could run meanwhile, and the thread hop would cost
-        more than the commit; the GIL is released during SQLite's step and the journal write)."""
-        # Pages in use are measured every few batches, and every batch once near the quota.
+    def _measure_now(self) -> bool:
+        """Pages in use are measured every few batches, and every batch once near the quota."""
         self._batches_since_measure += 1
         measure = (
             self._batches_since_measure >= MEASURE_EVERY
@@ -944,17 +942,13 @@ class RevisionLog:
         )
         if measure:
             self._batches_since_measure = 0
-        args = (self._chain, batch.rows, sorted(batch.fetch), batch.ranges, measure, self._journal)
-        if inline:
-            task: asyncio.Future[backend.BatchResult] = asyncio.get_running_loop().create_future()
-            try:
-                task.set_result(backend.apply_batch(self._writer._conn, *args))  # noqa: SLF001
-            except Exception as exc:  # noqa: BLE001 — answered by _finish_batch like a thread's failure
-                task.set_exception(exc)
-            batch.task = task
-            batch.io = contextlib.nullcontext()
-            return batch
-        batch.task = backend.submit_on_thread(self._writer, backend.apply_batch, *args)
+        return measure
+
+    def _submit(self, batch: _Batch) -> _Batch:
+        batch.task = backend.submit_on_thread(
+            self._writer, backend.apply_batch, self._chain, batch.rows, sorted(batch.fetch), batch.ranges,
+            self._measure_now(), self._journal,
+        )
         batch.io = io_tracker(self._clock)
         batch.io.__enter__()  # VirtualClock.settle() waits until _finish_batch has taken the result
         return batch
@@ -962,19 +956,50 @@ class RevisionLog:
     async def _finish_batch(self, batch: _Batch) -> None:
         assert batch.task is not None and batch.io is not None
         try:
-            fetched, range_results, sizes = await batch.task
+            result = await batch.task
         except BaseException as exc:  # noqa: BLE001 — whatever SQLite raised, the batch failed as a whole
             batch.io.__exit__(None, None, None)
-            if batch.published or isinstance(exc, JournalError):
-                # Answered already, or committed without its durable record: this log no longer
-                # matches its file (a restart reads the file again).
-                self._broken = exc if isinstance(exc, StoreError) else BackendError(exc)
-                self._flushed_to(0)
-            self._fail_batch(batch, exc)
+            self._batch_failed(batch, exc)
             if isinstance(exc, asyncio.CancelledError):
                 raise
             return
         batch.io.__exit__(None, None, None)
+        self._batch_committed(batch, result)
+
+    def _can_commit_inline(self) -> bool:
+        """Nothing queued, in flight or held, the writer's thread idle: a commit may run right here."""
+        return not (self._pending or self._inflight or self._held or self._writer_calls or self.publish_early
+                    or self._chain.broken or self._closed)
+
+    def _commit_inline(self, batch: _Batch) -> None:
+        """Commit ``batch`` on the loop (see :meth:`_can_commit_inline`) and answer its callers.
+
+        The journal write overlaps SQLite's commit and the answers' construction; the callers
+        are answered once it is on the device. No await: nothing else runs meanwhile.
+        """
+        try:
+            result = backend.apply_batch(
+                self._writer._conn, self._chain, batch.rows, sorted(batch.fetch), batch.ranges,  # noqa: SLF001
+                self._measure_now(), self._journal, wait_journal=False,
+            )
+        except Exception as exc:  # noqa: BLE001 — whatever SQLite raised, the batch failed as a whole
+            self._batch_failed(batch, exc)
+            self._chain.broken = False  # nothing was queued behind it
+            return
+        self._batch_committed(batch, result, self._journal.finish if self._journal is not None else None)
+
+    def _batch_failed(self, batch: _Batch, exc: BaseException) -> None:
+        if batch.published or isinstance(exc, JournalError):
+            # Answered already, or committed without its durable record: this log no longer
+            # matches its file (a restart reads the file again).
+            self._broken = exc if isinstance(exc, StoreError) else BackendError(exc)
+            self._flushed_to(0)
+        self._fail_batch(batch, exc)
+
+    def _batch_committed(
+        self, batch: _Batch, result: backend.BatchResult, durable: Callable[[], None] | None = None
+    ) -> None:
+        fetched, range_results, sizes = result
         self._pending_cost -= batch.cost
         self._written_since_checkpoint += batch.cost + PAGE_BYTES * (len(batch.rows) + 1)
         if self._written_since_checkpoint > self._checkpoint_after and self._checkpoint_task is None:
@@ -987,11 +1012,19 @@ class RevisionLog:
         if fetched:
             batch.known.update(fetched)
         if not batch.published:
-            self._publish(batch, range_results)
+            self._publish(batch, range_results, durable)
+            if self._broken is not None:
+                self._flushed_to(0)
+                return
         self._flushed_to(batch.last_revision)
 
-    def _publish(self, batch: _Batch, range_results: list[Any]) -> None:
-        """Publish the index, then answer callers and feed watchers."""
+    def _publish(self, batch: _Batch, range_results: list[Any], durable: Callable[[], None] | None = None) -> None:
+        """Publish the index, then answer callers and feed watchers.
+
+        ``durable`` waits for the batch's journal record (an inline commit): the answers and
+        events are built while the device writes, and given out only once it has. Nothing else
+        runs on the loop meanwhile, so nobody sees the index ahead of the device.
+        """
         batch.published = True
         known = batch.known
         keys = self._keys
@@ -1020,9 +1053,10 @@ class RevisionLog:
 
         for item, exc in batch.errors:
             item.fail(exc)
+        answers: list[tuple[_Pending, TxnResult | None]] = []
         for item, ok, at, responses in batch.plans:
             if item.quiet:
-                item.resolve(None)
+                answers.append((item, None))
                 continue
             out: list[object] = []
             for r in responses:
@@ -1037,16 +1071,28 @@ class RevisionLog:
                 else:
                     found, count = range_results[r[1]]
                     out.append(RangeResult([KeyValue(*row) for row in found], count, False, r[2]))
-            item.resolve(TxnResult(ok, at, out))
+            answers.append((item, TxnResult(ok, at, out)))
 
+        events: list[Event] = []
         if batch.changes and self._watchers:
-            events: list[Event] = []
             for name, meta, prev, at in batch.changes:
                 prev_kv = kv_of(name, prev)
                 if meta is None:
                     events.append(Event("DELETE", KeyValue(name, b"", 0, at, 0, 0), prev_kv))
                 else:
                     events.append(Event("PUT", KeyValue(name, known[meta[4]], meta[0], meta[1], meta[2], meta[3]), prev_kv))
+        if durable is not None:
+            try:
+                durable()
+            except JournalError as exc:
+                # SQLite holds the batch, the device may not: answer nobody, trust nothing more.
+                self._broken = BackendError(exc)
+                for item, _ in answers:
+                    item.fail(self._broken)
+                return
+        for item, result in answers:
+            item.resolve(result)
+        if events:
             for watcher in list(self._watchers):
                 watcher.deliver(events, self._revision)
 
