@@ -705,7 +705,8 @@ class Member:
                         self._send(w.messages)
                     if w.committed:
                         self._apply_queue.put_nowait(w.committed)
-                self._wake.set()
+                if node.has_ready():  # a leader's own write may commit; a follower's usually readies nothing
+                    self._wake.set()
             waiters, self._drain_waiters = self._drain_waiters, []
             for fut in waiters:
                 if not fut.done():
