@@ -97,6 +97,11 @@ def _optional(module: str, attr: str) -> Any:
         raise
 
 
+async def _ready(result: Response) -> Response:
+    """An answer made synchronously, as the awaitable :meth:`APIServer._route` returns."""
+    return result
+
+
 class _Call:
     """Per-request bookkeeping: who, what, and which stage is running (for the audit record)."""
 
@@ -156,7 +161,7 @@ class APIServer:
         self._lookup: dict[str, tuple[Any, bool]] = {}
         #: Cluster-wide admission lists by resource: (cache, its generation then, the objects).
         self._listed: dict[str, tuple[Any, int, list[Obj]]] = {}
-        self._questions: dict[tuple[UserInfo, str, str, str, str, str, str, str], Attributes] = {}
+        self._questions: dict[tuple[int, str, str, str, str, str, str, str], Attributes] = {}
         #: Fault injection (kconsole.faults): awaited before a request is served; it may sleep on the
         #: clock (latency) or raise a StatusError (error injection). None in normal operation.
         self.fault_injector: Callable[[Request], Awaitable[None]] | None = None
@@ -339,7 +344,7 @@ class APIServer:
                 call.stage = "fault-injection"
                 await self.fault_injector(request)
                 call.stage = "authentication"
-            result = await self._serve(call)
+            result = await self._route(call)
             code = result.code if isinstance(result, Response) else 200
             stage = None
             if self._etcd_error and request.verb not in ("get", "list", "watch"):
@@ -393,7 +398,9 @@ class APIServer:
 
     # ------------------------------------------------------------------ routing
 
-    async def _serve(self, call: _Call) -> Response | WatchStream | LogStream:
+    def _route(self, call: _Call) -> Awaitable[Response | WatchStream | LogStream]:
+        """Authenticate, resolve and authorize, then the verb's handler, whose coroutine the caller
+        awaits directly: a coroutine level less between every request and the store."""
         req = call.req
         user = call.user = self.tokens.authenticate(req.credentials)
         call.stage = "authorization"
@@ -420,34 +427,37 @@ class APIServer:
         self._authorize(call, self._attributes(user, verb, spec, sub or "", namespace or "", req.name or ""))
         call.stage = "storage"
         if not spec.stored:
-            return self._sub.review(self, call, spec)
+            return _ready(self._sub.review(self, call, spec))
         if sub is not None and sub != "status":
-            return await self._sub.dispatch(self, call, spec, sub)
-        if verb == "get":
-            return await self._get(call, spec)
-        if verb == "list":
-            return await self._list(call, spec)
-        if verb == "watch":
-            return await self._watch(call, spec)
+            return self._sub.dispatch(self, call, spec, sub)
         if verb == "create":
-            return await self._create(call, spec)
+            return self._create(call, spec)
+        if verb == "get":
+            return self._get(call, spec)
+        if verb == "list":
+            return self._list(call, spec)
+        if verb == "watch":
+            return self._watch(call, spec)
         if verb == "update":
-            return await self._update(call, spec, sub)
+            return self._update(call, spec, sub)
         if verb == "patch":
-            return await self._patch(call, spec, sub)
+            return self._patch(call, spec, sub)
         if verb == "delete":
-            return await self._delete(call, spec)
+            return self._delete(call, spec)
         if verb == "deletecollection":
-            return await self._delete_collection(call, spec)
+            return self._delete_collection(call, spec)
         raise StatusError.method_not_supported(spec.group_resource, verb)
 
     def _attributes(self, user: UserInfo, verb: str, spec: ResourceSpec, sub: str, namespace: str,
                     name: str) -> Attributes:
         """The authorizer's question for a resource request; Attributes are immutable, so the questions
         clients keep asking (a controller creating Pods in one namespace) are built once. Bounded."""
-        key = (user, verb, spec.group, spec.info.version, spec.resource, sub, namespace, name)
+        key = (id(user), verb, spec.group, spec.info.version, spec.resource, sub, namespace, name)
         attrs = self._questions.get(key)
-        if attrs is None:
+        # Keyed by the user object's identity (hashing a UserInfo is a Python call): an entry holds
+        # its user, so that id cannot be reused while the entry lives; another user object of the
+        # same name simply asks again.
+        if attrs is None or attrs.user is not user:
             attrs = Attributes(user=user, verb=verb, group=spec.group, version=spec.info.version,
                                resource=spec.resource, subresource=sub, namespace=namespace, name=name)
             if len(self._questions) >= MAX_QUESTIONS:
@@ -727,6 +737,14 @@ class APIServer:
             meta.pop("namespace", None)
         return obj
 
+    def _namespace_cached(self, call: _Call, spec: ResourceSpec) -> bool:
+        """Nothing for :meth:`_namespace_seen` to do: not namespaced, or the cache holds the namespace."""
+        namespace = call.req.namespace
+        if not spec.namespaced or not namespace:
+            return True
+        cache = self.storage.caches.get("namespaces")
+        return cache is None or cache.get(None, namespace) is not None
+
     async def _namespace_seen(self, call: _Call, spec: ResourceSpec) -> None:
         """NamespaceLifecycle reads the namespaces cache; when it misses, wait for writes this server
         acknowledged, then read the store (upstream's live lookup), so content created right after its
@@ -748,7 +766,8 @@ class APIServer:
             call.live[("namespaces", None, namespace)] = live
 
     async def _create(self, call: _Call, spec: ResourceSpec) -> Response:
-        await self._namespace_seen(call, spec)
+        if not self._namespace_cached(call, spec):
+            await self._namespace_seen(call, spec)
         obj = self._body(call, spec)
         meta = obj["metadata"]
         if meta.get("resourceVersion"):
@@ -882,7 +901,8 @@ class APIServer:
         manager = req.field_manager
         if not manager:
             raise StatusError.bad_request("PATCH, application/apply-patch+yaml requests must set fieldManager")
-        await self._namespace_seen(call, spec)
+        if not self._namespace_cached(call, spec):
+            await self._namespace_seen(call, spec)
         update = self._updater(call, spec, sub, lambda old: server_side_apply(
             old, doc, manager, req.force, self.now(), spec.kind))
 
