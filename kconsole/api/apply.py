@@ -101,8 +101,12 @@ def field_set(obj: dict[str, Any], kind: str) -> set[Path]:
     return out
 
 
+#: Top-level fields no manager owns.
+_UNOWNED_TOP = ("apiVersion", "kind", "status")
+
+
 def _top_fields(obj: dict[str, Any]) -> dict[str, Any]:
-    top = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "status")}
+    top = {k: v for k, v in obj.items() if k not in _UNOWNED_TOP}
     meta = top.get("metadata")
     if isinstance(meta, dict):
         meta = {k: v for k, v in meta.items() if k not in _SYSTEM_META}
@@ -127,19 +131,30 @@ def _tree_bytes(obj: dict[str, Any], kind: str) -> bytes | None:
     """The marshalled :func:`fields_tree` of ``obj``, remembered; None when ``obj`` is not plain data.
     A spec whose bytes validation handed over (see :mod:`kconsole.api.marshalled`) is not marshalled
     again: the key is then the spec's position and bytes beside the rest of the owned fields."""
-    top = _top_fields(obj)
-    spec_bytes = marshalled.peek(top.get("spec"))
+    spec = obj.get("spec")
+    spec_bytes = marshalled.peek(spec) if spec is not None else None
     try:
         if spec_bytes is None:
-            key: tuple[Any, ...] = (kind, marshal.dumps(top))
+            key: tuple[Any, ...] = (kind, marshal.dumps(_top_fields(obj)))
         else:
-            rest = {k: v for k, v in top.items() if k != "spec"}
-            key = (kind, list(top).index("spec"), spec_bytes, marshal.dumps(rest))
+            # _top_fields less the spec, and the spec's place among them, without building the whole.
+            rest: dict[str, Any] = {}
+            place = 0
+            for k, v in obj.items():
+                if k == "spec":
+                    place = len(rest)
+                elif k == "metadata" and isinstance(v, dict):
+                    meta = {mk: mv for mk, mv in v.items() if mk not in _SYSTEM_META}
+                    if meta:
+                        rest[k] = meta
+                elif k not in _UNOWNED_TOP:
+                    rest[k] = v
+            key = (kind, place, spec_bytes, marshal.dumps(rest))
     except ValueError:
         return None
     known = _TREES.get(key)
     if known is None:
-        known = marshal.dumps(_fields_tree(top, kind))
+        known = marshal.dumps(_fields_tree(_top_fields(obj), kind))
         if len(_TREES) >= _TREES_SIZE:
             _TREES.clear()
         _TREES[key] = known
@@ -626,17 +641,27 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], mana
     return result
 
 
-def _hand_entries(entries: list[dict[str, Any]], key: tuple[str, str, str, str, bytes]) -> None:
-    """Hand the marshalled bytes of a create's managedFields to the stored encoding; the key (manager,
-    operation, apiVersion, time, marshalled tree) says all the entry holds, so the creates of one
-    template within one second share them."""
+def _create_entry(manager: str, operation: str, api_version: str, now: str, tree: dict[str, Any]) -> dict[str, Any]:
+    return {"manager": manager, "operation": operation, "apiVersion": api_version, "time": now,
+            "fieldsType": "FieldsV1", "fieldsV1": tree}
+
+
+def _remembered_entries(manager: str, operation: str, api_version: str, now: str, tree: bytes) -> list[dict[str, Any]]:
+    """A create's managedFields, a private copy made from their remembered marshalled bytes, which are
+    handed to the stored encoding; the key (manager, operation, apiVersion, time, marshalled tree)
+    says all the entry holds, so the creates of one template within one second share them."""
+    key = (manager, operation, api_version, now, tree)
     data = _ENTRIES.get(key)
     if data is None:
-        data = marshal.dumps(entries)
+        loaded = marshal.loads(tree)
+        data = marshal.dumps([_create_entry(manager, operation, api_version, now, loaded)] if loaded else [])
         if len(_ENTRIES) >= _ENTRIES_SIZE:
             _ENTRIES.clear()
         _ENTRIES[key] = data
-    marshalled.remember(entries, data)
+    entries: list[dict[str, Any]] = marshal.loads(data)
+    if entries:
+        marshalled.remember(entries, data)
+    return entries
 
 
 def track_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, now: str, kind: str,
@@ -645,13 +670,13 @@ def track_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, 
     if old is None and not _entries(new):
         # A plain create owns everything it sets: no diff needed.
         known = _tree_bytes(new, kind)
-        tree = _fields_tree(_top_fields(new), kind) if known is None else marshal.loads(known)
         api_version = str(new.get("apiVersion", ""))
-        entries = [{"manager": manager, "operation": operation, "apiVersion": api_version, "time": now,
-                    "fieldsType": "FieldsV1", "fieldsV1": tree}] if tree else []
+        if known is None:
+            tree = _fields_tree(_top_fields(new), kind)
+            entries = [_create_entry(manager, operation, api_version, now, tree)] if tree else []
+        else:
+            entries = _remembered_entries(manager, operation, api_version, now, known)
         new.setdefault("metadata", {})["managedFields"] = entries
-        if entries and known is not None:
-            _hand_entries(entries, (manager, operation, api_version, now, known))
         return new
     candidates = field_set(new, kind) if old is None else _changed_candidates(new, old, kind)
     changed = {p for p in candidates
