@@ -5,6 +5,10 @@ a write is acknowledged once a majority logged it and the leader applied it to i
 Then ``failover_s``: the leader is killed and writers retry until the next write is acknowledged;
 the time between is read from the cluster's clock (simulated seconds, equal to wall seconds here).
 
+Beside the store figures: the concurrent phase's CPU per write, of the whole process and of the
+event loop's thread alone (every member shares it; the WAL and SQLite threads make up the rest).
+On a shared machine these move less than writes/s and say what a change cost.
+
 Durability mirrors etcd: with ``--synchronous FULL`` (or EXTRA) each member fsyncs its Raft WAL
 before acknowledging (etcd's WAL fsync), while the revision logs commit with ``NORMAL`` (etcd's
 backend commits are batched too); ``--synchronous NORMAL`` skips the WAL fsync (survives a killed
@@ -65,10 +69,14 @@ async def run(args: argparse.Namespace, phase: Callable[..., Awaitable[tuple[flo
                                          synchronous="NORMAL", auto_compact_interval=0)
         try:
             await _wait_leader(cluster)
+            cpu0, loop0 = time.process_time(), time.thread_time()
             elapsed, lat = await phase(cluster, args.concurrency, args.writes, value, "c")
+            cpu, loop_cpu = time.process_time() - cpu0, time.thread_time() - loop0
             single_elapsed, single_lat = await phase(cluster, 1, args.single_writes, value, "s")
             took = await failover(cluster, clock)
         finally:
             await cluster.close()
     return {**figures(args, elapsed, lat, single_elapsed, single_lat), "wal_fsync": fsync,
-            "failover_s": round(took, 3)}
+            "failover_s": round(took, 3),
+            "process_cpu_us_per_write": round(cpu / args.writes * 1e6, 1),
+            "loop_cpu_us_per_write": round(loop_cpu / args.writes * 1e6, 1)}
