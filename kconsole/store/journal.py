@@ -297,6 +297,8 @@ class Journal:
 
     def start(self, first: int, last: int, rows: Sequence[Any]) -> None:
         """Lay out the record and, with native AIO, start writing it."""
+        if self._started is not None:
+            self.finish()  # the buffer is about to be reused: the previous write must be done
         payload = marshal.dumps(rows)
         total = HEADER.size + len(payload)
         span = -(-total // BLOCK) * BLOCK

@@ -12,11 +12,24 @@ from pathlib import Path
 import pytest
 
 from kconsole.clock import VirtualClock
-from kconsole.store.journal import BLOCK, journal_path, scan
+from kconsole.store import journal as journal_module
+from kconsole.store.journal import BLOCK, JournalError, journal_path, scan
 from kconsole.store.kv import KeyValue
 from kconsole.store.revlog import BackendError, RevisionLog
 
 SUFFIXES = ("", "-wal")
+
+
+@pytest.fixture(params=["overlapped", "after-commit"], autouse=True)
+def journal_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs with the journal write overlapping SQLite's commit (native AIO) and with
+    the blocking write after the commit that other systems get."""
+    if request.param == "after-commit":
+        def unavailable() -> None:
+            raise OSError("no native AIO here")
+
+        monkeypatch.setattr(journal_module, "_Aio", unavailable)
+    return request.param
 
 
 def _copy_sqlite(db: Path, to: Path) -> None:
@@ -38,9 +51,10 @@ def _power_loss(db: Path, durable: Path, journal_copy: Path | None = None) -> No
         shutil.copyfile(journal_copy, journal_path(db))
 
 
-async def test_an_acknowledged_write_is_in_the_journal_file(db_path: Path, clock: VirtualClock) -> None:
+async def test_an_acknowledged_write_is_in_the_journal_file(db_path: Path, clock: VirtualClock, journal_mode: str) -> None:
     log = await RevisionLog.open(db_path, clock=clock)
     try:
+        assert log._journal is not None and log._journal.overlaps == (journal_mode == "overlapped")  # noqa: SLF001
         await log.put("/a", b"one")
         revision = (await log.update("/a", b"two", mod_revision=1)).revision
         records, _ = scan(journal_path(db_path))
@@ -185,3 +199,25 @@ async def test_bad_journal_size_is_refused(db_path: Path, clock: VirtualClock) -
     with pytest.raises(ValueError, match="journal_bytes must be a multiple of 8192"):
         await RevisionLog.open(db_path, clock=clock, journal_bytes=10_000)
     assert not db_path.exists()
+
+
+async def test_a_journal_write_that_fails_stops_the_log(
+        db_path: Path, clock: VirtualClock, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = await RevisionLog.open(db_path, clock=clock)
+    await log.put("/a", b"1")
+
+    def device_gone(self: journal_module.Journal) -> None:
+        raise JournalError(5, "journal write failed: Input/output error")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(journal_module.Journal, "finish", device_gone)
+        with pytest.raises(BackendError, match="Input/output error"):
+            await log.put("/b", b"2")
+    with pytest.raises(BackendError):  # SQLite has /b, the device may not: nothing more is trusted
+        await log.get("/a")
+    await log.close()
+    log = await RevisionLog.open(db_path, clock=clock)  # a restart reads the file again
+    try:
+        assert log.revision == 2 and (await log.get("/b")).value == b"2"  # type: ignore[union-attr]
+    finally:
+        await log.close()
