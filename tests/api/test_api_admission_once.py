@@ -83,3 +83,27 @@ async def test_plugins_are_asked_only_about_their_kinds(api: APIServer, admin: C
     created = await admin.ok("get", "pods", namespace="default", name="a")
     assert created["spec"]["serviceAccountName"] == "default" and created["spec"]["priority"] == 0
     assert any(t["key"] == "node.kubernetes.io/not-ready" for t in created["spec"]["tolerations"])
+
+
+class _Seeing:
+    """Records what one admission context holds."""
+
+    name = "Seeing"
+
+    def __init__(self, api: APIServer) -> None:
+        self.api = api
+        self.seen: list[tuple[Any, ...]] = []
+
+    def admit(self, ctx: Any, obj: Any, old: Any) -> None:
+        self.seen.append((ctx.operation, ctx.info.kind, ctx.user.name, ctx.namespace, ctx.name, ctx.subresource,
+                          ctx.dry_run, ctx.now, ctx.rng is self.api.rng,
+                          ctx.get_object("namespaces", None, "default") is not None,
+                          ctx.list_objects("namespaces", None) != [], callable(ctx.allocate_cluster_ip)))
+
+
+async def test_a_plugin_sees_the_request_in_its_admission_context(api: APIServer, admin: Client) -> None:
+    seeing = _Seeing(api)
+    api.mutating = [*api.mutating, seeing]
+    await admin.ok("create", "pods", namespace="default", body=pod("ctx"), dry_run=True)
+    user = api.tokens.authenticate(admin.creds).name
+    assert seeing.seen == [("CREATE", "Pod", user, "default", "ctx", None, True, api.now(), True, True, True, True)]
