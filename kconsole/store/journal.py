@@ -2,11 +2,12 @@
 
 etcd's design: a small write-ahead record on the device per group commit, the database behind it
 committed without its own fsync. With ``synchronous="FULL"`` the revision log's SQLite connection
-runs ``NORMAL`` (its commits reach the OS, which survives ``kill -9``) and, after each group commit
-returned, its rows are written here as one record with ``O_DIRECT | O_DSYNC`` (``O_DSYNC`` alone
-where the filesystem has no direct I/O): one write of a few 4 KiB blocks into a preallocated,
-zero-filled file, so the device is asked for the data only, never for a new file size. A caller is
-answered once both returned.
+runs ``NORMAL`` (its commits reach the OS, which survives ``kill -9``) and each group commit's rows
+are written here as one record with ``O_DIRECT | O_DSYNC`` (``O_DSYNC`` alone where the filesystem
+has no direct I/O): one write of a few 4 KiB blocks into a preallocated, zero-filled file, so the
+device is asked for the data only, never for a new file size. On Linux with direct I/O the write is
+started (native AIO) before SQLite commits and waited for after, so the two overlap; elsewhere it
+follows the commit. A caller is answered once both are done.
 
 Layout: the file is two regions of equal size. Each region holds one chain of records written in
 order from its first block, every record starting on a fresh block (an acknowledged record is never
@@ -26,9 +27,11 @@ hold every acknowledged write.
 Recovery (:func:`scan` then the revision log's replay): the valid records of both chains, the older
 epoch first; those above the top revision SQLite kept are inserted again, in order, stopping at the
 first gap. Then SQLite is synced and a new epoch starts in the first region. A group commit that
-failed in SQLite never has a record (the record is written after the commit returned), so it cannot
-come back; a record whose own write failed breaks the log (the caller was not answered, SQLite has
-the batch, the log restarts from its files).
+SQLite refused after its record was started is withdrawn: a cancel record (``first == last + 1``,
+no rows) follows it, and recovery drops every earlier record from that revision on (the revisions
+are given out again after the cancel). Without the overlap a refused commit never had a record. A
+record whose own write failed breaks the log (the caller is not answered, SQLite has the batch, a
+restart serves it from the file).
 """
 
 from __future__ import annotations
