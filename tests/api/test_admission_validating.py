@@ -213,3 +213,13 @@ def test_node_lease_must_be_its_own() -> None:
 def test_other_users_are_not_restricted() -> None:
     n2 = {"kind": "Node", "metadata": {"name": "n2"}}
     run(n2, "nodes", op="UPDATE", ns=None, old=dict(n2), user=UserInfo("system:kube-controller-manager"))
+
+
+def test_a_changed_namespace_is_a_new_object_and_judged_again() -> None:
+    ns = {"metadata": {"name": "n", "labels": {"pod-security.kubernetes.io/enforce": "baseline"}}}
+    assert enforced_policy(ns) == ("baseline", "latest")
+    assert enforced_policy(ns) == ("baseline", "latest")
+    changed = {"metadata": {"name": "n", "labels": {"pod-security.kubernetes.io/enforce": "restricted",
+                                                    "pod-security.kubernetes.io/enforce-version": "v1.30"}}}
+    assert enforced_policy(changed) == ("restricted", "v1.30")
+    assert enforced_policy({"metadata": {"name": "n"}}) == ("privileged", "latest")

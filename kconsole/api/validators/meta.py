@@ -53,6 +53,8 @@ def name_is_path_segment(name: str, prefix: bool) -> list[str]:
 _VALID_LABEL_KEYS: set[str] = set()
 _VALID_LABEL_VALUES: set[str] = set()
 _VALID_LABELS_SIZE = 8192
+#: Namespace names already found valid: a namespace's objects all carry its name. Bounded alike.
+_VALID_NAMESPACES: set[str] = set()
 
 
 def validate_labels(labels: Any, path: str) -> list[Cause]:
@@ -153,9 +155,12 @@ def validate_object_meta(obj: dict[str, Any], namespaced: bool, name_fn: NameFn)
     if namespaced:
         if not namespace:
             causes.append(required("metadata.namespace"))
-        else:
-            for msg in is_dns1123_label(str(namespace)):
+        elif namespace not in _VALID_NAMESPACES or type(namespace) is not str:
+            errors = is_dns1123_label(str(namespace))
+            for msg in errors:
                 causes.append(invalid("metadata.namespace", namespace, msg))
+            if not errors and type(namespace) is str:
+                _remember(_VALID_NAMESPACES, namespace)
     elif namespace:
         causes.append(forbidden("metadata.namespace", "not allowed on this type"))
     causes += validate_labels(meta.get("labels"), "metadata.labels")
