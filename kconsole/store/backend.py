@@ -395,6 +395,9 @@ def backup(db: sqlite3.Connection, dest: str) -> int:
     try:
         db.backup(target)
         target.execute("PRAGMA journal_mode=DELETE")
+        # A copy has no journal history: one found beside it later is not to be replayed into it.
+        target.execute("DELETE FROM meta WHERE name = 'journal'")
+        target.commit()
         top = target.execute("SELECT MAX(revision) FROM kv").fetchone()[0] or 0
         floor = target.execute("SELECT value FROM meta WHERE name = 'revision_floor'").fetchone()
         return max(top, floor[0] if floor else 0)

@@ -221,3 +221,22 @@ async def test_a_journal_write_that_fails_stops_the_log(
         assert log.revision == 2 and (await log.get("/b")).value == b"2"  # type: ignore[union-attr]
     finally:
         await log.close()
+
+
+async def test_a_snapshot_put_in_place_of_the_file_ignores_the_old_journal(
+        tmp_path: Path, db_path: Path, clock: VirtualClock) -> None:
+    log = await RevisionLog.open(db_path, clock=clock)
+    await log.put("/a", b"1")
+    snapshot = tmp_path / "snap.db"
+    assert await log.backup(snapshot) == 1
+    await log.put("/b", b"2")  # journaled right after the snapshot's revision
+    await log.close()
+    for suffix in (*SUFFIXES, "-shm"):
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+    shutil.copyfile(snapshot, db_path)  # restored in place; the journal stays
+
+    log = await RevisionLog.open(db_path, clock=clock)
+    try:
+        assert log.revision == 1 and await log.get("/b") is None
+    finally:
+        await log.close()
