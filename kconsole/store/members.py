@@ -52,6 +52,11 @@ NOSPACE = 1
 #: How long a member's revision log holds published batches to commit them together (etcd's
 #: backend batch interval): the Raft WAL is what makes a write durable, the SQLite file follows.
 BACKEND_COMMIT_INTERVAL = 0.1
+#: The leader's interval. While a commit is on its SQLite thread a revision log with nothing queued
+#: waits for it before taking the next batch, and the leader's next batch is what the writers wait
+#: for: 100 ms of rows (700-1,000 at 64 writers, 10-50 ms to commit on a loaded machine) held every
+#: writer that long, 20 ms of rows only briefly. Followers' applies keep the longer interval.
+LEADER_COMMIT_INTERVAL = 0.02
 
 
 class NotProposed(UnavailableError):
@@ -555,6 +560,8 @@ class Member:
             self._was_leader = node.role is Role.LEADER
             seen = (node.role, node.lead, node.term)
             if seen != self._seen:
+                if seen[0] is not self._seen[0]:
+                    self._pace_backend(node.role is Role.LEADER)
                 self._seen = seen
                 self._note_role()
                 self.on_change()
@@ -628,6 +635,11 @@ class Member:
             self._answer_reads(rd.read_states)
             if node.has_ready():
                 self._wake.set()
+
+    def _pace_backend(self, leading: bool) -> None:
+        """The leader's machine commits its file more often than a follower's (see LEADER_COMMIT_INTERVAL)."""
+        if self.machine is not None and hasattr(self.machine, "commit_interval"):
+            self.machine.commit_interval = LEADER_COMMIT_INTERVAL if leading else BACKEND_COMMIT_INTERVAL
 
     def _release_held(self) -> None:
         held, self._held = self._held, []
@@ -1105,6 +1117,7 @@ class RevlogMachine:
         self.clock = clock
         self.synchronous = synchronous
         self.log = log
+        self._commit_interval = BACKEND_COMMIT_INTERVAL
         self._on_flushed: Callable[[int], None] | None = None
 
     @property
@@ -1144,6 +1157,15 @@ class RevlogMachine:
     def flushed_revision(self) -> int:
         """What the file holds: applied transactions are answered before their SQLite commit."""
         return self.log.flushed_revision  # type: ignore[no-any-return]
+
+    @property
+    def commit_interval(self) -> float:
+        """How long the revision log holds published batches before committing them together."""
+        return self._commit_interval
+
+    @commit_interval.setter
+    def commit_interval(self, seconds: float) -> None:
+        self._commit_interval = self.log.commit_interval = seconds
 
     def commit_soon(self) -> None:
         """Commit what the revision log holds without waiting for its interval."""
@@ -1197,6 +1219,7 @@ class RevlogMachine:
             await asyncio.to_thread(_replace_db, self.path, image)
         self.log = await self._open_log(self.path, self.clock, self.synchronous)
         self.log.on_flushed = self._on_flushed
+        self.log.commit_interval = self._commit_interval
 
     async def status(self) -> Status:
         return await self.log.status()

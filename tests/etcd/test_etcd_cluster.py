@@ -11,7 +11,7 @@ import pytest
 from kconsole.clock import VirtualClock
 from kconsole.store.facade import EtcdCluster
 from kconsole.store.kv import Compare, Delete, Get, NoSpaceError, Put, UnavailableError, prefix_end
-from kconsole.store.members import RaftConfig
+from kconsole.store.members import BACKEND_COMMIT_INTERVAL, LEADER_COMMIT_INTERVAL, RaftConfig
 from kconsole.store.raft.wal import FileStorage
 
 
@@ -267,3 +267,28 @@ async def test_a_reopened_member_database_lists_old_keys_beside_replayed_ones(tm
         f"/registry/d/old-{i}" for i in range(5)]
     assert listed.revision == 8
     await machine.close()
+
+
+async def test_the_leaders_file_follows_its_writes_sooner_than_a_followers(tmp_path: Path) -> None:
+    """The leader commits its revision log every LEADER_COMMIT_INTERVAL (writers wait behind its
+    commits), followers every BACKEND_COMMIT_INTERVAL; leadership moves the pace with it."""
+    clock = VirtualClock()
+    cluster = await open_cluster(tmp_path, clock)
+
+    async def lag(member: Any, key: str) -> float:
+        await clock.advance(BACKEND_COMMIT_INTERVAL + 0.01)  # nothing held from before: a fresh interval
+        res = await run(clock, cluster.txn([], [Put(key, b"x")]), step=0.001)
+        await clock.run_until(lambda: member.machine.revision >= res.revision, 1, step=0.001)
+        start = clock.now()
+        await clock.run_until(lambda: member.machine.flushed_revision >= res.revision, 1, step=0.001)
+        return clock.now() - start
+
+    leader = cluster.leader()
+    follower = next(m for m in cluster.members if m is not leader)
+    assert await lag(leader, "/pace/a") <= LEADER_COMMIT_INTERVAL + 0.002
+    assert LEADER_COMMIT_INTERVAL + 0.01 < await lag(follower, "/pace/b") <= BACKEND_COMMIT_INTERVAL + 0.002
+    await run(clock, cluster.move_leader(follower.name))
+    await clock.run_until(lambda: cluster.leader() is follower, 5, step=0.01)
+    assert await lag(follower, "/pace/c") <= LEADER_COMMIT_INTERVAL + 0.002
+    assert LEADER_COMMIT_INTERVAL + 0.01 < await lag(leader, "/pace/d") <= BACKEND_COMMIT_INTERVAL + 0.002
+    await cluster.close()
