@@ -26,7 +26,10 @@ hold every acknowledged write.
 
 Recovery (:func:`scan` then the revision log's replay): the valid records of both chains, the older
 epoch first; those above the top revision SQLite kept are inserted again, in order, stopping at the
-first gap. Then SQLite is synced and a new epoch starts in the first region. A group commit that
+first gap. Besides what SQLite lost to a power loss, this may bring back the one group commit that
+was in flight when the process died (its record is started before SQLite commits it): never
+acknowledged, it may be applied or not, like an entry in etcd's WAL; it was evaluated on top of
+every commit before it, so revisions stay whole. Then SQLite is synced and a new epoch starts in the first region. A group commit that
 SQLite refused after its record was started is withdrawn: a cancel record (``first == last + 1``,
 no rows) follows it, and recovery drops every earlier record from that revision on (the revisions
 are given out again after the cancel). Without the overlap a refused commit never had a record. A
