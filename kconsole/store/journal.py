@@ -271,6 +271,7 @@ class Journal:
         self._buf = mmap.mmap(-1, 16 * BLOCK)
         self._buf_address = ctypes.addressof(ctypes.c_char.from_buffer(self._buf))
         self._started: tuple[int, int] | None = None  # (offset, bytes) of the write in flight
+        self._oversize = False  # the started group commit is made durable by syncing SQLite
         self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="revlog-journal-sync")
         self._synced: Future[None] | None = None
         self.switches = 0
@@ -302,15 +303,20 @@ class Journal:
         self.finish()
 
     def start(self, first: int, last: int, rows: Sequence[Any]) -> None:
-        """Lay out the record and, with native AIO, start writing it."""
-        if self._started is not None:
+        """Lay out the record and, with native AIO, start writing it.
+
+        A group commit too big for a region (a huge ranged delete) gets no record: :meth:`finish`
+        makes SQLite's own files durable instead, and the journal starts over in a new epoch.
+        """
+        if self._started is not None or self._oversize:
             self.finish()  # the buffer is about to be reused: the previous write must be done
         payload = marshal.dumps(rows)
         total = HEADER.size + len(payload)
         span = -(-total // BLOCK) * BLOCK
         lo, hi = self._regions[self._region]
         if span > hi - lo:
-            raise JournalError(f"a group commit of {total} bytes does not fit a journal region of {hi - lo}")
+            self._oversize = True
+            return
         if lo + self._offset + span > hi:
             self._switch()
             lo, hi = self._regions[self._region]
@@ -336,6 +342,15 @@ class Journal:
 
     def finish(self) -> None:
         """Returns once the started record is on the device."""
+        if self._oversize:
+            self._oversize = False
+            try:
+                self._sync_backend()  # every commit so far, this one included, is on the device
+            except OSError as exc:
+                raise JournalError(exc.errno, f"syncing the database failed: {exc.strerror}") from exc
+            self._synced = None
+            self._next_region()
+            return
         started, self._started = self._started, None
         if started is None:
             return
@@ -360,6 +375,7 @@ class Journal:
         Without overlap nothing was written yet. Otherwise the write completes and a cancel record
         for revisions from ``first`` on follows it (revisions are given out again from there).
         """
+        self._oversize = False
         if self._started is None:
             return
         if self._aio is None:
@@ -379,6 +395,9 @@ class Journal:
                 raise JournalError(exc.errno, f"syncing the database before reusing the journal failed: {exc.strerror}") from exc
         # Every record written so far was committed to SQLite before it was written (same thread).
         self._synced = self._syncer.submit(self._sync_backend)
+        self._next_region()
+
+    def _next_region(self) -> None:
         self._region = 1 - self._region
         self._offset = 0
         self.epoch += 1

@@ -240,3 +240,22 @@ async def test_a_snapshot_put_in_place_of_the_file_ignores_the_old_journal(
         assert log.revision == 1 and await log.get("/b") is None
     finally:
         await log.close()
+
+
+async def test_a_group_commit_bigger_than_a_journal_region_is_made_durable_by_sqlite(
+        tmp_path: Path, db_path: Path, clock: VirtualClock) -> None:
+    log = await RevisionLog.open(db_path, clock=clock, journal_bytes=4 * BLOCK)  # regions of 2 blocks
+    await log.put("/small", b"1")
+    await log.put("/big", b"b" * (3 * BLOCK))  # no record fits: SQLite's files are synced instead
+    _copy_sqlite(db_path, tmp_path / "durable")
+    await log.put("/after", b"2")
+    await log.close()
+    _power_loss(db_path, tmp_path / "durable")
+
+    log = await RevisionLog.open(db_path, clock=clock, journal_bytes=4 * BLOCK)
+    try:
+        assert log.revision == 3
+        assert (await log.get("/big")).value == b"b" * (3 * BLOCK)  # type: ignore[union-attr]
+        assert (await log.get("/after")).mod_revision == 3  # type: ignore[union-attr]
+    finally:
+        await log.close()
