@@ -56,7 +56,7 @@ from typing import Any
 #: Device block: every record starts on one, and direct I/O writes whole ones.
 BLOCK = 4096
 #: Default journal file size (two regions).
-DEFAULT_JOURNAL_BYTES = 32 * 1024 * 1024
+DEFAULT_JOURNAL_BYTES = 16 * 1024 * 1024
 MAGIC = b"KJR1"
 #: magic, epoch, first revision, last revision, payload bytes, crc32 of header (crc 0) and payload.
 HEADER = struct.Struct("<4sQQQII")
