@@ -259,3 +259,31 @@ async def test_a_group_commit_bigger_than_a_journal_region_is_made_durable_by_sq
         assert (await log.get("/after")).mod_revision == 3  # type: ignore[union-attr]
     finally:
         await log.close()
+
+
+async def test_a_refused_group_commit_in_the_pipeline_never_comes_back(
+        tmp_path: Path, db_path: Path, clock: VirtualClock) -> None:
+    log = await RevisionLog.open(db_path, clock=clock)
+    await log.put("/base", b"0")
+    with sqlite3.connect(db_path) as raw:
+        raw.execute("CREATE TRIGGER refuse BEFORE INSERT ON kv WHEN NEW.name = '/poison' BEGIN SELECT RAISE(ABORT, 'disk says no'); END")
+    _copy_sqlite(db_path, tmp_path / "durable")
+    # Two pipelined group commits on the writer's thread; the poison fails the first, and the second with it.
+    calls = [log.put("/poison", b"x")] + [log.put(f"/q/{i}", b"v") for i in range(39)]
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    assert all(isinstance(r, BackendError) for r in results)
+    after = await asyncio.gather(*(log.put(f"/r/{i}", b"v") for i in range(40)))
+    assert after == list(range(2, 42))
+    await log.close()
+    _power_loss(db_path, tmp_path / "durable")
+    with sqlite3.connect(db_path) as raw:
+        raw.execute("DROP TRIGGER refuse")
+
+    log = await RevisionLog.open(db_path, clock=clock)
+    try:
+        assert log.revision == 41
+        assert await log.get("/poison") is None
+        assert (await log.range("/q/", "/q0", count_only=True)).count == 0
+        assert (await log.range("/r/", "/r0", count_only=True)).count == 40
+    finally:
+        await log.close()
