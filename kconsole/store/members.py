@@ -637,8 +637,11 @@ class Member:
                 self._wake.set()
 
     def _pace_backend(self, leading: bool) -> None:
-        """The leader's machine commits its file more often than a follower's (see LEADER_COMMIT_INTERVAL)."""
-        if self.machine is not None and hasattr(self.machine, "commit_interval"):
+        """The leader's machine commits its file more often than a follower's (see LEADER_COMMIT_INTERVAL).
+
+        Only with followers, where it was measured: a lone member (``--control-planes 1``, bench
+        converge) keeps the one interval it always had."""
+        if self.machine is not None and hasattr(self.machine, "commit_interval") and len(self.peers) > 1:
             self.machine.commit_interval = LEADER_COMMIT_INTERVAL if leading else BACKEND_COMMIT_INTERVAL
 
     def _release_held(self) -> None:
