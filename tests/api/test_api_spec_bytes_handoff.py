@@ -87,3 +87,23 @@ async def test_an_in_process_create_leaves_the_callers_body_alone(api: APIServer
         assert created["spec"]["containers"][0]["terminationMessagePath"] == "/dev/termination-log"
         assert list(created) == ["apiVersion", "kind", "metadata", "spec", "status"]
         assert await _stored(api, name) == _without_rv(created)
+
+
+async def test_answers_share_managed_fields_that_no_later_write_changes(api: APIServer, admin: Client) -> None:
+    first = await admin.ok("create", "pods", namespace="default", body=pod("s1", {"app": "x"}), field_manager="m")
+    second = await admin.ok("create", "pods", namespace="default", body=pod("s2", {"app": "x"}), field_manager="m")
+    entries = json.loads(json.dumps(second["metadata"]["managedFields"]))
+    assert first["metadata"]["managedFields"] == entries
+    # The usual client pattern: change an answer and send it back, by another manager, taking a field
+    # the creator owned (its entry loses it: built anew, not changed in place).
+    first["metadata"]["labels"]["app"] = "web"
+    updated = await admin.ok("update", "pods", namespace="default", name="s1", body=first, field_manager="other")
+    assert [e["manager"] for e in updated["metadata"]["managedFields"]] == ["other", "m"]
+    patched = await admin.ok("patch", "pods", namespace="default", name="s2", patch_type="merge",
+                             body={"metadata": {"labels": {"app": "db"}}}, field_manager="third")
+    assert [e["manager"] for e in patched["metadata"]["managedFields"]] == ["third", "m"]
+    assert "f:app" not in json.dumps(updated["metadata"]["managedFields"][1])
+    assert second["metadata"]["managedFields"] == entries and "f:app" in json.dumps(entries)
+    third = await admin.ok("create", "pods", namespace="default", body=pod("s3", {"app": "x"}), field_manager="m")
+    assert third["metadata"]["managedFields"] in (entries, [{**entries[0], "time": third["metadata"]["creationTimestamp"]}])
+    assert (await _stored(api, "s3"))["metadata"]["managedFields"] == third["metadata"]["managedFields"]
