@@ -125,6 +125,20 @@ class _Plugins(NamedTuple):
     validating: list[Any]
     #: ``validating`` less those whose check repeats the one they made as mutating plugins.
     after_mutating: list[Any]
+    #: A create's body may lend its spec to admission uncopied: the first mutating plugin to change
+    #: a spec of this kind replaces it with a private copy first (``privatizes_spec``), and those
+    #: before it never change a spec (``spec_untouched``).
+    borrow_spec: bool
+
+
+def _spec_lendable(mutating: list[Any], kind: tuple[str, str]) -> bool:
+    """See :attr:`_Plugins.borrow_spec`."""
+    for plugin in mutating:
+        if kind in getattr(plugin, "privatizes_spec", ()):
+            return True
+        if not getattr(plugin, "spec_untouched", False):
+            return False
+    return False
 
 
 class APIServer:
@@ -566,8 +580,9 @@ class APIServer:
                 return kinds is None or key in kinds
 
             every = [p for p in validating if acts(p)]
-            found = by_kind[key] = _Plugins([p for p in mutating if acts(p)], every,
-                                            [p for p in every if type(p) not in judged])
+            mine = [p for p in mutating if acts(p)]
+            found = by_kind[key] = _Plugins(mine, every, [p for p in every if type(p) not in judged],
+                                            _spec_lendable(mine, key))
         return found
 
     def admit(self, call: _Call, spec: ResourceSpec, operation: str, obj: Obj, old: Obj | None,
@@ -706,7 +721,10 @@ class APIServer:
 
     # ------------------------------------------------------------------ writes
 
-    def _body(self, call: _Call, spec: ResourceSpec) -> Obj:
+    def _body(self, call: _Call, spec: ResourceSpec, lend_spec: bool = False) -> Obj:
+        """The request's object to admit: the HTTP front's body itself (decoded for this request), an
+        in-process caller's as a private copy, whose spec stays the caller's when ``lend_spec`` (the
+        admission replaces it with a private copy before changing it, see _Plugins.borrow_spec)."""
         body = call.req.body
         if not isinstance(body, dict):
             raise StatusError.bad_request(f"the request body must be a {spec.kind} object, got "
@@ -719,7 +737,14 @@ class APIServer:
             raise StatusError.bad_request(f"the kind in the data ({kind}) does not match the expected kind "
                                           f"({spec.kind})")
         # The HTTP front hands over a body it just decoded and never looks at again: no copy needed.
-        obj = body if call.req.source == "http" else clone(body)
+        if call.req.source == "http":
+            obj = body
+        elif lend_spec and type(body.get("spec")) is dict:
+            lent = body["spec"]
+            rest = clone({k: v for k, v in body.items() if k != "spec"})
+            obj = {k: (lent if k == "spec" else rest[k]) for k in body}
+        else:
+            obj = clone(body)
         obj["apiVersion"], obj["kind"] = spec.api_version, spec.kind
         meta = obj.get("metadata")
         if meta is None:
@@ -767,7 +792,7 @@ class APIServer:
     async def _create(self, call: _Call, spec: ResourceSpec) -> Response:
         if not self._namespace_cached(call, spec):
             await self._namespace_seen(call, spec)
-        obj = self._body(call, spec)
+        obj = self._body(call, spec, self._plugins(spec).borrow_spec)
         meta = obj["metadata"]
         if meta.get("resourceVersion"):
             raise StatusError.internal("resourceVersion should not be set on objects to be created")

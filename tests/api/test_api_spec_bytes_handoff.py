@@ -107,3 +107,31 @@ async def test_answers_share_managed_fields_that_no_later_write_changes(api: API
     third = await admin.ok("create", "pods", namespace="default", body=pod("s3", {"app": "x"}), field_manager="m")
     assert third["metadata"]["managedFields"] in (entries, [{**entries[0], "time": third["metadata"]["creationTimestamp"]}])
     assert (await _stored(api, "s3"))["metadata"]["managedFields"] == third["metadata"]["managedFields"]
+
+
+class _Tagging:
+    """A mutating plugin that changes the spec in place and declares nothing."""
+
+    name = "Tagging"
+
+    def admit(self, ctx: Any, obj: Any, old: Any) -> None:
+        obj["spec"]["containers"][0]["image"] += "-tagged"
+
+
+async def test_a_lent_spec_comes_back_untouched_whatever_admission_does(api: APIServer, admin: Client) -> None:
+    # A template no earlier create had (defaulting works afresh), then the same again (remembered).
+    body = pod("fresh-1", {"app": "x"}, containers=[{"name": "c", "image": f"img-{id(api)}"}])
+    sent = json.loads(json.dumps(body))
+    for name in ("fresh-1", "fresh-2"):
+        body["metadata"]["name"] = sent["metadata"]["name"] = name
+        created = await admin.ok("create", "pods", namespace="default", body=body)
+        assert body == sent
+        assert created["spec"]["containers"][0]["imagePullPolicy"] == "Always"  # untagged: latest
+        assert created["spec"] is not body["spec"]
+    # A plugin that changes specs ahead of defaulting: the body is copied whole, as for any kind.
+    api.mutating = [_Tagging(), *api.mutating]
+    body["metadata"]["name"] = sent["metadata"]["name"] = "fresh-3"
+    created = await admin.ok("create", "pods", namespace="default", body=body)
+    assert body == sent
+    assert created["spec"]["containers"][0]["image"] == f"img-{id(api)}-tagged"
+    assert await _stored(api, "fresh-3") == _without_rv(created)

@@ -7,6 +7,7 @@ fresh status, a Job's generated selector, a Namespace's finalizer — is guarded
 
 from __future__ import annotations
 
+import copy
 import marshal
 from collections.abc import Callable
 from typing import Any
@@ -42,15 +43,17 @@ _DEFAULTED_SPECS_SIZE = 2048
 
 
 def _default_pod_spec(obj: Obj, spec: Obj) -> tuple[Obj, str]:
-    """The defaulted spec (in ``obj``) and its QoS class."""
+    """The defaulted spec (in ``obj``: always a private copy, the spec handed in is left alone) and
+    its QoS class."""
     try:
         key = marshal.dumps(spec)
-    except ValueError:  # not plain JSON data: default it in place
+    except ValueError:  # not plain JSON data: default a deep copy
         key = None
     known = _DEFAULTED_SPECS.get(key) if key is not None else None
     if known is not None:
         spec = obj["spec"] = marshal.loads(known[0])
         return spec, known[1]
+    spec = obj["spec"] = marshal.loads(key) if key is not None else copy.deepcopy(spec)
     default_pod_spec(spec)
     default_pod_only(spec)
     qos = qos_class(spec)
@@ -293,6 +296,9 @@ class Defaults:
     name = "Defaults"
     #: The (group, kind) pairs this plugin can act on: the server asks it about no other.
     kinds = frozenset(DEFAULTERS)
+    #: Kinds whose spec ``admit`` replaces with a private copy before changing anything in it, so the
+    #: spec it is handed may still be the caller's (see APIServer._plugins).
+    privatizes_spec = frozenset({("", "Pod")})
 
     def admit(self, ctx: AdmissionContext, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         if ctx.operation not in ("CREATE", "UPDATE") or ctx.subresource:

@@ -34,6 +34,8 @@ class ObjectMetaDefaults:
     """uid, creationTimestamp, generation, generateName and namespace for new objects."""
 
     name = "ObjectMetaDefaults"
+    #: ``admit`` never changes an object's spec (see APIServer._plugins).
+    spec_untouched = True
 
     def admit(self, ctx: AdmissionContext, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         if ctx.operation != "CREATE" or ctx.subresource:

@@ -28,6 +28,8 @@ class NamespaceLifecycle:
     name = "NamespaceLifecycle"
     #: ``validate`` judges exactly what ``admit`` did: the server does not ask again within one admission.
     repeats_admit = True
+    #: ``admit`` never changes an object's spec (see APIServer._plugins).
+    spec_untouched = True
 
     def admit(self, ctx: AdmissionContext, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         self.check(ctx, obj)
