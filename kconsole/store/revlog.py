@@ -231,7 +231,7 @@ class _Batch:
     """One group commit: its transactions, rows and reads, and how to answer each caller."""
 
     __slots__ = ("items", "seq", "overlay", "known", "fetch", "rows", "ranges", "changes", "plans", "errors",
-                 "created", "last_revision", "cost", "task", "io", "published", "wakes")
+                 "created", "last_revision", "cost", "task", "io", "published")
 
     def __init__(self, items: list[_Pending], seq: int) -> None:
         self.items = items
@@ -250,7 +250,6 @@ class _Batch:
         self.task: asyncio.Future[backend.BatchResult] | None = None
         self.io: contextlib.AbstractContextManager[Any] | None = None
         self.published = False
-        self.wakes = False  # its commit's end wakes the flusher (see _flush_loop)
 
 
 class RevisionLog:
@@ -759,17 +758,6 @@ class RevisionLog:
                 inflight.append(self._submit(self._merge_held()))
                 continue
             if inflight:
-                head = inflight[0]
-                assert head.task is not None
-                if self.publish_early and not self._pending and not self._closed and not head.task.done():
-                    # Nobody waits on this commit: new work is published while it runs, not after
-                    # (a long commit of held batches would stall every writer of the next round).
-                    if not head.wakes:
-                        head.wakes = True
-                        head.task.add_done_callback(self._wake_on_commit)
-                    await self._wakeup.wait()
-                    self._wakeup.clear()
-                    continue
                 await self._finish_batch(inflight.popleft())
                 await asyncio.sleep(0)  # let the writers just answered queue their next txn first
                 continue
@@ -780,9 +768,6 @@ class RevisionLog:
             if not self._pending:
                 await self._wakeup.wait()
                 self._wakeup.clear()
-
-    def _wake_on_commit(self, _: object) -> None:
-        self._wakeup.set()
 
     async def _prefetch_compared_values(self) -> None:
         ids = []
