@@ -276,12 +276,26 @@ class APIServer:
     async def _bootstrap(self) -> None:
         """One pass at start; what failed (the store down, say) is retried in the background with
         back-off until it exists or the server stops, as upstream's post-start hooks retry."""
-        pending = await self._ensure_all(self._bootstrap_wanted())
+        wanted = self._bootstrap_wanted()
+        pending = await self._ensure_all(wanted)
         if pending:
             self._bootstrap_task = asyncio.get_running_loop().create_task(self._retry_bootstrap(pending),
                                                                           name="bootstrap-retry")
             return
+        await self._until_cached(wanted)
         self._bootstrap_done()
+
+    async def _until_cached(self, wanted: list[_Wanted]) -> None:
+        """Start returns once the caches hold the bootstrap policy: RBAC decides from the caches, so a
+        component started right after would otherwise be refused until the watch delivered it."""
+        for group, resource in dict.fromkeys((group, resource) for resource, _, _, group in wanted):
+            spec = self.registry.get(group, resource)
+            if spec is None:
+                continue
+            try:
+                await self.storage.fresh_cache(spec)
+            except StatusError as err:  # a slow store: components retry a refusal, as upstream's do
+                log.warning("cache of %s not caught up after bootstrap: %s", resource, err)
 
     async def _retry_bootstrap(self, pending: list[_Wanted]) -> None:
         delay = BOOTSTRAP_RETRY_FIRST

@@ -221,6 +221,24 @@ async def test_restart_keeps_objects_and_does_not_duplicate_bootstrap(tmp_path, 
         await kv.close()
 
 
+async def test_start_returns_once_the_caches_hold_the_bootstrap(tmp_path, clock) -> None:
+    """A component started right after the server must not be refused while the watch caches (which
+    RBAC decides from) still lack the bootstrap policy: its first cluster-wide list is allowed."""
+    from kconsole.api.types import UserInfo
+    from kconsole.store.revlog import RevisionLog
+
+    kv = await RevisionLog.open(tmp_path / "s.db", clock=clock)
+    api = APIServer(kv, clock, seed=3)
+    await api.start()
+    assert api.storage.caches["services"].get("default", "kubernetes") is not None
+    assert api.storage.caches["clusterrolebindings.rbac.authorization.k8s.io"].get(None, "system:node") is not None
+    node = Credentials(token=api.tokens.issue(UserInfo("system:node:n1", ("system:nodes", "system:authenticated"))))
+    resp = await api.handle(Request("list", "pods", credentials=node))
+    assert resp.code == 200, resp.body
+    await api.stop()
+    await kv.close()
+
+
 async def test_every_request_is_audited_with_rejecting_stage(api: APIServer, admin: Client) -> None:
     await admin.do("get", "pods", namespace="default", name="ghost")
     await admin.do("create", "configmaps", namespace="default", body={"metadata": {}})
