@@ -139,6 +139,15 @@ def test_metadata_rules() -> None:
     assert check(long, "configmaps")[0] == f'metadata.name: Invalid value: "{"a" * 254}": must be no more than 253 characters'
 
 
+def test_a_namespace_that_is_not_a_string_is_invalid_not_a_crash() -> None:
+    from kconsole.api.validators.meta import validate_object_meta
+
+    for _ in range(2):  # the second time, a valid name of the same namespace has been remembered
+        assert validate_object_meta({"metadata": {"name": "a", "namespace": "team-a"}}, True, lambda n, p: []) == []
+        causes = validate_object_meta({"metadata": {"name": "a", "namespace": ["team-a"]}}, True, lambda n, p: [])
+        assert [c["field"] for c in causes] == ["metadata.namespace"]
+
+
 def test_config_data_is_capped_at_one_mebibyte() -> None:
     big = {"kind": "ConfigMap", "metadata": {"name": "big"}, "data": {"x": "a" * (1024 * 1024 + 1)}}
     causes = VALIDATOR.validate(ctx_for("configmaps", "", "CREATE"), big | {

@@ -155,7 +155,7 @@ def validate_object_meta(obj: dict[str, Any], namespaced: bool, name_fn: NameFn)
     if namespaced:
         if not namespace:
             causes.append(required("metadata.namespace"))
-        elif namespace not in _VALID_NAMESPACES or type(namespace) is not str:
+        elif type(namespace) is not str or namespace not in _VALID_NAMESPACES:
             errors = is_dns1123_label(str(namespace))
             for msg in errors:
                 causes.append(invalid("metadata.namespace", namespace, msg))
