@@ -145,3 +145,61 @@ async def test_the_applied_record_never_runs_ahead_of_the_members_database(tmp_p
     assert ahead == []
     assert max(recorded) == 160
     await cluster.close()
+
+
+def _entries(first: int, n: int, size: int = 300) -> list[Entry]:
+    return [Entry(i, 1, b"%d:" % i + b"e" * size) for i in range(first, first + n)]
+
+
+def test_fsync_segments_are_preallocated_and_reload_across_rotations(tmp_path: Path) -> None:
+    storage = FileStorage(tmp_path / "wal", fsync=True, segment_bytes=64 * 1024)
+    storage.load()
+    for i in range(1, 401, 4):
+        storage.save_durably(HardState(1, 1, i), _entries(i, 4))
+    storage.close()
+    segments = sorted((tmp_path / "wal").glob("*.wal"))
+    assert len(segments) > 2
+    # Every segment but the one being written is full-size and ends in zero-filled room.
+    assert all(p.stat().st_size == 64 * 1024 for p in segments)
+    assert not list((tmp_path / "wal").glob("*.tmp"))
+    state = FileStorage(tmp_path / "wal", fsync=True, segment_bytes=64 * 1024).load()
+    assert [e.index for e in state.entries] == list(range(1, 401))
+    assert state.hard_state.commit == 397
+
+
+def test_a_torn_tail_in_preallocated_room_is_wiped_and_the_log_goes_on(tmp_path: Path) -> None:
+    storage = FileStorage(tmp_path / "wal", fsync=True, segment_bytes=64 * 1024)
+    storage.load()
+    storage.save_durably(HardState(1, 1, 0), _entries(1, 3))
+    end = storage._size
+    storage.close()
+    last = sorted((tmp_path / "wal").glob("*.wal"))[-1]
+    with open(last, "r+b") as f:  # a record half on the device: a plausible header, a cut body
+        f.seek(end)
+        f.write(b"\x00\x10\x00\x00\x12\x34\x56\x78" + b"garbage" * 300)
+    again = FileStorage(tmp_path / "wal", fsync=True, segment_bytes=64 * 1024)
+    assert [e.index for e in again.load().entries] == [1, 2, 3]
+    for i in range(4, 1200, 4):  # shorter records over the wiped bytes, then rotations past them
+        again.save_durably(HardState(1, 1, i), _entries(i, 4, 50))
+    again.close()
+    assert len(list((tmp_path / "wal").glob("*.wal"))) > 1
+    state = FileStorage(tmp_path / "wal", fsync=True, segment_bytes=64 * 1024).load()
+    assert [e.index for e in state.entries] == list(range(1, 1200))
+
+
+def test_damage_before_the_last_segment_is_refused(tmp_path: Path) -> None:
+    storage = FileStorage(tmp_path / "wal", fsync=True, segment_bytes=16 * 1024)
+    storage.load()
+    for i in range(1, 200, 4):
+        storage.save_durably(None, _entries(i, 4))
+    storage.close()
+    first = sorted((tmp_path / "wal").glob("*.wal"))[0]
+    data = bytearray(first.read_bytes())
+    data[200] ^= 0xFF
+    first.write_bytes(bytes(data))
+    import pytest
+
+    from kconsole.store.raft.wal import WalCorrupt
+
+    with pytest.raises(WalCorrupt, match="before the last segment"):
+        FileStorage(tmp_path / "wal", fsync=True, segment_bytes=16 * 1024).load()

@@ -10,7 +10,8 @@ full h/s/a state, so segments whose entries all lie below the compaction point c
 
 Writes go to the OS at once (they survive the process being killed, as the revision log's WAL
 mode does); ``fsync=True`` also forces them to the device (survives power loss, costs latency).
-A torn record at the tail of the last segment (a crash mid-write) is cut off when loading.
+A torn record at the tail of the last segment (a crash mid-write) is wiped when loading: records
+end at the first zero header, which preallocated room is made of.
 :class:`MemoryStorage` has the same interface for tests that run without files.
 """
 
@@ -21,6 +22,7 @@ import os
 import struct
 import threading
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,7 +124,17 @@ def _compact(state: WalState, index: int, term: int, restore: bool = False) -> N
 
 
 class FileStorage:
-    """Segmented WAL in ``directory``."""
+    """Segmented WAL in ``directory``.
+
+    With ``fsync`` on, segments are preallocated as etcd's are, but zero-filled and synced rather
+    than fallocated: a record then overwrites blocks the file already has, so its fdatasync sends
+    the data alone (plus a cache flush), never a new file size or an extent conversion through the
+    filesystem's journal, where it would queue behind every other file's metadata (the members'
+    SQLite files share the disk). The next segment is zero-filled on a thread of its own while the
+    current one fills (etcd's file pipeline); the first is small and each next one twice the size,
+    up to ``segment_bytes``, so a small cluster's folder stays small. A segment's records end at
+    the first zero header.
+    """
 
     def __init__(self, directory: str | os.PathLike[str], *, fsync: bool = False,
                  segment_bytes: int = SEGMENT_BYTES) -> None:
@@ -133,7 +145,10 @@ class FileStorage:
         self._state = WalState()
         self._segments: list[tuple[int, int]] = []  # (sequence, highest entry index written into it)
         self._fd = -1
-        self._size = 0
+        self._size = 0  # where the next record goes in the current segment
+        self._limit = segment_bytes  # a record that would end past this starts a new segment
+        self._head = 0  # bytes of the current segment's opening state records
+        self._next: _Preallocation | None = None
         # save_durably runs on a worker thread while the event loop may record an applied position
         # or a compaction: every write, state change and the fd itself are used under this lock.
         self._lock = threading.Lock()
@@ -144,45 +159,35 @@ class FileStorage:
         """Read the state without changing anything (for tools looking at a data folder)."""
         state = WalState()
         for path in sorted(Path(directory).glob("*.wal")):
-            data = path.read_bytes()
-            pos = 0
-            while pos + _HEADER.size <= len(data):
-                length, crc = _HEADER.unpack_from(data, pos)
-                body = data[pos + _HEADER.size : pos + _HEADER.size + length]
-                if len(body) < length or zlib.crc32(body) != crc:
-                    break
-                _replay(state, marshal.loads(body))
-                pos += _HEADER.size + length
+            _scan(path.read_bytes(), state)
         return state
 
     def load(self) -> WalState:
         state = WalState()
+        for stale in self.dir.glob("*.wal.tmp"):  # a preallocation a crash interrupted
+            stale.unlink(missing_ok=True)
         paths = sorted(self.dir.glob("*.wal"))
         self._segments = []
+        end = 0
         for n, path in enumerate(paths):
-            top = 0
             data = path.read_bytes()
-            pos = 0
-            while pos < len(data):
-                if pos + _HEADER.size > len(data):
-                    break
-                length, crc = _HEADER.unpack_from(data, pos)
-                body = data[pos + _HEADER.size : pos + _HEADER.size + length]
-                if len(body) < length or zlib.crc32(body) != crc:
-                    break
-                top = max(top, _replay(state, marshal.loads(body)))
-                pos += _HEADER.size + length
-            if pos < len(data):
+            end, top = _scan(data, state)
+            written = len(data.rstrip(b"\0")) if end < len(data) else end
+            if written > end:
                 if n != len(paths) - 1:
-                    raise WalCorrupt(f"{path}: damaged record at byte {pos} before the last segment")
-                with open(path, "r+b") as f:  # a torn tail from a crash mid-write: cut it off
-                    f.truncate(pos)
+                    raise WalCorrupt(f"{path}: damaged record at byte {end} before the last segment")
+                _zero(path, end, written, self.fsync)  # a torn tail from a crash mid-write: wipe it
             self._segments.append((int(path.stem, 16), top))
         self._state = state
         if self._segments:
-            seq = self._segments[-1][0]
-            self._fd = os.open(self._path(seq), os.O_WRONLY | os.O_APPEND)
-            self._size = os.fstat(self._fd).st_size
+            path = self._path(self._segments[-1][0])
+            self._fd = os.open(path, os.O_WRONLY)
+            self._size = end
+            allocated = os.fstat(self._fd).st_size
+            self._limit = allocated if self.fsync and allocated > end else self.segment_bytes
+            self._head = 0
+            if end == 0:  # a crash right after the segment was created: give it its opening state
+                self._write_head()
         else:
             self._start_segment(1)
         return WalState(state.hard_state, state.snap_index, state.snap_term, list(state.entries),
@@ -214,13 +219,14 @@ class FileStorage:
         if entries:
             parts.append(_record(("e", [(e.index, e.term, e.data) for e in entries])))
             _splice(self._state, entries)
-            seq, top = self._segments[-1]
-            self._segments[-1] = (seq, max(top, entries[-1].index))
         if hard_state is not None:
             self._state.hard_state = hard_state
             parts.append(_record(("h", hard_state.term, hard_state.vote, hard_state.commit)))
         if parts:
             self._write(b"".join(parts))
+        if entries:
+            seq, top = self._segments[-1]
+            self._segments[-1] = (seq, max(top, entries[-1].index))
 
     def save_snapshot(self, index: int, term: int, restore: bool = False) -> None:
         """Entries up to ``index`` are no longer needed (``restore``: none at all); drop old segments."""
@@ -253,6 +259,7 @@ class FileStorage:
         (self.dir / "snapshot.img").unlink(missing_ok=True)
 
     def size(self) -> int:
+        """Bytes the segments take on disk (preallocated room included, as etcd's WAL folder)."""
         return sum(self._path(seq).stat().st_size for seq, _ in self._segments if self._path(seq).exists())
 
     def close(self) -> None:
@@ -260,12 +267,18 @@ class FileStorage:
             if self._fd >= 0:
                 os.close(self._fd)
                 self._fd = -1
+            if self._next is not None:
+                self._next.cancel()
+                self._next = None
 
     def _write(self, data: bytes) -> None:
-        if self._size >= self.segment_bytes:
+        if self._size + len(data) > self._limit and self._size > self._head:
             self._rotate()
-        os.write(self._fd, data)
+        os.pwrite(self._fd, data, self._size)
         self._size += len(data)
+        if self.fsync and self._next is None and self._size * 2 > self._limit:
+            seq = self._segments[-1][0] + 1
+            self._next = _Preallocation(self._path(seq), self._next_size())
 
     def sync(self) -> None:
         """Force what was written to the device (when ``fsync`` is on); blocking, so callers run it
@@ -280,26 +293,139 @@ class FileStorage:
             os.close(fd)
 
     def _rotate(self) -> None:
+        if self.fsync:
+            _datasync(self._fd)  # the old segment's tail (applied records) must not be torn behind a newer one
         os.close(self._fd)
         self._start_segment(self._segments[-1][0] + 1)
 
+    def _next_size(self) -> int:
+        return min(self.segment_bytes, max(FIRST_SEGMENT_BYTES, 2 * self._limit))
+
     def _start_segment(self, seq: int) -> None:
-        s = self._state
-        self._fd = os.open(self._path(seq), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        path = self._path(seq)
+        if self.fsync:
+            size = min(self.segment_bytes, FIRST_SEGMENT_BYTES) if seq == 1 and not self._segments else self._next_size()
+            ready = self._next
+            self._next = None
+            if ready is None or not ready.finish(path, size):
+                _preallocate(path, size)
+            _sync_dir(self.dir)
+            self._fd = os.open(path, os.O_WRONLY)
+            self._limit = size
+        else:
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+            self._limit = self.segment_bytes
         self._segments.append((seq, 0))
         self._size = 0
+        self._write_head()
+
+    def _write_head(self) -> None:
+        s = self._state
         head = (
             _record(("h", s.hard_state.term, s.hard_state.vote, s.hard_state.commit))
             + _record(("s", s.snap_index, s.snap_term))
             + _record(("a", s.applied, s.applied_revision, s.alarms))
         )
-        os.write(self._fd, head)
-        self._size = len(head)
+        os.pwrite(self._fd, head, self._size)
+        self._size += len(head)
+        self._head = self._size
         if self.fsync:
-            os.fsync(self._fd)
+            _datasync(self._fd)
 
     def _path(self, seq: int) -> Path:
         return self.dir / f"{seq:016x}.wal"
+
+
+#: The first preallocated segment of a new WAL; each next one is twice its predecessor's size.
+FIRST_SEGMENT_BYTES = 1024 * 1024
+_FILL_CHUNK = 1024 * 1024
+
+
+class _Preallocation:
+    """The next segment, zero-filled and synced under a temporary name by a thread of its own."""
+
+    def __init__(self, path: Path, size: int) -> None:
+        self.tmp = path.with_name(path.name + ".tmp")
+        self.size = size
+        self._cancelled = False
+        self._error: OSError | None = None
+        self._thread = threading.Thread(target=self._fill, name=f"wal-prealloc-{path.parent.parent.name}",
+                                         daemon=True)
+        self._thread.start()
+
+    def _fill(self) -> None:
+        try:
+            _fill_zeros(self.tmp, self.size, lambda: self._cancelled)
+        except OSError as err:
+            self._error = err
+        if self._cancelled:
+            self.tmp.unlink(missing_ok=True)
+
+    def finish(self, path: Path, size: int) -> bool:
+        """Put the file in place as ``path`` if it is what is wanted; False: make one afresh."""
+        self._thread.join()
+        if self._error is not None or size != self.size:
+            self.tmp.unlink(missing_ok=True)
+            return False
+        os.replace(self.tmp, path)
+        return True
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._thread.join()
+        self.tmp.unlink(missing_ok=True)
+
+
+def _fill_zeros(path: Path, size: int, cancelled: Callable[[], bool] = lambda: False) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        chunk = bytes(min(size, _FILL_CHUNK))
+        for offset in range(0, size, len(chunk)):
+            if cancelled():
+                return
+            os.pwrite(fd, chunk[: min(len(chunk), size - offset)], offset)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _preallocate(path: Path, size: int) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    _fill_zeros(tmp, size)
+    os.replace(tmp, path)
+
+
+def _sync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _zero(path: Path, start: int, end: int, sync: bool) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, bytes(end - start), start)
+        if sync:
+            _datasync(fd)
+    finally:
+        os.close(fd)
+
+
+def _scan(data: bytes, state: WalState) -> tuple[int, int]:
+    """Replay a segment's valid records into ``state``: (where they end, highest entry index)."""
+    pos = top = 0
+    while pos + _HEADER.size <= len(data):
+        length, crc = _HEADER.unpack_from(data, pos)
+        if length == 0:  # preallocated room: the records ended
+            break
+        body = data[pos + _HEADER.size : pos + _HEADER.size + length]
+        if len(body) < length or zlib.crc32(body) != crc:
+            break
+        top = max(top, _replay(state, marshal.loads(body)))
+        pos += _HEADER.size + length
+    return pos, top
 
 
 def _datasync(fd: int) -> None:
