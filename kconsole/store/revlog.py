@@ -321,6 +321,7 @@ class RevisionLog:
         self._closed = False
         self._wakeup = asyncio.Event()
         self._flusher: asyncio.Task[None] | None = None
+        self._parked = False  # the flusher waits for work: nothing queued, nothing of its own running
         self._auto_compactor: asyncio.Task[None] | None = None
         self._compact_lock = asyncio.Lock()
 
@@ -633,8 +634,27 @@ class RevisionLog:
                 self._alarms.append("NOSPACE")
                 raise NoSpaceError()
         future: asyncio.Future[TxnResult] = asyncio.get_running_loop().create_future()
-        self._pending.append(_Pending(compares, success, failure, future, cost, ranged))
+        item = _Pending(compares, success, failure, future, cost, ranged)
+        pending = self._pending
+        pending.append(item)
         self._pending_cost += cost
+        if len(pending) == 1 and self._parked and self._idle() and not any(c.target == "value" for c in compares):
+            # A lone writer: one loop turn for company (I/O, timers and other writers run and
+            # queue behind it), then, if none came, commit right here: no flusher hop.
+            try:
+                await asyncio.sleep(0)
+            except BaseException:
+                self._wakeup.set()
+                raise
+            if len(pending) == 1 and pending[0] is item and self._parked and self._idle() and self._broken is None:
+                pending.clear()
+                try:
+                    batch = self._prepare([item])
+                except Exception as exc:  # a bug must fail this caller, not hang it
+                    self._abandon([item], exc, self._inflight)
+                else:
+                    self._commit_inline(batch)
+                return future.result()
         self._wakeup.set()
         return await future
 
@@ -747,7 +767,9 @@ class RevisionLog:
                     inflight.append(self._submit(self._merge_held()))
                 if not early and len(items) <= INLINE_MAX and self._can_commit_inline():
                     self._commit_inline(batch)
-                    await asyncio.sleep(0)  # let the writers just answered queue their next txn first
+                    if len(items) > 1:
+                        await asyncio.sleep(0)  # let the writers just answered queue their next txn first
+                    # else park: a lone writer's next txn commits itself (see txn)
                     continue
                 inflight.append(self._submit(batch))
                 if early:
@@ -766,7 +788,11 @@ class RevisionLog:
             if self._closed and not self._pending:
                 return
             if not self._pending:
-                await self._wakeup.wait()
+                self._parked = True
+                try:
+                    await self._wakeup.wait()
+                finally:
+                    self._parked = False
                 self._wakeup.clear()
 
     async def _prefetch_compared_values(self) -> None:
@@ -968,7 +994,11 @@ class RevisionLog:
 
     def _can_commit_inline(self) -> bool:
         """Nothing queued, in flight or held, the writer's thread idle: a commit may run right here."""
-        return not (self._pending or self._inflight or self._held or self._writer_calls or self.publish_early
+        return not self._pending and self._idle()
+
+    def _idle(self) -> bool:
+        """Nothing in flight or held, the writer's thread idle: nothing a commit on the loop could overtake."""
+        return not (self._inflight or self._held or self._writer_calls or self.publish_early
                     or self._chain.broken or self._closed)
 
     def _commit_inline(self, batch: _Batch) -> None:
