@@ -260,11 +260,15 @@ class ChainBroken(Exception):
 
 #: Rows per multi-row INSERT statement (9 parameters each, under SQLite's 32,766 limit).
 INSERT_CHUNK = 3000
+INSERT_ONE = INSERT_HEAD + "(?,?,?,?,?,?,?,?,?)"
 _insert_sql: dict[int, str] = {}
 
 
 def insert_rows(db: sqlite3.Connection, rows: Sequence[Row]) -> None:
     """One statement per chunk: one sqlite3_step (one GIL release) instead of one per row."""
+    if len(rows) == 1:  # a lone writer's commit: its row is the statement's parameters as it is
+        db.execute(INSERT_ONE, rows[0])
+        return
     for start in range(0, len(rows), INSERT_CHUNK):
         chunk = rows[start : start + INSERT_CHUNK]
         sql = _insert_sql.get(len(chunk))

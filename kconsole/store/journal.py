@@ -60,6 +60,11 @@ DEFAULT_JOURNAL_BYTES = 16 * 1024 * 1024
 MAGIC = b"KJR1"
 #: magic, epoch, first revision, last revision, payload bytes, crc32 of header (crc 0) and payload.
 HEADER = struct.Struct("<4sQQQII")
+#: The header's crc field, filled in after the crc is computed over the header with 0 there.
+_CRC = struct.Struct("<I")
+_CRC_AT = HEADER.size - _CRC.size
+#: Padding of a record's last block (always less than a block).
+_ZEROS = memoryview(bytes(BLOCK))
 
 
 class JournalError(OSError):
@@ -221,18 +226,21 @@ class _Aio:
         self._iocb = ctypes.create_string_buffer(_IOCB.size)
         self._iocbs = (ctypes.c_void_p * 1)(ctypes.addressof(self._iocb))
         self._event = ctypes.create_string_buffer(_IO_EVENT.size)
+        # The system call's constant arguments, converted once (a write pays for each conversion).
+        self._submit_args = (ctypes.c_long(self._submit), self._ctx, ctypes.c_long(1), self._iocbs)
+        self._wait_args = (ctypes.c_long(self._getevents), self._ctx, ctypes.c_long(1), ctypes.c_long(1),
+                           self._event, None)
 
     def submit(self, fd: int, address: int, size: int, offset: int) -> None:
         _IOCB.pack_into(self._iocb, 0, 1, 0, 0, _IOCB_CMD_PWRITE, 0, fd, address, size, offset, 0, 0, 0)
-        if self._quick(ctypes.c_long(self._submit), self._ctx, ctypes.c_long(1), self._iocbs) != 1:
+        if self._quick(*self._submit_args) != 1:
             err = ctypes.get_errno()
             raise OSError(err, f"io_submit failed: {os.strerror(err)}")
 
     def wait(self) -> int:
         """Bytes written by the submitted write (raises its error)."""
         while True:
-            got = self._slow(ctypes.c_long(self._getevents), self._ctx, ctypes.c_long(1), ctypes.c_long(1),
-                             self._event, None)
+            got = self._slow(*self._wait_args)
             if got == 1:
                 break
             err = ctypes.get_errno()
@@ -325,12 +333,11 @@ class Journal:
             self._buf = mmap.mmap(-1, span)
             self._buf_address = ctypes.addressof(ctypes.c_char.from_buffer(self._buf))
         buf = self._buf
-        head = HEADER.pack(MAGIC, self.epoch, first, last, len(payload), 0)
-        crc = zlib.crc32(payload, zlib.crc32(head))
-        HEADER.pack_into(buf, 0, MAGIC, self.epoch, first, last, len(payload), crc)
+        HEADER.pack_into(buf, 0, MAGIC, self.epoch, first, last, len(payload), 0)
         buf[HEADER.size:total] = payload
+        _CRC.pack_into(buf, _CRC_AT, zlib.crc32(payload, zlib.crc32(buf[:HEADER.size])))
         if span > total:
-            buf[total:span] = bytes(span - total)
+            buf[total:span] = _ZEROS[: span - total]
         self._started = (lo + self._offset, span)
         self._offset += span
         if self._aio is not None:
