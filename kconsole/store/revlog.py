@@ -322,6 +322,7 @@ class RevisionLog:
         self._wakeup = asyncio.Event()
         self._flusher: asyncio.Task[None] | None = None
         self._parked = False  # the flusher waits for work: nothing queued, nothing of its own running
+        self._lone = False  # a lone writer's commit is under way in its own task (see _commit_alone)
         self._auto_compactor: asyncio.Task[None] | None = None
         self._compact_lock = asyncio.Lock()
 
@@ -633,30 +634,44 @@ class RevisionLog:
             if self._in_use + self._pending_cost + cost > self._quota:
                 self._alarms.append("NOSPACE")
                 raise NoSpaceError()
-        future: asyncio.Future[TxnResult] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[TxnResult] = loop.create_future()
         item = _Pending(compares, success, failure, future, cost, ranged)
-        pending = self._pending
-        pending.append(item)
         self._pending_cost += cost
-        if len(pending) == 1 and self._parked and self._idle() and not any(c.target == "value" for c in compares):
-            # A lone writer: one loop turn for company (I/O, timers and other writers run and
-            # queue behind it), then, if none came, commit right here: no flusher hop.
-            try:
-                await asyncio.sleep(0)
-            except BaseException:
-                self._wakeup.set()
-                raise
-            if len(pending) == 1 and pending[0] is item and self._parked and self._idle() and self._broken is None:
-                pending.clear()
-                try:
-                    batch = self._prepare([item])
-                except Exception as exc:  # a bug must fail this caller, not hang it
-                    self._abandon([item], exc, self._inflight)
-                else:
-                    self._commit_inline(batch)
-                return future.result()
+        # Alone: nothing else is ready to run this turn (no other writer about to queue a txn that
+        # could share the commit) and the log is idle; asyncio's ready queue says so.
+        if not self._pending and self._parked and self._idle() and not getattr(loop, "_ready", True) \
+                and not any(c.target == "value" for c in compares):
+            await self._commit_alone(item)
+            return future.result()
+        self._pending.append(item)
         self._wakeup.set()
         return await future
+
+    async def _commit_alone(self, item: _Pending) -> None:
+        """A lone writer's txn (the flusher parked, nothing queued, in flight or held) commits in
+        its own task, without the flusher's hop: evaluated, journal write started, SQLite
+        committed; then the loop turns once while the device writes (I/O, timers and other
+        writers run; their txns queue for the flusher, which waits until this one is answered);
+        then the index is published and the caller answered once the record is on the device.
+        """
+        self._lone = True
+        try:
+            try:
+                batch = self._prepare([item])
+            except Exception as exc:  # a bug must fail this caller, not hang it
+                self._abandon([item], exc, self._inflight)
+                return
+            result = self._apply_inline(batch)
+            if result is not None:
+                try:
+                    await asyncio.sleep(0)
+                finally:  # cancelled or not, the commit happened: publish it
+                    self._batch_committed(batch, result, self._journal.finish if self._journal is not None else None)
+        finally:
+            self._lone = False
+            if self._pending or self._closed:
+                self._wakeup.set()
 
     async def txn_batch(
         self, txns: Sequence[tuple[Sequence[Compare], Sequence[Op], Sequence[Op]]], *, validated: bool = False,
@@ -739,7 +754,7 @@ class RevisionLog:
                 for item in items:
                     item.fail(self._broken)
             if self._pending and len(inflight) < (PIPELINE_EARLY if self.publish_early else PIPELINE) \
-                    and not self._chain.broken:
+                    and not self._chain.broken and not self._lone:
                 if any(c.target == "value" for item in self._pending for c in item.compares):
                     if self._held:
                         inflight.append(self._submit(self._merge_held()))
@@ -785,9 +800,9 @@ class RevisionLog:
                 continue
             if self._chain.broken:
                 self._chain.broken = False
-            if self._closed and not self._pending:
+            if self._closed and not self._pending and not self._lone:
                 return
-            if not self._pending:
+            if not self._pending or self._lone:  # a lone writer's commit wakes it when done
                 self._parked = True
                 try:
                     await self._wakeup.wait()
@@ -999,7 +1014,7 @@ class RevisionLog:
     def _idle(self) -> bool:
         """Nothing in flight or held, the writer's thread idle: nothing a commit on the loop could overtake."""
         return not (self._inflight or self._held or self._writer_calls or self.publish_early
-                    or self._chain.broken or self._closed)
+                    or self._chain.broken or self._closed or self._lone)
 
     def _commit_inline(self, batch: _Batch) -> None:
         """Commit ``batch`` on the loop (see :meth:`_can_commit_inline`) and answer its callers.
@@ -1007,16 +1022,22 @@ class RevisionLog:
         The journal write overlaps SQLite's commit and the answers' construction; the callers
         are answered once it is on the device. No await: nothing else runs meanwhile.
         """
+        result = self._apply_inline(batch)
+        if result is not None:
+            self._batch_committed(batch, result, self._journal.finish if self._journal is not None else None)
+
+    def _apply_inline(self, batch: _Batch) -> backend.BatchResult | None:
+        """SQLite's commit of ``batch`` on the loop, its journal write left in flight; None (its
+        callers failed) when SQLite refused it."""
         try:
-            result = backend.apply_batch(
+            return backend.apply_batch(
                 self._writer._conn, self._chain, batch.rows, sorted(batch.fetch), batch.ranges,  # noqa: SLF001
                 self._measure_now(), self._journal, wait_journal=False,
             )
         except Exception as exc:  # noqa: BLE001 — whatever SQLite raised, the batch failed as a whole
             self._batch_failed(batch, exc)
             self._chain.broken = False  # nothing was queued behind it
-            return
-        self._batch_committed(batch, result, self._journal.finish if self._journal is not None else None)
+            return None
 
     def _batch_failed(self, batch: _Batch, exc: BaseException) -> None:
         if batch.published or isinstance(exc, JournalError):
