@@ -1,0 +1,68 @@
+"""A lone writer's txn commits in its own task and lets the loop turn while its journal record is
+on the device: what runs in that turn sees the log as it was, queues behind the write, and a
+cancelled writer's write still lands (it was committed before the turn)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from kconsole.store.kv import KeyValue
+from kconsole.store.revlog import RevisionLog
+
+
+def _during_record_write(log: RevisionLog, action: Callable[[], None]) -> list[bool]:
+    """Run ``action`` right after the next journal record is started (the write's turn follows);
+    returns a list that records whether a lone writer's commit was under way then."""
+    assert log._journal is not None
+    real = log._journal.start
+    seen: list[bool] = []
+
+    def start(first: int, last: int, rows: Any) -> None:
+        real(first, last, rows)
+        del log._journal.start  # type: ignore[union-attr]
+        seen.append(log._lone)
+        action()
+
+    log._journal.start = start  # type: ignore[method-assign]
+    return seen
+
+
+async def test_what_runs_while_a_lone_write_is_on_the_device_sees_it_only_once_durable_and_queues_behind(
+    log: RevisionLog,
+) -> None:
+    await log.put("/a", b"1")
+    tasks: dict[str, asyncio.Task[Any]] = {}
+
+    def meanwhile() -> None:
+        tasks["read"] = asyncio.create_task(log.get("/b"))
+        tasks["write"] = asyncio.create_task(log.put("/c", b"3"))
+
+    seen = _during_record_write(log, meanwhile)
+    writer = asyncio.create_task(log.put("/b", b"2"))
+    await asyncio.wait([writer])
+    assert seen == [True]
+    assert writer.result() == 2
+    assert await tasks["read"] is None  # read in the write's turn: not yet durable, not yet visible
+    assert await tasks["write"] == 3  # queued behind it, committed after it
+    assert await log.get("/b") == KeyValue("/b", b"2", 2, 2, 1, 0)
+    assert await log.get("/c") == KeyValue("/c", b"3", 3, 3, 1, 0)
+
+
+async def test_a_lone_writer_cancelled_while_its_record_is_written_still_commits(log: RevisionLog) -> None:
+    await log.put("/a", b"1")
+    writer: asyncio.Task[int] | None = None
+
+    def cancel() -> None:
+        assert writer is not None
+        writer.cancel()
+
+    seen = _during_record_write(log, cancel)
+    writer = asyncio.create_task(log.put("/b", b"2"))
+    await asyncio.wait([writer])
+    assert seen == [True]
+    assert writer.cancelled()
+    assert log.revision == 2
+    assert await log.get("/b") == KeyValue("/b", b"2", 2, 2, 1, 0)
+    assert await log.put("/c", b"3") == 3
