@@ -30,7 +30,9 @@ cycles after SQLite's files were fsynced in the background, and a reopened log r
 lost). ``"NORMAL"`` survives kill -9 but may lose the last commits on power loss; ``"EXTRA"`` keeps
 SQLite's own fsync on every commit and no journal. When nothing is in flight, a small batch is
 committed on the event loop itself (SQLite's step and the journal write release the GIL): a lone
-writer pays no thread round trip. Reads use a second, read-only connection so they never queue behind an fsync; WAL
+writer pays no thread round trip. A txn that finds the log idle and nothing else ready to run
+commits in its own task without the flusher, and lets the loop turn while its journal record is on
+the device (before the index is published, so nothing of it is seen before it is durable). Reads use a second, read-only connection so they never queue behind an fsync; WAL
 checkpoints run on a third connection beside the commits, so commits rarely pay for copying the WAL
 into the database file. Once the WAL holds ``backend.BACKSTOP_CHECKPOINT_PAGES`` the writer copies
 the few frames the background checkpoints left and the WAL starts over from its beginning (a
