@@ -40,6 +40,7 @@ from kconsole.clock import Clock, TimerHandle, io_tracker
 from kconsole.store.kv import KV, Compare, Delete, NoSpaceError, Put, Status, StoreError, UnavailableError
 from kconsole.store.network import Network
 from kconsole.store.raft import codec
+from kconsole.store.raft.aiosync import AioSyncer
 from kconsole.store.raft.codec import Command
 from kconsole.store.raft.core import MSG_SNAP, Message, ProposalDropped, RaftNode, Role, Snapshot
 from kconsole.store.raft.log import Entry, RaftLog
@@ -211,6 +212,7 @@ class Member:
         self._writing: list[_Write] = []  # on the device now
         self._disk_wake = asyncio.Event()
         self._device: _Device | None = None
+        self._syncer: AioSyncer | None = None
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._apply_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
@@ -258,6 +260,10 @@ class Member:
         self._writes, self._writing, self._drain_waiters = [], [], []
         self._disk_wake = asyncio.Event()
         self._device = _Device(f"{self.name}-wal")
+        self._syncer = None
+        if storage.fsync and hasattr(storage, "save_for_sync"):
+            probe = storage.save_for_sync(None, [])
+            self._syncer = AioSyncer.create(probe) if probe >= 0 else None
         self.running = True
         self.paused = False
         self._resumed.set()
@@ -297,6 +303,9 @@ class Member:
         if self._device is not None:
             self._device.close()
             self._device = None
+        if self._syncer is not None:
+            self._syncer.close()
+            self._syncer = None
         self._fail_all(UnavailableError("etcdserver: server stopped"))
         if self.machine is not None:
             await self.machine.close()
@@ -568,6 +577,7 @@ class Member:
             if not node.has_ready():
                 continue
             rd = node.ready()
+            release = False
             if (not rd.entries and rd.snapshot is None and node.role is not Role.LEADER
                     and not self._writes and not self._writing):
                 # A follower learning a commit index: nobody waits on its apply, while the leader's
@@ -577,10 +587,18 @@ class Member:
                     self._held.extend(rd.committed)
                     rd.committed = []
             elif self._held:
-                self._release_held()
+                # Beside this Ready's write, but queued after it: the WAL task then starts the
+                # write (the leader's commit waits for it) before the apply takes the loop. A
+                # follower's write puts nothing on the apply queue itself, so log order holds.
+                release = True
+                if rd.snapshot is not None or not storage.fsync:
+                    self._release_held()
+                    release = False
             if self._writes or self._writing:
                 if rd.snapshot is None:
                     self._queue_write(node, rd)
+                    if release:
+                        self._release_held()
                     self._answer_reads(rd.read_states)
                     if node.has_ready():
                         self._wake.set()
@@ -603,6 +621,9 @@ class Member:
             # a leader's acknowledgement does not wait for the next round's fsync.
             committed = rd.committed
             if committed and (not rd.entries or committed[-1].index < rd.entries[0].index):
+                if release:
+                    self._release_held()
+                    release = False
                 self._apply_queue.put_nowait(committed)
                 committed = []
             # etcd's MustSync: new entries, a term or a vote must reach the device before any
@@ -611,10 +632,14 @@ class Member:
             if storage.fsync and must_sync and rd.snapshot is None:
                 # Written on the WAL task: the loop keeps stepping acks and proposals meanwhile.
                 self._queue_write(node, rd, early, committed)
+                if release:
+                    self._release_held()
                 self._answer_reads(rd.read_states)
                 if node.has_ready():
                     self._wake.set()
                 continue
+            if release:
+                self._release_held()
             if rd.entries or rd.hard_state:
                 if storage.fsync and must_sync:
                     assert self._device is not None
@@ -704,8 +729,16 @@ class Member:
                 vote = self._durable_vote
                 if entries or any(w.hard_state is not None and (w.hard_state.term, w.hard_state.vote) != vote
                                   for w in self._writing):
-                    with io_tracker(self.clock):
-                        await device.run(storage.save_durably, hard_state, entries)
+                    syncer = self._syncer
+                    if syncer is not None:
+                        # Written from the loop, synced by the kernel: no thread waits for the GIL.
+                        fd = storage.save_for_sync(hard_state, entries)  # type: ignore[attr-defined]
+                        if fd >= 0:
+                            with io_tracker(self.clock):
+                                await syncer.fdatasync(fd)
+                    else:
+                        with io_tracker(self.clock):
+                            await device.run(storage.save_durably, hard_state, entries)
                 elif hard_state is not None:
                     storage.save(hard_state, [])  # a commit index alone needs no fsync (etcd's MustSync)
                 if (hard_state is not None or entries) and self.disk_latency:

@@ -81,39 +81,76 @@ async def test_fsync_cluster_keeps_every_acknowledged_write_through_a_leader_cra
 
 
 async def test_an_acknowledged_write_is_in_a_majority_of_wals_already(tmp_path: Path) -> None:
-    """With WAL writes pipelined behind the Raft loop, an ack still never outruns the majority's disks."""
+    """With WAL writes pipelined behind the Raft loop, an ack still never outruns the majority's
+    syncs. The followers' syncs are slow (real time): an ack sent before its sync completed, or a
+    commit counted before it, would show as a write durable on fewer than two members."""
     clock = VirtualClock()
     cluster = await EtcdCluster.open(tmp_path, clock=clock, members=3, seed=7, fsync=True, auto_compact_interval=0)
     await clock.run_until(lambda: cluster.leader() is not None, 10, step=0.1)
+    durable: dict[str, list[bytes]] = {m.name: [] for m in cluster.members}
     for m in cluster.members:
-        if not m.is_leader:  # the followers' devices are slow: an early ack would beat their writes
-            m.storage.save_durably = _slowly(m.storage.save_durably)  # type: ignore[union-attr, method-assign]
+        _track_syncs(m, durable[m.name], slow=not m.is_leader)
     short: list[tuple[str, int]] = []
 
-    def logged_by(key: str) -> int:
+    def durable_on(key: str) -> int:
         needle = key.encode()
-        return sum(
-            any(needle in e.data for e in FileStorage.peek(tmp_path / m.name / "wal").entries) for m in cluster.members
-        )
+        return sum(any(needle in data for data in logged) for logged in durable.values())
 
     async def writer(w: int) -> None:
         for i in range(6):
             key = f"/registry/maj/{w}-{i}"
             await cluster.txn([], [Put(key, b"v")])
-            if (n := logged_by(key)) < 2:
+            if (n := durable_on(key)) < 2:
                 short.append((key, n))
 
     await run(clock, asyncio.gather(*(writer(w) for w in range(6))))
     assert short == []
+    assert all(durable.values())  # every member's syncs were seen
     await cluster.close()
 
 
-def _slowly(save: Any) -> Any:
-    def slow(*args: Any) -> None:
-        time.sleep(0.02)  # device latency on the WAL thread, not simulated time
-        save(*args)
+def _track_syncs(member: Any, durable: list[bytes], slow: bool) -> None:
+    """Note the entries each WAL sync made durable, once it completed; ``slow`` adds 20 ms of real
+    device latency to each (on the syncing thread, or before the kernel's completion is seen)."""
+    storage, syncer = member.storage, member._syncer
+    if syncer is None:
+        save = storage.save_durably
 
-    return slow
+        def save_durably(hard_state: Any, entries: list[Entry]) -> None:
+            if slow:
+                time.sleep(0.02)
+            save(hard_state, entries)
+            durable.extend(e.data for e in entries)
+
+        storage.save_durably = save_durably
+        return
+    written: list[bytes] = []
+    save_for_sync, fdatasync = storage.save_for_sync, syncer.fdatasync
+
+    def save(hard_state: Any, entries: list[Entry]) -> int:
+        written.extend(e.data for e in entries)
+        return save_for_sync(hard_state, entries)  # type: ignore[no-any-return]
+
+    def sync(fd: int) -> asyncio.Future[None]:
+        batch = written[:]
+        written.clear()
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def settle(fut: asyncio.Future[None]) -> None:
+            durable.extend(batch)
+            done.set_result(fut.result())
+
+        def landed(fut: asyncio.Future[None]) -> None:
+            if slow:
+                asyncio.get_running_loop().call_later(0.02, settle, fut)
+            else:
+                settle(fut)
+
+        fdatasync(fd).add_done_callback(landed)
+        return done
+
+    storage.save_for_sync = save
+    syncer.fdatasync = sync
 
 
 async def test_the_applied_record_never_runs_ahead_of_the_members_database(tmp_path: Path) -> None:

@@ -214,6 +214,16 @@ class FileStorage:
         finally:
             os.close(fd)
 
+    def save_for_sync(self, hard_state: HardState | None, entries: list[Entry]) -> int:
+        """:meth:`save`, then the descriptor whose fdatasync makes it durable, for a caller that syncs
+        without a thread (-1: closed, nothing written). Only valid until the next write: a rotation
+        closes it."""
+        with self._lock:
+            if self._fd < 0:
+                return -1
+            self._save(hard_state, entries)
+            return self._fd
+
     def _save(self, hard_state: HardState | None, entries: list[Entry]) -> None:
         parts: list[bytes] = []
         if entries:

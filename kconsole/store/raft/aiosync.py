@@ -1,0 +1,136 @@
+"""fdatasync without a thread: Linux native AIO's ``IOCB_CMD_FDSYNC``, its completion signalled on
+an eventfd that the event loop's selector watches like a socket.
+
+Every Raft round waits for a WAL sync on each member. On a worker thread a sync needs the GIL to
+start, again after its write and again to report back, and the event loop holds the GIL while it
+proposes, steps and applies: each of those hand-offs waited behind up to a millisecond of loop
+work, three members a round. Submitting the sync is one short system call from the loop; the kernel
+runs it on its own worker (fs/aio.c, Linux 4.18+) and bumps the eventfd when it is done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import os
+import platform
+import threading
+
+from kconsole.store.journal import _AIO_SYSCALLS, _IO_EVENT, _IOCB
+
+_IOCB_CMD_FDSYNC = 3
+_IOCB_FLAG_RESFD = 1
+_MAX_EVENTS = 8  # completions taken per io_getevents call
+_QUEUE_DEPTH = 64  # syncs that may be in flight at once
+
+
+class AioSyncer:
+    """fdatasync requests of one event loop; each resolves a future once the data is on the device."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        numbers = _AIO_SYSCALLS.get(platform.machine())
+        if numbers is None or not hasattr(os, "eventfd"):
+            raise OSError("no native AIO on this machine")
+        self._setup, self._destroy, self._getevents, self._submit = numbers
+        # Every call here returns at once (getevents with a zero timeout): keep the GIL.
+        self._syscall = ctypes.PyDLL(None, use_errno=True).syscall
+        self._syscall.restype = ctypes.c_long
+        self._ctx = ctypes.c_ulong(0)
+        if self._syscall(ctypes.c_long(self._setup), ctypes.c_long(_QUEUE_DEPTH), ctypes.byref(self._ctx)) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"io_setup failed: {os.strerror(err)}")
+        self._efd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        self._iocb = ctypes.create_string_buffer(_IOCB.size)  # the kernel copies it at submit
+        self._iocbs = (ctypes.c_void_p * 1)(ctypes.addressof(self._iocb))
+        self._events = ctypes.create_string_buffer(_IO_EVENT.size * _MAX_EVENTS)
+        self._no_wait = (ctypes.c_long * 2)(0, 0)
+        self._pending: dict[int, asyncio.Future[None]] = {}
+        self._token = 0
+        self._loop = loop
+        loop.add_reader(self._efd, self._reap)
+
+    @classmethod
+    def create(cls, probe_fd: int) -> AioSyncer | None:
+        """One for the running loop, or None where native AIO cannot sync ``probe_fd``'s file
+        (callers use a thread then)."""
+        try:
+            syncer = cls(asyncio.get_running_loop())
+        except OSError:
+            return None
+        if not syncer._works(probe_fd):
+            syncer.close()
+            return None
+        return syncer
+
+    def _works(self, fd: int) -> bool:
+        """An old kernel or a filesystem without fsync refuses FDSYNC (EINVAL) at submit: find out once."""
+        try:
+            self._submit_sync(fd, 0)
+        except OSError:
+            return False
+        self._reap_blocking()
+        return True
+
+    def fdatasync(self, fd: int) -> asyncio.Future[None]:
+        """Start syncing ``fd``'s data; the kernel holds its own reference, so the caller may close it."""
+        fut = self._loop.create_future()
+        self._token += 1
+        self._submit_sync(fd, self._token)
+        self._pending[self._token] = fut
+        return fut
+
+    def _submit_sync(self, fd: int, token: int) -> None:
+        _IOCB.pack_into(self._iocb, 0, token, 0, 0, _IOCB_CMD_FDSYNC, 0, fd, 0, 0, 0, 0, _IOCB_FLAG_RESFD, self._efd)
+        if self._syscall(ctypes.c_long(self._submit), self._ctx, ctypes.c_long(1), self._iocbs) != 1:
+            err = ctypes.get_errno()
+            raise OSError(err, f"io_submit(FDSYNC) failed: {os.strerror(err)}")
+
+    def _reap(self) -> None:
+        try:
+            os.eventfd_read(self._efd)
+        except BlockingIOError:
+            pass
+        while True:
+            got = self._syscall(ctypes.c_long(self._getevents), self._ctx, ctypes.c_long(0), ctypes.c_long(_MAX_EVENTS),
+                                self._events, self._no_wait)
+            if got <= 0:
+                return
+            for i in range(got):
+                token, _, res, _ = _IO_EVENT.unpack_from(self._events, i * _IO_EVENT.size)
+                fut = self._pending.pop(token, None)
+                if fut is None or fut.done():
+                    continue
+                if res < 0:
+                    fut.set_exception(OSError(-res, f"WAL fdatasync failed: {os.strerror(-res)}"))
+                else:
+                    fut.set_result(None)
+            if got < _MAX_EVENTS:
+                return
+
+    def _reap_blocking(self) -> None:
+        """Wait for the probe's completion (before the syncer is in use)."""
+        while True:
+            got = self._syscall(ctypes.c_long(self._getevents), self._ctx, ctypes.c_long(1), ctypes.c_long(1),
+                                self._events, None)
+            if got == 1 or (got < 0 and ctypes.get_errno() != 4):
+                break
+        try:
+            os.eventfd_read(self._efd)
+        except BlockingIOError:
+            pass
+
+    def close(self) -> None:
+        """Stop listening. io_destroy waits for syncs still in flight and then for an RCU grace
+        period (30-40 ms here), so it runs on a thread of its own: a member's crash and restart
+        must not stall the loop."""
+        self._loop.remove_reader(self._efd)
+        for fut in self._pending.values():
+            fut.cancel()
+        self._pending.clear()
+        threading.Thread(target=_destroy, args=(self._destroy, self._ctx, self._efd), name="wal-aio-close",
+                         daemon=True).start()
+
+
+def _destroy(number: int, ctx: ctypes.c_ulong, efd: int) -> None:
+    ctypes.CDLL(None, use_errno=True).syscall(ctypes.c_long(number), ctx)
+    os.close(efd)
