@@ -17,10 +17,17 @@ collector's next full pass has run, and its survivors are frozen again. The heap
 pymalloc's allocated blocks (~0.1 ms to ask): counting the frozen set walks every frozen object
 (60-100 ms at two million), and a running total of survivors overcounts without bound when the
 frozen objects churn (each new version of a Pod survives a young pass, then the old one is freed). A long session pays one
-full pause each time its heap grows by that factor: amortised, and bounded. In a thread running an
-event loop that full pass is asked for at once (on the loop's next turn): left to CPython, it only
-comes once a quarter of the old heap was promoted by middle passes, and until then every middle pass
-walks ten young passes' survivors (14 such passes, 1 s of the loop, in a 4,000-pod converge).
+full pause each time its heap grows by that factor: amortised, and bounded. With an event loop
+running, the loop runs that full pass itself: left to CPython, it only comes once a quarter of the
+old heap was promoted by middle passes, and until then every middle pass walks ten young passes'
+survivors (14 such passes, 1 s of the loop, in a 4,000-pod converge).
+
+The heap grows fastest in a burst of writes (each create leaves its object in the caches), which is
+when a pause hurts most: with 20,000 Pods cached the full pass takes 70 ms, and at 5,000 creates/s
+it holds ~350 requests, the slowest percent of the burst. So the loop's due pass waits (survivors
+are still frozen meanwhile) until the heap grows by less than ``QUIET_GROWTH_PER_S`` of itself a
+second, checked every ``SETTLE_S``, or until it has grown ``BURST_ALLOWANCE`` times past the mark
+that made the pass due, whichever comes first: the wait is bounded by the heap, as the sweep is.
 
 Process-wide, so opt-in: the serving entry points (``kconsole serve``, the benches) install it;
 library code and tests do not.
@@ -39,9 +46,15 @@ YOUNG_THRESHOLD = 10_000
 SWEEP_GROWTH = 2.0
 #: Below this many allocated blocks (~3 per tracked object) a sweep is not worth a pause.
 SWEEP_FLOOR = 600_000
+#: Seconds between checks of whether a burst that made a sweep due is over.
+SETTLE_S = 0.25
+#: A heap growing by less than this share of itself a second is not in a burst.
+QUIET_GROWTH_PER_S = 0.04
+#: How far past the mark that made it due a burst may grow the heap before the sweep runs anyway.
+BURST_ALLOWANCE = 1.5
 
 _state: dict[str, Any] = {"installed": False, "threshold": None, "swept_at": 0, "sweeping": False,
-                          "sweeps": 0}
+                          "sweeps": 0, "due": 0, "loop": None, "settle": None}
 
 
 def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
@@ -56,24 +69,54 @@ def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
         gc.freeze()
         return
     gc.freeze()
-    if sys.getallocatedblocks() >= max(SWEEP_FLOOR, SWEEP_GROWTH * _state["swept_at"]):
+    blocks = sys.getallocatedblocks()
+    due, loop = _state["due"], _state["loop"]
+    if due and not loop.is_closed():
+        if due > 0 and blocks >= BURST_ALLOWANCE * due:
+            _state["due"] = -1  # asked for; the check no longer reschedules itself
+            loop.call_soon_threadsafe(_full_pass)  # this collection may run on another thread
+        return
+    _state["due"] = 0  # (a loop that ended with a sweep due: arm it anew)
+    mark = max(SWEEP_FLOOR, SWEEP_GROWTH * _state["swept_at"])
+    if blocks >= mark and not _await_quiet(mark):
         _state["sweeping"] = True
-        if not _ask_for_full_pass():
-            gc.unfreeze()
+        gc.unfreeze()
 
 
-def _ask_for_full_pass() -> bool:
-    """Run the sweep's full pass on the event loop's next turn (a collector callback cannot collect)."""
+def _await_quiet(mark: float) -> bool:
+    """On an event loop, schedule the sweep's full pass for when the heap stops growing (a collector
+    callback cannot collect); False without one, where CPython's own next full pass is the sweep.
+    A collection on another thread (SQLite's) hands the sweep to the loop that last ran one."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        return False
-    loop.call_soon(_full_pass)
+        loop = _state["loop"]
+        if loop is None or loop.is_closed() or not loop.is_running():
+            return False
+    _state["due"], _state["loop"] = mark, loop
+    _state["settle"] = (loop.time(), sys.getallocatedblocks())
+    loop.call_soon_threadsafe(loop.call_later, SETTLE_S, _settle)
     return True
 
 
+def _settle() -> None:
+    """Run the due sweep if the heap grew slowly since the last check, else check again later."""
+    if not _state["installed"] or _state["due"] <= 0:
+        return
+    loop = _state["loop"]
+    then, before = _state["settle"]
+    now, blocks = loop.time(), sys.getallocatedblocks()
+    if blocks - before <= QUIET_GROWTH_PER_S * (now - then) * blocks:
+        _full_pass()
+        return
+    _state["settle"] = (now, blocks)
+    loop.call_later(SETTLE_S, _settle)
+
+
 def _full_pass() -> None:
-    if _state["installed"] and _state["sweeping"]:
+    if _state["installed"] and _state["due"]:
+        _state["due"] = 0
+        _state["sweeping"] = True
         gc.unfreeze()
         gc.collect()
 
@@ -92,6 +135,11 @@ def install(young_threshold: int = YOUNG_THRESHOLD) -> None:
     gc.freeze()
     _state["swept_at"] = sys.getallocatedblocks()
     _state["sweeping"] = False
+    _state["due"] = 0
+    try:
+        _state["loop"] = asyncio.get_running_loop()
+    except RuntimeError:
+        _state["loop"] = None
 
 
 def uninstall() -> None:
@@ -102,6 +150,7 @@ def uninstall() -> None:
     if _freeze_survivors in gc.callbacks:
         gc.callbacks.remove(_freeze_survivors)
     gc.set_threshold(*_state["threshold"])
+    _state["due"], _state["loop"] = 0, None
     gc.unfreeze()
 
 

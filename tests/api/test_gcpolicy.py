@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import sys
+import weakref
 
 import pytest
 
@@ -40,8 +42,6 @@ def test_nonsense_threshold_is_refused() -> None:
 
 
 def test_cycles_frozen_while_alive_are_reclaimed_once_the_heap_doubles(monkeypatch: pytest.MonkeyPatch) -> None:
-    import weakref
-
     class Node:
         def __init__(self) -> None:
             self.me = self
@@ -66,28 +66,127 @@ def test_cycles_frozen_while_alive_are_reclaimed_once_the_heap_doubles(monkeypat
         gcpolicy.uninstall()
 
 
-async def test_on_an_event_loop_the_sweep_runs_on_the_next_turn(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A serving loop does not wait for CPython's own full pass (it needs a quarter of the heap promoted)."""
-    import asyncio
-    import weakref
+class _Node:
+    def __init__(self) -> None:
+        self.me = self
 
-    class Node:
-        def __init__(self) -> None:
-            self.me = self
 
+def _dropped_frozen_cycle() -> "weakref.ref[_Node]":
+    """A cycle frozen while alive, then dropped: only a sweep reclaims it."""
+    node = _Node()
+    gone = weakref.ref(node)
+    gc.collect(0)
+    del node
+    return gone
+
+
+def _grow_heap(factor: float, base: int) -> list[list[int]]:
+    """Live objects until the heap holds ``factor`` times ``base`` allocated blocks."""
+    grown: list[list[int]] = []
+    while sys.getallocatedblocks() < factor * base:
+        grown.extend([i] for i in range(5_000))
+    return grown
+
+
+async def test_on_an_event_loop_the_sweep_waits_until_the_heap_stops_growing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A serving loop runs the due full pass itself (CPython's own needs a quarter of the heap promoted),
+    but not in the middle of a burst that is still growing the heap."""
     monkeypatch.setattr(gcpolicy, "SWEEP_FLOOR", 0)
+    monkeypatch.setattr(gcpolicy, "SETTLE_S", 0.03)
     gcpolicy.install()
-    swept = gcpolicy.sweeps()
+    swept, base = gcpolicy.sweeps(), sys.getallocatedblocks()
     try:
-        node = Node()
-        gone = weakref.ref(node)
+        gone = _dropped_frozen_cycle()
+        grown = _grow_heap(2.2, base)  # the sweep is due (the heap doubled), not past the allowance
         gc.collect(0)
-        del node
-        grown = [[i] for i in range(sys.getallocatedblocks())]  # 2-3 blocks each
-        gc.collect(0)
-        assert gone() is not None and gcpolicy.sweeps() == swept, "growing the heap only arms the sweep"
         await asyncio.sleep(0)
-        assert gone() is None, "the loop's next turn ran the full pass that reclaimed the dropped cycle"
-        assert gcpolicy.sweeps() == swept + 1 and gc.get_freeze_count() >= len(grown), "survivors are frozen again"
+        assert gone() is not None and gcpolicy.sweeps() == swept, "a due sweep does not run at once"
+        burst = []
+        for _ in range(6):  # a burst: the heap grows between any two checks (quiet is under 0.12% in 30 ms)
+            burst.extend(_grow_heap(1.015, sys.getallocatedblocks()))
+            await asyncio.sleep(0.01)
+        assert gone() is not None and gcpolicy.sweeps() == swept, "not while the heap grows fast"
+        for _ in range(50):
+            await asyncio.sleep(0.01)
+            if gone() is None:
+                break
+        assert gone() is None, "once the heap stopped growing the full pass reclaimed the dropped cycle"
+        assert gcpolicy.sweeps() == swept + 1 and gc.get_freeze_count() >= len(grown) + len(burst), \
+            "survivors are frozen again"
+    finally:
+        gcpolicy.uninstall()
+
+
+async def test_a_burst_that_grows_the_heap_past_the_allowance_is_swept_at_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wait is bounded by the heap: past BURST_ALLOWANCE times the mark the sweep runs on the next turn."""
+    monkeypatch.setattr(gcpolicy, "SWEEP_FLOOR", 0)
+    monkeypatch.setattr(gcpolicy, "SETTLE_S", 3600.0)
+    gcpolicy.install()
+    swept, base = gcpolicy.sweeps(), sys.getallocatedblocks()
+    try:
+        gone = _dropped_frozen_cycle()
+        grown = _grow_heap(2.2, base)
+        gc.collect(0)
+        await asyncio.sleep(0)
+        assert gone() is not None and gcpolicy.sweeps() == swept, "due, waiting for the burst to end"
+        more = _grow_heap(3.5, base)  # past 1.5 times the mark (twice the heap at install)
+        gc.collect(0)
+        assert gone() is not None, "the collector's callback only asks for the pass"
+        await asyncio.sleep(0)
+        assert gone() is None and gcpolicy.sweeps() == swept + 1, "the loop's next turn ran the full pass"
+        assert gc.get_freeze_count() >= len(grown) + len(more), "survivors are frozen again"
+    finally:
+        gcpolicy.uninstall()
+
+
+async def test_a_sweep_due_when_its_loop_ended_is_armed_again_on_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gcpolicy, "SWEEP_FLOOR", 0)
+    monkeypatch.setattr(gcpolicy, "SETTLE_S", 0.01)
+    gcpolicy.install()
+    swept, base = gcpolicy.sweeps(), sys.getallocatedblocks()
+    try:
+        grown: list[list[list[int]]] = []
+
+        def on_another_loop() -> None:
+            async def grow() -> None:
+                grown.append(_grow_heap(2.2, base))
+                gc.collect(0)  # due on this loop, which ends before its check
+
+            asyncio.run(grow())
+
+        gone = _dropped_frozen_cycle()
+        await asyncio.get_running_loop().run_in_executor(None, on_another_loop)
+        assert gone() is not None and gcpolicy.sweeps() == swept
+        gc.collect(0)  # the ended loop's sweep is armed on this one
+        for _ in range(50):
+            await asyncio.sleep(0.01)
+            if gone() is None:
+                break
+        assert gone() is None and gcpolicy.sweeps() == swept + 1
+    finally:
+        gcpolicy.uninstall()
+
+
+async def test_a_sweep_made_due_on_another_thread_runs_on_the_serving_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite's thread can run the collection that finds the heap doubled: the loop still runs the sweep."""
+    monkeypatch.setattr(gcpolicy, "SWEEP_FLOOR", 0)
+    monkeypatch.setattr(gcpolicy, "SETTLE_S", 0.01)
+    gcpolicy.install()
+    swept, base = gcpolicy.sweeps(), sys.getallocatedblocks()
+    try:
+        gone = _dropped_frozen_cycle()
+        grown: list[list[list[int]]] = []
+
+        def on_a_worker_thread() -> None:
+            grown.append(_grow_heap(2.2, base))
+            gc.collect(0)
+
+        await asyncio.get_running_loop().run_in_executor(None, on_a_worker_thread)
+        for _ in range(50):
+            await asyncio.sleep(0.01)
+            if gone() is None:
+                break
+        assert gone() is None and gcpolicy.sweeps() == swept + 1, "the loop ran the sweep the worker found due"
     finally:
         gcpolicy.uninstall()
