@@ -784,9 +784,10 @@ class RevisionLog:
                     inflight.append(self._submit(self._merge_held()))
                 if not early and len(items) <= INLINE_MAX and self._can_commit_inline():
                     self._commit_inline(batch)
-                    if len(items) > 1:
+                    if len(items) > 1 or len(getattr(asyncio.get_running_loop(), "_ready", ())) != 1:
                         await asyncio.sleep(0)  # let the writers just answered queue their next txn first
-                    # else park: a lone writer's next txn commits itself (see txn)
+                    # else park: only the writer just answered is about to run, and its next txn
+                    # commits itself (see txn)
                     continue
                 inflight.append(self._submit(batch))
                 if early:
