@@ -47,7 +47,12 @@ class AioSyncer:
         self._pending: dict[int, asyncio.Future[None]] = {}
         self._token = 0
         self._loop = loop
-        loop.add_reader(self._efd, self._reap)
+        try:
+            loop.add_reader(self._efd, self._reap)
+        except NotImplementedError:  # a loop without file-descriptor readers
+            self._syscall(ctypes.c_long(self._destroy), self._ctx)
+            os.close(self._efd)
+            raise OSError("the event loop cannot watch an eventfd") from None
 
     @classmethod
     def create(cls, probe_fd: int) -> AioSyncer | None:
@@ -108,10 +113,11 @@ class AioSyncer:
                 return
 
     def _reap_blocking(self) -> None:
-        """Wait for the probe's completion (before the syncer is in use)."""
+        """Wait for the probe's completion (before the syncer is in use), letting other threads run."""
+        wait = ctypes.CDLL(None, use_errno=True).syscall
+        wait.restype = ctypes.c_long
         while True:
-            got = self._syscall(ctypes.c_long(self._getevents), self._ctx, ctypes.c_long(1), ctypes.c_long(1),
-                                self._events, None)
+            got = wait(ctypes.c_long(self._getevents), self._ctx, ctypes.c_long(1), ctypes.c_long(1), self._events, None)
             if got == 1 or (got < 0 and ctypes.get_errno() != 4):
                 break
         try:
