@@ -51,7 +51,7 @@ SETTLE_S = 0.25
 #: A heap growing by less than this share of itself a second is not in a burst.
 QUIET_GROWTH_PER_S = 0.04
 #: How far past the mark that made it due a burst may grow the heap before the sweep runs anyway.
-BURST_ALLOWANCE = 1.5
+BURST_ALLOWANCE = 1.25
 
 _state: dict[str, Any] = {"installed": False, "threshold": None, "swept_at": 0, "sweeping": False,
                           "sweeps": 0, "due": 0, "loop": None, "settle": None}
