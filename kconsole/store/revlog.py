@@ -294,12 +294,9 @@ class RevisionLog:
         self._values_cap = value_cache_bytes
         self._pending: list[_Pending] = []
         self._inflight: deque[_Batch] = deque()  # batches on the writer's thread, oldest first
-        #: Split the queue an idle pipeline finds into two pipelined commits (one evaluates while the
-        #: other commits). Off by default: the journal's write and SQLite's per-commit pages cost
-        #: less per write in one commit of the whole queue, and writers that arrive while it commits
-        #: still form the next, pipelined one. A Raft member applies a committed entry's
-        #: transactions together and waits for all of them, so it never splits either.
-        self.split_batches = False
+        #: Split a large queue into two pipelined commits. Off for a Raft member: it applies a
+        #: committed entry's transactions together and waits for all of them, so one commit is cheaper.
+        self.split_batches = True
         #: Publish a batch (index, answers, watch events) as soon as it is evaluated, before its
         #: SQLite commit, when it needs nothing read from SQLite. Only for a Raft member: its
         #: durability is the Raft WAL, so the commit may follow; a failed commit breaks the log

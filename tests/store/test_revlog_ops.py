@@ -337,7 +337,6 @@ async def test_bad_open_arguments(tmp_path: Path, clock: VirtualClock) -> None:
 
 
 async def test_a_failed_commit_also_fails_the_batch_queued_behind_it(log: RevisionLog, db_path: Path) -> None:
-    log.split_batches = True  # the 40 txns queued at once become two pipelined group commits
     await log.put("/base", b"0")
     with sqlite3.connect(db_path) as raw:
         raw.execute("CREATE TRIGGER refuse BEFORE INSERT ON kv WHEN NEW.name = '/poison' BEGIN SELECT RAISE(ABORT, 'disk says no'); END")

@@ -287,19 +287,3 @@ async def test_a_refused_group_commit_in_the_pipeline_never_comes_back(
         assert (await log.range("/r/", "/r0", count_only=True)).count == 40
     finally:
         await log.close()
-
-
-async def test_txns_queued_at_once_on_an_idle_log_share_one_group_commit(db_path: Path, clock: VirtualClock) -> None:
-    log = await RevisionLog.open(db_path, clock=clock)
-    try:
-        await log.put("/first", b"0")
-        revisions = await asyncio.gather(*(log.put(f"/g/{i}", bytes(1024)) for i in range(40)))
-        assert revisions == list(range(2, 42))
-        records, _ = scan(journal_path(db_path))
-        assert [(record.first, record.last) for record in records] == [(1, 1), (2, 41)]
-        log.split_batches = True  # the option: an idle log's queue becomes two pipelined commits
-        await asyncio.gather(*(log.put(f"/g/{i}", b"v") for i in range(40)))
-        records, _ = scan(journal_path(db_path))
-        assert [(record.first, record.last) for record in records][2:] == [(42, 61), (62, 81)]
-    finally:
-        await log.close()
