@@ -54,6 +54,8 @@ _KEYS: dict[str, str] = {}
 #: Top-level sections that change with every write (status) are not worth remembering.
 _UNREPEATED = frozenset(("apiVersion", "kind", "metadata", "status"))
 _ATOMS = (str, int, float, bool, type(None))
+#: The same as a set: a hashed membership test, made inline in the encoder's loops (most values are atoms).
+_ATOM_TYPES = frozenset(_ATOMS)
 #: How often a compare-and-swap write re-reads and retries before giving up with 409 (GuaranteedUpdate).
 MAX_CAS_RETRIES = 8
 
@@ -112,7 +114,7 @@ class _Irregular(Exception):
     """A key that is not a string: encode the plain way."""
 
 
-def _own(value: Any) -> Any:
+def own_copy(value: Any) -> Any:
     """A copy nobody else holds (atoms are immutable; a map of atoms, labels say, copies shallowly)."""
     t = type(value)
     if t in _ATOMS:
@@ -143,7 +145,7 @@ def _walk(obj: Obj, copy: Obj | None) -> str:
             append(text)
         else:
             append(_value(value))
-            held = _own(value) if copy is not None else None
+            held = value if copy is None or type(value) in _ATOM_TYPES else own_copy(value)
         if copy is not None:
             copy[key] = held
         append(",")
@@ -180,7 +182,7 @@ def _metadata(meta: Obj, copying: bool, parts: list[str]) -> Obj:
         else:
             run[mkey] = mvalue
             if copying:
-                meta_copy[mkey] = _own(mvalue)
+                meta_copy[mkey] = mvalue if type(mvalue) in _ATOM_TYPES else own_copy(mvalue)
     if run:
         append(_value(run)[1:-1])
         append("}")
