@@ -44,7 +44,6 @@ import ctypes
 import marshal
 import mmap
 import os
-import platform
 import struct
 import zlib
 from collections.abc import Callable, Sequence
@@ -52,6 +51,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from kconsole.store import linuxaio
+from kconsole.store.linuxaio import CMD_PWRITE, IO_EVENT, IOCB
 
 #: Device block: every record starts on one, and direct I/O writes whole ones.
 BLOCK = 4096
@@ -192,15 +194,6 @@ def _zero_fill(path: Path, size: int) -> None:
         os.close(dfd)
 
 
-#: Linux native AIO system call numbers (io_setup, io_destroy, io_getevents, io_submit) per machine.
-_AIO_SYSCALLS = {"x86_64": (206, 207, 208, 209), "aarch64": (0, 1, 4, 2)}
-#: struct iocb: data, key, rw_flags, opcode, reqprio, fd, buf, nbytes, offset, reserved2, flags, resfd.
-_IOCB = struct.Struct("<QIIHhIQQqQII")
-_IOCB_CMD_PWRITE = 1
-#: struct io_event: data, obj, res, res2.
-_IO_EVENT = struct.Struct("<QQqq")
-
-
 class _Aio:
     """One in-flight direct write at a time through Linux native AIO (``io_submit``).
 
@@ -210,32 +203,22 @@ class _Aio:
     """
 
     def __init__(self) -> None:
-        numbers = _AIO_SYSCALLS.get(platform.machine())
-        if numbers is None:
-            raise OSError("no native AIO on this machine")
-        self._setup, self._destroy, self._getevents, self._submit = numbers
+        self._numbers, self._ctx = linuxaio.setup(4)
         # The submit is short and must not give the GIL away; the wait must.
-        self._quick = ctypes.PyDLL(None, use_errno=True).syscall
-        self._quick.restype = ctypes.c_long
-        self._slow = ctypes.CDLL(None, use_errno=True).syscall
-        self._slow.restype = ctypes.c_long
-        self._ctx = ctypes.c_ulong(0)
-        if self._quick(ctypes.c_long(self._setup), ctypes.c_long(4), ctypes.byref(self._ctx)) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"io_setup failed: {os.strerror(err)}")
-        self._iocb = ctypes.create_string_buffer(_IOCB.size)
+        self._quick = linuxaio.syscall(releases_gil=False)
+        self._slow = linuxaio.syscall(releases_gil=True)
+        self._iocb = ctypes.create_string_buffer(IOCB.size)
         self._iocbs = (ctypes.c_void_p * 1)(ctypes.addressof(self._iocb))
-        self._event = ctypes.create_string_buffer(_IO_EVENT.size)
+        self._event = ctypes.create_string_buffer(IO_EVENT.size)
         # The system call's constant arguments, converted once (a write pays for each conversion).
-        self._submit_args = (ctypes.c_long(self._submit), self._ctx, ctypes.c_long(1), self._iocbs)
-        self._wait_args = (ctypes.c_long(self._getevents), self._ctx, ctypes.c_long(1), ctypes.c_long(1),
+        self._submit_args = (ctypes.c_long(self._numbers.submit), self._ctx, ctypes.c_long(1), self._iocbs)
+        self._wait_args = (ctypes.c_long(self._numbers.getevents), self._ctx, ctypes.c_long(1), ctypes.c_long(1),
                            self._event, None)
 
     def submit(self, fd: int, address: int, size: int, offset: int) -> None:
-        _IOCB.pack_into(self._iocb, 0, 1, 0, 0, _IOCB_CMD_PWRITE, 0, fd, address, size, offset, 0, 0, 0)
+        IOCB.pack_into(self._iocb, 0, 1, 0, 0, CMD_PWRITE, 0, fd, address, size, offset, 0, 0, 0)
         if self._quick(*self._submit_args) != 1:
-            err = ctypes.get_errno()
-            raise OSError(err, f"io_submit failed: {os.strerror(err)}")
+            raise linuxaio.error("io_submit")
 
     def wait(self) -> int:
         """Bytes written by the submitted write (raises its error)."""
@@ -243,16 +226,15 @@ class _Aio:
             got = self._slow(*self._wait_args)
             if got == 1:
                 break
-            err = ctypes.get_errno()
-            if got < 0 and err != 4:  # EINTR: wait again
-                raise OSError(err, f"io_getevents failed: {os.strerror(err)}")
-        res = _IO_EVENT.unpack_from(self._event)[2]
+            if got < 0 and ctypes.get_errno() != linuxaio.EINTR:
+                raise linuxaio.error("io_getevents")
+        res = IO_EVENT.unpack_from(self._event)[2]
         if res < 0:
             raise OSError(-res, os.strerror(-res))
         return res
 
     def close(self) -> None:
-        self._quick(ctypes.c_long(self._destroy), self._ctx)
+        linuxaio.destroy(self._numbers, self._ctx)
 
 
 class Journal:

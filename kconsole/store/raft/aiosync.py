@@ -13,13 +13,11 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import os
-import platform
 import threading
 
-from kconsole.store.journal import _AIO_SYSCALLS, _IO_EVENT, _IOCB
+from kconsole.store import linuxaio
+from kconsole.store.linuxaio import CMD_FDSYNC, FLAG_RESFD, IO_EVENT, IOCB
 
-_IOCB_CMD_FDSYNC = 3
-_IOCB_FLAG_RESFD = 1
 _MAX_EVENTS = 8  # completions taken per io_getevents call
 _QUEUE_DEPTH = 64  # syncs that may be in flight at once
 
@@ -28,21 +26,15 @@ class AioSyncer:
     """fdatasync requests of one event loop; each resolves a future once the data is on the device."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        numbers = _AIO_SYSCALLS.get(platform.machine())
-        if numbers is None or not hasattr(os, "eventfd"):
-            raise OSError("no native AIO on this machine")
-        self._setup, self._destroy, self._getevents, self._submit = numbers
+        if not hasattr(os, "eventfd"):
+            raise OSError("no eventfd on this machine")
+        self._numbers, self._ctx = linuxaio.setup(_QUEUE_DEPTH)
         # Every call here returns at once (getevents with a zero timeout): keep the GIL.
-        self._syscall = ctypes.PyDLL(None, use_errno=True).syscall
-        self._syscall.restype = ctypes.c_long
-        self._ctx = ctypes.c_ulong(0)
-        if self._syscall(ctypes.c_long(self._setup), ctypes.c_long(_QUEUE_DEPTH), ctypes.byref(self._ctx)) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"io_setup failed: {os.strerror(err)}")
+        self._syscall = linuxaio.syscall(releases_gil=False)
         self._efd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
-        self._iocb = ctypes.create_string_buffer(_IOCB.size)  # the kernel copies it at submit
+        self._iocb = ctypes.create_string_buffer(IOCB.size)  # the kernel copies it at submit
         self._iocbs = (ctypes.c_void_p * 1)(ctypes.addressof(self._iocb))
-        self._events = ctypes.create_string_buffer(_IO_EVENT.size * _MAX_EVENTS)
+        self._events = ctypes.create_string_buffer(IO_EVENT.size * _MAX_EVENTS)
         self._no_wait = (ctypes.c_long * 2)(0, 0)
         self._pending: dict[int, asyncio.Future[None]] = {}
         self._token = 0
@@ -50,7 +42,7 @@ class AioSyncer:
         try:
             loop.add_reader(self._efd, self._reap)
         except NotImplementedError:  # a loop without file-descriptor readers
-            self._syscall(ctypes.c_long(self._destroy), self._ctx)
+            linuxaio.destroy(self._numbers, self._ctx)
             os.close(self._efd)
             raise OSError("the event loop cannot watch an eventfd") from None
 
@@ -85,10 +77,9 @@ class AioSyncer:
         return fut
 
     def _submit_sync(self, fd: int, token: int) -> None:
-        _IOCB.pack_into(self._iocb, 0, token, 0, 0, _IOCB_CMD_FDSYNC, 0, fd, 0, 0, 0, 0, _IOCB_FLAG_RESFD, self._efd)
-        if self._syscall(ctypes.c_long(self._submit), self._ctx, ctypes.c_long(1), self._iocbs) != 1:
-            err = ctypes.get_errno()
-            raise OSError(err, f"io_submit(FDSYNC) failed: {os.strerror(err)}")
+        IOCB.pack_into(self._iocb, 0, token, 0, 0, CMD_FDSYNC, 0, fd, 0, 0, 0, 0, FLAG_RESFD, self._efd)
+        if self._syscall(ctypes.c_long(self._numbers.submit), self._ctx, ctypes.c_long(1), self._iocbs) != 1:
+            raise linuxaio.error("io_submit(FDSYNC)")
 
     def _reap(self) -> None:
         try:
@@ -96,12 +87,12 @@ class AioSyncer:
         except BlockingIOError:
             pass
         while True:
-            got = self._syscall(ctypes.c_long(self._getevents), self._ctx, ctypes.c_long(0), ctypes.c_long(_MAX_EVENTS),
+            got = self._syscall(ctypes.c_long(self._numbers.getevents), self._ctx, ctypes.c_long(0), ctypes.c_long(_MAX_EVENTS),
                                 self._events, self._no_wait)
             if got <= 0:
                 return
             for i in range(got):
-                token, _, res, _ = _IO_EVENT.unpack_from(self._events, i * _IO_EVENT.size)
+                token, _, res, _ = IO_EVENT.unpack_from(self._events, i * IO_EVENT.size)
                 fut = self._pending.pop(token, None)
                 if fut is None or fut.done():
                     continue
@@ -114,11 +105,10 @@ class AioSyncer:
 
     def _reap_blocking(self) -> None:
         """Wait for the probe's completion (before the syncer is in use), letting other threads run."""
-        wait = ctypes.CDLL(None, use_errno=True).syscall
-        wait.restype = ctypes.c_long
+        wait = linuxaio.syscall(releases_gil=True)
         while True:
-            got = wait(ctypes.c_long(self._getevents), self._ctx, ctypes.c_long(1), ctypes.c_long(1), self._events, None)
-            if got == 1 or (got < 0 and ctypes.get_errno() != 4):
+            got = wait(ctypes.c_long(self._numbers.getevents), self._ctx, ctypes.c_long(1), ctypes.c_long(1), self._events, None)
+            if got == 1 or (got < 0 and ctypes.get_errno() != linuxaio.EINTR):
                 break
         try:
             os.eventfd_read(self._efd)
@@ -133,10 +123,10 @@ class AioSyncer:
         for fut in self._pending.values():
             fut.cancel()
         self._pending.clear()
-        threading.Thread(target=_destroy, args=(self._destroy, self._ctx, self._efd), name="wal-aio-close",
+        threading.Thread(target=_destroy, args=(self._numbers, self._ctx, self._efd), name="wal-aio-close",
                          daemon=True).start()
 
 
-def _destroy(number: int, ctx: ctypes.c_ulong, efd: int) -> None:
-    ctypes.CDLL(None, use_errno=True).syscall(ctypes.c_long(number), ctx)
+def _destroy(numbers: linuxaio.Numbers, ctx: ctypes.c_ulong, efd: int) -> None:
+    linuxaio.destroy(numbers, ctx)
     os.close(efd)

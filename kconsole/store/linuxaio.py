@@ -1,0 +1,68 @@
+"""Linux native AIO (``io_setup``, ``io_submit``, ``io_getevents``) through ``ctypes``.
+
+The standard library has no binding and the journal's direct writes and the Raft WAL's syncs need
+only three calls, so this module holds the kernel ABI they share (system call numbers, ``struct
+iocb``, ``struct io_event``) and opens a context. Callers keep their own submit and reap loops: each
+write or sync is on a hot path, and they differ in how they wait.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+#: System call numbers per machine: io_setup, io_destroy, io_getevents, io_submit.
+_SYSCALLS = {"x86_64": (206, 207, 208, 209), "aarch64": (0, 1, 4, 2)}
+#: struct iocb: data, key, rw_flags, opcode, reqprio, fd, buf, nbytes, offset, reserved2, flags, resfd.
+IOCB = struct.Struct("<QIIHhIQQqQII")
+#: struct io_event: data, obj, res, res2.
+IO_EVENT = struct.Struct("<QQqq")
+CMD_PWRITE = 1
+CMD_FDSYNC = 3
+#: iocb flag: signal the completion on the eventfd in ``resfd``.
+FLAG_RESFD = 1
+EINTR = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Numbers:
+    setup: int
+    destroy: int
+    getevents: int
+    submit: int
+
+
+def syscall(*, releases_gil: bool) -> Any:
+    """libc's ``syscall``. A call that may wait must release the GIL (``releases_gil``); one that
+    returns at once keeps it, which is cheaper than handing it over and taking it back."""
+    lib = ctypes.CDLL(None, use_errno=True) if releases_gil else ctypes.PyDLL(None, use_errno=True)
+    fn = lib.syscall
+    fn.restype = ctypes.c_long
+    return fn
+
+
+def error(call: str) -> OSError:
+    """The OSError for a failed system call, from ctypes' saved errno."""
+    err = ctypes.get_errno()
+    return OSError(err, f"{call} failed: {os.strerror(err)}")
+
+
+def setup(depth: int) -> tuple[Numbers, ctypes.c_ulong]:
+    """A new AIO context for ``depth`` requests in flight (OSError where the machine has none)."""
+    found = _SYSCALLS.get(platform.machine())
+    if found is None:
+        raise OSError("no native AIO on this machine")
+    numbers = Numbers(*found)
+    ctx = ctypes.c_ulong(0)
+    if syscall(releases_gil=False)(ctypes.c_long(numbers.setup), ctypes.c_long(depth), ctypes.byref(ctx)) != 0:
+        raise error("io_setup")
+    return numbers, ctx
+
+
+def destroy(numbers: Numbers, ctx: ctypes.c_ulong) -> None:
+    """Free the context; waits for requests still in flight (and an RCU grace period), so it may block."""
+    syscall(releases_gil=True)(ctypes.c_long(numbers.destroy), ctx)
