@@ -88,6 +88,14 @@ def _grow_heap(factor: float, base: int) -> list[list[int]]:
     return grown
 
 
+async def _until_reclaimed(gone: "weakref.ref[_Node]", seconds: float = 5.0) -> None:
+    """Let the loop run (the sweep waits on its timers, in real time) until the cycle is reclaimed."""
+    for _ in range(int(seconds / 0.01)):
+        if gone() is None:
+            return
+        await asyncio.sleep(0.01)
+
+
 async def test_on_an_event_loop_the_sweep_waits_until_the_heap_stops_growing(monkeypatch: pytest.MonkeyPatch) -> None:
     """A serving loop runs the due full pass itself (CPython's own needs a quarter of the heap promoted),
     but not in the middle of a burst that is still growing the heap."""
@@ -106,10 +114,7 @@ async def test_on_an_event_loop_the_sweep_waits_until_the_heap_stops_growing(mon
             burst.extend(_grow_heap(1.02, sys.getallocatedblocks()))
             await asyncio.sleep(0.01)
         assert gone() is not None and gcpolicy.sweeps() == swept, "not while the heap grows fast"
-        for _ in range(50):
-            await asyncio.sleep(0.01)
-            if gone() is None:
-                break
+        await _until_reclaimed(gone)
         assert gone() is None, "once the heap stopped growing the full pass reclaimed the dropped cycle"
         assert gcpolicy.sweeps() == swept + 1 and gc.get_freeze_count() >= len(grown) + len(burst), \
             "survivors are frozen again"
@@ -159,10 +164,7 @@ async def test_a_sweep_due_when_its_loop_ended_is_armed_again_on_the_next(monkey
         await asyncio.get_running_loop().run_in_executor(None, on_another_loop)
         assert gone() is not None and gcpolicy.sweeps() == swept
         gc.collect(0)  # the ended loop's sweep is armed on this one
-        for _ in range(50):
-            await asyncio.sleep(0.01)
-            if gone() is None:
-                break
+        await _until_reclaimed(gone)
         assert gone() is None and gcpolicy.sweeps() == swept + 1
     finally:
         gcpolicy.uninstall()
@@ -183,10 +185,7 @@ async def test_a_sweep_made_due_on_another_thread_runs_on_the_serving_loop(monke
             gc.collect(0)
 
         await asyncio.get_running_loop().run_in_executor(None, on_a_worker_thread)
-        for _ in range(50):
-            await asyncio.sleep(0.01)
-            if gone() is None:
-                break
+        await _until_reclaimed(gone)
         assert gone() is None and gcpolicy.sweeps() == swept + 1, "the loop ran the sweep the worker found due"
     finally:
         gcpolicy.uninstall()
