@@ -135,3 +135,25 @@ async def test_a_lent_spec_comes_back_untouched_whatever_admission_does(api: API
     assert body == sent
     assert created["spec"]["containers"][0]["image"] == f"img-{id(api)}-tagged"
     assert await _stored(api, "fresh-3") == _without_rv(created)
+
+
+async def test_an_answer_and_the_callers_body_share_no_metadata(api: APIServer, admin: Client) -> None:
+    body = pod("own-meta", {"app": "x"})
+    meta = body["metadata"]
+    meta["annotations"] = {"note": "a"}
+    meta["finalizers"] = ["example.com/keep"]
+    meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "u-1"}]
+    sent = json.loads(json.dumps(body))
+    created = await admin.ok("create", "pods", namespace="default", body=body)
+    answered = json.loads(json.dumps(created))
+    meta["labels"]["app"] = "changed"
+    meta["annotations"]["note"] = "changed"
+    meta["finalizers"].append("example.com/more")
+    meta["ownerReferences"][0]["name"] = "changed"
+    assert created == answered
+    created["metadata"]["labels"]["extra"] = "1"
+    created["metadata"]["ownerReferences"][0]["uid"] = "u-2"
+    meta["labels"]["app"], meta["annotations"]["note"] = "x", "a"
+    meta["finalizers"].pop()
+    meta["ownerReferences"][0]["name"] = "owner"
+    assert body == sent
