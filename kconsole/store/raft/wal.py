@@ -394,6 +394,7 @@ def _fill_zeros(path: Path, size: int, cancelled: Callable[[], bool] = lambda: F
             if cancelled():
                 return
             os.pwrite(fd, chunk[: min(len(chunk), size - offset)], offset)
+            _datasync(fd)
         os.fsync(fd)
     finally:
         os.close(fd)
