@@ -15,6 +15,7 @@ import logging
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from functools import partial
 from typing import Any, NamedTuple
 
 from kconsole.api import marshalled, strategy
@@ -113,9 +114,17 @@ class _Call:
         self.spec: ResourceSpec | None = None
         self.stage = "authentication"
         self.name = req.name
-        self.allocated: list[str] = []
-        #: Objects read live from the store for admission because the cache did not hold them yet.
-        self.live: dict[tuple[str, str | None, str], Obj] = {}
+        #: Cluster IPs handed to this request; a shared empty tuple until the first (only Services take
+        #: any), so a request allocates no list it never fills.
+        self.allocated: list[str] | tuple[()] = ()
+        #: Objects read live from the store for admission because the cache did not hold them yet
+        #: (None until the first: the cache almost always holds them).
+        self.live: dict[tuple[str, str | None, str], Obj] | None = None
+
+    def took(self, ip: str) -> None:
+        if not self.allocated:
+            self.allocated = []
+        self.allocated.append(ip)  # type: ignore[union-attr]
 
 
 class _Plugins(NamedTuple):
@@ -534,15 +543,6 @@ class APIServer:
     def admission_context(self, call: _Call, spec: ResourceSpec, operation: str, name: str | None,
                           subresource: str | None = None) -> AdmissionContext:
         req = call.req
-
-        def allocate() -> str:
-            try:
-                ip = self.ipalloc.allocate()
-            except RangeFullError as err:
-                raise StatusError.internal(str(err)) from None
-            call.allocated.append(ip)
-            return ip
-
         get_object = self.get_object
         if call.live:
             live = call.live
@@ -554,7 +554,17 @@ class APIServer:
         # Positional, in the field order of AdmissionContext: a keyword call of a dataclass's __init__
         # costs about three times as much, once per admission.
         return AdmissionContext(operation, spec.info, call.user or LOOPBACK_USER, req.namespace, name, subresource,
-                                req.dry_run, self.now(), self.rng, get_object, allocate, self.list_objects)
+                                req.dry_run, self.now(), self.rng, get_object, partial(self._allocate_ip, call),
+                                self.list_objects)
+
+    def _allocate_ip(self, call: _Call) -> str:
+        """An admission plugin's new cluster IP, released again unless the request stores its object."""
+        try:
+            ip = self.ipalloc.allocate()
+        except RangeFullError as err:
+            raise StatusError.internal(str(err)) from None
+        call.took(ip)
+        return ip
 
     def _cache_of(self, resource: str) -> tuple[Any, bool] | None:
         found = self._lookup.get(resource)
@@ -667,12 +677,12 @@ class APIServer:
                 raise StatusError.invalid(spec.kind, obj["metadata"].get("name", ""), [
                     {"reason": "FieldValueInvalid", "field": "spec.clusterIPs",
                      "message": f'Invalid value: ["{ip}"]: {err}'}]) from None
-            call.allocated.append(ip)
+            call.took(ip)
 
     def _stored(self, call: _Call, spec: ResourceSpec) -> None:
         """The write reached the store: its addresses are now the Service's."""
         if spec.resource == "services" and not call.req.dry_run:
-            call.allocated.clear()
+            call.allocated = ()
 
     def _deleted(self, spec: ResourceSpec, obj: Obj) -> None:
         if spec.resource == "services":
@@ -815,6 +825,8 @@ class APIServer:
             return
         live = await self.storage.read(namespaces, self.storage.key(namespaces, None, namespace))
         if live is not None:
+            if call.live is None:
+                call.live = {}
             call.live[("namespaces", None, namespace)] = live
 
     async def _create(self, call: _Call, spec: ResourceSpec) -> Response:
