@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import sys
 import weakref
+from collections.abc import Iterator
 
 import pytest
 
@@ -88,6 +90,18 @@ def _grow_heap(factor: float, base: int) -> list[list[int]]:
     return grown
 
 
+@contextlib.contextmanager
+def _policy(monkeypatch: pytest.MonkeyPatch, settle_s: float) -> Iterator[tuple[int, int]]:
+    """The policy installed with no sweep floor: (sweeps so far, allocated blocks at install)."""
+    monkeypatch.setattr(gcpolicy, "SWEEP_FLOOR", 0)
+    monkeypatch.setattr(gcpolicy, "SETTLE_S", settle_s)
+    gcpolicy.install()
+    try:
+        yield gcpolicy.sweeps(), sys.getallocatedblocks()
+    finally:
+        gcpolicy.uninstall()
+
+
 async def _until_reclaimed(gone: "weakref.ref[_Node]", seconds: float = 5.0) -> None:
     """Let the loop run (the sweep waits on its timers, in real time) until the cycle is reclaimed."""
     for _ in range(int(seconds / 0.01)):
@@ -99,11 +113,7 @@ async def _until_reclaimed(gone: "weakref.ref[_Node]", seconds: float = 5.0) -> 
 async def test_on_an_event_loop_the_sweep_waits_until_the_heap_stops_growing(monkeypatch: pytest.MonkeyPatch) -> None:
     """A serving loop runs the due full pass itself (CPython's own needs a quarter of the heap promoted),
     but not in the middle of a burst that is still growing the heap."""
-    monkeypatch.setattr(gcpolicy, "SWEEP_FLOOR", 0)
-    monkeypatch.setattr(gcpolicy, "SETTLE_S", 0.03)
-    gcpolicy.install()
-    swept, base = gcpolicy.sweeps(), sys.getallocatedblocks()
-    try:
+    with _policy(monkeypatch, 0.03) as (swept, base):
         gone = _dropped_frozen_cycle()
         grown = _grow_heap(2.1, base)  # the sweep is due (the heap doubled), not past the allowance
         gc.collect(0)
@@ -118,18 +128,12 @@ async def test_on_an_event_loop_the_sweep_waits_until_the_heap_stops_growing(mon
         assert gone() is None, "once the heap stopped growing the full pass reclaimed the dropped cycle"
         assert gcpolicy.sweeps() == swept + 1 and gc.get_freeze_count() >= len(grown) + len(burst), \
             "survivors are frozen again"
-    finally:
-        gcpolicy.uninstall()
 
 
 async def test_a_burst_that_grows_the_heap_past_the_allowance_is_swept_at_once(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The wait is bounded by the heap: past BURST_ALLOWANCE times the mark the sweep runs on the next turn."""
-    monkeypatch.setattr(gcpolicy, "SWEEP_FLOOR", 0)
-    monkeypatch.setattr(gcpolicy, "SETTLE_S", 3600.0)
-    gcpolicy.install()
-    swept, base = gcpolicy.sweeps(), sys.getallocatedblocks()
-    try:
+    with _policy(monkeypatch, 3600.0) as (swept, base):
         gone = _dropped_frozen_cycle()
         grown = _grow_heap(2.1, base)
         gc.collect(0)
@@ -141,16 +145,10 @@ async def test_a_burst_that_grows_the_heap_past_the_allowance_is_swept_at_once(
         await asyncio.sleep(0)
         assert gone() is None and gcpolicy.sweeps() == swept + 1, "the loop's next turn ran the full pass"
         assert gc.get_freeze_count() >= len(grown) + len(more), "survivors are frozen again"
-    finally:
-        gcpolicy.uninstall()
 
 
 async def test_a_sweep_due_when_its_loop_ended_is_armed_again_on_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(gcpolicy, "SWEEP_FLOOR", 0)
-    monkeypatch.setattr(gcpolicy, "SETTLE_S", 0.01)
-    gcpolicy.install()
-    swept, base = gcpolicy.sweeps(), sys.getallocatedblocks()
-    try:
+    with _policy(monkeypatch, 0.01) as (swept, base):
         grown: list[list[list[int]]] = []
 
         def on_another_loop() -> None:
@@ -166,17 +164,11 @@ async def test_a_sweep_due_when_its_loop_ended_is_armed_again_on_the_next(monkey
         gc.collect(0)  # the ended loop's sweep is armed on this one
         await _until_reclaimed(gone)
         assert gone() is None and gcpolicy.sweeps() == swept + 1
-    finally:
-        gcpolicy.uninstall()
 
 
 async def test_a_sweep_made_due_on_another_thread_runs_on_the_serving_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     """SQLite's thread can run the collection that finds the heap doubled: the loop still runs the sweep."""
-    monkeypatch.setattr(gcpolicy, "SWEEP_FLOOR", 0)
-    monkeypatch.setattr(gcpolicy, "SETTLE_S", 0.01)
-    gcpolicy.install()
-    swept, base = gcpolicy.sweeps(), sys.getallocatedblocks()
-    try:
+    with _policy(monkeypatch, 0.01) as (swept, base):
         gone = _dropped_frozen_cycle()
         grown: list[list[list[int]]] = []
 
@@ -187,5 +179,3 @@ async def test_a_sweep_made_due_on_another_thread_runs_on_the_serving_loop(monke
         await asyncio.get_running_loop().run_in_executor(None, on_a_worker_thread)
         await _until_reclaimed(gone)
         assert gone() is None and gcpolicy.sweeps() == swept + 1, "the loop ran the sweep the worker found due"
-    finally:
-        gcpolicy.uninstall()
