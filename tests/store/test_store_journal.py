@@ -52,16 +52,13 @@ def _power_loss(db: Path, durable: Path, journal_copy: Path | None = None) -> No
 
 
 async def test_an_acknowledged_write_is_in_the_journal_file(db_path: Path, clock: VirtualClock, journal_mode: str) -> None:
-    log = await RevisionLog.open(db_path, clock=clock)
-    try:
+    async with await RevisionLog.open(db_path, clock=clock) as log:
         assert log._journal is not None and log._journal.overlaps == (journal_mode == "overlapped")  # noqa: SLF001
         await log.put("/a", b"one")
         revision = (await log.update("/a", b"two", mod_revision=1)).revision
         records, _ = scan(journal_path(db_path))
         rows = [row for record in records for row in record.rows]
         assert [(row[1], row[2], row[8]) for row in rows] == [(1, "/a", b"one"), (revision, "/a", b"two")]
-    finally:
-        await log.close()
 
 
 async def test_reopen_replays_journaled_writes_that_sqlite_lost(tmp_path: Path, db_path: Path, clock: VirtualClock) -> None:
@@ -76,16 +73,13 @@ async def test_reopen_replays_journaled_writes_that_sqlite_lost(tmp_path: Path, 
     with sqlite3.connect(db_path) as raw:
         assert raw.execute("SELECT MAX(revision) FROM kv").fetchone()[0] == 1  # SQLite alone lost them
 
-    log = await RevisionLog.open(db_path, clock=clock)
-    try:
+    async with await RevisionLog.open(db_path, clock=clock) as log:
         assert log.revision == 23
         assert await log.get("/a") is None
         assert await log.get("/b") == KeyValue("/b", b"2", 2, 2, 1)
         assert (await log.range("/c/", "/c0", count_only=True)).count == 20
         assert (await log.get("/a", revision=2)).value == b"1"  # type: ignore[union-attr]
         assert await log.put("/d", b"4") == 24
-    finally:
-        await log.close()
 
 
 async def test_a_torn_record_ends_the_replay(tmp_path: Path, db_path: Path, clock: VirtualClock) -> None:
@@ -100,18 +94,12 @@ async def test_a_torn_record_ends_the_replay(tmp_path: Path, db_path: Path, cloc
         f.seek(2 * BLOCK + 40)
         f.write(b"\xff" * 100)
 
-    log = await RevisionLog.open(db_path, clock=clock)
-    try:
+    async with await RevisionLog.open(db_path, clock=clock) as log:
         assert log.revision == 2
         assert await log.get("/b") is not None and await log.get("/c") is None and await log.get("/d") is None
         assert await log.put("/e", b"v") == 3
-    finally:
-        await log.close()
-    log = await RevisionLog.open(db_path, clock=clock)  # the stale record of /d never comes back
-    try:
+    async with await RevisionLog.open(db_path, clock=clock) as log:  # the stale record of /d never comes back
         assert log.revision == 3 and await log.get("/d") is None and (await log.get("/e")).mod_revision == 3  # type: ignore[union-attr]
-    finally:
-        await log.close()
 
 
 async def test_the_journal_wraps_around_and_still_replays(tmp_path: Path, db_path: Path, clock: VirtualClock) -> None:
@@ -128,12 +116,9 @@ async def test_the_journal_wraps_around_and_still_replays(tmp_path: Path, db_pat
     await log.close()
     _power_loss(db_path, tmp_path / "durable")
 
-    log = await RevisionLog.open(db_path, clock=clock, journal_bytes=4 * 2 * BLOCK)
-    try:
+    async with await RevisionLog.open(db_path, clock=clock, journal_bytes=4 * 2 * BLOCK) as log:
         assert log.revision == 32
         assert [(await log.get(f"/w/{i}")).value for i in range(3)] == [b"30", b"31", b"29"]  # type: ignore[union-attr]
-    finally:
-        await log.close()
 
 
 @pytest.mark.parametrize("later_write", [False, True])
@@ -153,15 +138,12 @@ async def test_a_batch_sqlite_refused_never_comes_back(
     with sqlite3.connect(db_path) as raw:
         raw.execute("DROP TRIGGER refuse")  # recovery would insert the poison row if it replayed it
 
-    log = await RevisionLog.open(db_path, clock=clock)
-    try:
+    async with await RevisionLog.open(db_path, clock=clock) as log:
         assert await log.get("/poison") is None
         if later_write:
             assert log.revision == 2 and (await log.get("/after")).value == b"y"  # type: ignore[union-attr]
         else:
             assert log.revision == 1
-    finally:
-        await log.close()
 
 
 async def test_a_journal_beside_a_new_database_is_not_its_history(db_path: Path, clock: VirtualClock) -> None:
@@ -172,11 +154,8 @@ async def test_a_journal_beside_a_new_database_is_not_its_history(db_path: Path,
     for suffix in (*SUFFIXES, "-shm"):
         Path(f"{db_path}{suffix}").unlink(missing_ok=True)  # the user starts over; the journal stays
 
-    log = await RevisionLog.open(db_path, clock=clock)
-    try:
+    async with await RevisionLog.open(db_path, clock=clock) as log:
         assert log.revision == 0 and await log.get("/old/0") is None
-    finally:
-        await log.close()
 
 
 async def test_normal_mode_replays_a_journal_then_drops_it(tmp_path: Path, db_path: Path, clock: VirtualClock) -> None:
@@ -187,12 +166,9 @@ async def test_normal_mode_replays_a_journal_then_drops_it(tmp_path: Path, db_pa
     await log.close()
     _power_loss(db_path, tmp_path / "durable")
 
-    log = await RevisionLog.open(db_path, clock=clock, synchronous="NORMAL")
-    try:
+    async with await RevisionLog.open(db_path, clock=clock, synchronous="NORMAL") as log:
         assert log.revision == 2 and (await log.get("/b")).value == b"2"  # type: ignore[union-attr]
         assert not journal_path(db_path).exists()
-    finally:
-        await log.close()
 
 
 async def test_bad_journal_size_is_refused(db_path: Path, clock: VirtualClock) -> None:
@@ -216,11 +192,8 @@ async def test_a_journal_write_that_fails_stops_the_log(
     with pytest.raises(BackendError):  # SQLite has /b, the device may not: nothing more is trusted
         await log.get("/a")
     await log.close()
-    log = await RevisionLog.open(db_path, clock=clock)  # a restart reads the file again
-    try:
+    async with await RevisionLog.open(db_path, clock=clock) as log:  # a restart reads the file again
         assert log.revision == 2 and (await log.get("/b")).value == b"2"  # type: ignore[union-attr]
-    finally:
-        await log.close()
 
 
 async def test_a_snapshot_put_in_place_of_the_file_ignores_the_old_journal(
@@ -235,11 +208,8 @@ async def test_a_snapshot_put_in_place_of_the_file_ignores_the_old_journal(
         Path(f"{db_path}{suffix}").unlink(missing_ok=True)
     shutil.copyfile(snapshot, db_path)  # restored in place; the journal stays
 
-    log = await RevisionLog.open(db_path, clock=clock)
-    try:
+    async with await RevisionLog.open(db_path, clock=clock) as log:
         assert log.revision == 1 and await log.get("/b") is None
-    finally:
-        await log.close()
 
 
 async def test_a_group_commit_bigger_than_a_journal_region_is_made_durable_by_sqlite(
@@ -252,13 +222,10 @@ async def test_a_group_commit_bigger_than_a_journal_region_is_made_durable_by_sq
     await log.close()
     _power_loss(db_path, tmp_path / "durable")
 
-    log = await RevisionLog.open(db_path, clock=clock, journal_bytes=4 * BLOCK)
-    try:
+    async with await RevisionLog.open(db_path, clock=clock, journal_bytes=4 * BLOCK) as log:
         assert log.revision == 3
         assert (await log.get("/big")).value == b"b" * (3 * BLOCK)  # type: ignore[union-attr]
         assert (await log.get("/after")).mod_revision == 3  # type: ignore[union-attr]
-    finally:
-        await log.close()
 
 
 async def test_a_refused_group_commit_in_the_pipeline_never_comes_back(
@@ -279,11 +246,8 @@ async def test_a_refused_group_commit_in_the_pipeline_never_comes_back(
     with sqlite3.connect(db_path) as raw:
         raw.execute("DROP TRIGGER refuse")
 
-    log = await RevisionLog.open(db_path, clock=clock)
-    try:
+    async with await RevisionLog.open(db_path, clock=clock) as log:
         assert log.revision == 41
         assert await log.get("/poison") is None
         assert (await log.range("/q/", "/q0", count_only=True)).count == 0
         assert (await log.range("/r/", "/r0", count_only=True)).count == 40
-    finally:
-        await log.close()
