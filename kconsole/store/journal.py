@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from kconsole.store import linuxaio
+from kconsole.store.fileio import fill_zeros, sync_dir
 from kconsole.store.linuxaio import CMD_PWRITE, IO_EVENT, IOCB
 
 #: Device block: every record starts on one, and direct I/O writes whole ones.
@@ -178,20 +179,9 @@ def _open_for_writes(path: Path) -> tuple[int, bool]:
 def _zero_fill(path: Path, size: int) -> None:
     """A fully written file: later overwrites change no extent and no size, only data blocks."""
     tmp = path.with_name(path.name + ".new")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        chunk = bytes(min(size, 1 << 20))
-        for offset in range(0, size, len(chunk)):
-            os.pwrite(fd, chunk[: min(len(chunk), size - offset)], offset)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fill_zeros(tmp, size)
     os.replace(tmp, path)
-    dfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+    sync_dir(path.parent)
 
 
 class _Aio:

@@ -22,10 +22,10 @@ import os
 import struct
 import threading
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kconsole.store.fileio import datasync, fill_zeros, sync_dir
 from kconsole.store.raft.core import HardState
 from kconsole.store.raft.log import Entry
 
@@ -210,7 +210,7 @@ class FileStorage:
                 return
             fd = os.dup(self._fd)  # a segment rotated by another write after this one cannot close it
         try:
-            _datasync(fd)
+            datasync(fd)
         finally:
             os.close(fd)
 
@@ -298,13 +298,13 @@ class FileStorage:
                 return
             fd = os.dup(self._fd)
         try:
-            _datasync(fd)
+            datasync(fd)
         finally:
             os.close(fd)
 
     def _rotate(self) -> None:
         if self.fsync:
-            _datasync(self._fd)  # the old segment's tail (applied records) must not be torn behind a newer one
+            datasync(self._fd)  # the old segment's tail (applied records) must not be torn behind a newer one
         os.close(self._fd)
         self._start_segment(self._segments[-1][0] + 1)
 
@@ -319,7 +319,7 @@ class FileStorage:
             self._next = None
             if ready is None or not ready.finish(path, size):
                 _preallocate(path, size)
-            _sync_dir(self.dir)
+            sync_dir(self.dir)
             self._fd = os.open(path, os.O_WRONLY)
             self._limit = size
         else:
@@ -340,7 +340,7 @@ class FileStorage:
         self._size += len(head)
         self._head = self._size
         if self.fsync:
-            _datasync(self._fd)
+            datasync(self._fd)
 
     def _path(self, seq: int) -> Path:
         return self.dir / f"{seq:016x}.wal"
@@ -348,7 +348,6 @@ class FileStorage:
 
 #: The first preallocated segment of a new WAL; each next one is twice its predecessor's size.
 FIRST_SEGMENT_BYTES = 1024 * 1024
-_FILL_CHUNK = 1024 * 1024
 
 
 class _Preallocation:
@@ -365,7 +364,7 @@ class _Preallocation:
 
     def _fill(self) -> None:
         try:
-            _fill_zeros(self.tmp, self.size, lambda: self._cancelled)
+            fill_zeros(self.tmp, self.size, lambda: self._cancelled)
         except OSError as err:
             self._error = err
         if self._cancelled:
@@ -386,32 +385,10 @@ class _Preallocation:
         self.tmp.unlink(missing_ok=True)
 
 
-def _fill_zeros(path: Path, size: int, cancelled: Callable[[], bool] = lambda: False) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        chunk = bytes(min(size, _FILL_CHUNK))
-        for offset in range(0, size, len(chunk)):
-            if cancelled():
-                return
-            os.pwrite(fd, chunk[: min(len(chunk), size - offset)], offset)
-            _datasync(fd)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _preallocate(path: Path, size: int) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    _fill_zeros(tmp, size)
+    fill_zeros(tmp, size)
     os.replace(tmp, path)
-
-
-def _sync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _zero(path: Path, start: int, end: int, sync: bool) -> None:
@@ -419,7 +396,7 @@ def _zero(path: Path, start: int, end: int, sync: bool) -> None:
     try:
         os.pwrite(fd, bytes(end - start), start)
         if sync:
-            _datasync(fd)
+            datasync(fd)
     finally:
         os.close(fd)
 
@@ -437,14 +414,6 @@ def _scan(data: bytes, state: WalState) -> tuple[int, int]:
         top = max(top, _replay(state, marshal.loads(body)))
         pos += _HEADER.size + length
     return pos, top
-
-
-def _datasync(fd: int) -> None:
-    """etcd's WAL fdatasyncs on Linux: the data and the file size reach the device, not the mtime."""
-    if hasattr(os, "fdatasync"):
-        os.fdatasync(fd)
-    else:
-        os.fsync(fd)
 
 
 def _record(payload: tuple[object, ...]) -> bytes:
