@@ -260,7 +260,8 @@ class ChainBroken(Exception):
 
 #: Rows per multi-row INSERT statement (9 parameters each, under SQLite's 32,766 limit).
 INSERT_CHUNK = 3000
-INSERT_ONE = INSERT_HEAD + "(?,?,?,?,?,?,?,?,?)"
+_ROW_PARAMS = "(?,?,?,?,?,?,?,?,?)"
+INSERT_ONE = INSERT_HEAD + _ROW_PARAMS
 _insert_sql: dict[int, str] = {}
 
 
@@ -273,7 +274,7 @@ def insert_rows(db: sqlite3.Connection, rows: Sequence[Row]) -> None:
         chunk = rows[start : start + INSERT_CHUNK]
         sql = _insert_sql.get(len(chunk))
         if sql is None:
-            sql = INSERT_HEAD + ",".join(["(?,?,?,?,?,?,?,?,?)"] * len(chunk))
+            sql = INSERT_HEAD + ",".join([_ROW_PARAMS] * len(chunk))
             if len(_insert_sql) < 256:
                 _insert_sql[len(chunk)] = sql
         db.execute(sql, [field for row in chunk for field in row])

@@ -32,11 +32,20 @@ def fill_zeros(path: Path, size: int, cancelled: Callable[[], bool] = lambda: Fa
             if cancelled():
                 return False
             os.pwrite(fd, chunk[: min(len(chunk), size - offset)], offset)
-            datasync(fd)
+            if offset + len(chunk) < size:
+                datasync(fd)
         os.fsync(fd)
         return True
     finally:
         os.close(fd)
+
+
+def zero_file(path: Path, size: int, tmp_suffix: str) -> None:
+    """Put ``size`` bytes of written, synced zeros at ``path`` (filled under a temporary name, then
+    renamed, so a crash never leaves a short file there); the caller syncs the directory."""
+    tmp = path.with_name(path.name + tmp_suffix)
+    fill_zeros(tmp, size)
+    os.replace(tmp, path)
 
 
 def sync_dir(directory: Path) -> None:

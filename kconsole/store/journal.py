@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from kconsole.store import linuxaio
-from kconsole.store.fileio import fill_zeros, sync_dir
+from kconsole.store.fileio import sync_dir, zero_file
 from kconsole.store.linuxaio import CMD_PWRITE, IO_EVENT, IOCB
 
 #: Device block: every record starts on one, and direct I/O writes whole ones.
@@ -178,9 +178,7 @@ def _open_for_writes(path: Path) -> tuple[int, bool]:
 
 def _zero_fill(path: Path, size: int) -> None:
     """A fully written file: later overwrites change no extent and no size, only data blocks."""
-    tmp = path.with_name(path.name + ".new")
-    fill_zeros(tmp, size)
-    os.replace(tmp, path)
+    zero_file(path, size, ".new")
     sync_dir(path.parent)
 
 

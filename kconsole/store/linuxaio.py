@@ -36,13 +36,20 @@ class Numbers:
     submit: int
 
 
-def syscall(*, releases_gil: bool) -> Any:
-    """libc's ``syscall``. A call that may wait must release the GIL (``releases_gil``); one that
-    returns at once keeps it, which is cheaper than handing it over and taking it back."""
-    lib = ctypes.CDLL(None, use_errno=True) if releases_gil else ctypes.PyDLL(None, use_errno=True)
+def _libc_syscall(lib: ctypes.CDLL) -> Any:
     fn = lib.syscall
     fn.restype = ctypes.c_long
     return fn
+
+
+_WAITING = _libc_syscall(ctypes.CDLL(None, use_errno=True))
+_QUICK = _libc_syscall(ctypes.PyDLL(None, use_errno=True))
+
+
+def syscall(*, releases_gil: bool) -> Any:
+    """libc's ``syscall``. A call that may wait must release the GIL (``releases_gil``); one that
+    returns at once keeps it, which is cheaper than handing it over and taking it back."""
+    return _WAITING if releases_gil else _QUICK
 
 
 def error(call: str) -> OSError:

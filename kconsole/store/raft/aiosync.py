@@ -36,6 +36,10 @@ class AioSyncer:
         self._iocbs = (ctypes.c_void_p * 1)(ctypes.addressof(self._iocb))
         self._events = ctypes.create_string_buffer(IO_EVENT.size * _MAX_EVENTS)
         self._no_wait = (ctypes.c_long * 2)(0, 0)
+        # The system calls' constant arguments, converted once (each WAL sync pays for every conversion).
+        self._submit_args = (ctypes.c_long(self._numbers.submit), self._ctx, ctypes.c_long(1), self._iocbs)
+        self._reap_args = (ctypes.c_long(self._numbers.getevents), self._ctx, ctypes.c_long(0),
+                           ctypes.c_long(_MAX_EVENTS), self._events, self._no_wait)
         self._pending: dict[int, asyncio.Future[None]] = {}
         self._token = 0
         self._loop = loop
@@ -78,7 +82,7 @@ class AioSyncer:
 
     def _submit_sync(self, fd: int, token: int) -> None:
         IOCB.pack_into(self._iocb, 0, token, 0, 0, CMD_FDSYNC, 0, fd, 0, 0, 0, 0, FLAG_RESFD, self._efd)
-        if self._syscall(ctypes.c_long(self._numbers.submit), self._ctx, ctypes.c_long(1), self._iocbs) != 1:
+        if self._syscall(*self._submit_args) != 1:
             raise linuxaio.error("io_submit(FDSYNC)")
 
     def _reap(self) -> None:
@@ -87,8 +91,7 @@ class AioSyncer:
         except BlockingIOError:
             pass
         while True:
-            got = self._syscall(ctypes.c_long(self._numbers.getevents), self._ctx, ctypes.c_long(0), ctypes.c_long(_MAX_EVENTS),
-                                self._events, self._no_wait)
+            got = self._syscall(*self._reap_args)
             if got <= 0:
                 return
             for i in range(got):
