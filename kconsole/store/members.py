@@ -44,7 +44,7 @@ from kconsole.store.raft.aiosync import AioSyncer
 from kconsole.store.raft.codec import Command
 from kconsole.store.raft.core import MSG_SNAP, Message, ProposalDropped, RaftNode, Role, Snapshot
 from kconsole.store.raft.log import Entry, RaftLog
-from kconsole.store.raft.wal import WalState
+from kconsole.store.raft.wal import ROTATES, WalState
 
 #: What ``etcdctl endpoint status`` shows as VERSION.
 VERSION = "3.5.17-kconsole"
@@ -730,13 +730,13 @@ class Member:
                 if entries or any(w.hard_state is not None and (w.hard_state.term, w.hard_state.vote) != vote
                                   for w in self._writing):
                     syncer = self._syncer
-                    if syncer is not None:
-                        # Written from the loop, synced by the kernel: no thread waits for the GIL.
-                        fd = storage.save_for_sync(hard_state, entries)  # type: ignore[attr-defined]
-                        if fd >= 0:
-                            with io_tracker(self.clock):
-                                await syncer.fdatasync(fd)
-                    else:
+                    # Written from the loop, synced by the kernel: no thread waits for the GIL. A
+                    # write that starts a new segment does blocking file work: it goes to the thread.
+                    fd = ROTATES if syncer is None else storage.save_for_sync(hard_state, entries)  # type: ignore[attr-defined]
+                    if fd >= 0 and syncer is not None:
+                        with io_tracker(self.clock):
+                            await syncer.fdatasync(fd)
+                    elif fd == ROTATES:
                         with io_tracker(self.clock):
                             await device.run(storage.save_durably, hard_state, entries)
                 elif hard_state is not None:

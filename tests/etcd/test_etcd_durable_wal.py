@@ -13,7 +13,7 @@ from kconsole.store.facade import EtcdCluster
 from kconsole.store.kv import Put, StoreError, prefix_end
 from kconsole.store.raft.core import HardState
 from kconsole.store.raft.log import Entry
-from kconsole.store.raft.wal import FileStorage
+from kconsole.store.raft.wal import ROTATES, FileStorage
 
 
 async def test_thread_writes_and_loop_records_interleave_across_segments(tmp_path: Path) -> None:
@@ -240,3 +240,27 @@ def test_damage_before_the_last_segment_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(WalCorrupt, match="before the last segment"):
         FileStorage(tmp_path / "wal", fsync=True, segment_bytes=16 * 1024).load()
+
+
+def test_a_write_that_would_start_a_segment_is_left_to_the_thread(tmp_path: Path) -> None:
+    """save_for_sync runs on the event loop: a rotation (old segment synced, new one filled and
+    synced, directory synced) is blocking file work, so it writes nothing and says ROTATES."""
+    storage = FileStorage(tmp_path / "wal", fsync=True, segment_bytes=64 * 1024)
+    storage.load()
+    index, rotated = 1, False
+    for _ in range(100):  # ~48 writes fill the 64 KiB segment
+        segments = len(list((tmp_path / "wal").glob("*.wal")))
+        fd = storage.save_for_sync(HardState(1, 1, index), _entries(index, 4))
+        if fd == ROTATES:
+            assert len(list((tmp_path / "wal").glob("*.wal"))) == segments, "nothing was written"
+            storage.save_durably(HardState(1, 1, index), _entries(index, 4))  # what the member does then
+            rotated = True
+        assert fd >= 0 or fd == ROTATES
+        index += 4
+        if rotated:
+            break
+    storage.close()
+    assert rotated, "a write that starts a segment is refused on the loop"
+    state = FileStorage(tmp_path / "wal", fsync=True, segment_bytes=64 * 1024).load()
+    assert [e.index for e in state.entries] == list(range(1, index))
+    assert len(list((tmp_path / "wal").glob("*.wal"))) == 2

@@ -25,13 +25,15 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kconsole.store.fileio import datasync, fill_zeros, sync_dir
+from kconsole.store.fileio import datasync, fill_zeros, sync_dir, zero_file
 from kconsole.store.raft.core import HardState
 from kconsole.store.raft.log import Entry
 
 _HEADER = struct.Struct("<II")
 #: Segment size after which a new segment file is started.
 SEGMENT_BYTES = 64 * 1024 * 1024
+#: :meth:`FileStorage.save_for_sync`'s answer when the write is left to a thread (it would rotate).
+ROTATES = -2
 
 
 class WalCorrupt(Exception):
@@ -216,24 +218,29 @@ class FileStorage:
 
     def save_for_sync(self, hard_state: HardState | None, entries: list[Entry]) -> int:
         """:meth:`save`, then the descriptor whose fdatasync makes it durable, for a caller that syncs
-        without a thread (-1: closed, nothing written). Only valid until the next write: a rotation
-        closes it."""
+        without a thread. -1: closed, nothing written. ``ROTATES``: nothing written, because the
+        write would start a new segment (a sync of the old one, perhaps a zero-fill, a directory
+        sync: blocking work for :meth:`save_durably` on a thread). Only valid until the next write:
+        a rotation closes it."""
         with self._lock:
             if self._fd < 0:
                 return -1
-            self._save(hard_state, entries)
+            data = _encode(hard_state, entries)
+            if self._rotates(len(data)):
+                return ROTATES
+            self._save_encoded(data, hard_state, entries)
             return self._fd
 
     def _save(self, hard_state: HardState | None, entries: list[Entry]) -> None:
-        parts: list[bytes] = []
+        self._save_encoded(_encode(hard_state, entries), hard_state, entries)
+
+    def _save_encoded(self, data: bytes, hard_state: HardState | None, entries: list[Entry]) -> None:
         if entries:
-            parts.append(_record(("e", [(e.index, e.term, e.data) for e in entries])))
             _splice(self._state, entries)
         if hard_state is not None:
             self._state.hard_state = hard_state
-            parts.append(_record(("h", hard_state.term, hard_state.vote, hard_state.commit)))
-        if parts:
-            self._write(b"".join(parts))
+        if data:
+            self._write(data)
         if entries:
             seq, top = self._segments[-1]
             self._segments[-1] = (seq, max(top, entries[-1].index))
@@ -281,8 +288,12 @@ class FileStorage:
                 self._next.cancel()
                 self._next = None
 
+    def _rotates(self, size: int) -> bool:
+        """A record of ``size`` bytes starts a new segment."""
+        return self._size + size > self._limit and self._size > self._head
+
     def _write(self, data: bytes) -> None:
-        if self._size + len(data) > self._limit and self._size > self._head:
+        if self._rotates(len(data)):
             self._rotate()
         os.pwrite(self._fd, data, self._size)
         self._size += len(data)
@@ -318,7 +329,7 @@ class FileStorage:
             ready = self._next
             self._next = None
             if ready is None or not ready.finish(path, size):
-                _preallocate(path, size)
+                zero_file(path, size, ".tmp")
             sync_dir(self.dir)
             self._fd = os.open(path, os.O_WRONLY)
             self._limit = size
@@ -385,12 +396,6 @@ class _Preallocation:
         self.tmp.unlink(missing_ok=True)
 
 
-def _preallocate(path: Path, size: int) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    fill_zeros(tmp, size)
-    os.replace(tmp, path)
-
-
 def _zero(path: Path, start: int, end: int, sync: bool) -> None:
     fd = os.open(path, os.O_WRONLY)
     try:
@@ -414,6 +419,16 @@ def _scan(data: bytes, state: WalState) -> tuple[int, int]:
         top = max(top, _replay(state, marshal.loads(body)))
         pos += _HEADER.size + length
     return pos, top
+
+
+def _encode(hard_state: HardState | None, entries: list[Entry]) -> bytes:
+    """The records of one save: its entries, then its hard state (b"" for neither)."""
+    parts: list[bytes] = []
+    if entries:
+        parts.append(_record(("e", [(e.index, e.term, e.data) for e in entries])))
+    if hard_state is not None:
+        parts.append(_record(("h", hard_state.term, hard_state.vote, hard_state.commit)))
+    return b"".join(parts)
 
 
 def _record(payload: tuple[object, ...]) -> bytes:
