@@ -254,6 +254,13 @@ class _Batch:
         self.published = False
 
 
+
+def _ready_callbacks(loop: asyncio.AbstractEventLoop) -> int:
+    """Callbacks ready to run on the loop's next turn, from asyncio's private ready queue; a loop
+    without one (not asyncio's own) counts as busy, so the lone-writer paths stay off."""
+    ready = getattr(loop, "_ready", None)
+    return len(ready) if ready is not None else -1
+
 class RevisionLog:
     """A single etcd member's keyspace; implements :class:`kconsole.store.kv.KV`."""
 
@@ -642,7 +649,7 @@ class RevisionLog:
         self._pending_cost += cost
         # Alone: nothing else is ready to run this turn (no other writer about to queue a txn that
         # could share the commit) and the log is idle; asyncio's ready queue says so.
-        if not self._pending and self._parked and self._idle() and not getattr(loop, "_ready", True) \
+        if self._parked and self._can_commit_inline() and _ready_callbacks(loop) == 0 \
                 and not any(c.target == "value" for c in compares):
             await self._commit_alone(item)
             return future.result()
@@ -669,7 +676,7 @@ class RevisionLog:
                 try:
                     await asyncio.sleep(0)
                 finally:  # cancelled or not, the commit happened: publish it
-                    self._batch_committed(batch, result, self._journal.finish if self._journal is not None else None)
+                    self._batch_committed(batch, result, self._finish_journal_write())
         finally:
             self._lone = False
             if self._pending or self._closed:
@@ -784,7 +791,7 @@ class RevisionLog:
                     inflight.append(self._submit(self._merge_held()))
                 if not early and len(items) <= INLINE_MAX and self._can_commit_inline():
                     self._commit_inline(batch)
-                    if len(items) > 1 or len(getattr(asyncio.get_running_loop(), "_ready", ())) != 1:
+                    if len(items) > 1 or _ready_callbacks(asyncio.get_running_loop()) != 1:
                         await asyncio.sleep(0)  # let the writers just answered queue their next txn first
                     # else park: only the writer just answered is about to run, and its next txn
                     # commits itself (see txn)
@@ -1010,6 +1017,10 @@ class RevisionLog:
         batch.io.__exit__(None, None, None)
         self._batch_committed(batch, result)
 
+    def _finish_journal_write(self) -> Callable[[], None] | None:
+        """What makes an inline commit's journal record durable (nothing to wait for without one)."""
+        return self._journal.finish if self._journal is not None else None
+
     def _can_commit_inline(self) -> bool:
         """Nothing queued, in flight or held, the writer's thread idle: a commit may run right here."""
         return not self._pending and self._idle()
@@ -1027,7 +1038,7 @@ class RevisionLog:
         """
         result = self._apply_inline(batch)
         if result is not None:
-            self._batch_committed(batch, result, self._journal.finish if self._journal is not None else None)
+            self._batch_committed(batch, result, self._finish_journal_write())
 
     def _apply_inline(self, batch: _Batch) -> backend.BatchResult | None:
         """SQLite's commit of ``batch`` on the loop, its journal write left in flight; None (its
