@@ -657,11 +657,11 @@ def _remembered_entries(manager: str, operation: str, api_version: str, now: str
     key = (manager, operation, api_version, now, tree)
     known = _ENTRIES.get(key)
     if known is None:
-        loaded = marshal.loads(tree)
-        data = marshal.dumps([_create_entry(manager, operation, api_version, now, loaded)] if loaded else [])
+        loaded = marshal.loads(tree)  # a fresh tree: the entries own it
+        fresh = [_create_entry(manager, operation, api_version, now, loaded)] if loaded else []
         if len(_ENTRIES) >= _ENTRIES_SIZE:
             _ENTRIES.clear()
-        known = _ENTRIES[key] = (data, marshal.loads(data))
+        known = _ENTRIES[key] = (marshal.dumps(fresh), fresh)
     data, entries = known
     if entries:
         marshalled.remember(entries, data)

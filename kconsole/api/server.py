@@ -807,16 +807,11 @@ class APIServer:
         cache = self.storage.caches.get("namespaces")
         return cache is None or cache.get(None, namespace) is not None
 
-    async def _namespace_seen(self, call: _Call, spec: ResourceSpec) -> None:
-        """NamespaceLifecycle reads the namespaces cache; when it misses, wait for writes this server
-        acknowledged, then read the store (upstream's live lookup), so content created right after its
-        Namespace is not refused. Costs nothing when the cache already holds the namespace."""
+    async def _namespace_seen(self, call: _Call) -> None:
+        """NamespaceLifecycle reads the namespaces cache; when it misses (callers ask
+        :meth:`_namespace_cached` first), wait for writes this server acknowledged, then read the
+        store (upstream's live lookup), so content created right after its Namespace is not refused."""
         namespace = call.req.namespace
-        if not spec.namespaced or not namespace:
-            return
-        cache = self.storage.caches.get("namespaces")
-        if cache is None or cache.get(None, namespace) is not None:
-            return
         namespaces = self.registry.get("", "namespaces")
         if namespaces is None:
             return
@@ -831,7 +826,7 @@ class APIServer:
 
     async def _create(self, call: _Call, spec: ResourceSpec) -> Response:
         if not self._namespace_cached(call, spec):
-            await self._namespace_seen(call, spec)
+            await self._namespace_seen(call)
         obj = self._body(call, spec, self._plugins(spec).borrow_spec)
         meta = obj["metadata"]
         if meta.get("resourceVersion"):
@@ -966,7 +961,7 @@ class APIServer:
         if not manager:
             raise StatusError.bad_request("PATCH, application/apply-patch+yaml requests must set fieldManager")
         if not self._namespace_cached(call, spec):
-            await self._namespace_seen(call, spec)
+            await self._namespace_seen(call)
         update = self._updater(call, spec, sub, lambda old: server_side_apply(
             old, doc, manager, req.force, self.now(), spec.kind))
 

@@ -53,9 +53,8 @@ _FRAGMENT_MAX_BYTES = 16 * 1024
 _KEYS: dict[str, str] = {}
 #: Top-level sections that change with every write (status) are not worth remembering.
 _UNREPEATED = frozenset(("apiVersion", "kind", "metadata", "status"))
-_ATOMS = (str, int, float, bool, type(None))
-#: The same as a set: a hashed membership test, made inline in the encoder's loops (most values are atoms).
-_ATOM_TYPES = frozenset(_ATOMS)
+#: JSON atoms, as a set: a hashed membership test, made inline in the encoder's loops (most values are atoms).
+_ATOMS = frozenset((str, int, float, bool, type(None)))
 #: How often a compare-and-swap write re-reads and retries before giving up with 409 (GuaranteedUpdate).
 MAX_CAS_RETRIES = 8
 
@@ -145,7 +144,7 @@ def _walk(obj: Obj, copy: Obj | None) -> str:
             append(text)
         else:
             append(_value(value))
-            held = value if copy is None or type(value) in _ATOM_TYPES else own_copy(value)
+            held = value if copy is None or type(value) in _ATOMS else own_copy(value)
         if copy is not None:
             copy[key] = held
         append(",")
@@ -182,7 +181,7 @@ def _metadata(meta: Obj, copying: bool, parts: list[str]) -> Obj:
         else:
             run[mkey] = mvalue
             if copying:
-                meta_copy[mkey] = mvalue if type(mvalue) in _ATOM_TYPES else own_copy(mvalue)
+                meta_copy[mkey] = mvalue if type(mvalue) in _ATOMS else own_copy(mvalue)
     if run:
         append(_value(run)[1:-1])
         append("}")

@@ -7,13 +7,13 @@ fresh status, a Job's generated selector, a Namespace's finalizer — is guarded
 
 from __future__ import annotations
 
-import copy
 import marshal
 from collections.abc import Callable
 from typing import Any
 
 from kconsole.api.admission.podspec import default_pod_only, default_pod_spec, default_pod_template, qos_class
 from kconsole.api.stages import AdmissionContext
+from kconsole.objects.meta import deep_copy
 
 Obj = dict[str, Any]
 Defaulter = Callable[[AdmissionContext, Obj], None]
@@ -53,7 +53,7 @@ def _default_pod_spec(obj: Obj, spec: Obj) -> tuple[Obj, str]:
     if known is not None:
         spec = obj["spec"] = marshal.loads(known[0])
         return spec, known[1]
-    spec = obj["spec"] = marshal.loads(key) if key is not None else copy.deepcopy(spec)
+    spec = obj["spec"] = marshal.loads(key) if key is not None else deep_copy(spec)
     default_pod_spec(spec)
     default_pod_only(spec)
     qos = qos_class(spec)
