@@ -54,7 +54,7 @@ QUIET_GROWTH_PER_S = 0.04
 BURST_ALLOWANCE = 1.25
 
 _state: dict[str, Any] = {"installed": False, "threshold": None, "swept_at": 0, "sweeping": False,
-                          "sweeps": 0, "due": 0, "loop": None, "settle": None}
+                          "sweeps": 0, "due": 0, "loop": None}
 
 
 def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
@@ -78,12 +78,12 @@ def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
         return
     _state["due"] = 0  # (a loop that ended with a sweep due: arm it anew)
     mark = max(SWEEP_FLOOR, SWEEP_GROWTH * _state["swept_at"])
-    if blocks >= mark and not _await_quiet(mark):
+    if blocks >= mark and not _await_quiet(mark, blocks):
         _state["sweeping"] = True
         gc.unfreeze()
 
 
-def _await_quiet(mark: float) -> bool:
+def _await_quiet(mark: float, blocks: int) -> bool:
     """On an event loop, schedule the sweep's full pass for when the heap stops growing (a collector
     callback cannot collect); False without one, where CPython's own next full pass is the sweep.
     A collection on another thread (SQLite's) hands the sweep to the loop that last ran one."""
@@ -94,23 +94,21 @@ def _await_quiet(mark: float) -> bool:
         if loop is None or loop.is_closed() or not loop.is_running():
             return False
     _state["due"], _state["loop"] = mark, loop
-    _state["settle"] = (loop.time(), sys.getallocatedblocks())
-    loop.call_soon_threadsafe(loop.call_later, SETTLE_S, _settle)
+    loop.call_soon_threadsafe(loop.call_later, SETTLE_S, _settle, loop.time(), blocks)
     return True
 
 
-def _settle() -> None:
-    """Run the due sweep if the heap grew slowly since the last check, else check again later."""
+def _settle(then: float, before: int) -> None:
+    """Run the due sweep if the heap grew slowly since the last check (at ``then``, ``before``
+    blocks), else check again later."""
     if not _state["installed"] or _state["due"] <= 0:
         return
     loop = _state["loop"]
-    then, before = _state["settle"]
     now, blocks = loop.time(), sys.getallocatedblocks()
     if blocks - before <= QUIET_GROWTH_PER_S * (now - then) * blocks:
         _full_pass()
         return
-    _state["settle"] = (now, blocks)
-    loop.call_later(SETTLE_S, _settle)
+    loop.call_later(SETTLE_S, _settle, now, blocks)
 
 
 def _full_pass() -> None:
