@@ -305,30 +305,12 @@ def checks_for(level: str) -> list[Check]:
     return []
 
 
-#: The policy of each namespace object seen last, by its id (the object is held, so the id is its
-#: own): the watch cache hands out the same read-only object until the namespace changes, and every
-#: Pod create asks. Bounded; cleared when full.
-_POLICIES: dict[int, tuple[Obj, tuple[str, str]]] = {}
-_POLICIES_SIZE = 1024
-
-
 def enforced_policy(namespace: Obj) -> tuple[str, str]:
     """(level, version) the namespace enforces; an invalid label means restricted:latest."""
-    hit = _POLICIES.get(id(namespace))
-    if hit is not None and hit[0] is namespace:
-        return hit[1]
-    policy = _enforced_policy(namespace)
-    if len(_POLICIES) >= _POLICIES_SIZE:
-        _POLICIES.clear()
-    _POLICIES[id(namespace)] = (namespace, policy)
-    return policy
-
-
-def _enforced_policy(namespace: Obj) -> tuple[str, str]:
     labels = (namespace.get("metadata") or {}).get("labels") or {}
     level = labels.get(ENFORCE_LABEL, "privileged")
     version = labels.get(ENFORCE_VERSION_LABEL, "latest")
-    if level not in LEVELS or not VERSION_RE.match(version):
+    if level not in LEVELS or (version != "latest" and not VERSION_RE.match(version)):
         return "restricted", "latest"
     return level, version
 
