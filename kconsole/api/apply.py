@@ -138,18 +138,11 @@ def _tree_bytes(obj: dict[str, Any], kind: str) -> bytes | None:
         if spec_bytes is None:
             key: tuple[Any, ...] = (kind, marshal.dumps(_top_fields(obj)))
         else:
-            # _top_fields less the spec, and the spec's place among them, without building the whole.
-            rest: dict[str, Any] = {}
-            place = 0
-            for k, v in obj.items():
-                if k == "spec":
-                    place = len(rest)
-                elif k == "metadata" and isinstance(v, dict):
-                    meta = {mk: mv for mk, mv in v.items() if mk not in _SYSTEM_META}
-                    if meta:
-                        rest[k] = meta
-                elif k not in _UNOWNED_TOP:
-                    rest[k] = v
+            # The owned fields less the spec, and the spec's place among them: the spec is not
+            # marshalled again.
+            rest = _top_fields(obj)
+            place = list(rest).index("spec")
+            del rest["spec"]
             key = (kind, place, spec_bytes, marshal.dumps(rest))
     except ValueError:
         return None
