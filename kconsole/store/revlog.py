@@ -1076,19 +1076,18 @@ class RevisionLog:
             self._in_use = sizes[1]
         if fetched:
             batch.known.update(fetched)
-        if not batch.published:
-            self._publish(batch, range_results, durable)
-            if self._broken is not None:
-                self._flushed_to(0)
-                return
+        if not batch.published and not self._publish(batch, range_results, durable):
+            self._flushed_to(0)
+            return
         self._flushed_to(batch.last_revision)
 
-    def _publish(self, batch: _Batch, range_results: list[Any], durable: Callable[[], None] | None = None) -> None:
+    def _publish(self, batch: _Batch, range_results: list[Any], durable: Callable[[], None] | None = None) -> bool:
         """Publish the index, then answer callers and feed watchers.
 
         ``durable`` waits for the batch's journal record (an inline commit): the answers and
         events are built while the device writes, and given out only once it has. Nothing else
-        runs on the loop meanwhile, so nobody sees the index ahead of the device.
+        runs on the loop meanwhile, so nobody sees the index ahead of the device. False when that
+        record failed: nobody was answered, and the log is broken.
         """
         batch.published = True
         known = batch.known
@@ -1154,12 +1153,13 @@ class RevisionLog:
                 self._broken = BackendError(exc)
                 for item, _ in answers:
                     item.fail(self._broken)
-                return
+                return False
         for item, result in answers:
             item.resolve(result)
         if events:
             for watcher in list(self._watchers):
                 watcher.deliver(events, self._revision)
+        return True
 
     async def _checkpoint(self) -> None:
         try:
