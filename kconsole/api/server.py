@@ -24,6 +24,7 @@ from kconsole.api.apply import track_update
 from kconsole.api.audit import AuditLog
 from kconsole.api.authn import TokenAuthenticator
 from kconsole.api.filters import compile_filter
+from kconsole.api.impersonation import impersonated_user
 from kconsole.api.ipalloc import AllocatedError, ClusterIPAllocator, NotInRangeError, RangeFullError, service_ips
 from kconsole.api.patch import apply_patch, parse_patch, server_side_apply
 from kconsole.api.rbac import RBACAuthorizer, bootstrap_objects, forbidden_error
@@ -198,6 +199,7 @@ class APIServer:
         self._event_gc: TimerHandle | None = None
         self._event_gc_task: asyncio.Task[None] | None = None
         self._lookup: dict[str, tuple[Any, bool]] = {}
+        self._impersonations: dict[tuple[str, UserInfo], UserInfo] = {}
         #: Cluster-wide admission lists by resource: (cache, its generation then, the objects).
         self._listed: dict[str, tuple[Any, int, list[Obj]]] = {}
         self._questions: dict[tuple[int, str, str, str, str, str, str, str], Attributes] = {}
@@ -455,8 +457,11 @@ class APIServer:
         """Authenticate, resolve and authorize, then the verb's handler, whose coroutine the caller
         awaits directly: a coroutine level less between every request and the store."""
         req = call.req
-        user = call.user = self.tokens.authenticate(req.credentials)
+        creds = req.credentials
+        user = call.user = self.tokens.authenticate(creds)
         call.stage = "authorization"
+        if creds.impersonate_user is not None:
+            user = call.user = self._impersonated(user, creds)
         try:
             spec = self.registry.resolve(req.resource, req.group, req.version)
         except StatusError:
@@ -477,7 +482,7 @@ class APIServer:
         if spec.namespaced and namespace is None and verb not in ("list", "watch", "deletecollection"):
             namespace = "default"
         req.namespace = namespace
-        self._authorize(call, self._attributes(user, verb, spec, sub or "", namespace or "", req.name or ""))
+        self._authorize(self._attributes(user, verb, spec, sub or "", namespace or "", req.name or ""))
         call.stage = "storage"
         if not spec.stored:
             return _ready(self._sub.review(self, call, spec))
@@ -518,10 +523,23 @@ class APIServer:
             self._questions[key] = attrs
         return attrs
 
-    def _authorize(self, call: _Call, attrs: Attributes) -> None:
+    def _authorize(self, attrs: Attributes) -> None:
         allowed, reason = self.authorizer.authorize(attrs)
         if not allowed:
             raise forbidden_error(attrs, reason)
+
+    def _impersonated(self, requester: UserInfo, creds: Credentials) -> UserInfo:
+        """The user a request impersonates, after the requester's ``impersonate`` checks; one UserInfo
+        object per (requester, impersonation), so the authorizer's questions about it stay memoised."""
+        user = impersonated_user(requester, creds, self._authorize)
+        key = (requester.name, user)
+        known = self._impersonations.get(key)
+        if known is not None:
+            return known
+        if len(self._impersonations) >= MAX_QUESTIONS:
+            self._impersonations.clear()
+        self._impersonations[key] = user
+        return user
 
     def _rbac_lister(self, resource: str) -> tuple[int, Iterable[Obj]]:
         """Runs on every authorization: the objects are only walked when the generation moved."""

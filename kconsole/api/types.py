@@ -29,6 +29,11 @@ class Credentials:
 
     token: str | None = None
     cert_user: UserInfo | None = None
+    #: Who the caller asks to act as (``Impersonate-User``/``-Group``/``-Uid``, kubectl's ``--as``,
+    #: ``--as-group``, ``--as-uid``); the API server allows it only if the caller may ``impersonate``.
+    impersonate_user: str | None = None
+    impersonate_groups: tuple[str, ...] = ()
+    impersonate_uid: str | None = None
 
 
 @dataclass(slots=True)

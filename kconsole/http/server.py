@@ -17,6 +17,7 @@ import asyncio
 import logging
 import ssl
 import weakref
+from dataclasses import replace
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -114,8 +115,6 @@ class HTTPFront:
         self._openapi: OpenAPI | None = None
         self._resources_seen: int = -1
         self._closing = False
-        # Per connection: the Authorization header last seen and the Credentials made from it with the
-        # connection's client certificate (both fixed for a keep-alive connection's life, usually).
         # Per aiohttp connection (kconsole.http.connection's keep theirs): the Authorization header last seen and
         # the Credentials made from it with the connection's client certificate (fixed for a keep-alive
         # connection's life, usually).
@@ -206,7 +205,17 @@ class HTTPFront:
     # ------------------------------------------------------------------ dispatch
 
     def _credentials(self, request: web.BaseRequest | RequestView) -> Credentials:
-        auth = request.headers.get("Authorization", "")
+        headers = request.headers
+        creds = self._caller(request, headers.get("Authorization", ""))
+        if "Impersonate-User" in headers or "Impersonate-Group" in headers or "Impersonate-Uid" in headers:
+            # "" (not None) when groups or a uid come without a user: the API server refuses that.
+            creds = replace(creds, impersonate_user=headers.get("Impersonate-User", ""),
+                            impersonate_groups=tuple(headers.getall("Impersonate-Group", ())),
+                            impersonate_uid=headers.get("Impersonate-Uid"))
+        return creds
+
+    def _caller(self, request: web.BaseRequest | RequestView, auth: str) -> Credentials:
+        """Who presents the request (token or client certificate), remembered per connection."""
         transport = request.transport
         connection = request.protocol if isinstance(request, RequestView) else None
         if connection is not None:
