@@ -188,8 +188,20 @@ def revision_of(obj: Obj) -> int:
         return 0
 
 
+def _typed(value: Any) -> Any:
+    """A copy without nulls and empty maps or lists: what the typed Go structs upstream compares
+    cannot tell from absent. kubectl's rollout undo sends the template back with
+    ``creationTimestamp: null``, which must still match the old ReplicaSet's template."""
+    if isinstance(value, dict):
+        kept = {k: _typed(v) for k, v in value.items() if v is not None}
+        return {k: v for k, v in kept.items() if v != {} and v != []}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return value
+
+
 def template_without_hash(template: Obj) -> Obj:
-    t = deep_copy(template or {})
+    t = _typed(template or {})
     lbls = (t.get("metadata") or {}).get("labels")
     if lbls is not None:
         lbls.pop(HASH_LABEL, None)

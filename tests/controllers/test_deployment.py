@@ -162,6 +162,30 @@ async def test_rollback_by_template_change_reuses_old_replicaset(wl: Env) -> Non
     assert all(p["spec"]["containers"][0]["image"] == "nginx:1.25" for p in await wl.pods())
 
 
+async def test_rollout_undo_as_kubectl_sends_it_reuses_the_old_replicaset(wl: Env) -> None:
+    """kubectl rollout undo puts the old RS's template back through Go's typed encoding, which adds
+    ``creationTimestamp: null``; upstream compares typed templates, so the old RS comes back as revision 3."""
+    await start(wl)
+    await wl.admin.create(deployment("web", 2))
+    await wl.wait(lambda: complete(wl, "web", 2))
+    first = next(iter((await replicasets(wl)).values()))
+    await set_image(wl, "web", "nginx:1.26")
+    await wl.wait(lambda: complete(wl, "web", 2))
+    template = first["spec"]["template"]
+    template["metadata"]["labels"].pop("pod-template-hash")
+    template["metadata"]["creationTimestamp"] = None
+    await wl.admin.patch("deployments", "web", [
+        {"op": "replace", "path": "/spec/template", "value": template}], "default", patch_type="json")
+    await wl.wait(lambda: complete(wl, "web", 2))
+    rss = await replicasets(wl)
+    assert len(rss) == 2
+    restored = rss[first["metadata"]["name"]]
+    assert restored["spec"]["replicas"] == 2
+    assert restored["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "3"
+    assert {p["metadata"]["labels"]["pod-template-hash"] for p in await wl.pods()} == {
+        first["metadata"]["labels"]["pod-template-hash"]}
+
+
 async def test_recreate_removes_old_pods_before_new_ones(wl: Env) -> None:
     await start(wl)
     await wl.admin.create(deployment("web", 3, strategy={"type": "Recreate"}))
