@@ -34,7 +34,7 @@ Settings understood (``settings[<name>]``):
 Workload controllers (one module each): ``DeploymentController`` (deployment.py),
 ``ReplicaSetController`` (replicaset.py), ``DaemonSetsController`` (daemonset.py),
 ``StatefulSetController`` (statefulset.py), ``JobController`` (job.py), ``CronJobController``
-(cronjob.py), ``HorizontalController`` (hpa.py); shared pieces: ``expectations.py`` (upstream's
+(cronjob.py), ``TTLAfterFinishedController`` (ttlafterfinished.py), ``HorizontalController`` (hpa.py); shared pieces: ``expectations.py`` (upstream's
 ControllerExpectations) and ``podcontrol.py`` (PodControl, adoption/release, deletion ranking).
 The HPA reads pod usage from the annotations ``kconsole.dev/cpu-usage`` / ``kconsole.dev/memory-usage``.
 """

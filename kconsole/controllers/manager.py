@@ -48,6 +48,7 @@ CONTROLLER_PATHS: dict[str, str] = {
     "statefulset-controller": "kconsole.controllers.statefulset:StatefulSetController",
     "job-controller": "kconsole.controllers.job:JobController",
     "cronjob-controller": "kconsole.controllers.cronjob:CronJobController",
+    "ttl-after-finished-controller": "kconsole.controllers.ttlafterfinished:TTLAfterFinishedController",
     "horizontal-pod-autoscaler-controller": "kconsole.controllers.hpa:HorizontalController",
 }
 
