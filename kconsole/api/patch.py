@@ -75,8 +75,9 @@ def apply_patch(patch_type: str, original: dict[str, Any], patch: Any, kind: str
         try:
             result = jsonpatch.apply_patch(original, patch, in_place=True)
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as err:
-            raise StatusError(status_body(422, "Invalid", f"the JSON patch could not be applied: {err}",
-                                          kind=kind)) from None
+            # No kind in the details: kubectl then prints "The request is invalid: <why>"; with a kind
+            # and no name it printed only 'The Pod "" is invalid', losing why.
+            raise StatusError(status_body(422, "Invalid", f"the JSON patch could not be applied: {err}")) from None
         except (TypeError, KeyError, AttributeError) as err:
             raise StatusError.bad_request(f"the JSON patch is malformed: {err}") from None
     elif patch_type == "merge":

@@ -153,6 +153,8 @@ TABLE: tuple[ResourceSpec, ...] = (
            verbs=CREATE_ONLY, stored=False),
     _entry("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", namespaced=False,
            verbs=CREATE_ONLY, stored=False),
+    _entry("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", namespaced=False,
+           verbs=CREATE_ONLY, stored=False),
     _entry("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", short=("hpa",),
            categories=ALL, status=True),
     _entry("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", short=("pdb",), status=True,

@@ -277,6 +277,12 @@ def review(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
     out.setdefault("metadata", {})
     rspec = out.get("spec") or {}
     assert call.user is not None
+    if spec.kind == "SelfSubjectReview":
+        user_info: Obj = {"username": call.user.name, "groups": list(call.user.groups)}
+        if call.user.uid:
+            user_info["uid"] = call.user.uid
+        out["status"] = {"userInfo": user_info}
+        return Response(201, out)
     if spec.kind == "SelfSubjectRulesReview":
         namespace = rspec.get("namespace") or ""
         rules, urls = server.authorizer.rules_for(call.user, namespace)

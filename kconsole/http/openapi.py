@@ -124,3 +124,13 @@ class OpenAPI:
     def document(self, path: str) -> bytes | None:
         """``path`` is what follows ``/openapi/v3/`` (``api/v1``, ``apis/apps/v1``)."""
         return self.documents.get(path.strip("/"))
+
+
+#: ``/openapi/v2``: a Swagger 2.0 document with no definitions. kubectl asks it only for a kind the v3
+#: documents lack (one kconsole does not serve): with no v2 either, it stopped with "failed to download
+#: openapi ... turn validation off"; with an empty one it skips schema validation for that kind and
+#: reports what upstream does, 'no matches for kind "ResourceQuota" in version "v1"'.
+OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+OPENAPI_V2_PROTOBUF_BODY = b"\n\x032.0"  # openapi_v2.Document{swagger: "2.0"}
+OPENAPI_V2_JSON = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.32.0"}, "paths": {},
+                   "definitions": {}}

@@ -247,6 +247,9 @@ _OTHER = {
     "SubjectAccessReviewStatus": "1 allowed:bool!; 4 denied:bool; 2 reason; 3 evaluationError",
     "SelfSubjectRulesReview": "1 metadata:ObjectMeta; 2 spec:SelfSubjectRulesReviewSpec!",
     "SelfSubjectRulesReviewSpec": "1 namespace",
+    "SelfSubjectReview": "1 metadata:ObjectMeta; 2 status:SelfSubjectReviewStatus",
+    "SelfSubjectReviewStatus": "1 userInfo:UserInfo",
+    "UserInfo": "1 username; 2 uid; 3 groups*",
     "Scale": "1 metadata:ObjectMeta; 2 spec:ScaleSpec; 3 status:ScaleStatus",
     "ScaleSpec": "1 replicas:int",
     "ScaleStatus": "1 replicas:int!; 2 selector",
@@ -295,7 +298,8 @@ KINDS: dict[str, str] = {
     for name in (
         "Namespace", "ConfigMap", "Secret", "ServiceAccount", "Service", "Pod", "Binding", "Deployment", "Job",
         "CronJob", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "PriorityClass",
-        "PodDisruptionBudget", "Eviction", "SelfSubjectAccessReview", "SelfSubjectRulesReview", "Scale",
+        "PodDisruptionBudget", "Eviction", "SelfSubjectAccessReview", "SelfSubjectRulesReview", "SelfSubjectReview",
+        "Scale",
         "DeleteOptions",
     )
 }

@@ -30,7 +30,12 @@ from kconsole.clock import Clock, RealClock
 from kconsole.http import encode, rest, tables
 from kconsole.http.connection import JSON, NO_CACHE, Connection, Reply, RequestView
 from kconsole.http.discovery import AGGREGATED_CONTENT_TYPE, Discovery
-from kconsole.http.openapi import OpenAPI
+from kconsole.http.openapi import (
+    OPENAPI_V2_JSON,
+    OPENAPI_V2_PROTOBUF,
+    OPENAPI_V2_PROTOBUF_BODY,
+    OpenAPI,
+)
 
 log = logging.getLogger(__name__)
 
@@ -290,9 +295,13 @@ class HTTPFront:
             return _json_response(200, VERSION)
         if path.startswith("/openapi/v3"):
             return self._openapi_doc(path)
+        if path == "/openapi/v2":
+            if "protobuf" in request.headers.get("Accept", ""):
+                return Reply(200, OPENAPI_V2_PROTOBUF_BODY, OPENAPI_V2_PROTOBUF, NO_CACHE)
+            return _json_response(200, OPENAPI_V2_JSON)
         if path in ("/", ""):
-            return _json_response(200, {"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v3",
-                                                  "/readyz", "/version"]})
+            return _json_response(200, {"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2",
+                                                  "/openapi/v3", "/readyz", "/version"]})
         raise rest.not_found()
 
     # ------------------------------------------------------------------ non-resource pages
@@ -408,7 +417,14 @@ class HTTPFront:
         if route.subresource in rest.STREAMING_SUBRESOURCES:
             return await self._streaming_refused(route, creds)
         query = request.query
-        req = rest.build_request(method, route, query, request.headers, raw, creds)
+        try:
+            req = rest.build_request(method, route, query, request.headers, raw, creds)
+        except StatusError:
+            if raw and not self._serves(route):
+                # A body kconsole cannot decode for a kind it does not serve: the missing resource is the news.
+                self._authenticate(creds)
+                raise rest.not_found(self._unknown_resource(route)) from None
+            raise
         result = await self.entry.handle(req)
         group_resource = f"{route.resource}.{route.group}" if route.group else route.resource
         if isinstance(result, Response):
@@ -420,6 +436,19 @@ class HTTPFront:
             rendering = tables.negotiate(request.headers.get("Accept"), query.get("includeObject"))
             return await self._stream_watch(request, result, group_resource, rendering)
         return await self._stream_log(request, result)
+
+    def _serves(self, route: rest.Route) -> bool:
+        discovery, _ = self._docs()
+        doc = discovery.resource_list(route.group, route.version)
+        name = f"{route.resource}/{route.subresource}" if route.subresource else route.resource
+        return doc is not None and any(r.get("name") == name for r in doc.get("resources", ()))
+
+    @staticmethod
+    def _unknown_resource(route: rest.Route) -> str:
+        if route.subresource:
+            return f"the server could not find the requested resource ({route.resource}/{route.subresource})"
+        gv = f"{route.group}/{route.version}" if route.group else route.version
+        return f'the server doesn\'t have a resource type "{route.resource}" in {gv}'
 
     async def _streaming_refused(self, route: rest.Route, creds: Credentials) -> Reply:
         """exec/attach/port-forward: simulated pods run no processes; say so rather than hang."""

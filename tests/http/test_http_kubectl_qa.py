@@ -3,6 +3,8 @@ for kinds kconsole does not serve, JSON patch failures, rollout undo."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from http_env import Cluster
@@ -58,3 +60,38 @@ async def test_impersonation_needs_the_impersonate_verb(cluster: Cluster) -> Non
     masters = await cluster.kubectl("get", "pods", "--as=frank", "--as-group=system:masters", check=False,
                                     kubeconfig=erin)
     assert 'groups "system:masters" is forbidden: User "erin" cannot impersonate resource "groups"' in masters.err
+
+
+async def test_whoami_names_the_caller_and_the_impersonated_user(cluster: Cluster) -> None:
+    me = await cluster.kubectl("auth", "whoami", "-o", "json")
+    assert me.json()["status"]["userInfo"]["username"] == "admin"
+    other = await cluster.kubectl("auth", "whoami", "--as=gina", "--as-group=devs")
+    rows = [line.split(None, 1) for line in other.out.splitlines()]
+    assert ["Username", "gina"] in rows and ["Groups", "[devs system:authenticated]"] in rows
+
+
+async def test_kinds_kconsole_does_not_serve_get_upstreams_errors(cluster: Cluster) -> None:
+    quota = await cluster.kubectl("create", "quota", "q", "--hard=pods=10", check=False)
+    assert quota.code == 1
+    assert quota.err.strip() == 'error: failed to create quota: the server doesn\'t have a resource type ' \
+                                '"resourcequotas" in v1'
+    await cluster.kubectl("create", "serviceaccount", "tok")
+    token = await cluster.kubectl("create", "token", "tok", check=False)
+    assert token.code == 1 and "could not find the requested resource (serviceaccounts/token)" in token.err
+    manifest = ("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec: {hard: {pods: '10'}}\n---\n"
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: beside-quota}\ndata: {a: '1'}\n")
+    applied = await cluster.kubectl("apply", "-f", "-", stdin=manifest, check=False)
+    assert applied.code == 1
+    assert 'no matches for kind "ResourceQuota" in version "v1"' in applied.err
+    assert "configmap/beside-quota created" in applied.out
+    assert "openapi" not in applied.err
+
+
+async def test_a_json_patch_that_cannot_apply_says_why(cluster: Cluster) -> None:
+    await cluster.kubectl("create", "configmap", "jp", "--from-literal=a=1")
+    failed = await cluster.kubectl("patch", "configmap", "jp", "--type=json",
+                                   "-p", '[{"op":"remove","path":"/data/missing"}]', check=False)
+    assert failed.code == 1
+    assert failed.err.strip().startswith("The request is invalid: the JSON patch could not be applied:")
+    assert "missing" in failed.err
+
