@@ -95,3 +95,25 @@ async def test_a_json_patch_that_cannot_apply_says_why(cluster: Cluster) -> None
     assert failed.err.strip().startswith("The request is invalid: the JSON patch could not be applied:")
     assert "missing" in failed.err
 
+
+async def test_rollout_undo_restores_the_old_replicasets_template(cluster: Cluster) -> None:
+    """kubectl sends the old template with Go's ``creationTimestamp: null``; stored as such it no longer
+    equalled the old ReplicaSet's template, and the controller made a new ReplicaSet, not the old one."""
+    await cluster.kubectl("create", "deployment", "undo", "--image=nginx:1.25")
+    deploy = (await cluster.kubectl("get", "deployment", "undo", "-o", "json")).json()
+    old_template = json.loads(json.dumps(deploy["spec"]["template"]))
+    old_template["metadata"]["labels"]["pod-template-hash"] = "old"
+    await cluster.admin("create", "replicasets", namespace="default", body={
+        "apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": "undo-old", "labels": old_template["metadata"]["labels"],
+                     "annotations": {"deployment.kubernetes.io/revision": "1"},
+                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "undo",
+                                          "uid": deploy["metadata"]["uid"], "controller": True}]},
+        "spec": {"replicas": 0, "selector": {"matchLabels": old_template["metadata"]["labels"]},
+                 "template": old_template}})
+    await cluster.kubectl("set", "image", "deployment/undo", "nginx=nginx:1.26")
+    await cluster.kubectl("annotate", "deployment", "undo", "deployment.kubernetes.io/revision=2", "--overwrite")
+    await cluster.kubectl("rollout", "undo", "deployment/undo", "--to-revision=1")
+    restored = (await cluster.kubectl("get", "deployment", "undo", "-o", "json")).json()["spec"]["template"]
+    del old_template["metadata"]["labels"]["pod-template-hash"]
+    assert restored == old_template

@@ -11,7 +11,13 @@ import marshal
 from collections.abc import Callable
 from typing import Any
 
-from kconsole.api.admission.podspec import default_pod_only, default_pod_spec, default_pod_template, qos_class
+from kconsole.api.admission.podspec import (
+    default_pod_only,
+    default_pod_spec,
+    default_pod_template,
+    drop_null_timestamp,
+    qos_class,
+)
 from kconsole.api.stages import AdmissionContext
 from kconsole.objects.meta import deep_copy
 
@@ -184,8 +190,10 @@ def default_cronjob(ctx: AdmissionContext, obj: Obj) -> None:
     if spec.get("failedJobsHistoryLimit") is None:
         spec["failedJobsHistoryLimit"] = 1
     job_template = spec.get("jobTemplate")
-    if isinstance(job_template, dict) and isinstance(job_template.get("spec"), dict):
-        default_pod_template(job_template["spec"].get("template"))
+    if isinstance(job_template, dict):
+        drop_null_timestamp(job_template)
+        if isinstance(job_template.get("spec"), dict):
+            default_pod_template(job_template["spec"].get("template"))
 
 
 def default_service(ctx: AdmissionContext, obj: Obj) -> None:

@@ -102,8 +102,20 @@ def default_pod_spec(spec: Obj) -> None:
 
 
 def default_pod_template(template: Obj | None) -> None:
-    if isinstance(template, dict) and isinstance(template.get("spec"), dict):
-        default_pod_spec(template["spec"])
+    if isinstance(template, dict):
+        drop_null_timestamp(template)
+        if isinstance(template.get("spec"), dict):
+            default_pod_spec(template["spec"])
+
+
+def drop_null_timestamp(template: Obj) -> None:
+    """An embedded ``metadata.creationTimestamp: null`` (what kubectl's Go structs print for a template:
+    ``rollout undo`` sends one, ``create --dry-run -o yaml`` writes one) is Go's zero time, which upstream
+    cannot tell from an absent one (both decode to the zero Time). Kept, it made a rolled-back template differ from its old ReplicaSet's, so the
+    Deployment controller made a new ReplicaSet instead of scaling the old one back up."""
+    meta = template.get("metadata")
+    if type(meta) is dict and "creationTimestamp" in meta and meta["creationTimestamp"] is None:
+        del meta["creationTimestamp"]
 
 
 def default_pod_only(spec: Obj) -> None:
