@@ -49,6 +49,7 @@ CONTROLLER_PATHS: dict[str, str] = {
     "job-controller": "kconsole.controllers.job:JobController",
     "cronjob-controller": "kconsole.controllers.cronjob:CronJobController",
     "ttl-after-finished-controller": "kconsole.controllers.ttlafterfinished:TTLAfterFinishedController",
+    "disruption-controller": "kconsole.controllers.disruption:DisruptionController",
     "horizontal-pod-autoscaler-controller": "kconsole.controllers.hpa:HorizontalController",
 }
 
