@@ -449,6 +449,9 @@ class ConsoleApp(App[int]):
     def action_describe(self) -> None:
         from kconsole.tui.screens import DescribeScreen
 
+        if self.focused_panel() is self.manifests:
+            self._open_manifest()
+            return
         obj = self.selected_object()
         if obj is None:
             self.notify("nothing selected", severity="warning")
@@ -485,9 +488,16 @@ class ConsoleApp(App[int]):
 
                 self.push_screen(MatrixScreen(obj))
                 return
-        if panel is self.faults or panel is self.manifests:
+        if panel is self.faults:
             return
         self.action_describe()
+
+    def _open_manifest(self) -> None:
+        screen = self.manifests.open_selected()
+        if screen is None:
+            self.notify("no manifest file selected", severity="warning")
+            return
+        self.push_screen(screen)
 
     def action_chain(self) -> None:
         self.run_worker(self._open_chain(self.selected_object()), group="chain", exclusive=True)

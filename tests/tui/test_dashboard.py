@@ -613,3 +613,48 @@ async def test_marks_expire_by_when_they_were_last_set(cluster: Any) -> None:
         now[0] = 103.6
         watched.expire()
         assert watched.mark("marks/a") is None and not watched.marks
+
+
+async def test_manifest_errors_show_in_the_title_and_open_in_full(cluster: Any, tmp_path: Any) -> None:
+    from kconsole.cluster import SYNC
+    from kconsole.sync import ManifestSync
+    from kconsole.tui.screens import ManifestScreen
+
+    c, clock = cluster
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    (folder / "good.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: good\n")
+    bad = folder / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\n"
+                   "  annotations: {note: a long annotation that pushes nothing}\nspec:\n  containers: []\n")
+    sync = ManifestSync(c.api_client(SYNC), folder, data_dir=tmp_path / "data", clock=clock, watch=False)
+    await sync.start()
+    c.sync = sync
+    try:
+        app = ConsoleApp(c, live=False, watch_themes=False)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await ready(app, clock, pilot)
+            # On 80x24 the panel has no room for rows: its title still says a file is broken.
+            assert app.manifests.border_title == "Manifests [2] · 1 error"
+            app.manifests.table.focus()
+            app.manifests.table.select_key("bad.yaml")
+            await pilot.press("enter")
+            assert isinstance(app.screen, ManifestScreen)
+            body = app.screen.plain_text()
+            assert 'bad.yaml:7:3: Pod "bad" is invalid: spec.containers: Required value [Invalid 422]' in body
+            assert "  7 │   containers: []\n    │   ^" in body
+            await pilot.press("escape")
+            await pilot.press("d")
+            assert isinstance(app.screen, ManifestScreen)
+            # Fixed on disk: the open view follows the file to what it applied.
+            bad.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n")
+            await sync.sync_now({"bad.yaml"})
+            app.screen.refresh_body()
+            body = app.screen.plain_text()
+            assert "Status: applied" in body and "ConfigMap default/bad  uid " in body
+            await pilot.press("escape")
+            app.render_pending()
+            assert app.manifests.border_title == "Manifests [2]"
+    finally:
+        await sync.stop()
+        c.sync = None

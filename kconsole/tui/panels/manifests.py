@@ -1,5 +1,7 @@
 """Manifests: each file of the watched folder, applied (which objects, at which revision) or the
-error with file:line:column and the API server's message — read from the folder sync's report."""
+error with file:line:column and the API server's message — read from the folder sync's report.
+The title counts files and errors, so a broken file shows even when the panel is only a few lines
+tall (an 80x24 terminal); ``enter`` or ``d`` on a row opens the whole error."""
 
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ class ManifestsPanel(Panel):
     def rebuild(self) -> None:
         report = sync_report(self.model.cluster)
         rows: list[Row] = []
+        broken = 0
         if report is None:
             self.table.empty_text = "folder sync is not running"
             self.set_rows(COLUMNS, rows)
@@ -48,6 +51,7 @@ class ManifestsPanel(Panel):
                 if objects:
                     detail += "; still applied: " + ", ".join(o.ref for o in objects)
                 state = "failed"
+                broken += 1
             elif status == "applied":
                 detail = ", ".join(f"{o.ref}@{o.resource_version}" for o in objects) or "no objects"
                 state = "running"
@@ -56,7 +60,22 @@ class ManifestsPanel(Panel):
             rows.append(Row(path, (path, status, str(len(objects)), detail), state, None,
                             str(getattr(st, "updated", ""))))
         self.table.empty_text = "no manifests in the folder"
+        title = f"{self.title} [{len(rows)}]" if rows else self.title
+        if broken:
+            title += f" · {broken} error{'s' if broken > 1 else ''}"
+        self.set_title(title)
         self.set_rows(COLUMNS, rows)
 
     def selected_file(self) -> str | None:
         return self.table.cursor_key
+
+    def open_selected(self) -> Any:
+        """The screen for the file under the cursor, or None when there is none."""
+        from kconsole.tui.screens import ManifestScreen
+
+        report = sync_report(self.model.cluster)
+        path = self.selected_file()
+        if report is None or path is None or path not in report.files:
+            return None
+        folder = getattr(getattr(self.model.cluster, "sync", None), "folder", None)
+        return ManifestScreen(report, path, folder)

@@ -1,14 +1,15 @@
 """Screens pushed over the dashboard: describe, YAML, chain view, API request log, kube-proxy rules,
-help, scheduling decision matrix, and the confirm / prompt / choice dialogs."""
+help, one manifest file's sync state, scheduling decision matrix, and the confirm / prompt / choice dialogs."""
 
 from .apilog import ApiLogScreen
 from .chain import ChainScreen
 from .confirm import ConfirmScreen
 from .describe import DescribeScreen, YamlScreen
 from .help import HelpScreen
+from .manifest import ManifestScreen
 from .matrix import MatrixScreen
 from .prompt import ChoiceScreen, PromptScreen
 from .proxy import ProxyScreen
 
 __all__ = ["ApiLogScreen", "ChainScreen", "ChoiceScreen", "ConfirmScreen", "DescribeScreen", "HelpScreen",
-           "MatrixScreen", "PromptScreen", "ProxyScreen", "YamlScreen"]
+           "ManifestScreen", "MatrixScreen", "PromptScreen", "ProxyScreen", "YamlScreen"]
