@@ -403,9 +403,11 @@ class PodWorker:
             elif offset < run:
                 buf = c.log
                 self.k.clock.call_later(offset, lambda b=buf, ln=line: b.write(ln))
+        # Probes (and so readiness) first: a program that ends at once exits right here, and that
+        # must leave the container not ready, not have readiness set on it afterwards.
+        self._schedule_probes(c)
         if run != float("inf"):
             c.exit_timer = self._runtime_after(run, lambda: self._exited(c, code))
-        self._schedule_probes(c)
         self._dirty()
 
     def _runtime_after(self, delay: float, fn: Callable[[], None]) -> TimerHandle | None:

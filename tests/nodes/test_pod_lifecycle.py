@@ -85,6 +85,22 @@ async def test_exit_3_with_restart_always_backs_off_10_20_40(env: NodeEnv) -> No
     assert backoffs[0]["count"] >= 3
 
 
+async def test_a_container_that_exits_at_once_is_never_ready(env: NodeEnv) -> None:
+    """Upstream: a crash-looping container is not ready, so neither is its pod (Services and
+    Deployments must not count it)."""
+    await env.fleet(workers=1)
+    await env.admin.create(pod("crash", image="busybox:1.36", command=["sh", "-c", "exit 2"]))
+    seen: set[tuple[bool, str, str | None]] = set()
+    for _ in range(80):
+        await env.clock.advance(0.5)
+        p = await env.pod("crash")
+        statuses = p.get("status", {}).get("containerStatuses") or []
+        if statuses:
+            seen.add((statuses[0]["ready"], next(iter(statuses[0]["state"])), condition_status(p, "Ready")))
+    assert any(state == "waiting" for _, state, _ in seen)
+    assert {(ready, cond) for ready, _, cond in seen} == {(False, "False")}, seen
+
+
 async def test_exit_3_with_restart_never_fails_the_pod(env: NodeEnv) -> None:
     await env.fleet(workers=1)
     await env.admin.create(pod("once", image="busybox:1.36", command=["sh", "-c", "echo bye; exit 3"],
