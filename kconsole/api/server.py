@@ -23,6 +23,7 @@ from kconsole.api.admission.metadata import new_uid
 from kconsole.api.apply import track_update
 from kconsole.api.audit import AuditLog
 from kconsole.api.authn import TokenAuthenticator
+from kconsole.api.fieldvalidation import check as check_fields
 from kconsole.api.filters import compile_filter
 from kconsole.api.impersonation import impersonated_user
 from kconsole.api.ipalloc import AllocatedError, ClusterIPAllocator, NotInRangeError, RangeFullError, service_ips
@@ -107,7 +108,7 @@ async def _ready(result: Response) -> Response:
 class _Call:
     """Per-request bookkeeping: who, what, and which stage is running (for the audit record)."""
 
-    __slots__ = ("req", "user", "spec", "stage", "name", "allocated", "live")
+    __slots__ = ("req", "user", "spec", "stage", "name", "allocated", "live", "warnings")
 
     def __init__(self, req: Request) -> None:
         self.req = req
@@ -121,6 +122,8 @@ class _Call:
         #: Objects read live from the store for admission because the cache did not hold them yet
         #: (None until the first: the cache almost always holds them).
         self.live: dict[tuple[str, str | None, str], Obj] | None = None
+        #: Warnings for the client (fieldValidation=Warn's unknown fields).
+        self.warnings: list[str] | tuple[()] = ()
 
     def took(self, ip: str) -> None:
         if not self.allocated:
@@ -401,6 +404,8 @@ class APIServer:
                 call.stage = "authentication"
             result = await self._route(call)
             code = result.code if isinstance(result, Response) else 200
+            if call.warnings and isinstance(result, Response):
+                result.warnings.extend(call.warnings)
             stage = None
             if self._etcd_error and request.verb not in ("get", "list", "watch"):
                 self._etcd_error = ""  # a write went through: the store answers again
@@ -801,6 +806,8 @@ class APIServer:
             obj = _around_spec(body)
         else:
             obj = clone(body)
+        if call.req.field_validation is not None:
+            self._check_fields(call, spec, obj)
         obj["apiVersion"], obj["kind"] = spec.api_version, spec.kind
         meta = obj.get("metadata")
         if meta is None:
@@ -816,6 +823,12 @@ class APIServer:
         else:
             meta.pop("namespace", None)
         return obj
+
+    def _check_fields(self, call: _Call, spec: ResourceSpec, obj: Obj, patched: bool = False) -> None:
+        """The request's fieldValidation directive on ``obj`` (kubectl sends Strict)."""
+        warnings = check_fields(obj, spec.kind, spec.info.version, call.req.field_validation or "", patched)
+        if warnings:
+            call.warnings = warnings
 
     def _namespace_cached(self, call: _Call, spec: ResourceSpec) -> bool:
         """Nothing for :meth:`_namespace_seen` to do: not namespaced, or the cache holds the namespace."""
@@ -965,7 +978,10 @@ class APIServer:
             return await self._apply(call, spec, sub, doc)
 
         def produce(old: Obj) -> Obj:
-            return apply_patch(req.patch_type or "", clone(old), doc, spec.kind)
+            new = apply_patch(req.patch_type or "", clone(old), doc, spec.kind)
+            if req.field_validation is not None:
+                self._check_fields(call, spec, new, patched=True)
+            return new
 
         result, outcome = await self.storage.guaranteed_update(
             spec, req.namespace, req.name or "", self._updater(call, spec, sub, produce), dry_run=req.dry_run)
@@ -978,6 +994,8 @@ class APIServer:
         manager = req.field_manager
         if not manager:
             raise StatusError.bad_request("PATCH, application/apply-patch+yaml requests must set fieldManager")
+        if req.field_validation is not None:
+            self._check_fields(call, spec, doc, patched=True)
         if not self._namespace_cached(call, spec):
             await self._namespace_seen(call)
         update = self._updater(call, spec, sub, lambda old: server_side_apply(

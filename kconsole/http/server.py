@@ -57,6 +57,11 @@ def _json_response(code: int, body: Any, warning: str | None = None, content_typ
     return Reply(code, encode.dumps_object(body), content_type, NO_CACHE, warning)
 
 
+def _warning(text: str) -> str:
+    """One RFC 7234 warning value, its text a quoted-string (client-go drops a header it cannot parse)."""
+    return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _status_response(status: dict[str, Any]) -> Reply:
     return _json_response(int(status.get("code", 500)), status)
 
@@ -466,7 +471,7 @@ class HTTPFront:
 
     def _render(self, result: Response, req: Request, group_resource: str,
                 request: web.BaseRequest | RequestView) -> Reply:
-        warning = ", ".join(f'299 - "{w}"' for w in result.warnings) if result.warnings else None
+        warning = ", ".join(_warning(w) for w in result.warnings) if result.warnings else None
         body = result.body
         if isinstance(body, str):
             return Reply(result.code, body.encode(), TEXT, None, warning)

@@ -117,3 +117,58 @@ async def test_rollout_undo_restores_the_old_replicasets_template(cluster: Clust
     restored = (await cluster.kubectl("get", "deployment", "undo", "-o", "json")).json()["spec"]["template"]
     del old_template["metadata"]["labels"]["pod-template-hash"]
     assert restored == old_template
+
+
+UNKNOWN_FIELDS = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: typos, lables: {a: b}}
+data: {a: "1"}
+dta: {b: "2"}
+"""
+
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: strict}
+spec:
+  %s: 2
+  selector: {matchLabels: {app: strict}}
+  template:
+    metadata: {labels: {app: strict}}
+    spec:
+      containers:
+      - name: c
+        image: nginx
+        %s: {requests: {cpu: 100m}}
+"""
+
+
+async def test_apply_refuses_fields_the_kind_does_not_have(cluster: Cluster) -> None:
+    """kubectl 1.32 leaves field validation to a server whose OpenAPI takes fieldValidation; kconsole
+    advertised it and stored the typos (``lables``, ``dta``) as fields."""
+    for args in (["apply", "-f", "-"], ["create", "-f", "-"]):
+        refused = await cluster.kubectl(*args, stdin=UNKNOWN_FIELDS, check=False)
+        assert refused.code == 1
+        assert 'error when creating "STDIN": ConfigMap in version "v1" cannot be handled as a ConfigMap: strict ' \
+               'decoding error: unknown field "dta", unknown field "metadata.lables"' in refused.err
+    assert (await cluster.kubectl("get", "configmap", "typos", check=False)).code == 1
+    ssa = await cluster.kubectl("apply", "--server-side", "-f", "-", stdin=UNKNOWN_FIELDS, check=False)
+    assert ssa.code == 1 and 'unknown field "metadata.lables"' in ssa.err
+
+    nested = await cluster.kubectl("apply", "-f", "-", stdin=DEPLOYMENT % ("replicas", "resource"), check=False)
+    assert 'unknown field "spec.template.spec.containers[0].resource"' in nested.err
+    await cluster.kubectl("apply", "-f", "-", stdin=DEPLOYMENT % ("replicas", "resources"))
+    patched = await cluster.kubectl("apply", "-f", "-", stdin=DEPLOYMENT % ("replica", "resources"), check=False)
+    assert patched.code == 1 and 'strict decoding error: unknown field "spec.replica"' in patched.err
+    live = (await cluster.kubectl("get", "deployment", "strict", "-o", "json")).json()
+    assert "replica" not in live["spec"] and live["spec"]["replicas"] == 2
+
+
+async def test_validate_warn_drops_unknown_fields_and_says_which(cluster: Cluster) -> None:
+    warned = await cluster.kubectl("apply", "--validate=warn", "-f", "-", stdin=UNKNOWN_FIELDS)
+    assert "configmap/typos created" in warned.out
+    assert 'Warning: unknown field "metadata.lables"' in warned.err and 'Warning: unknown field "dta"' in warned.err
+    stored = (await cluster.kubectl("get", "configmap", "typos", "-o", "json")).json()
+    assert "dta" not in stored and "lables" not in stored["metadata"] and stored["data"] == {"a": "1"}
+    await cluster.kubectl("delete", "configmap", "typos")
+    ignored = await cluster.kubectl("apply", "--validate=false", "-f", "-", stdin=UNKNOWN_FIELDS)
+    assert "configmap/typos created" in ignored.out and "Warning" not in ignored.err
