@@ -156,7 +156,9 @@ class Cluster:
 
     def __init__(self, config: ClusterConfig, clock: Clock | None = None) -> None:
         self.config = config
-        self.clock: Clock = clock or RealClock(speed=config.speed)
+        self._clock_file = _clock_file(config) if clock is None else None
+        self.clock: Clock = clock or _resumed_clock(config.speed, self._clock_file)
+        self._clock_saver: Any = None
         self.rng = random.Random(config.seed)
         self.data_dir: Path = Path(".")
         self._tempdir: str | None = None
@@ -242,6 +244,7 @@ class Cluster:
         self.faults = FaultCatalog(self)
         self.admin = AdminServer(self)
         await self.admin.start()
+        self._save_clock()
         self.started = True
 
     async def _start_replicas(self) -> None:
@@ -302,8 +305,29 @@ class Cluster:
                              clock=self.clock)
         await self.sync.start()
 
+    def _save_clock(self) -> None:
+        """Persist simulated time now and every CLOCK_SAVE_PERIOD, so a restart resumes it (see
+        :func:`_resumed_clock`); a clock handed in (tests' virtual one) is not ours to keep."""
+        if self._clock_file is None:
+            return
+        self._write_clock(self._clock_file)
+        self._clock_saver = self.clock.call_later(CLOCK_SAVE_PERIOD, self._save_clock)
+
+    def _write_clock(self, path: Path) -> None:
+        try:
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(f"{self.clock.now():.6f}\n", encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as err:
+            log.warning("cannot save the simulated time to %s: %s", path, err)
+
     async def stop(self) -> None:
         """Stop everything in reverse start order; safe to call twice."""
+        if self._clock_saver is not None:
+            self._clock_saver.cancel()
+            self._clock_saver = None
+            assert self._clock_file is not None
+            self._write_clock(self._clock_file)
         for part in [self.admin, self.sync]:
             if part is not None:
                 await _quietly(part.stop())
@@ -340,6 +364,32 @@ class Cluster:
             shutil.rmtree(self._tempdir, ignore_errors=True)
             self._tempdir = None
         self.started = False
+
+
+#: The data folder's record of simulated time, and how often (simulated seconds) it is rewritten.
+CLOCK_FILE = "clock"
+CLOCK_SAVE_PERIOD = 10.0
+
+
+def _clock_file(config: ClusterConfig) -> Path | None:
+    if config.ephemeral or config.data_dir is None:
+        return None
+    return Path(config.data_dir).resolve() / CLOCK_FILE
+
+
+def _resumed_clock(speed: float, path: Path | None) -> RealClock:
+    """A real clock that never starts behind the time the cluster last saw. Run faster than real
+    time (``--speed``, the console's 10x/60x), the cluster's timestamps get ahead of the wall clock;
+    starting again at wall time would put every Lease, schedule and timestamp in the future (ages
+    "<invalid>", CronJobs silent until time catches up)."""
+    clock = RealClock(speed=speed)
+    if path is None:
+        return clock
+    try:
+        saved = float(path.read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return clock
+    return RealClock(speed=speed, start=saved) if saved > clock.now() else clock
 
 
 async def _quietly(aw: Any) -> None:
