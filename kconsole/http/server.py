@@ -318,11 +318,12 @@ class HTTPFront:
         checks: list[tuple[str, bool, str]] = []
         health = getattr(self.entry, "health_checks", None)
         reported = health() if health is not None else {}
-        for name in ("ping", "log"):
-            if name not in reported:
-                checks.append((name, True, "ok"))
-        for name, (ok, reason) in reported.items():
+        for name in ("ping", "log"):  # upstream's first two, whoever reports them
+            ok, reason = reported.get(name, (True, "ok"))
             checks.append((name, bool(ok), reason))
+        for name, (ok, reason) in reported.items():
+            if name not in ("ping", "log"):
+                checks.append((name, bool(ok), reason))
         if kind == "readyz":
             checks.append(("shutdown", not self._closing, "ok" if not self._closing else "shutting down"))
         excluded = set(query.getall("exclude", []))

@@ -172,3 +172,9 @@ async def test_validate_warn_drops_unknown_fields_and_says_which(cluster: Cluste
     await cluster.kubectl("delete", "configmap", "typos")
     ignored = await cluster.kubectl("apply", "--validate=false", "-f", "-", stdin=UNKNOWN_FIELDS)
     assert "configmap/typos created" in ignored.out and "Warning" not in ignored.err
+
+
+async def test_health_checks_list_in_upstreams_order(cluster: Cluster) -> None:
+    for page, last in (("/livez?verbose", "livez check passed"), ("/readyz?verbose", "readyz check passed")):
+        lines = (await cluster.kubectl("get", "--raw", page)).out.splitlines()
+        assert lines[:3] == ["[+]ping ok", "[+]log ok", "[+]etcd ok"] and lines[-1] == last
