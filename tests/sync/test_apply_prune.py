@@ -3,6 +3,8 @@ and what removing a document or a file deletes."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
 import pytest
@@ -227,3 +229,32 @@ async def test_damaged_inventory_is_set_aside_and_the_sync_starts(env: Env, star
     assert sync.files["a.yaml"].status == "applied"
     assert (env.data_dir / "sync-inventory.json.damaged").read_text() == "{not json"
     assert "a.yaml" in (env.data_dir / "sync-inventory.json").read_text()
+
+
+async def test_alias_bomb_is_a_file_error_and_the_rest_of_the_pass_applies(env: Env, started: Any) -> None:
+    lines = ["apiVersion: v1", "kind: ConfigMap", "metadata:", "  name: lol", "data:",
+             "  a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"  a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 8)]
+    env.write("bomb.yaml", "\n".join(lines) + "\n")
+    env.write("good.yaml", cm("good"))
+    sync = await asyncio.wait_for(started(), 30)  # a copy of the expanded bomb never finishes
+    err = sync.files["bomb.yaml"].error
+    assert err is not None and err.line == 1 and "excessive aliasing" in err.message
+    assert sync.files["good.yaml"].status == "applied"
+    assert await get(env, "configmaps", "good") is not None
+
+
+async def test_a_retried_error_is_logged_once_until_it_changes(env: Env, started: Any,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    env.write("web.yaml", cm("web", namespace="later"))
+    with caplog.at_level(logging.WARNING, logger="kconsole.sync.manifestsync"):
+        sync = await started()
+        for _ in range(4):  # four retries on the back-off, each failing the same way
+            await sync.sync_now()
+        assert sync.files["web.yaml"].attempts == 5
+        said = [r.getMessage() for r in caplog.records if "web.yaml" in r.getMessage()]
+        assert len(said) == 1 and 'namespaces "later" not found' in said[0]
+        env.write("web.yaml", cm("web", value="2", namespace="other"))
+        await sync.sync_now({"web.yaml"})
+        said = [r.getMessage() for r in caplog.records if "web.yaml" in r.getMessage()]
+        assert len(said) == 2 and 'namespaces "other" not found' in said[1]

@@ -67,3 +67,24 @@ def test_empty_and_comment_only_documents_are_skipped() -> None:
                         "x.yaml")
     assert parsed.errors == [] and [d.key.name for d in parsed.documents] == ["a"]
     assert parse_text("", "x.json").documents == []
+
+
+def test_alias_bombs_self_reference_and_deep_nesting_are_refused_before_anything_copies_them() -> None:
+    laughs = ["apiVersion: v1", "kind: ConfigMap", "metadata:", "  name: lol", "  annotations:",
+              "    a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    laughs += [f"    a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 8)]
+    cases = {
+        "\n".join(laughs) + "\n": "excessive aliasing",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: &d {x: *d}\n": "contains itself",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: " + "[" * 500 + "]" * 500 + "\n": "deeper than",
+    }
+    for text, words in cases.items():
+        [err] = parse_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: first}\n---\n" + text, "x.yaml").errors
+        assert (err.line, err.column, err.reason) == (5, 1, "YAMLSyntax") and words in err.message, err
+    deep = '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": ' + "[" * 5000 + "]" * 5000 + "}"
+    [err] = parse_text(deep, "x.json").errors
+    assert "deeper than" in err.message
+    # Aliases that expand modestly are ordinary YAML.
+    shared = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, labels: &l {app: web}}\ndata: *l\n"
+    [doc] = parse_text(shared, "x.yaml").documents
+    assert doc.obj["data"] == {"app": "web"}
