@@ -276,11 +276,13 @@ class ManifestSync:
 
     def _fail(self, rel: str, errors: list[SyncError], now: float) -> None:
         st = self.files.setdefault(rel, FileState(rel))
+        repeated = st.status == "error" and st.errors == errors
         st.status, st.errors, st.updated = "error", errors, now
         st.objects = list(self.inventory.files.get(rel, []))
         st.attempts += 1
-        for e in errors:
-            log.warning("manifest sync: %s", e)
+        if not repeated:  # a retry that fails the same way is not news (`kconsole serve` prints these)
+            for e in errors:
+                log.warning("manifest sync: %s", e)
 
     async def _prune(self, now: float) -> None:
         stale, self._stale = self._stale, {}
