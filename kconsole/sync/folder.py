@@ -39,15 +39,19 @@ class FolderFilter:
         self.exclude = [p.resolve() for p in (exclude or [])]
 
     def relative(self, path: str | Path) -> str | None:
-        """The path relative to the folder (``/``-separated), or None when outside it."""
+        """The path relative to the folder (``/``-separated), or None when outside it. A symlinked
+        manifest keeps its own name (the scan at start lists it under that name too), wherever
+        it points; only the folders above it are resolved, for a folder reached through a link."""
         p = Path(path)
         if not p.is_absolute():
             p = self.root / p
-        try:
-            return p.resolve().relative_to(self.root).as_posix() if p.exists() else \
-                p.absolute().relative_to(self.root).as_posix()
-        except ValueError:
-            return None
+        for candidate in (Path(os.path.normpath(p)), p.parent.resolve() / p.name):
+            try:
+                rel = candidate.relative_to(self.root).as_posix()
+            except ValueError:
+                continue
+            return rel
+        return None
 
     def ignored(self, rel: str) -> bool:
         parts = rel.split("/")

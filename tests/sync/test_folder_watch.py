@@ -102,3 +102,26 @@ async def _data_is(env: Env, name: str, want: dict[str, str]) -> bool:
 
 async def _gone(env: Env, name: str) -> bool:
     return await data_of(env, name) is None
+
+
+async def test_a_symlinked_manifest_is_applied_under_its_own_name_when_it_appears(env: Env, started: Any) -> None:
+    shared = env.folder.parent / "shared"
+    shared.mkdir()
+    (shared / "cm.yaml").write_text(cm("shared", "s"))
+    sync = await started(watch=True)
+    await sync.wait_watching()
+    os.symlink(shared / "cm.yaml", env.folder / "linked.yaml")
+    await until(lambda: "linked.yaml" in sync.files and sync.files["linked.yaml"].status == "applied",
+                "the symlinked file applied while the sync runs")
+    assert await data_of(env, "shared") == {"k": "s"}
+    # A second name for a file in the folder declares its objects twice: an error naming both files.
+    env.write("own.yaml", cm("own", "o"))
+    await until(lambda: "own.yaml" in sync.files, "own.yaml applied")
+    os.symlink(env.folder / "own.yaml", env.folder / "alias.yaml")
+    await until(lambda: "alias.yaml" in sync.files and sync.files["alias.yaml"].status == "error", "the duplicate")
+    err = sync.files["alias.yaml"].error
+    assert err is not None and "also declared in own.yaml" in err.message
+    (env.folder / "alias.yaml").unlink()
+    (env.folder / "linked.yaml").unlink()
+    await until(lambda: _gone(env, "shared"), "ConfigMap shared pruned with its link")
+    assert await data_of(env, "own") == {"k": "o"}
