@@ -658,3 +658,28 @@ async def test_manifest_errors_show_in_the_title_and_open_in_full(cluster: Any, 
     finally:
         await sync.stop()
         c.sync = None
+
+
+async def test_every_offered_kind_name_switches_and_group_qualified_names_work(cluster: Any) -> None:
+    from kconsole.tui.app import SHORT_KINDS
+
+    c, clock = cluster
+    app = ConsoleApp(c, live=False, watch_themes=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, clock, pilot)
+        # The ':' prompt and the palette offer these names: each must show its kind.
+        for name in SHORT_KINDS:
+            app.switch_kind_safely(name)
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == []
+        await pilot.press("colon")
+        await type_in(pilot, "sec")
+        assert app.resources.group_resource == "secrets"
+        for name, shown in (("deployment.apps", "deployments.apps"), ("cronjob.v1.batch", "cronjobs.batch"),
+                            ("Lease.coordination.k8s.io", "leases.coordination.k8s.io")):
+            app.switch_kind_safely(name)
+            assert app.resources.group_resource == shown, name
+        app.switch_kind_safely("deployment.batch")
+        await pilot.pause()
+        assert app.resources.group_resource == "leases.coordination.k8s.io"
+        assert [n.message for n in app._notifications] == ['the server doesn\'t have a resource type "deployment.batch"']

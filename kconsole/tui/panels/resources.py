@@ -28,6 +28,31 @@ _FAILED = ("Failed", "Error", "CrashLoopBackOff", "ImagePullBackOff", "ErrImageP
 _PENDING = ("Pending", "ContainerCreating", "PodInitializing", "Init:", "SchedulingDisabled", "Progressing")
 
 
+#: k9s's aliases for kinds kubectl gives no short name (k9s muscle memory).
+K9S_ALIASES = {"sec": "secrets", "dp": "deployments", "rb": "rolebindings", "crb": "clusterrolebindings",
+               "crd": "customresourcedefinitions", "crds": "customresourcedefinitions"}
+
+
+def resolve_kind(client: Any, name: str) -> Any:
+    """The discovery entry for a name as kubectl takes it: plural, singular, short name or kind,
+    each optionally qualified by its group (``deployment.apps``, ``cronjob.v1.batch``); or a k9s
+    alias. Raises the client's StatusError naming what is unknown."""
+    name = name.strip()
+    try:
+        return client.resource_info(K9S_ALIASES.get(name.lower(), name))
+    except StatusError:
+        head, dot, group = name.partition(".")
+        if not dot:
+            raise
+        try:
+            info = client.resource_info(head)
+        except StatusError:
+            info = None
+        if info is None or group.lower() not in (info.group.lower(), f"{info.version}.{info.group}".lower()):
+            raise
+        return info
+
+
 class FilterError(ValueError):
     """A filter the panel cannot use (bad regex or label selector)."""
 
@@ -159,9 +184,10 @@ class ResourcesPanel(Panel):
     # ------------------------------------------------------------------ what to show
 
     def switch_kind(self, name: str) -> str:
-        """Show another kind, by any name kubectl accepts (``po``, ``deploy``, ``leases``)."""
+        """Show another kind, by any name kubectl accepts (``po``, ``deploy``, ``leases``,
+        ``deployment.apps``) or a k9s alias (``sec``, ``dp``)."""
         try:
-            info = self.model.client.resource_info(name.strip())
+            info = resolve_kind(self.model.client, name)
         except StatusError as err:
             raise FilterError(err.message if hasattr(err, "message") else str(err)) from None
         if "list" not in info.verbs or "watch" not in info.verbs:
