@@ -556,15 +556,15 @@ class PodWorker:
     # ------------------------------------------------------------------ stopping containers
 
     def _kill(self, c: Container, grace: float) -> None:
-        """SIGTERM (after a preStop hook), then SIGKILL when the grace period runs out."""
+        """SIGTERM (after a preStop hook), then SIGKILL when the grace period runs out. The container
+        keeps its readiness until it exits, as upstream's (``1/1 Terminating``; its endpoint stays
+        serving while terminating)."""
         if c.status != "running" or c.stage == "stopping":
             return
         c.stage = "stopping"
         for t in c.probe_timers.values():
             t.cancel()
         c.probe_timers.clear()
-        c.ready = False
-        self._dirty()
         pre_stop = 0.0
         hook = ((c.spec.get("lifecycle") or {}).get("preStop") or {})
         command = (hook.get("exec") or {}).get("command") or []

@@ -147,6 +147,9 @@ async def test_graceful_deletion_waits_for_the_grace_period(env: NodeEnv) -> Non
     assert not await _exists(env, "fast")  # nginx stops on SIGTERM
     await env.clock.advance(17)
     assert await _exists(env, "slow")  # a shell ignores SIGTERM: killed at the end of the grace period
+    slow = await env.pod("slow")  # and, still running, it stays ready until then: 1/1 Terminating
+    assert slow["status"]["containerStatuses"][0]["ready"] is True
+    assert condition_status(slow, "Ready") == "True"
     await env.clock.advance(3)
     assert not await _exists(env, "slow")
     killing = [e["message"] for e in await env.events("slow") if e["reason"] == "Killing"]
