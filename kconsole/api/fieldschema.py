@@ -32,6 +32,10 @@ KINDS: dict[str, str] = {
     "HorizontalPodAutoscaler": "HorizontalPodAutoscaler",
     "PodDisruptionBudget": "PodDisruptionBudget",
     "PriorityClass": "PriorityClass",
+    "PersistentVolumeClaim": "PersistentVolumeClaim",
+    "PersistentVolume": "PersistentVolume",
+    "ReplicationController": "ReplicationController",
+    "Ingress": "Ingress",
 }
 
 TYPES: dict[str, str] = {
@@ -41,10 +45,17 @@ TYPES: dict[str, str] = {
     "AppArmorProfile": "localhostProfile type",
     "AttachedVolume": "devicePath name",
     "AzureDiskVolumeSource": "cachingMode diskName diskURI fsType kind readOnly",
+    "AzureFilePersistentVolumeSource": "readOnly secretName secretNamespace shareName",
     "AzureFileVolumeSource": "readOnly secretName shareName",
+    "CSIPersistentVolumeSource": "controllerExpandSecretRef:SecretReference "
+                                 "controllerPublishSecretRef:SecretReference driver fsType "
+                                 "nodeExpandSecretRef:SecretReference nodePublishSecretRef:SecretReference "
+                                 "nodeStageSecretRef:SecretReference readOnly volumeAttributes volumeHandle",
     "CSIVolumeSource": "driver fsType nodePublishSecretRef:LocalObjectReference readOnly volumeAttributes",
     "Capabilities": "add drop",
+    "CephFSPersistentVolumeSource": "monitors path readOnly secretFile secretRef:SecretReference user",
     "CephFSVolumeSource": "monitors path readOnly secretFile secretRef:LocalObjectReference user",
+    "CinderPersistentVolumeSource": "fsType readOnly secretRef:SecretReference volumeID",
     "CinderVolumeSource": "fsType readOnly secretRef:LocalObjectReference volumeID",
     "ClientIPConfig": "timeoutSeconds",
     "ClusterRole": "aggregationRule:AggregationRule apiVersion kind metadata:ObjectMeta rules:PolicyRule",
@@ -139,6 +150,7 @@ TYPES: dict[str, str] = {
     "ExternalMetricStatus": "current:MetricValueStatus metric:MetricIdentifier",
     "FCVolumeSource": "fsType lun readOnly targetWWNs wwids",
     "FileKeySelector": "key optional path volumeName",
+    "FlexPersistentVolumeSource": "driver fsType options readOnly secretRef:SecretReference",
     "FlexVolumeSource": "driver fsType options readOnly secretRef:LocalObjectReference",
     "FlockerVolumeSource": "datasetName datasetUUID",
     "ForNode": "name",
@@ -146,11 +158,14 @@ TYPES: dict[str, str] = {
     "GCEPersistentDiskVolumeSource": "fsType partition pdName readOnly",
     "GRPCAction": "mode port service",
     "GitRepoVolumeSource": "directory repository revision",
+    "GlusterfsPersistentVolumeSource": "endpoints endpointsNamespace path readOnly",
     "GlusterfsVolumeSource": "endpoints path readOnly",
     "HPAScalingPolicy": "periodSeconds type value",
     "HPAScalingRules": "policies:HPAScalingPolicy selectPolicy stabilizationWindowSeconds tolerance",
     "HTTPGetAction": "host httpHeaders:HTTPHeader path port protocol scheme",
     "HTTPHeader": "name value",
+    "HTTPIngressPath": "backend:IngressBackend path pathType",
+    "HTTPIngressRuleValue": "paths:HTTPIngressPath",
     "HorizontalPodAutoscaler": "apiVersion kind metadata:ObjectMeta spec:HorizontalPodAutoscalerSpec "
                                "status:HorizontalPodAutoscalerStatus",
     "HorizontalPodAutoscalerBehavior": "scaleDown:HPAScalingRules scaleUp:HPAScalingRules",
@@ -162,10 +177,22 @@ TYPES: dict[str, str] = {
     "HostAlias": "hostnames ip",
     "HostIP": "ip",
     "HostPathVolumeSource": "path type",
+    "ISCSIPersistentVolumeSource": "chapAuthDiscovery chapAuthSession fsType initiatorName iqn iscsiInterface lun "
+                                   "portals readOnly secretRef:SecretReference targetPortal",
     "ISCSIVolumeSource": "chapAuthDiscovery chapAuthSession fsType initiatorName iqn iscsiInterface lun portals "
                          "readOnly secretRef:LocalObjectReference targetPortal",
     "ImageVolumeSource": "pullPolicy reference",
     "ImageVolumeStatus": "imageRef",
+    "Ingress": "apiVersion kind metadata:ObjectMeta spec:IngressSpec status:IngressStatus",
+    "IngressBackend": "resource:TypedLocalObjectReference service:IngressServiceBackend",
+    "IngressLoadBalancerIngress": "hostname ip ports:IngressPortStatus",
+    "IngressLoadBalancerStatus": "ingress:IngressLoadBalancerIngress",
+    "IngressPortStatus": "error port protocol",
+    "IngressRule": "host http:HTTPIngressRuleValue",
+    "IngressServiceBackend": "name port:ServiceBackendPort",
+    "IngressSpec": "defaultBackend:IngressBackend ingressClassName rules:IngressRule tls:IngressTLS",
+    "IngressStatus": "loadBalancer:IngressLoadBalancerStatus",
+    "IngressTLS": "hosts secretName",
     "Job": "apiVersion kind metadata:ObjectMeta spec:JobSpec status:JobStatus",
     "JobCondition": "lastProbeTime lastTransitionTime message reason status type",
     "JobSchedulingConfiguration": "disruptionMode:WorkloadPodGroupDisruptionMode "
@@ -191,6 +218,7 @@ TYPES: dict[str, str] = {
     "LoadBalancerIngress": "hostname ip ipMode ports:PortStatus",
     "LoadBalancerStatus": "ingress:LoadBalancerIngress",
     "LocalObjectReference": "name",
+    "LocalVolumeSource": "fsType path",
     "ManagedFieldsEntry": "apiVersion fieldsType fieldsV1 manager operation subresource time",
     "MetricIdentifier": "name selector:LabelSelector",
     "MetricSpec": "containerResource:ContainerResourceMetricSource external:ExternalMetricSource "
@@ -243,6 +271,8 @@ TYPES: dict[str, str] = {
                           "metric:MetricIdentifier",
     "ObjectReference": "apiVersion fieldPath kind name namespace resourceVersion uid",
     "OwnerReference": "apiVersion blockOwnerDeletion controller kind name uid",
+    "PersistentVolume": "apiVersion kind metadata:ObjectMeta spec:PersistentVolumeSpec "
+                        "status:PersistentVolumeStatus",
     "PersistentVolumeClaim": "apiVersion kind metadata:ObjectMeta spec:PersistentVolumeClaimSpec "
                              "status:PersistentVolumeClaimStatus",
     "PersistentVolumeClaimCondition": "lastProbeTime lastTransitionTime message reason status type",
@@ -255,6 +285,21 @@ TYPES: dict[str, str] = {
                                    "healthStatus:VolumeHealthStatus modifyVolumeStatus:ModifyVolumeStatus phase",
     "PersistentVolumeClaimTemplate": "metadata:ObjectMeta spec:PersistentVolumeClaimSpec",
     "PersistentVolumeClaimVolumeSource": "claimName readOnly",
+    "PersistentVolumeSpec": "accessModes awsElasticBlockStore:AWSElasticBlockStoreVolumeSource "
+                            "azureDisk:AzureDiskVolumeSource azureFile:AzureFilePersistentVolumeSource capacity "
+                            "cephfs:CephFSPersistentVolumeSource cinder:CinderPersistentVolumeSource "
+                            "claimRef:ObjectReference csi:CSIPersistentVolumeSource fc:FCVolumeSource "
+                            "flexVolume:FlexPersistentVolumeSource flocker:FlockerVolumeSource "
+                            "gcePersistentDisk:GCEPersistentDiskVolumeSource "
+                            "glusterfs:GlusterfsPersistentVolumeSource hostPath:HostPathVolumeSource "
+                            "iscsi:ISCSIPersistentVolumeSource local:LocalVolumeSource mountOptions "
+                            "nfs:NFSVolumeSource nodeAffinity:VolumeNodeAffinity persistentVolumeReclaimPolicy "
+                            "photonPersistentDisk:PhotonPersistentDiskVolumeSource "
+                            "portworxVolume:PortworxVolumeSource quobyte:QuobyteVolumeSource "
+                            "rbd:RBDPersistentVolumeSource scaleIO:ScaleIOPersistentVolumeSource storageClassName "
+                            "storageos:StorageOSPersistentVolumeSource volumeAttributesClassName volumeMode "
+                            "vsphereVolume:VsphereVirtualDiskVolumeSource",
+    "PersistentVolumeStatus": "lastPhaseTransitionTime message phase reason",
     "PhotonPersistentDiskVolumeSource": "fsType pdID",
     "Pod": "apiVersion kind metadata:ObjectMeta spec:PodSpec status:PodStatus",
     "PodAffinity": "preferredDuringSchedulingIgnoredDuringExecution:WeightedPodAffinityTerm "
@@ -323,12 +368,19 @@ TYPES: dict[str, str] = {
              "timeoutSeconds",
     "ProjectedVolumeSource": "defaultMode defaultUser sources:VolumeProjection",
     "QuobyteVolumeSource": "group readOnly registry tenant user volume",
+    "RBDPersistentVolumeSource": "fsType image keyring monitors pool readOnly secretRef:SecretReference user",
     "RBDVolumeSource": "fsType image keyring monitors pool readOnly secretRef:LocalObjectReference user",
     "ReplicaSet": "apiVersion kind metadata:ObjectMeta spec:ReplicaSetSpec status:ReplicaSetStatus",
     "ReplicaSetCondition": "lastTransitionTime message reason status type",
     "ReplicaSetSpec": "minReadySeconds replicas selector:LabelSelector template:PodTemplateSpec",
     "ReplicaSetStatus": "availableReplicas conditions:ReplicaSetCondition fullyLabeledReplicas observedGeneration "
                         "readyReplicas replicas terminatingReplicas",
+    "ReplicationController": "apiVersion kind metadata:ObjectMeta spec:ReplicationControllerSpec "
+                             "status:ReplicationControllerStatus",
+    "ReplicationControllerCondition": "lastTransitionTime message reason status type",
+    "ReplicationControllerSpec": "minReadySeconds replicas selector template:PodTemplateSpec",
+    "ReplicationControllerStatus": "availableReplicas conditions:ReplicationControllerCondition "
+                                   "fullyLabeledReplicas observedGeneration readyReplicas replicas",
     "ResourceClaim": "name request",
     "ResourceFieldSelector": "containerName divisor resource",
     "ResourceHealth": "health message resourceID",
@@ -343,6 +395,8 @@ TYPES: dict[str, str] = {
     "RollingUpdateDeployment": "maxSurge maxUnavailable",
     "RollingUpdateStatefulSetStrategy": "maxUnavailable partition",
     "SELinuxOptions": "level role type user",
+    "ScaleIOPersistentVolumeSource": "fsType gateway protectionDomain readOnly secretRef:SecretReference "
+                                     "sslEnabled storageMode storagePool system volumeName",
     "ScaleIOVolumeSource": "fsType gateway protectionDomain readOnly secretRef:LocalObjectReference sslEnabled "
                            "storageMode storagePool system volumeName",
     "SeccompProfile": "localhostProfile type",
@@ -350,6 +404,7 @@ TYPES: dict[str, str] = {
     "SecretEnvSource": "name optional",
     "SecretKeySelector": "key name optional",
     "SecretProjection": "items:KeyToPath name optional",
+    "SecretReference": "name namespace",
     "SecretVolumeSource": "defaultMode defaultUser items:KeyToPath optional secretName",
     "SecurityContext": "allowPrivilegeEscalation appArmorProfile:AppArmorProfile capabilities:Capabilities "
                        "privileged procMount readOnlyRootFilesystem runAsGroup runAsNonRoot runAsUser "
@@ -359,6 +414,7 @@ TYPES: dict[str, str] = {
     "ServiceAccount": "apiVersion automountServiceAccountToken imagePullSecrets:LocalObjectReference kind "
                       "metadata:ObjectMeta secrets:ObjectReference",
     "ServiceAccountTokenProjection": "audience expirationSeconds path user",
+    "ServiceBackendPort": "name number",
     "ServicePort": "appProtocol name nodePort port protocol targetPort",
     "ServiceSpec": "allocateLoadBalancerNodePorts clusterIP clusterIPs externalIPs externalName "
                    "externalTrafficPolicy healthCheckNodePort internalTrafficPolicy ipFamilies ipFamilyPolicy "
@@ -381,6 +437,7 @@ TYPES: dict[str, str] = {
                          "currentRevision observedGeneration readyReplicas replicas updateRevision "
                          "updatedReplicas",
     "StatefulSetUpdateStrategy": "rollingUpdate:RollingUpdateStatefulSetStrategy type",
+    "StorageOSPersistentVolumeSource": "fsType readOnly secretRef:ObjectReference volumeName volumeNamespace",
     "StorageOSVolumeSource": "fsType readOnly secretRef:LocalObjectReference volumeName volumeNamespace",
     "Subject": "apiGroup kind name namespace",
     "SuccessPolicy": "rules:SuccessPolicyRule",
@@ -414,6 +471,7 @@ TYPES: dict[str, str] = {
     "VolumeMount": "bindMountOptions mountPath mountPropagation name readOnly recursiveReadOnly subPath "
                    "subPathExpr",
     "VolumeMountStatus": "mountPath name readOnly recursiveReadOnly volumeStatus:VolumeStatus",
+    "VolumeNodeAffinity": "required:NodeSelector",
     "VolumeProjection": "clusterTrustBundle:ClusterTrustBundleProjection configMap:ConfigMapProjection "
                         "downwardAPI:DownwardAPIProjection podCertificate:PodCertificateProjection "
                         "secret:SecretProjection serviceAccountToken:ServiceAccountTokenProjection",

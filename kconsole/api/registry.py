@@ -132,6 +132,13 @@ TABLE: tuple[ResourceSpec, ...] = (
     _entry("", "v1", "secrets", "Secret", fields=("type",)),
     _entry("", "v1", "serviceaccounts", "ServiceAccount", short=("sa",)),
     _entry("", "v1", "events", "Event", short=("ev",), fields=EVENT_FIELDS),
+    # Stored and served, reconciled by nothing (no volumes, no ReplicationController or Ingress
+    # controller), as on a cluster without those add-ons: kubectl's default --prune allowlist lists them,
+    # and prune failed with 'no matches for kind "PersistentVolumeClaim"' when they were missing.
+    _entry("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", short=("pvc",), status=True),
+    _entry("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False, short=("pv",), status=True),
+    _entry("", "v1", "replicationcontrollers", "ReplicationController", short=("rc",), categories=ALL,
+           status=True, scale=True, generation=True),
     _entry("apps", "v1", "deployments", "Deployment", short=("deploy",), categories=ALL, status=True, scale=True,
            generation=True),
     _entry("apps", "v1", "replicasets", "ReplicaSet", short=("rs",), categories=ALL, status=True, scale=True,
@@ -143,6 +150,7 @@ TABLE: tuple[ResourceSpec, ...] = (
     _entry("batch", "v1", "cronjobs", "CronJob", short=("cj",), categories=ALL, status=True, generation=True),
     _entry("coordination.k8s.io", "v1", "leases", "Lease"),
     _entry("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),
+    _entry("networking.k8s.io", "v1", "ingresses", "Ingress", short=("ing",), status=True, generation=True),
     _entry("rbac.authorization.k8s.io", "v1", "roles", "Role"),
     _entry("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding"),
     _entry("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False),

@@ -36,7 +36,7 @@ def test_table_facts() -> None:
     reg = Registry()
     assert {s.resource for s in reg.categories("all")} == {
         "pods", "services", "deployments", "replicasets", "daemonsets", "statefulsets", "jobs", "cronjobs",
-        "horizontalpodautoscalers"}
+        "horizontalpodautoscalers", "replicationcontrollers"}
     pods = reg.resolve("pods")
     assert pods.info.subresources == ("status", "binding", "eviction", "log") and pods.graceful_delete
     deploy = reg.resolve("deploy")

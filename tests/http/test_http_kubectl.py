@@ -60,6 +60,8 @@ TYPED_CREATES = [
     (["create", "pdb", "web-pdb", "--selector=app=web", "--min-available=50%"], "poddisruptionbudgets", "default"),
     (["expose", "deployment", "web", "--port=80", "--target-port=8080"], "services", "default"),
     (["create", "job", "manual", "--from=cronjob/tick"], "jobs", "default"),
+    (["create", "ingress", "front", "--class=nginx", "--rule=foo.com/bar*=front:80,tls=cert",
+      "--default-backend=front:http"], "ingresses", "default"),
 ]
 
 

@@ -178,3 +178,28 @@ async def test_health_checks_list_in_upstreams_order(cluster: Cluster) -> None:
     for page, last in (("/livez?verbose", "livez check passed"), ("/readyz?verbose", "readyz check passed")):
         lines = (await cluster.kubectl("get", "--raw", page)).out.splitlines()
         assert lines[:3] == ["[+]ping ok", "[+]log ok", "[+]etcd ok"] and lines[-1] == last
+
+
+PRUNED = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: keep, labels: {set: prune}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, labels: {set: prune}}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+"""
+
+
+async def test_apply_prune_with_kubectls_default_allowlist(cluster: Cluster) -> None:
+    """kubectl's default prune allowlist names PersistentVolumeClaims, ReplicationControllers, Ingresses
+    and PersistentVolumes; without them every ``apply --prune`` failed with 'no matches for kind'."""
+    extra = "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: gone, labels: {set: prune}}\n"
+    first = await cluster.kubectl("apply", "--prune", "-l", "set=prune", "-f", "-", stdin=PRUNED + extra)
+    assert "configmap/gone created" in first.out and "persistentvolumeclaim/data created" in first.out
+    claim = (await cluster.kubectl("get", "pvc", "data", "-o", "json")).json()
+    assert claim["status"] == {"phase": "Pending"} and claim["spec"]["volumeMode"] == "Filesystem"
+    second = await cluster.kubectl("apply", "--prune", "-l", "set=prune", "-f", "-", stdin=PRUNED)
+    assert "configmap/gone pruned" in second.out
+    assert (await cluster.kubectl("get", "configmap", "gone", check=False)).code == 1
+    assert (await cluster.kubectl("get", "configmap", "keep")).code == 0

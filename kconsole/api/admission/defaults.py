@@ -277,6 +277,45 @@ def default_binding(ctx: AdmissionContext, obj: Obj) -> None:
             subject["apiGroup"] = "rbac.authorization.k8s.io"
 
 
+def default_volume_claim(ctx: AdmissionContext, obj: Obj) -> None:
+    spec = _spec(obj)
+    if not spec.get("volumeMode"):
+        spec["volumeMode"] = "Filesystem"
+    if ctx.operation == "CREATE":
+        obj["status"] = {"phase": "Pending"}
+
+
+def default_volume(ctx: AdmissionContext, obj: Obj) -> None:
+    spec = _spec(obj)
+    if not spec.get("persistentVolumeReclaimPolicy"):
+        spec["persistentVolumeReclaimPolicy"] = "Retain"
+    if not spec.get("volumeMode"):
+        spec["volumeMode"] = "Filesystem"
+    if ctx.operation == "CREATE":
+        obj["status"] = {"phase": "Pending"}
+
+
+def default_replication_controller(ctx: AdmissionContext, obj: Obj) -> None:
+    """SetDefaults_ReplicationController: the selector and labels default to the template's labels."""
+    spec = _spec(obj)
+    if spec.get("replicas") is None:
+        spec["replicas"] = 1
+    template = spec.get("template")
+    labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(template, dict) else None
+    if labels:
+        if not spec.get("selector"):
+            spec["selector"] = dict(labels)
+        meta = obj.setdefault("metadata", {})
+        if not meta.get("labels"):
+            meta["labels"] = dict(labels)
+    default_pod_template(template)
+
+
+def default_ingress(ctx: AdmissionContext, obj: Obj) -> None:
+    if ctx.operation == "CREATE":
+        obj["status"] = {"loadBalancer": {}}  # Go's non-pointer struct: upstream always shows it
+
+
 #: (group, kind) -> defaulter.
 DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("", "Pod"): default_pod,
@@ -284,7 +323,11 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("", "Namespace"): default_namespace,
     ("", "Secret"): default_secret,
     ("", "Endpoints"): default_endpoints,
+    ("", "PersistentVolumeClaim"): default_volume_claim,
+    ("", "PersistentVolume"): default_volume,
+    ("", "ReplicationController"): default_replication_controller,
     ("discovery.k8s.io", "EndpointSlice"): default_endpointslice,
+    ("networking.k8s.io", "Ingress"): default_ingress,
     ("apps", "Deployment"): default_deployment,
     ("apps", "ReplicaSet"): default_replicaset,
     ("apps", "DaemonSet"): default_daemonset,
