@@ -246,6 +246,8 @@ async def pod_log(server: APIServer, call: _Call, spec: ResourceSpec) -> Respons
         container = str(containers[0])
     elif container not in containers:
         raise StatusError.bad_request(f"container {container} is not valid for pod {name}")
+    if req.params.get("previous", "").lower() in ("true", "1") and not _terminated_before(pod, container):
+        raise StatusError.bad_request(f'previous terminated container "{container}" in pod "{name}" not found')
     follow = req.params.get("follow", "").lower() in ("true", "1")
     tail = req.params.get("tailLines")
     try:
@@ -259,6 +261,15 @@ async def pod_log(server: APIServer, call: _Call, spec: ResourceSpec) -> Respons
     if isinstance(out, str):
         return Response(200, out)
     return out
+
+
+def _terminated_before(pod: Obj, container: str) -> bool:
+    """Whether ``container`` has a previous, terminated instance (``kubectl logs --previous``)."""
+    status = pod.get("status") or {}
+    for cs in (status.get("containerStatuses") or []) + (status.get("initContainerStatuses") or []):
+        if isinstance(cs, dict) and cs.get("name") == container:
+            return bool((cs.get("lastState") or {}).get("terminated"))
+    return False
 
 
 # --------------------------------------------------------------------------- reviews

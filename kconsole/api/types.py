@@ -192,7 +192,8 @@ def status_body(
         "reason": reason,
         "code": code,
     }
-    if details:
+    if details or code == 404:
+        # Upstream's 404s always carry details (kubectl debug reads details.name of one unguarded).
         body["details"] = details
     return body
 

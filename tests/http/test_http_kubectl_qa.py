@@ -203,3 +203,33 @@ async def test_apply_prune_with_kubectls_default_allowlist(cluster: Cluster) -> 
     assert "configmap/gone pruned" in second.out
     assert (await cluster.kubectl("get", "configmap", "gone", check=False)).code == 1
     assert (await cluster.kubectl("get", "configmap", "keep")).code == 0
+
+
+async def test_logs_previous_needs_a_terminated_container(cluster: Cluster) -> None:
+    await cluster.kubectl("run", "once", "--image=busybox")
+    cluster.api.set_log_source(lambda ns, name, container, follow, tail: "current run\n")
+    try:
+        refused = await cluster.kubectl("logs", "once", "--previous", check=False)
+        assert refused.code == 1
+        assert refused.err.strip() == 'Error from server (BadRequest): previous terminated container "once" in ' \
+                                      'pod "once" not found'
+        pod = await cluster.admin("get", "pods", namespace="default", name="once")
+        pod["status"]["containerStatuses"] = [{
+            "name": "once", "image": "busybox", "imageID": "", "ready": False, "restartCount": 1,
+            "state": {"running": {"startedAt": "2026-01-01T00:00:10Z"}},
+            "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "startedAt": "2026-01-01T00:00:00Z",
+                                         "finishedAt": "2026-01-01T00:00:05Z"}}}]
+        await cluster.admin("update", "pods", namespace="default", name="once", subresource="status", body=pod)
+        assert (await cluster.kubectl("logs", "once", "--previous")).code == 0
+    finally:
+        cluster.api.set_log_source(None)
+
+
+async def test_debug_says_ephemeral_containers_are_off_instead_of_crashing_kubectl(cluster: Cluster) -> None:
+    """kubectl debug reads details.name of the 404 for pods/ephemeralcontainers without a nil check; a
+    Status without details made kubectl panic with a nil pointer dereference."""
+    await cluster.kubectl("run", "debuggee", "--image=nginx")
+    debug = await cluster.kubectl("debug", "debuggee", "--image=busybox", "--profile=general", "--", "sh",
+                                  check=False)
+    assert debug.code == 1 and "panic" not in debug.err
+    assert "error: ephemeral containers are disabled for this cluster" in debug.err
