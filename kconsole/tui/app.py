@@ -476,6 +476,11 @@ class ConsoleApp(App[int]):
             self.events_panel.show_about(None)
             return
         obj = self.selected_object()
+        if obj is not None and obj.get("kind") == "Event" and obj.get("involvedObject"):
+            # On an event row: the events of the object it is about (an event has none of its own).
+            inv = obj["involvedObject"]
+            obj = {"kind": inv.get("kind"), "apiVersion": inv.get("apiVersion"),
+                   "metadata": {k: inv[k] for k in ("name", "namespace", "uid") if inv.get(k)}}
         if obj is not None:
             self.events_panel.show_about(obj)
 
