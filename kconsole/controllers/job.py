@@ -13,7 +13,10 @@ upstream's pkg/controller/job for NonIndexed and Indexed jobs:
   (FailureTarget), the terminal condition follows once none is left;
 * enough successes -> SuccessCriteriaMet, then Complete (reason CompletionsReached) with
   ``completionTime``; event ``Completed`` "Job completed";
-* ``suspend`` deletes active pods and sets the Suspended condition; resuming restarts the clock.
+* ``suspend`` deletes active pods and sets the Suspended condition; resuming restarts the clock;
+* ``podFailurePolicy``: the first rule matching a failed pod (a container's non-zero exit code In /
+  NotIn ``onExitCodes``, or a pod condition in ``onPodConditions``) decides: FailJob fails the Job
+  (reason PodFailurePolicy), Ignore neither counts the failure nor backs off, Count counts it as usual.
 """
 
 from __future__ import annotations
@@ -125,6 +128,59 @@ def _succeeded(pod: Obj) -> bool:
     return _phase(pod) == "Succeeded"
 
 
+def _exit_code_matches(policy_rule: Obj, pod: Obj) -> Obj | None:
+    """matchOnExitCodes: a terminated container (regular, then init) with a non-zero exit code the
+    requirement's operator accepts."""
+    req = policy_rule.get("onExitCodes") or {}
+    values = set(req.get("values") or ())
+    wanted = req.get("containerName")
+    status = pod.get("status") or {}
+    for statuses in (status.get("containerStatuses") or (), status.get("initContainerStatuses") or ()):
+        for cs in statuses:
+            code = ((cs.get("state") or {}).get("terminated") or {}).get("exitCode")
+            if code is None or code == 0 or (wanted is not None and cs.get("name") != wanted):
+                continue
+            if (code in values) == (req.get("operator") == "In"):
+                return cs
+    return None
+
+
+def _condition_matches(policy_rule: Obj, pod: Obj) -> Obj | None:
+    """matchOnPodConditions: a pod condition of a listed type and status (status defaults to True)."""
+    for cond in (pod.get("status") or {}).get("conditions") or ():
+        for pattern in policy_rule.get("onPodConditions") or ():
+            if cond.get("type") == pattern.get("type") and cond.get("status") == pattern.get("status", "True"):
+                return cond
+    return None
+
+
+def match_pod_failure_policy(policy: Obj | None, pod: Obj) -> tuple[str | None, bool]:
+    """matchPodFailurePolicy for a failed pod: (the FailJob message or None, whether the failure
+    counts against backoffLimit). The first matching rule wins; no match counts as usual."""
+    for index, rule in enumerate((policy or {}).get("rules") or ()):
+        action = rule.get("action")
+        if rule.get("onExitCodes") is not None:
+            cs = _exit_code_matches(rule, pod)
+            if cs is None:
+                continue
+            what = (f"Container {cs.get('name')} for pod {namespace(pod)}/{name(pod)} failed with exit code "
+                    f"{cs['state']['terminated']['exitCode']}")
+        elif rule.get("onPodConditions") is not None:
+            cond = _condition_matches(rule, pod)
+            if cond is None:
+                continue
+            what = f"Pod {namespace(pod)}/{name(pod)} has condition {cond.get('type')}"
+        else:
+            continue
+        if action == "Ignore":
+            return None, False
+        if action == "FailJob":
+            return f"{what} matching FailJob rule at index {index}", True
+        if action in ("Count", "FailIndex"):
+            return None, True
+    return None, True
+
+
 @dataclass
 class _Backoff:
     failures_after_success: int = 0
@@ -217,11 +273,16 @@ class JobController(ExpectationHandlers, Controller):
         counted_ids = set(uncounted.get("succeeded") or []) | set(uncounted.get("failed") or [])
         newly_finished = [p for p in pods if _is_finished(p) and TRACKING_FINALIZER in (p["metadata"].get("finalizers") or [])
                           and uid(p) not in counted_ids]
-        self._note_backoff(key, newly_finished, now)
         active_pods = [p for p in pods if not _is_finished(p)]
         terminating = sum(1 for p in pods if is_being_deleted(p) and _phase(p) not in ("Succeeded", "Failed"))
         new_succeeded = [p for p in newly_finished if _succeeded(p)][:MAX_UNCOUNTED]
         new_failed = [p for p in newly_finished if not _succeeded(p)][:MAX_UNCOUNTED]
+        policy = spec.get("podFailurePolicy")
+        ignored = [p for p in new_failed if policy and not match_pod_failure_policy(policy, p)[1]]
+        ignored_ids = {uid(p) for p in ignored}
+        if ignored:
+            new_failed = [p for p in new_failed if uid(p) not in ignored_ids]
+        self._note_backoff(key, [p for p in newly_finished if uid(p) not in ignored_ids], now)
         succeeded = int(status.get("succeeded") or 0) + len(uncounted.get("succeeded") or []) + len(new_succeeded)
         failed = int(status.get("failed") or 0) + len(uncounted.get("failed") or []) + len(new_failed)
 
@@ -230,6 +291,8 @@ class JobController(ExpectationHandlers, Controller):
         if _cond(status, "FailureTarget") is not None and _cond(status, "FailureTarget").get("status") == "True":
             ft = _cond(status, "FailureTarget")
             finished = ("Failed", ft.get("reason", ""), ft.get("message", ""))
+        elif policy and (fail_job := self._fail_job_message(policy, pods)) is not None:
+            finished = ("Failed", "PodFailurePolicy", fail_job)
         elif _cond(status, "SuccessCriteriaMet") is not None:
             finished = ("Complete", "CompletionsReached", "Reached expected number of succeeded pods")
         elif failed > int(spec.get("backoffLimit", 6)) or self._past_backoff_on_failure(job, pods):
@@ -281,6 +344,7 @@ class JobController(ExpectationHandlers, Controller):
         status["active"] = active
         status["ready"] = sum(1 for p in active_pods if is_pod_ready(p))
         status["terminating"] = terminating
+        await self._remove_finalizers(ignored)
         job = await self._track(job, status, new_succeeded, new_failed)
         if terminal is not None:
             if terminal[0] == "Complete":
@@ -288,6 +352,16 @@ class JobController(ExpectationHandlers, Controller):
             else:
                 self._event(job, "Warning", terminal[1], terminal[2])
         return requeue if requeue is not None and requeue > 0 else (0.001 if requeue is not None else None)
+
+    @staticmethod
+    def _fail_job_message(policy: Obj, pods: list[Obj]) -> str | None:
+        """getFailJobMessage: the first failed pod a FailJob rule matches."""
+        for pod in pods:
+            if _phase(pod) == "Failed":
+                message, _ = match_pod_failure_policy(policy, pod)
+                if message is not None:
+                    return message
+        return None
 
     def _candidates(self, job: Obj) -> list[Obj]:
         return owned_and_orphans(self.pod_informer, job)

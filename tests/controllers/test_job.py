@@ -91,3 +91,35 @@ async def test_active_deadline_fails_job_and_deletes_its_pods(wl: Env) -> None:
     assert conditions(j)["Failed"]["reason"] == "DeadlineExceeded"
     assert j["status"]["failed"] == 2 and "active" not in j["status"]
     assert await wl.pods() == []
+
+
+async def test_pod_failure_policy_fails_the_job_on_a_fatal_exit_code_and_ignores_listed_ones(wl: Env) -> None:
+    await wl.start(JobController)
+    await wl.runner(ready_after=1)
+    fatal = {"rules": [{"action": "FailJob", "onExitCodes": {"containerName": "app", "operator": "In", "values": [42]}}]}
+    await wl.admin.create(job("fatal", ["sh", "-c", "exit 42"], backoffLimit=6, podFailurePolicy=fatal,
+                              podReplacementPolicy="Failed"))
+    benign = {"rules": [{"action": "Ignore", "onExitCodes": {"operator": "In", "values": [3]}},
+                        {"action": "Count", "onExitCodes": {"operator": "NotIn", "values": [0]}}]}
+    await wl.admin.create(job("benign", ["sh", "-c", "exit 3"], backoffLimit=0, podFailurePolicy=benign,
+                              podReplacementPolicy="Failed"))
+    await wl.wait(lambda: has_condition(wl, "fatal", "Failed"), timeout=30)
+    j = await wl.get("jobs", "fatal")
+    pods = await wl.pods(selector="batch.kubernetes.io/job-name=fatal")
+    assert len(pods) == 1 and j["status"]["failed"] == 1
+    failed = conditions(j)["Failed"]
+    assert failed["reason"] == "PodFailurePolicy"
+    assert failed["message"] == (f"Container app for pod default/{pods[0]['metadata']['name']} failed with exit code 42 "
+                                 "matching FailJob rule at index 0")
+    assert [e["message"] for e in await wl.events("PodFailurePolicy")] == [failed["message"]]
+    await wl.wait(lambda: ignored_three_times(wl), timeout=30)
+    b = await wl.get("jobs", "benign")
+    assert not job_done(b) and "failed" not in b["status"]
+
+
+async def ignored_three_times(wl: Env) -> bool:
+    return len(await wl.pods(selector="batch.kubernetes.io/job-name=benign")) >= 3
+
+
+def job_done(obj: Obj) -> bool:
+    return any(c["type"] in ("Complete", "Failed", "FailureTarget") for c in (obj["status"].get("conditions") or ()))
