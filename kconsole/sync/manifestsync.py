@@ -141,6 +141,9 @@ class ManifestSync:
         """One pass over ``changed`` paths (relative to the folder), or over the whole folder, plus
         every file whose last error came from the server."""
         async with self._lock:
+            if not self.folder.is_dir():
+                self._folder_missing()
+                return
             paths = self._expand(changed)
             paths |= {p for p, st in self.files.items() if st.status == "error" and _retryable(st)}
             if paths:
@@ -218,6 +221,18 @@ class ManifestSync:
 
         await self._prune(now)
         self._save()
+        self._schedule_retry()
+        self.report.changed()
+
+    def _folder_missing(self) -> None:
+        """The watched folder was moved or deleted under the sync: its files are not 'removed' (that
+        would prune every object they applied), they are unreachable. Each known file says so and
+        is retried on the back-off, so the folder coming back resumes the sync."""
+        now = self.clock.now()
+        for rel in sorted(set(self.files) | set(self.inventory.files)):
+            self._fail(rel, [SyncError(rel, 1, 1, f"the watched folder {self.folder} is missing (moved or deleted); "
+                                                  "nothing is applied or pruned until it is back",
+                                       "FolderMissing", 503)], now)
         self._schedule_retry()
         self.report.changed()
 

@@ -258,3 +258,22 @@ async def test_a_retried_error_is_logged_once_until_it_changes(env: Env, started
         await sync.sync_now({"web.yaml"})
         said = [r.getMessage() for r in caplog.records if "web.yaml" in r.getMessage()]
         assert len(said) == 2 and 'namespaces "other" not found' in said[1]
+
+
+async def test_a_vanished_folder_prunes_nothing_and_the_sync_resumes_when_it_is_back(env: Env, started: Any) -> None:
+    env.write("a.yaml", cm("one"))
+    env.write("b.yaml", cm("two", namespace="later"))  # a server-side error: retried on the back-off
+    sync = await started()
+    uid = (await get(env, "configmaps", "one"))["metadata"]["uid"]
+    moved = env.folder.with_name("moved")
+    env.folder.rename(moved)
+    await sync.sync_now()  # what the retry timer (or the console's re-apply) runs
+    assert (await get(env, "configmaps", "one"))["metadata"]["uid"] == uid
+    err = sync.files["a.yaml"].error
+    assert err is not None and err.reason == "FolderMissing" and "is missing" in err.message
+    assert [o.name for o in sync.files["a.yaml"].objects] == ["one"]
+    assert not env.folder.exists()  # nothing written to the old place meanwhile
+    moved.rename(env.folder)
+    await sync.sync_now()
+    assert sync.files["a.yaml"].status == "applied"
+    assert (await get(env, "configmaps", "one"))["metadata"]["uid"] == uid
