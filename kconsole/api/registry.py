@@ -130,7 +130,7 @@ TABLE: tuple[ResourceSpec, ...] = (
     _entry("", "v1", "endpoints", "Endpoints", short=("ep",)),
     _entry("", "v1", "configmaps", "ConfigMap", short=("cm",)),
     _entry("", "v1", "secrets", "Secret", fields=("type",)),
-    _entry("", "v1", "serviceaccounts", "ServiceAccount", short=("sa",)),
+    _entry("", "v1", "serviceaccounts", "ServiceAccount", short=("sa",), subresources=("token",)),
     _entry("", "v1", "events", "Event", short=("ev",), fields=EVENT_FIELDS),
     # Stored and served, reconciled by nothing (no volumes, no ReplicationController or Ingress
     # controller), as on a cluster without those add-ons: kubectl's default --prune allowlist lists them,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kconsole.api.authn import service_account_user
 from kconsole.api.filters import format_selector, selector_matches
 from kconsole.api.patch import apply_patch, parse_patch
 from kconsole.api.registry import SCALE_INFO, ResourceSpec
@@ -38,6 +39,8 @@ async def dispatch(server: APIServer, call: _Call, spec: ResourceSpec, sub: str)
         return await evict(server, call, spec)
     if sub == "log" and verb == "get":
         return await pod_log(server, call, spec)
+    if sub == "token" and verb == "create":
+        return await token_request(server, call, spec)
     if sub == "finalize" and verb == "update":
         return await server._update(call, spec, "finalize")
     raise StatusError.method_not_supported(f"{spec.group_resource}/{sub}", verb)
@@ -228,6 +231,43 @@ def _violation(pdb: str, message: str) -> StatusError:
     err = StatusError.too_many_requests(PDB_VIOLATION, retry_after=10)
     err.status["details"]["causes"] = [{"reason": "DisruptionBudget", "message": message}]
     return err
+
+
+# --------------------------------------------------------------------------- token
+
+#: Upstream's defaults: an hour, at least ten minutes, for the API server's own audience.
+TOKEN_SECONDS = 3600
+TOKEN_MIN_SECONDS = 600
+TOKEN_AUDIENCE = "https://kubernetes.default.svc.cluster.local"
+
+
+async def token_request(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
+    """serviceaccounts/token (``kubectl create token``): a bearer token that authenticates as the
+    account, so RBAC drills can act as it. Valid while this API server runs; the expiration is
+    reported as upstream computes it but not enforced."""
+    req = call.req
+    name = req.name or ""
+    account = await server.read(spec, req.namespace, name)
+    body = req.body if isinstance(req.body, dict) else {}
+    if body.get("kind") not in (None, "TokenRequest"):
+        raise StatusError.bad_request(f"expected a TokenRequest in the request body, got kind {body.get('kind')!r}")
+    rspec = dict(body.get("spec") or {})
+    seconds = rspec.get("expirationSeconds")
+    seconds = TOKEN_SECONDS if seconds is None else seconds
+    if not isinstance(seconds, int) or seconds < TOKEN_MIN_SECONDS:
+        raise StatusError.invalid("TokenRequest", name, [{
+            "reason": "FieldValueInvalid", "field": "spec.expirationSeconds",
+            "message": f"Invalid value: {seconds}: may not specify a duration less than 10 minutes"}],
+            "authentication.k8s.io")
+    rspec["expirationSeconds"] = seconds
+    rspec["audiences"] = rspec.get("audiences") or [TOKEN_AUDIENCE]
+    rspec.setdefault("boundObjectRef", None)
+    user = service_account_user(req.namespace or "", name, account["metadata"].get("uid", ""))
+    token = "" if req.dry_run else server.tokens.issue(user)
+    meta = {"name": name, "namespace": req.namespace, "creationTimestamp": server.now()}
+    return Response(201, {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1", "metadata": meta,
+                          "spec": rspec, "status": {"token": token, "expirationTimestamp":
+                                                    server.clock.rfc3339(server.clock.now() + seconds)}})
 
 
 # --------------------------------------------------------------------------- log

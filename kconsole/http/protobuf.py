@@ -261,6 +261,9 @@ _OTHER = {
     "IngressRuleValue": "1 http:HTTPIngressRuleValue",
     "HTTPIngressRuleValue": "1 paths*:HTTPIngressPath!",
     "HTTPIngressPath": "1 path; 3 pathType?; 2 backend:IngressBackend!",
+    "TokenRequest": "1 metadata:ObjectMeta; 2 spec:TokenRequestSpec!",
+    "TokenRequestSpec": "1 audiences*; 4 expirationSeconds:int?; 3 boundObjectRef:BoundObjectReference",
+    "BoundObjectReference": "1 kind; 2 apiVersion; 3 name; 4 uid",
     "Scale": "1 metadata:ObjectMeta; 2 spec:ScaleSpec; 3 status:ScaleStatus",
     "ScaleSpec": "1 replicas:int",
     "ScaleStatus": "1 replicas:int!; 2 selector",
@@ -310,7 +313,7 @@ KINDS: dict[str, str] = {
         "Namespace", "ConfigMap", "Secret", "ServiceAccount", "Service", "Pod", "Binding", "Deployment", "Job",
         "CronJob", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "PriorityClass",
         "PodDisruptionBudget", "Eviction", "SelfSubjectAccessReview", "SelfSubjectRulesReview", "SelfSubjectReview",
-        "Scale", "Ingress",
+        "Scale", "Ingress", "TokenRequest",
         "DeleteOptions",
     )
 }

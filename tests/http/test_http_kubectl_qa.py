@@ -75,9 +75,12 @@ async def test_kinds_kconsole_does_not_serve_get_upstreams_errors(cluster: Clust
     assert quota.code == 1
     assert quota.err.strip() == 'error: failed to create quota: the server doesn\'t have a resource type ' \
                                 '"resourcequotas" in v1'
-    await cluster.kubectl("create", "serviceaccount", "tok")
-    token = await cluster.kubectl("create", "token", "tok", check=False)
-    assert token.code == 1 and "could not find the requested resource (serviceaccounts/token)" in token.err
+    role = await cluster.kubectl("create", "rolebinding", "x", "--role=nope", "--user=x", "--dry-run=client",
+                                 "-o", "json")
+    subresource = await cluster.kubectl("create", "--raw", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/"
+                                        "rolebindings/x/approval", "-f", "-", stdin=role.out, check=False)
+    assert "could not find the requested resource (rolebindings.rbac.authorization.k8s.io/approval)" in \
+        subresource.err
     manifest = ("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec: {hard: {pods: '10'}}\n---\n"
                 "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: beside-quota}\ndata: {a: '1'}\n")
     applied = await cluster.kubectl("apply", "-f", "-", stdin=manifest, check=False)
@@ -233,3 +236,25 @@ async def test_debug_says_ephemeral_containers_are_off_instead_of_crashing_kubec
                                   check=False)
     assert debug.code == 1 and "panic" not in debug.err
     assert "error: ephemeral containers are disabled for this cluster" in debug.err
+
+
+async def test_create_token_authenticates_as_the_service_account(cluster: Cluster) -> None:
+    await cluster.kubectl("create", "namespace", "tokens")
+    await cluster.kubectl("create", "serviceaccount", "robot", "-n", "tokens")
+    await cluster.kubectl("create", "role", "pod-reader", "-n", "tokens", "--verb=list", "--resource=pods")
+    await cluster.kubectl("create", "rolebinding", "robot-reads", "-n", "tokens", "--role=pod-reader",
+                          "--serviceaccount=tokens:robot")
+    token = (await cluster.kubectl("create", "token", "robot", "-n", "tokens")).out.strip()
+    assert token
+    nobody = cluster.kubeconfig_for(UserInfo("nobody"))
+    who = (await cluster.kubectl("auth", "whoami", "-o", "json", f"--token={token}", kubeconfig=nobody)).json()
+    assert who["status"]["userInfo"]["username"] == "system:serviceaccount:tokens:robot"
+    assert "system:serviceaccounts:tokens" in who["status"]["userInfo"]["groups"]
+    assert (await cluster.kubectl("get", "pods", "-n", "tokens", f"--token={token}", kubeconfig=nobody)).code == 0
+    denied = await cluster.kubectl("get", "secrets", "-n", "tokens", f"--token={token}", check=False,
+                                   kubeconfig=nobody)
+    assert 'User "system:serviceaccount:tokens:robot" cannot list resource "secrets"' in denied.err
+    short = await cluster.kubectl("create", "token", "robot", "-n", "tokens", "--duration=1m", check=False)
+    assert "spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes" in short.err
+    missing = await cluster.kubectl("create", "token", "ghost", "-n", "tokens", check=False)
+    assert 'serviceaccounts "ghost" not found' in missing.err
