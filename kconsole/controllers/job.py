@@ -16,7 +16,12 @@ upstream's pkg/controller/job for NonIndexed and Indexed jobs:
 * ``suspend`` deletes active pods and sets the Suspended condition; resuming restarts the clock;
 * ``podFailurePolicy``: the first rule matching a failed pod (a container's non-zero exit code In /
   NotIn ``onExitCodes``, or a pod condition in ``onPodConditions``) decides: FailJob fails the Job
-  (reason PodFailurePolicy), Ignore neither counts the failure nor backs off, Count counts it as usual.
+  (reason PodFailurePolicy), Ignore neither counts the failure nor backs off, Count counts it as usual;
+* ``backoffLimitPerIndex`` (Indexed): each index retries on its own back-off; a pod carries its
+  index's failures so far (``batch.kubernetes.io/job-index-failure-count``), and an index failing
+  more often than the limit joins ``status.failedIndexes`` and is not retried. More failed indexes
+  than ``maxFailedIndexes`` fails the Job at once (MaxFailedIndexesExceeded); otherwise it fails
+  (FailedIndexes) once every index has succeeded or failed.
 """
 
 from __future__ import annotations
@@ -63,6 +68,7 @@ Obj = dict[str, Any]
 
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+INDEX_FAILURE_COUNT = "batch.kubernetes.io/job-index-failure-count"
 #: upstream DefaultJobPodFailureBackOff, MaxJobPodFailureBackOff, MaxPodCreateDeletePerSync.
 BACKOFF_BASE = 10.0
 BACKOFF_MAX = 360.0
@@ -181,6 +187,46 @@ def match_pod_failure_policy(policy: Obj | None, pod: Obj) -> tuple[str | None, 
     return None, True
 
 
+def _backoff_delay(failures: int) -> float:
+    """10 s doubling per failure after the first, at most 360 s."""
+    delay = BACKOFF_BASE
+    for _ in range(1, failures):
+        delay *= 2
+        if delay >= BACKOFF_MAX:
+            return BACKOFF_MAX
+    return delay
+
+
+def _index_of(pod: Obj) -> int | None:
+    idx = annotations(pod).get(COMPLETION_INDEX)
+    return int(idx) if idx is not None and idx.isdigit() else None
+
+
+def _per_index_limit(job: Obj) -> int | None:
+    spec = job["spec"]
+    if spec.get("completionMode") != "Indexed" or spec.get("backoffLimitPerIndex") is None:
+        return None
+    return int(spec["backoffLimitPerIndex"])
+
+
+def index_failures(pods: list[Obj], policy: Obj | None, now: float) -> dict[int, tuple[int, float]]:
+    """Per index: (failures counted so far, when the latest of them ended), from the failed pods."""
+    out: dict[int, tuple[int, float]] = {}
+    for pod in pods:
+        idx = _index_of(pod)
+        if idx is None or _phase(pod) != "Failed" or not match_pod_failure_policy(policy, pod)[1]:
+            continue
+        try:
+            count = int(annotations(pod).get(INDEX_FAILURE_COUNT) or 0) + 1
+        except ValueError:
+            count = 1
+        seen = out.get(idx)
+        ended = _finish_time(pod, now)
+        if seen is None or count > seen[0]:
+            out[idx] = (count, ended if seen is None else max(ended, seen[1]))
+    return out
+
+
 @dataclass
 class _Backoff:
     failures_after_success: int = 0
@@ -189,12 +235,7 @@ class _Backoff:
     def remaining(self, now: float) -> float:
         if self.failures_after_success == 0 or self.last_failure is None:
             return 0.0
-        delay = BACKOFF_BASE
-        for _ in range(1, self.failures_after_success):
-            delay *= 2
-            if delay >= BACKOFF_MAX:
-                delay = BACKOFF_MAX
-                break
+        delay = _backoff_delay(self.failures_after_success)
         elapsed = now - self.last_failure
         return 0.0 if delay < elapsed else delay - elapsed
 
@@ -285,6 +326,15 @@ class JobController(ExpectationHandlers, Controller):
         self._note_backoff(key, [p for p in newly_finished if uid(p) not in ignored_ids], now)
         succeeded = int(status.get("succeeded") or 0) + len(uncounted.get("succeeded") or []) + len(new_succeeded)
         failed = int(status.get("failed") or 0) + len(uncounted.get("failed") or []) + len(new_failed)
+        per_index = _per_index_limit(job)
+        fails: dict[int, tuple[int, float]] = {}
+        failed_indexes: set[int] = set()
+        if per_index is not None:
+            fails = index_failures(pods, policy, now)
+            failed_indexes = _parse_indexes(status.get("failedIndexes") or "") | {
+                i for i, (count, _) in fails.items() if count > per_index}
+            status["failedIndexes"] = _format_indexes(failed_indexes)
+        max_failed = spec.get("maxFailedIndexes")
 
         requeue: float | None = None
         finished: tuple[str, str, str] | None = None  # (type, reason, message)
@@ -293,6 +343,9 @@ class JobController(ExpectationHandlers, Controller):
             finished = ("Failed", ft.get("reason", ""), ft.get("message", ""))
         elif policy and (fail_job := self._fail_job_message(policy, pods)) is not None:
             finished = ("Failed", "PodFailurePolicy", fail_job)
+        elif per_index is not None and max_failed is not None and len(failed_indexes) > int(max_failed):
+            finished = ("Failed", "MaxFailedIndexesExceeded",
+                        "Job has exceeded the specified maximal number of failed indexes")
         elif _cond(status, "SuccessCriteriaMet") is not None:
             finished = ("Complete", "CompletionsReached", "Reached expected number of succeeded pods")
         elif failed > int(spec.get("backoffLimit", 6)) or self._past_backoff_on_failure(job, pods):
@@ -315,7 +368,8 @@ class JobController(ExpectationHandlers, Controller):
         else:
             manage_called = False
             if self.expectations.satisfied(key) and not is_being_deleted(job):
-                active, wait = await self._manage(job, key, active_pods, succeeded, terminating)
+                active, wait = await self._manage(job, key, active_pods, succeeded, terminating,
+                                                  fails, failed_indexes)
                 manage_called = True
                 if wait:
                     requeue = wait if requeue is None else min(requeue, wait)
@@ -325,6 +379,10 @@ class JobController(ExpectationHandlers, Controller):
             if complete:
                 finished = ("Complete", "CompletionsReached", "Reached expected number of succeeded pods")
                 _ensure_cond(status, "SuccessCriteriaMet", "True", finished[1], finished[2], now)
+            elif failed_indexes and active == 0 and len(
+                    self._completed_indexes(job) | failed_indexes) >= int(completions or 0):
+                finished = ("Failed", "FailedIndexes", "Job has failed indexes")
+                _ensure_cond(status, "FailureTarget", "True", finished[1], finished[2], now)
             elif manage_called:
                 if suspended:
                     if _ensure_cond(status, "Suspended", "True", "JobSuspended", "Job suspended", now):
@@ -397,8 +455,8 @@ class JobController(ExpectationHandlers, Controller):
         limit = int(job["spec"].get("backoffLimit", 6))
         return restarts > 0 and restarts >= limit if limit else restarts > 0
 
-    async def _manage(self, job: Obj, key: str, active_pods: list[Obj], succeeded: int,
-                      terminating: int) -> tuple[int, float]:
+    async def _manage(self, job: Obj, key: str, active_pods: list[Obj], succeeded: int, terminating: int,
+                      fails: dict[int, tuple[int, float]], failed_indexes: set[int]) -> tuple[int, float]:
         """manageJob: (active pods after this sync, seconds to wait for back-off)."""
         spec = job["spec"]
         active = len(active_pods)
@@ -410,7 +468,7 @@ class JobController(ExpectationHandlers, Controller):
         if completions is None:
             want = active if succeeded > 0 else parallelism
         else:
-            want = max(0, min(int(completions) - succeeded, parallelism))
+            want = max(0, min(int(completions) - succeeded - len(failed_indexes), parallelism))
         extra = active - want
         if extra > 0:
             victims = rank_for_deletion(active_pods, active_pods, self.clock.now())[:min(extra, MAX_PER_SYNC)]
@@ -421,13 +479,24 @@ class JobController(ExpectationHandlers, Controller):
         diff = want - terminating - active
         if diff <= 0:
             return active, 0.0
-        wait = self.backoffs.get(key, _Backoff()).remaining(self.clock.now())
-        if wait > 0:
-            return active, wait
+        now = self.clock.now()
+        wait = 0.0
+        if _per_index_limit(job) is None:
+            wait = self.backoffs.get(key, _Backoff()).remaining(now)
+            if wait > 0:
+                return active, wait
         diff = min(diff, MAX_PER_SYNC)
-        indexes = self._free_indexes(job, active_pods, succeeded, diff)
+        indexes = self._free_indexes(job, active_pods, succeeded, None if fails else diff, failed_indexes)
+        if indexes is not None and fails:
+            # Per-index back-off: an index waits 10 s, 20 s, ... after its own latest failure.
+            due = {i: fails[i][1] + _backoff_delay(fails[i][0]) - now for i in indexes if i in fails}
+            waiting = [d for d in due.values() if d > 0]
+            wait = min(waiting) if waiting else 0.0
+            indexes = [i for i in indexes if due.get(i, 0.0) <= 0][:diff]
         if indexes is not None:
             diff = len(indexes)
+            if diff == 0:
+                return active, wait
         self.expectations.expect_creations(key, diff)
         template = deep_copy(spec.get("template") or {})
         finalizers = template.setdefault("metadata", {}).setdefault("finalizers", [])
@@ -441,6 +510,8 @@ class JobController(ExpectationHandlers, Controller):
                 idx = indexes[i]
                 pod = pod_from_template(template, job, generate_name=f"{name(job)}-{idx}-")
                 pod["metadata"].setdefault("annotations", {})[COMPLETION_INDEX] = str(idx)
+                if _per_index_limit(job) is not None:
+                    pod["metadata"]["annotations"][INDEX_FAILURE_COUNT] = str(fails.get(idx, (0, 0.0))[0])
                 pod["metadata"].setdefault("labels", {})[COMPLETION_INDEX] = str(idx)
                 pod["spec"]["hostname"] = f"{name(job)}-{idx}"
                 for c in pod["spec"].get("containers") or []:
@@ -453,21 +524,27 @@ class JobController(ExpectationHandlers, Controller):
             self.expectations.lower_creations(key, diff - ok)
         if err is not None:
             raise err
-        return active + ok, 0.0
+        return active + ok, wait
 
-    def _free_indexes(self, job: Obj, active_pods: list[Obj], succeeded: int, n: int) -> list[int] | None:
-        """Indexed jobs: the lowest indexes neither succeeded nor running."""
-        if job["spec"].get("completionMode") != "Indexed":
-            return None
+    def _completed_indexes(self, job: Obj) -> set[int]:
         done = _parse_indexes((job.get("status") or {}).get("completedIndexes") or "")
         for pod in self.pod_informer.list_by_index(CONTROLLER_UID_INDEX, uid(job)):
             if _succeeded(pod):
-                idx = annotations(pod).get(COMPLETION_INDEX)
-                if idx is not None and idx.isdigit():
-                    done.add(int(idx))
+                idx = _index_of(pod)
+                if idx is not None:
+                    done.add(idx)
+        return done
+
+    def _free_indexes(self, job: Obj, active_pods: list[Obj], succeeded: int, n: int | None,
+                      failed_indexes: set[int]) -> list[int] | None:
+        """Indexed jobs: the lowest indexes neither succeeded, failed for good nor running (all of
+        them when ``n`` is None)."""
+        if job["spec"].get("completionMode") != "Indexed":
+            return None
+        done = self._completed_indexes(job) | failed_indexes
         busy = {int(annotations(p).get(COMPLETION_INDEX, "-1")) for p in active_pods}
         free = [i for i in range(int(job["spec"].get("completions") or 0)) if i not in done and i not in busy]
-        return free[:n]
+        return free if n is None else free[:n]
 
     async def _delete(self, job: Obj, key: str, pods: list[Obj]) -> int:
         self.expectations.expect_deletions(key, [object_key(p) for p in pods])
@@ -558,7 +635,9 @@ def _parse_indexes(text: str) -> set[int]:
 
 
 def _format_indexes(indexes: set[int]) -> str:
-    """``0-2,5``: upstream's completedIndexes format."""
+    """``0-2,5,7,8``: upstream's completedIndexes format (a run of two is written as two numbers)."""
+    if not indexes:
+        return ""
     parts: list[str] = []
     ordered = sorted(indexes)
     start = prev = ordered[0]
@@ -566,7 +645,7 @@ def _format_indexes(indexes: set[int]) -> str:
         if i is not None and i == prev + 1:
             prev = i
             continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        parts.append(str(start) if start == prev else f"{start},{prev}" if prev == start + 1 else f"{start}-{prev}")
         if i is not None:
             start = prev = i
     return ",".join(parts)

@@ -123,3 +123,31 @@ async def ignored_three_times(wl: Env) -> bool:
 
 def job_done(obj: Obj) -> bool:
     return any(c["type"] in ("Complete", "Failed", "FailureTarget") for c in (obj["status"].get("conditions") or ()))
+
+
+async def test_backoff_limit_per_index_fails_indexes_then_the_job(wl: Env) -> None:
+    await wl.start(JobController)
+    await wl.runner(ready_after=1)
+    indexed = {"completionMode": "Indexed", "completions": 2, "parallelism": 2}
+    await wl.admin.create(job("perindex", ["sh", "-c", "exit 1"], backoffLimitPerIndex=1, backoffLimit=2147483647,
+                              **indexed))
+    await wl.admin.create(job("maxfailed", ["sh", "-c", "exit 1"], backoffLimitPerIndex=0, maxFailedIndexes=0,
+                              backoffLimit=2147483647, **{**indexed, "parallelism": 1}))
+    took = await wl.wait(lambda: has_condition(wl, "perindex", "Failed"), timeout=120)
+    assert took < 60
+    j = await wl.get("jobs", "perindex")
+    assert (j["status"]["failed"], j["status"]["failedIndexes"]) == (4, "0,1")
+    failed = conditions(j)["Failed"]
+    assert (failed["reason"], failed["message"]) == ("FailedIndexes", "Job has failed indexes")
+    pods = await wl.admin.list_all("pods", "default", label_selector="batch.kubernetes.io/job-name=perindex")
+    per_index: dict[str, list[tuple[float, str]]] = {}
+    for p in pods:
+        ann = p["metadata"]["annotations"]
+        per_index.setdefault(ann["batch.kubernetes.io/job-completion-index"], []).append(
+            (parse_time(p["metadata"]["creationTimestamp"]), ann["batch.kubernetes.io/job-index-failure-count"]))
+    assert {i: [c for _, c in sorted(v)] for i, v in per_index.items()} == {"0": ["0", "1"], "1": ["0", "1"]}
+    assert all(10 <= sorted(v)[1][0] - sorted(v)[0][0] <= 13 for v in per_index.values())
+    await wl.wait(lambda: has_condition(wl, "maxfailed", "Failed"), timeout=30)
+    m = await wl.get("jobs", "maxfailed")
+    assert conditions(m)["Failed"]["reason"] == "MaxFailedIndexesExceeded"
+    assert (m["status"]["failed"], m["status"]["failedIndexes"]) == (1, "0")
