@@ -21,7 +21,10 @@ upstream's pkg/controller/job for NonIndexed and Indexed jobs:
   index's failures so far (``batch.kubernetes.io/job-index-failure-count``), and an index failing
   more often than the limit joins ``status.failedIndexes`` and is not retried. More failed indexes
   than ``maxFailedIndexes`` fails the Job at once (MaxFailedIndexesExceeded); otherwise it fails
-  (FailedIndexes) once every index has succeeded or failed.
+  (FailedIndexes) once every index has succeeded or failed;
+* ``successPolicy`` (Indexed): the first rule met (``succeededIndexes`` all succeeded, or
+  ``succeededCount`` of them) makes the Job SuccessCriteriaMet, reason SuccessPolicy, "Matched rules
+  at index N"; its remaining pods are deleted, then it is Complete with the same reason.
 """
 
 from __future__ import annotations
@@ -202,6 +205,23 @@ def _index_of(pod: Obj) -> int | None:
     return int(idx) if idx is not None and idx.isdigit() else None
 
 
+def success_policy_match(policy: Obj | None, completions: int, succeeded: set[int]) -> str | None:
+    """matchSuccessPolicy: the message for the first rule the succeeded indexes meet, or None."""
+    if not policy or not succeeded:
+        return None
+    for index, rule in enumerate(policy.get("rules") or ()):
+        wanted = rule.get("succeededIndexes")
+        required = ({i for i in _parse_indexes(wanted) if i < completions} if wanted is not None
+                    else set(range(completions)))
+        if not required:
+            continue
+        matched = len(required & succeeded)
+        count = rule.get("succeededCount")
+        if (count is None and matched == len(required)) or (count is not None and matched >= int(count)):
+            return f"Matched rules at index {index}"
+    return None
+
+
 def _per_index_limit(job: Obj) -> int | None:
     spec = job["spec"]
     if spec.get("completionMode") != "Indexed" or spec.get("backoffLimitPerIndex") is None:
@@ -346,12 +366,17 @@ class JobController(ExpectationHandlers, Controller):
         elif per_index is not None and max_failed is not None and len(failed_indexes) > int(max_failed):
             finished = ("Failed", "MaxFailedIndexesExceeded",
                         "Job has exceeded the specified maximal number of failed indexes")
-        elif _cond(status, "SuccessCriteriaMet") is not None:
-            finished = ("Complete", "CompletionsReached", "Reached expected number of succeeded pods")
+        elif (met := _cond(status, "SuccessCriteriaMet")) is not None:
+            finished = ("Complete", met.get("reason") or "CompletionsReached",
+                        met.get("message") or "Reached expected number of succeeded pods")
         elif failed > int(spec.get("backoffLimit", 6)) or self._past_backoff_on_failure(job, pods):
             finished = ("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
         elif self._past_deadline(job, status, now):
             finished = ("Failed", "DeadlineExceeded", "Job was active longer than specified deadline")
+        elif spec.get("completionMode") == "Indexed" and spec.get("successPolicy") and (
+                matched := success_policy_match(spec["successPolicy"], int(spec.get("completions") or 0),
+                                                self._completed_indexes(job))) is not None:
+            finished = ("Complete", "SuccessPolicy", matched)
         elif spec.get("activeDeadlineSeconds") is not None and not suspended and status.get("startTime"):
             requeue = parse_time(status["startTime"]) + int(spec["activeDeadlineSeconds"]) - now
 
@@ -359,12 +384,12 @@ class JobController(ExpectationHandlers, Controller):
         if finished is not None:
             if finished[0] == "Failed":
                 _ensure_cond(status, "FailureTarget", "True", finished[1], finished[2], now)
-                for pod in active_pods:
-                    if await delete_pod(self.client, self.recorder, job, pod):
-                        terminating += 1
-                active = 0
             else:
                 _ensure_cond(status, "SuccessCriteriaMet", "True", finished[1], finished[2], now)
+            for pod in active_pods:
+                if await delete_pod(self.client, self.recorder, job, pod):
+                    terminating += 1
+            active = 0
         else:
             manage_called = False
             if self.expectations.satisfied(key) and not is_being_deleted(job):

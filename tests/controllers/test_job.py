@@ -151,3 +151,20 @@ async def test_backoff_limit_per_index_fails_indexes_then_the_job(wl: Env) -> No
     m = await wl.get("jobs", "maxfailed")
     assert conditions(m)["Failed"]["reason"] == "MaxFailedIndexesExceeded"
     assert (m["status"]["failed"], m["status"]["failedIndexes"]) == (1, "0")
+
+
+async def test_success_policy_completes_the_job_when_its_leader_index_succeeds(wl: Env) -> None:
+    await wl.start(JobController)
+    await wl.runner(ready_after=1, only=lambda p: p["metadata"]["annotations"].get(
+        "batch.kubernetes.io/job-completion-index") == "0")
+    await wl.admin.create(job("leader", ["sh", "-c", "sleep 5"], completionMode="Indexed", completions=3,
+                              parallelism=3, successPolicy={"rules": [{"succeededIndexes": "0"}]}))
+    took = await wl.wait(lambda: has_condition(wl, "leader", "Complete"), timeout=60)
+    assert took < 15
+    j = await wl.get("jobs", "leader")
+    conds = conditions(j)
+    assert [(conds[t]["reason"], conds[t]["message"]) for t in ("SuccessCriteriaMet", "Complete")] == [
+        ("SuccessPolicy", "Matched rules at index 0")] * 2
+    assert (j["status"]["succeeded"], j["status"]["completedIndexes"]) == (1, "0")
+    assert [p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] for p in await wl.pods(
+        selector="batch.kubernetes.io/job-name=leader")] == ["0"]
