@@ -1,7 +1,7 @@
 """``kconsole etcdctl endpoint status|endpoint health|member list [-w table|json|simple]``.
 
 Prints etcdctl 3.5's layouts. The figures come from the data folder (``--data-dir``, default
-``./.kconsole``): each member's WAL (term, raft index, applied index), its revision log file
+``./.kconsole``; its members live in ``etcd/etcd-0``, ...): each member's WAL (term, raft index, applied index), its revision log file
 (revision, db size, size in use) and the ``member.json`` a running member rewrites whenever its
 role changes (leader or not; ignored when the process that wrote it is gone). Everything is opened
 read-only, so it works beside a running kconsole. A running process's in-memory view is
@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kconsole.store.facade import MEMBERS_DIR
 from kconsole.store.members import VERSION, MemberStatus, member_id
 from kconsole.store.raft.wal import FileStorage
 
@@ -72,12 +73,28 @@ def _db_figures(path: Path) -> tuple[int, int, int]:
     return max(top, floor[0] if floor else 0), size, (pages - free) * page
 
 
+def _member_dirs(folder: Path) -> list[Path]:
+    found = [p for p in folder.glob("etcd-*") if p.is_dir() and p.name[5:].isdigit()]
+    return sorted(found, key=lambda p: int(p.name[5:]))
+
+
+def members_root(data_dir: str | os.PathLike[str]) -> Path:
+    """The folder holding the members' ``etcd-N`` folders: a kconsole data folder's ``etcd/``, or
+    ``data_dir`` itself when it holds them (an :class:`EtcdCluster` opened on a folder of its own)."""
+    root = Path(data_dir)
+    nested = root / MEMBERS_DIR
+    if _member_dirs(nested) or not _member_dirs(root):
+        return nested
+    return root
+
+
 def folder_status(data_dir: str | os.PathLike[str]) -> list[MemberStatus]:
     """Each member's status as its files show it."""
-    root = Path(data_dir)
-    dirs = sorted((p for p in root.glob("etcd-*") if p.is_dir()), key=lambda p: int(p.name.split("-")[-1]))
+    dirs = _member_dirs(members_root(data_dir))
     if not dirs:
-        raise FileNotFoundError(f"no etcd members in {root} (expected {root}/etcd-0, etcd-1, ...)")
+        root = Path(data_dir)
+        raise FileNotFoundError(f"no etcd members in {root} (expected {root / MEMBERS_DIR}/etcd-0, etcd-1, ...: "
+                                "--data-dir is the data folder a cluster ran with)")
     out: list[MemberStatus] = []
     for i, d in enumerate(dirs):
         wal = FileStorage.peek(d / "wal")

@@ -54,6 +54,8 @@ from kconsole.store.revlog import validate_txn
 
 #: Simulated seconds a request may wait for a leader and a commit.
 REQUEST_TIMEOUT = 5.0
+#: The folder of a kconsole data folder that holds its etcd members (``DATA/etcd/etcd-0``, ...).
+MEMBERS_DIR = "etcd"
 #: Client ports of members 1..5, as etcd's own multi-member examples use.
 CLIENT_PORTS = (2379, 22379, 32379, 42379, 52379, 62379, 12379)
 

@@ -5,10 +5,12 @@ one at the highest revision), taken with SQLite's online backup API, which reads
 state while the cluster keeps writing. ``save`` works on a data folder whether or not kconsole
 is running there.
 
-``restore FILE --data-dir D`` builds a fresh cluster in D (like etcdutl, new membership): every
-member gets a copy of the file as its revision log and a new Raft log that starts at index 1
-with that state applied, so a cluster started on D serves the same objects at the same revision
-and its next write takes the next revision.
+``restore FILE --data-dir D`` builds a fresh cluster in the data folder D (like etcdutl, new
+membership): every member (``D/etcd/etcd-N``) gets a copy of the file as its revision log and a
+new Raft log that starts at index 1 with that state applied, so a cluster started on D serves the
+same objects at the same revision and its next write takes the next revision. Secrets stay
+encrypted as they were stored: as upstream needs the same EncryptionConfiguration, D needs the
+source's ``encryption-key`` (or the cluster the same ``encryption-config``) to read them.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from kconsole.store.etcdctl import DEFAULT_DATA_DIR, folder_status, human_bytes, table
-from kconsole.store.facade import member_names
+from kconsole.store.etcdctl import DEFAULT_DATA_DIR, folder_status, human_bytes, members_root, table
+from kconsole.store.facade import MEMBERS_DIR, member_names
 from kconsole.store.raft.core import HardState
 from kconsole.store.raft.wal import FileStorage
 
@@ -44,7 +46,7 @@ def save(data_dir: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Snap
         raise FileExistsError(f"{target} already exists")
     statuses = folder_status(data_dir)
     best = max(statuses, key=lambda s: (s.revision, s.is_leader))
-    source = Path(data_dir) / best.name / "db.sqlite"
+    source = members_root(data_dir) / best.name / "db.sqlite"
     tmp = target.with_name(target.name + ".part")
     src = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
     dst = sqlite3.connect(tmp)
@@ -89,9 +91,11 @@ def restore(path: str | os.PathLike[str], data_dir: str | os.PathLike[str], memb
     if members < 1:
         raise ValueError(f"--members must be at least 1, got {members}")
     st = status(path)
-    root = Path(data_dir)
-    if root.exists() and any(root.glob("etcd-*")):
-        raise FileExistsError(f"{root} already holds etcd members; restore into a new folder")
+    data = Path(data_dir)
+    root = data / MEMBERS_DIR
+    for folder in (data, root):
+        if folder.exists() and any(folder.glob("etcd-*")):
+            raise FileExistsError(f"{data} already holds etcd members; restore into a new folder")
     root.mkdir(parents=True, exist_ok=True)
     for name in member_names(members):
         folder = root / name
@@ -140,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             st = restore(args.file, args.data_dir, args.members)
             print(f"Restored {args.members} members into {args.data_dir} at revision {st.revision}")
+            print("Secrets stay encrypted with the source cluster's key: copy its encryption-key into "
+                  f"{args.data_dir} (or give the cluster the same encryption-config) before starting it")
     except (FileNotFoundError, FileExistsError, ValueError, sqlite3.Error) as err:
         print(f"kconsole snapshot {args.action}: {err}", file=sys.stderr)
         return 1

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import io
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 
 from kconsole.cli import main
+from kconsole.cluster import Cluster, ClusterConfig
 from kconsole.clock import VirtualClock
 from kconsole.store import snapshot
 from kconsole.store.etcdctl import human_bytes
@@ -102,16 +105,18 @@ async def test_snapshot_round_trip(tmp_path: Path) -> None:
     dst = tmp_path / "restored"
     out = cli("snapshot", "restore", str(snap), "--data-dir", str(dst))
     assert out.returncode == 0, out.stderr
-    again = await EtcdCluster.open(dst, clock=clock, members=3, seed=2, auto_compact_interval=0)
-    await clock.run_until(lambda: again.leader() is not None, 10, step=0.1)
-    after = await run(clock, again.range("/", prefix_end("/")))
-    assert after.revision == 13
-    assert [(k.key, k.value, k.create_revision, k.mod_revision, k.version) for k in after.kvs] == [
-        (k.key, k.value, k.create_revision, k.mod_revision, k.version) for k in before.kvs]
-    res = await run(clock, again.txn([], [Put("/registry/configmaps/default/new", b"x")]))
-    assert res.revision == 14
-    await clock.run_until(lambda: all(m.machine.revision == 14 for m in again.members), 5)
-    await again.close()
+    again = await EtcdCluster.open(dst / "etcd", clock=clock, members=3, seed=2, auto_compact_interval=0)
+    try:
+        await clock.run_until(lambda: again.leader() is not None, 10, step=0.1)
+        after = await run(clock, again.range("/", prefix_end("/")))
+        assert after.revision == 13
+        assert [(k.key, k.value, k.create_revision, k.mod_revision, k.version) for k in after.kvs] == [
+            (k.key, k.value, k.create_revision, k.mod_revision, k.version) for k in before.kvs]
+        res = await run(clock, again.txn([], [Put("/registry/configmaps/default/new", b"x")]))
+        assert res.revision == 14
+        await clock.run_until(lambda: all(m.machine.revision == 14 for m in again.members), 5)
+    finally:
+        await again.close()
     assert snapshot.status(snap).hash == st.hash
     again_out = cli("snapshot", "restore", str(snap), "--data-dir", str(dst))
     assert again_out.returncode == 1 and "already holds etcd members" in again_out.stderr
@@ -124,3 +129,62 @@ def test_snapshot_status_rejects_junk(tmp_path: Path) -> None:
         snapshot.status(junk)
     out = cli("snapshot", "status", str(tmp_path / "missing.db"))
     assert out.returncode == 1 and "no such snapshot file" in out.stderr
+
+
+async def _cluster(data: Path, clock: VirtualClock) -> Cluster:
+    cluster = Cluster(ClusterConfig(nodes=0, control_planes=3, http=False, data_dir=data, manifests=None), clock=clock)
+    await run(clock, cluster.start())
+    return cluster
+
+
+async def _stopped(cluster: Cluster, clock: VirtualClock) -> None:
+    await run(clock, cluster.stop())
+
+
+async def test_tools_work_on_the_data_folder_a_cluster_ran_with(tmp_path: Path) -> None:
+    """What a user types: ``--data-dir`` is the folder ``kconsole serve`` used (members in its etcd/)."""
+    clock = VirtualClock()
+    data = tmp_path / "data"
+    cluster = await _cluster(data, clock)
+    try:
+        admin = cluster.api_client()
+        await run(clock, admin.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+                                       "data": {"k": "v"}}, namespace="default"))
+        await run(clock, admin.create({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+                                       "data": {"password": base64.b64encode(b"hunter2").decode()}},
+                                      namespace="default"))
+        etcd = cluster.etcd
+        assert etcd is not None
+        top = etcd.revision
+        await clock.run_until(lambda: all(m.machine.flushed_revision >= top for m in etcd.members), 5)
+        status = cli("etcdctl", "endpoint", "status", "-w", "json", "--data-dir", str(data))
+        assert status.returncode == 0, status.stderr
+        assert len(json.loads(status.stdout)) == 3
+        assert max(d["Status"]["header"]["revision"] for d in json.loads(status.stdout)) >= top
+        snap = tmp_path / "backup.db"
+        saved = cli("snapshot", "save", str(snap), "--data-dir", str(data))
+        assert saved.returncode == 0, saved.stderr
+    finally:
+        await _stopped(cluster, clock)
+
+    restored = tmp_path / "restored"
+    out = cli("snapshot", "restore", str(snap), "--data-dir", str(restored))
+    assert out.returncode == 0, out.stderr
+    assert "encryption-key" in out.stdout
+    assert cli("etcdctl", "member", "list", "--data-dir", str(restored)).stdout.count("etcd-") == 3
+    shutil.copyfile(data / "encryption-key", restored / "encryption-key")
+    again = await _cluster(restored, clock)
+    try:
+        admin = again.api_client()
+        cm = await run(clock, admin.get("configmaps", "c", "default"))
+        assert cm["data"] == {"k": "v"}
+        secret = await run(clock, admin.get("secrets", "s", "default"))
+        assert base64.b64decode(secret["data"]["password"]) == b"hunter2", secret
+    finally:
+        await _stopped(again, clock)
+
+
+def test_tools_name_the_folder_they_expected(tmp_path: Path) -> None:
+    out = cli("etcdctl", "endpoint", "status", "--data-dir", str(tmp_path))
+    assert out.returncode == 1
+    assert f"no etcd members in {tmp_path} (expected {tmp_path / 'etcd'}/etcd-0" in out.stderr
