@@ -70,6 +70,9 @@ class ClusterConfig:
     scheduler: dict[str, Any] = field(default_factory=dict)  # KubeSchedulerConfiguration-shaped
     controllers: dict[str, dict[str, Any]] = field(default_factory=dict)  # per-controller settings
     console: dict[str, Any] = field(default_factory=dict)  # keymap, theme, refresh: read by the TUI
+    #: An EncryptionConfiguration YAML (kube-apiserver's --encryption-provider-config); None: Secrets
+    #: under the data folder's own aesgcm key (``kconsole/api/encryption.py``).
+    encryption_config: Path | None = None
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> ClusterConfig:
@@ -89,6 +92,8 @@ class ClusterConfig:
             if f is None:
                 raise ConfigError(f"config {path}: unknown key {key!r} (known: {', '.join(sorted(known))})")
             setattr(config, f.name, _coerce(path, key, f.type, value))
+        if config.encryption_config is not None:  # relative to the config file, as kubeconfig paths are
+            config.encryption_config = Path(path).parent / config.encryption_config
         config.validate()
         return config
 
@@ -122,6 +127,21 @@ class ClusterConfig:
             raise ConfigError(f"speed must be positive, got {self.speed}")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"port must be 0..65535, got {self.port}")
+        if self.encryption_config is not None:  # a bad file stops here, before any data is written
+            self.encryption_transformers(self.data_dir or Path("."))  # (a file given: the folder is not touched)
+
+    def encryption_transformers(self, data_dir: Path) -> dict[str, Any]:
+        """The API server's encryption at rest: from :attr:`encryption_config`, else ``data_dir``'s key."""
+        from kconsole.api.encryption import EncryptionConfigError, load_transformers
+
+        where = self.encryption_config
+        try:
+            return load_transformers(data_dir, where)
+        except OSError as err:
+            raise ConfigError(f"cannot read encryption-config {where}: {err.strerror}") from err
+        except EncryptionConfigError as err:
+            named = where is None or str(err).startswith(str(where))  # the key file's errors name it
+            raise ConfigError(str(err) if named else f"encryption-config {where}: {err}") from err
 
 
 def _coerce(path: Any, key: str, typ: Any, value: Any) -> Any:
@@ -219,13 +239,13 @@ class Cluster:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.data_dir, 0o700)
 
-        from kconsole.api.encryption import load_transformers
         from kconsole.api.server import APIServer
-        from kconsole.store.facade import EtcdCluster
+        from kconsole.store.facade import MEMBERS_DIR, EtcdCluster
 
-        self.etcd = await EtcdCluster.open(self.data_dir / "etcd", clock=self.clock,
+        transformers = cfg.encryption_transformers(self.data_dir)
+        self.etcd = await EtcdCluster.open(self.data_dir / MEMBERS_DIR, clock=self.clock,
                                            members=cfg.control_planes, seed=cfg.seed)
-        self.api = APIServer(self.etcd, self.clock, seed=cfg.seed, transformers=load_transformers(self.data_dir))
+        self.api = APIServer(self.etcd, self.clock, seed=cfg.seed, transformers=transformers)
         await self.api.start()
 
         if cfg.http:

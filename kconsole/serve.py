@@ -25,7 +25,7 @@ async def serve_until_signalled(config: ClusterConfig) -> int:
         loop.add_signal_handler(sig, stop.set)
     try:
         await cluster.start()
-    except OSError as err:
+    except (OSError, ConfigError) as err:
         await cluster.stop()
         print(f"kconsole serve: cannot start: {err}", file=sys.stderr)
         return 1

@@ -141,3 +141,35 @@ async def test_identity_first_stores_plaintext(tmp_path: Path) -> None:
     assert await run(clock, rewrite(cluster, t)) == 1
     assert (await run(clock, cluster.range("/registry/secrets/ns/a"))).kvs[0].value == b"v"
     await cluster.close()
+
+
+async def test_a_served_cluster_takes_an_encryption_configuration_from_its_config_file(tmp_path: Path) -> None:
+    """``encryption-config:`` in ``--config`` (relative to that file), like kube-apiserver's flag."""
+    from kconsole.cluster import Cluster, ClusterConfig, ConfigError
+
+    (tmp_path / "enc.yaml").write_text(yaml.safe_dump(config({"aesgcm": {"keys": [{"name": "mine", "secret": KEY1}]}})))
+    conf = tmp_path / "kconsole.yaml"
+    conf.write_text("nodes: 0\ncontrol-planes: 1\nencryption-config: enc.yaml\n")
+    cfg = ClusterConfig.from_file(conf)
+    assert cfg.encryption_config == tmp_path / "enc.yaml"
+    cfg.http, cfg.data_dir = False, tmp_path / "data"
+    clock = VirtualClock()
+    cluster = Cluster(cfg, clock=clock)
+    await run(clock, cluster.start())
+    try:
+        admin = cluster.api_client()
+        await run(clock, admin.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+                                       "data": {"k": "v"}}, namespace="default"))
+        assert cluster.etcd is not None
+        raw = (await run(clock, cluster.etcd.range("/registry/configmaps/default/c"))).kvs[0].value
+        assert raw.startswith(b"k8s:enc:aesgcm:v1:mine:")
+        assert not (tmp_path / "data" / "encryption-key").exists()
+    finally:
+        await run(clock, cluster.stop())
+
+    (tmp_path / "enc.yaml").write_text("kind: Nope\n")
+    with pytest.raises(ConfigError, match=r"encryption-config .*enc\.yaml: kind: must be EncryptionConfiguration"):
+        ClusterConfig.from_file(conf)
+    conf.write_text("encryption-config: missing.yaml\n")
+    with pytest.raises(ConfigError, match=r"cannot read encryption-config .*missing\.yaml"):
+        ClusterConfig.from_file(conf)
