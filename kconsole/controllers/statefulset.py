@@ -6,8 +6,10 @@ upstream's pkg/controller/statefulset (stateful_set_control.updateStatefulSet):
   down from the highest ordinal one pod at a time and only while the others are healthy;
   ``Parallel`` creates and deletes without waiting;
 * a failed or succeeded pod is deleted and recreated with the same name;
-* each pod carries its identity: ``hostname`` = its name, ``subdomain`` = ``serviceName``, and the
-  labels ``statefulset.kubernetes.io/pod-name`` and ``apps.kubernetes.io/pod-index``;
+* each pod carries its identity: ``hostname`` = its name, ``subdomain`` = ``serviceName``, the
+  labels ``statefulset.kubernetes.io/pod-name`` and ``apps.kubernetes.io/pod-index``, and for each
+  of ``volumeClaimTemplates`` a volume of that name on the claim ``<template>-<set>-<ordinal>``
+  (upstream's updateStorage; kconsole has no PersistentVolumeClaims to create, so none are);
 * revisions are ``<set>-<template hash>`` in the ``controller-revision-hash`` label; a
   RollingUpdate replaces pods from the highest ordinal down to ``partition``, one at a time,
   waiting for each replacement to be Running and Ready; ``OnDelete`` waits for the user;
@@ -74,6 +76,23 @@ def running_and_ready(pod: Obj) -> bool:
 
 def healthy(pod: Obj) -> bool:
     return running_and_ready(pod) and not is_being_deleted(pod)
+
+
+def identity_pod(sts: Obj, ordinal: int, revision: str) -> Obj:
+    """The pod for ``ordinal``: the template plus its identity and its claims' volumes."""
+    pod_name = f"{name(sts)}-{ordinal}"
+    pod = pod_from_template(sts["spec"].get("template") or {}, sts, pod_name=pod_name)
+    lbls = pod["metadata"].setdefault("labels", {})
+    lbls.update({REVISION_LABEL: revision, POD_NAME_LABEL: pod_name, POD_INDEX_LABEL: str(ordinal)})
+    pod["spec"]["hostname"] = pod_name
+    if sts["spec"].get("serviceName"):
+        pod["spec"]["subdomain"] = sts["spec"]["serviceName"]
+    claims = [((t.get("metadata") or {}).get("name") or "") for t in sts["spec"].get("volumeClaimTemplates") or ()]
+    if claims:
+        pod["spec"]["volumes"] = [
+            {"name": c, "persistentVolumeClaim": {"claimName": f"{c}-{name(sts)}-{ordinal}"}} for c in claims
+        ] + [v for v in pod["spec"].get("volumes") or () if v.get("name") not in claims]
+    return pod
 
 
 class StatefulSetController(Controller):
@@ -191,13 +210,8 @@ class StatefulSetController(Controller):
                 return
 
     async def _create(self, sts: Obj, ordinal: int, revision: str) -> None:
-        pod_name = f"{name(sts)}-{ordinal}"
-        pod = pod_from_template(sts["spec"].get("template") or {}, sts, pod_name=pod_name)
-        lbls = pod["metadata"].setdefault("labels", {})
-        lbls.update({REVISION_LABEL: revision, POD_NAME_LABEL: pod_name, POD_INDEX_LABEL: str(ordinal)})
-        pod["spec"]["hostname"] = pod_name
-        if sts["spec"].get("serviceName"):
-            pod["spec"]["subdomain"] = sts["spec"]["serviceName"]
+        pod = identity_pod(sts, ordinal, revision)
+        pod_name = name(pod)
         try:
             await self.client.create(pod)
         except StatusError as err:

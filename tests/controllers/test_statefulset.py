@@ -6,7 +6,7 @@ from typing import Any
 
 from workload_env import Env, WatchLog, pod_template, wl  # noqa: F401 - wl is the fixture
 
-from kconsole.controllers.statefulset import StatefulSetController
+from kconsole.controllers.statefulset import StatefulSetController, identity_pod
 from kconsole.objects.meta import parse_time
 
 Obj = dict[str, Any]
@@ -94,3 +94,21 @@ async def test_parallel_creates_all_at_once_and_rolling_update_replaces_top_down
     deletions = [obj["metadata"]["name"] for _, typ, obj in log.history() if typ == "DELETED"]
     assert deletions == ["par-2", "par-1", "par-0"]
     assert {p["spec"]["containers"][0]["image"] for p in await wl.pods()} == {"nginx:1.26"}
+
+
+async def test_pods_mount_their_own_claim_per_volume_claim_template(wl: Env) -> None:
+    """Upstream's updateStorage: the volume named after each claim template points at
+    <template>-<set>-<ordinal>, replacing a template volume of the same name; the pod is valid."""
+    template = pod_template({"app": "pg"}, volumes=[{"name": "data", "emptyDir": {}}, {"name": "cfg", "emptyDir": {}}])
+    template["spec"]["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/var/lib/pg"},
+                                                         {"name": "cfg", "mountPath": "/etc/pg"}]
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
+           "metadata": {"name": "pg", "namespace": "default", "uid": "5f0c3a2e-0000-4000-8000-00000000000a"},
+           "spec": {"replicas": 1, "serviceName": "pg", "selector": {"matchLabels": {"app": "pg"}},
+                    "template": template, "volumeClaimTemplates": [
+                        {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"],
+                                                                "resources": {"requests": {"storage": "1Gi"}}}}]}}
+    pod = await wl.admin.create(identity_pod(sts, 5, "pg-abc"))
+    assert pod["spec"]["volumes"] == [{"name": "data", "persistentVolumeClaim": {"claimName": "data-pg-5"}},
+                                      {"name": "cfg", "emptyDir": {}}]
+    assert (pod["metadata"]["name"], pod["spec"]["hostname"], pod["spec"]["subdomain"]) == ("pg-5", "pg-5", "pg")
