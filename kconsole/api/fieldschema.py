@@ -1,8 +1,9 @@
 """Every field of the kinds kconsole serves, for ``fieldValidation`` (generated from the official
 Python client's models; a superset of 1.32's fields, so no field kubectl 1.32 sends is refused).
 
-``TYPES[type]`` is ``"field field:Type field:{}Type ..."``: a bare name is a leaf or a free-form value;
-``:Type`` an object, or a list of them, of that type; ``:{}Type`` a map whose values are of that type.
+``TYPES[type]`` is ``"field field:T ..."``: a bare name is a string; ``T`` is another type's name or a
+scalar code (``i`` integer, ``b`` boolean, ``n`` number, ``t`` time, ``o`` free-form, ``s`` string),
+prefixed ``[]`` for a list of them or ``{}`` for a map of them.
 """
 
 from __future__ import annotations
@@ -39,291 +40,295 @@ KINDS: dict[str, str] = {
 }
 
 TYPES: dict[str, str] = {
-    "AWSElasticBlockStoreVolumeSource": "fsType partition readOnly volumeID",
+    "AWSElasticBlockStoreVolumeSource": "fsType partition:i readOnly:b volumeID",
     "Affinity": "nodeAffinity:NodeAffinity podAffinity:PodAffinity podAntiAffinity:PodAntiAffinity",
-    "AggregationRule": "clusterRoleSelectors:LabelSelector",
+    "AggregationRule": "clusterRoleSelectors:[]LabelSelector",
     "AppArmorProfile": "localhostProfile type",
     "AttachedVolume": "devicePath name",
-    "AzureDiskVolumeSource": "cachingMode diskName diskURI fsType kind readOnly",
-    "AzureFilePersistentVolumeSource": "readOnly secretName secretNamespace shareName",
-    "AzureFileVolumeSource": "readOnly secretName shareName",
+    "AzureDiskVolumeSource": "cachingMode diskName diskURI fsType kind readOnly:b",
+    "AzureFilePersistentVolumeSource": "readOnly:b secretName secretNamespace shareName",
+    "AzureFileVolumeSource": "readOnly:b secretName shareName",
     "CSIPersistentVolumeSource": "controllerExpandSecretRef:SecretReference "
                                  "controllerPublishSecretRef:SecretReference driver fsType "
                                  "nodeExpandSecretRef:SecretReference nodePublishSecretRef:SecretReference "
-                                 "nodeStageSecretRef:SecretReference readOnly volumeAttributes volumeHandle",
-    "CSIVolumeSource": "driver fsType nodePublishSecretRef:LocalObjectReference readOnly volumeAttributes",
-    "Capabilities": "add drop",
-    "CephFSPersistentVolumeSource": "monitors path readOnly secretFile secretRef:SecretReference user",
-    "CephFSVolumeSource": "monitors path readOnly secretFile secretRef:LocalObjectReference user",
-    "CinderPersistentVolumeSource": "fsType readOnly secretRef:SecretReference volumeID",
-    "CinderVolumeSource": "fsType readOnly secretRef:LocalObjectReference volumeID",
-    "ClientIPConfig": "timeoutSeconds",
-    "ClusterRole": "aggregationRule:AggregationRule apiVersion kind metadata:ObjectMeta rules:PolicyRule",
-    "ClusterRoleBinding": "apiVersion kind metadata:ObjectMeta roleRef:RoleRef subjects:Subject",
-    "ClusterTrustBundleProjection": "labelSelector:LabelSelector name optional path signerName user",
-    "Condition": "lastTransitionTime message observedGeneration reason status type",
-    "ConfigMap": "apiVersion binaryData data immutable kind metadata:ObjectMeta",
-    "ConfigMapEnvSource": "name optional",
-    "ConfigMapKeySelector": "key name optional",
+                                 "nodeStageSecretRef:SecretReference readOnly:b volumeAttributes:{}s volumeHandle",
+    "CSIVolumeSource": "driver fsType nodePublishSecretRef:LocalObjectReference readOnly:b volumeAttributes:{}s",
+    "Capabilities": "add:[]s drop:[]s",
+    "CephFSPersistentVolumeSource": "monitors:[]s path readOnly:b secretFile secretRef:SecretReference user",
+    "CephFSVolumeSource": "monitors:[]s path readOnly:b secretFile secretRef:LocalObjectReference user",
+    "CinderPersistentVolumeSource": "fsType readOnly:b secretRef:SecretReference volumeID",
+    "CinderVolumeSource": "fsType readOnly:b secretRef:LocalObjectReference volumeID",
+    "ClientIPConfig": "timeoutSeconds:i",
+    "ClusterRole": "aggregationRule:AggregationRule apiVersion kind metadata:ObjectMeta rules:[]PolicyRule",
+    "ClusterRoleBinding": "apiVersion kind metadata:ObjectMeta roleRef:RoleRef subjects:[]Subject",
+    "ClusterTrustBundleProjection": "labelSelector:LabelSelector name optional:b path signerName user:i",
+    "Condition": "lastTransitionTime:t message observedGeneration:i reason status type",
+    "ConfigMap": "apiVersion binaryData:{}s data:{}s immutable:b kind metadata:ObjectMeta",
+    "ConfigMapEnvSource": "name optional:b",
+    "ConfigMapKeySelector": "key name optional:b",
     "ConfigMapNodeConfigSource": "kubeletConfigKey name namespace resourceVersion uid",
-    "ConfigMapProjection": "items:KeyToPath name optional",
-    "ConfigMapVolumeSource": "defaultMode defaultUser items:KeyToPath name optional",
-    "Container": "args command env:EnvVar envFrom:EnvFromSource image imagePullPolicy lifecycle:Lifecycle "
-                 "livenessProbe:Probe name ports:ContainerPort readinessProbe:Probe "
-                 "resizePolicy:ContainerResizePolicy resources:ResourceRequirements restartPolicy "
-                 "restartPolicyRules:ContainerRestartRule securityContext:SecurityContext startupProbe:Probe "
-                 "stdin stdinOnce terminationMessagePath terminationMessagePolicy tty volumeDevices:VolumeDevice "
-                 "volumeMounts:VolumeMount workingDir",
+    "ConfigMapProjection": "items:[]KeyToPath name optional:b",
+    "ConfigMapVolumeSource": "defaultMode:i defaultUser:i items:[]KeyToPath name optional:b",
+    "Container": "args:[]s command:[]s env:[]EnvVar envFrom:[]EnvFromSource image imagePullPolicy "
+                 "lifecycle:Lifecycle livenessProbe:Probe name ports:[]ContainerPort readinessProbe:Probe "
+                 "resizePolicy:[]ContainerResizePolicy resources:ResourceRequirements restartPolicy "
+                 "restartPolicyRules:[]ContainerRestartRule securityContext:SecurityContext startupProbe:Probe "
+                 "stdin:b stdinOnce:b terminationMessagePath terminationMessagePolicy tty:b "
+                 "volumeDevices:[]VolumeDevice volumeMounts:[]VolumeMount workingDir",
     "ContainerExtendedResourceRequest": "containerName requestName resourceName",
-    "ContainerImage": "names sizeBytes",
-    "ContainerPort": "containerPort hostIP hostPort name protocol",
+    "ContainerImage": "names:[]s sizeBytes:i",
+    "ContainerPort": "containerPort:i hostIP hostPort:i name protocol",
     "ContainerResizePolicy": "resourceName restartPolicy",
     "ContainerResourceMetricSource": "container name target:MetricTarget",
     "ContainerResourceMetricStatus": "container current:MetricValueStatus name",
     "ContainerRestartRule": "action exitCodes:ContainerRestartRuleOnExitCodes",
-    "ContainerRestartRuleOnExitCodes": "operator values",
+    "ContainerRestartRuleOnExitCodes": "operator values:[]i",
     "ContainerState": "running:ContainerStateRunning terminated:ContainerStateTerminated "
                       "waiting:ContainerStateWaiting",
-    "ContainerStateRunning": "startedAt",
-    "ContainerStateTerminated": "containerID exitCode finishedAt message reason signal startedAt",
+    "ContainerStateRunning": "startedAt:t",
+    "ContainerStateTerminated": "containerID exitCode:i finishedAt:t message reason signal:i startedAt:t",
     "ContainerStateWaiting": "message reason",
-    "ContainerStatus": "allocatedResources allocatedResourcesStatus:ResourceStatus containerID image imageID "
-                       "lastState:ContainerState name ready resources:ResourceRequirements restartCount started "
-                       "state:ContainerState stopSignal user:ContainerUser volumeMounts:VolumeMountStatus",
+    "ContainerStatus": "allocatedResources:{}s allocatedResourcesStatus:[]ResourceStatus containerID image "
+                       "imageID lastState:ContainerState name ready:b resources:ResourceRequirements "
+                       "restartCount:i started:b state:ContainerState stopSignal user:ContainerUser "
+                       "volumeMounts:[]VolumeMountStatus",
     "ContainerUser": "linux:LinuxContainerUser",
-    "CoreV1EndpointPort": "appProtocol name port protocol",
+    "CoreV1EndpointPort": "appProtocol name port:i protocol",
     "CronJob": "apiVersion kind metadata:ObjectMeta spec:CronJobSpec status:CronJobStatus",
-    "CronJobSpec": "concurrencyPolicy failedJobsHistoryLimit jobTemplate:JobTemplateSpec schedule "
-                   "startingDeadlineSeconds successfulJobsHistoryLimit suspend timeZone",
-    "CronJobStatus": "active:ObjectReference lastScheduleTime lastSuccessfulTime",
+    "CronJobSpec": "concurrencyPolicy failedJobsHistoryLimit:i jobTemplate:JobTemplateSpec schedule "
+                   "startingDeadlineSeconds:i successfulJobsHistoryLimit:i suspend:b timeZone",
+    "CronJobStatus": "active:[]ObjectReference lastScheduleTime:t lastSuccessfulTime:t",
     "CrossVersionObjectReference": "apiVersion kind name",
-    "DaemonEndpoint": "Port",
+    "DaemonEndpoint": "Port:i",
     "DaemonSet": "apiVersion kind metadata:ObjectMeta spec:DaemonSetSpec status:DaemonSetStatus",
-    "DaemonSetCondition": "lastTransitionTime message reason status type",
-    "DaemonSetSpec": "minReadySeconds revisionHistoryLimit selector:LabelSelector template:PodTemplateSpec "
+    "DaemonSetCondition": "lastTransitionTime:t message reason status type",
+    "DaemonSetSpec": "minReadySeconds:i revisionHistoryLimit:i selector:LabelSelector template:PodTemplateSpec "
                      "updateStrategy:DaemonSetUpdateStrategy",
-    "DaemonSetStatus": "collisionCount conditions:DaemonSetCondition currentNumberScheduled "
-                       "desiredNumberScheduled numberAvailable numberMisscheduled numberReady numberUnavailable "
-                       "observedGeneration updatedNumberScheduled",
+    "DaemonSetStatus": "collisionCount:i conditions:[]DaemonSetCondition currentNumberScheduled:i "
+                       "desiredNumberScheduled:i numberAvailable:i numberMisscheduled:i numberReady:i "
+                       "numberUnavailable:i observedGeneration:i updatedNumberScheduled:i",
     "DaemonSetUpdateStrategy": "rollingUpdate:RollingUpdateDaemonSet type",
     "Deployment": "apiVersion kind metadata:ObjectMeta spec:DeploymentSpec status:DeploymentStatus",
-    "DeploymentCondition": "lastTransitionTime lastUpdateTime message reason status type",
-    "DeploymentSpec": "minReadySeconds paused progressDeadlineSeconds replicas revisionHistoryLimit "
+    "DeploymentCondition": "lastTransitionTime:t lastUpdateTime:t message reason status type",
+    "DeploymentSpec": "minReadySeconds:i paused:b progressDeadlineSeconds:i replicas:i revisionHistoryLimit:i "
                       "selector:LabelSelector strategy:DeploymentStrategy template:PodTemplateSpec",
-    "DeploymentStatus": "availableReplicas collisionCount conditions:DeploymentCondition observedGeneration "
-                        "readyReplicas replicas terminatingReplicas unavailableReplicas updatedReplicas",
+    "DeploymentStatus": "availableReplicas:i collisionCount:i conditions:[]DeploymentCondition "
+                        "observedGeneration:i readyReplicas:i replicas:i terminatingReplicas:i "
+                        "unavailableReplicas:i updatedReplicas:i",
     "DeploymentStrategy": "rollingUpdate:RollingUpdateDeployment type",
-    "DiscoveryV1EndpointPort": "appProtocol name port protocol",
-    "DownwardAPIProjection": "items:DownwardAPIVolumeFile",
-    "DownwardAPIVolumeFile": "fieldRef:ObjectFieldSelector mode path resourceFieldRef:ResourceFieldSelector user",
-    "DownwardAPIVolumeSource": "defaultMode defaultUser items:DownwardAPIVolumeFile",
-    "EmptyDirVolumeSource": "medium mode sizeLimit",
-    "Endpoint": "addresses conditions:EndpointConditions deprecatedTopology hints:EndpointHints hostname nodeName "
-                "targetRef:ObjectReference zone",
+    "DiscoveryV1EndpointPort": "appProtocol name port:i protocol",
+    "DownwardAPIProjection": "items:[]DownwardAPIVolumeFile",
+    "DownwardAPIVolumeFile": "fieldRef:ObjectFieldSelector mode:i path resourceFieldRef:ResourceFieldSelector "
+                             "user:i",
+    "DownwardAPIVolumeSource": "defaultMode:i defaultUser:i items:[]DownwardAPIVolumeFile",
+    "EmptyDirVolumeSource": "medium mode:i sizeLimit",
+    "Endpoint": "addresses:[]s conditions:EndpointConditions deprecatedTopology:{}s hints:EndpointHints hostname "
+                "nodeName targetRef:ObjectReference zone",
     "EndpointAddress": "hostname ip nodeName targetRef:ObjectReference",
-    "EndpointConditions": "ready serving terminating",
-    "EndpointHints": "forNodes:ForNode forZones:ForZone",
-    "EndpointSlice": "addressType apiVersion endpoints:Endpoint kind metadata:ObjectMeta "
-                     "ports:DiscoveryV1EndpointPort",
-    "EndpointSubset": "addresses:EndpointAddress notReadyAddresses:EndpointAddress ports:CoreV1EndpointPort",
-    "Endpoints": "apiVersion kind metadata:ObjectMeta subsets:EndpointSubset",
+    "EndpointConditions": "ready:b serving:b terminating:b",
+    "EndpointHints": "forNodes:[]ForNode forZones:[]ForZone",
+    "EndpointSlice": "addressType apiVersion endpoints:[]Endpoint kind metadata:ObjectMeta "
+                     "ports:[]DiscoveryV1EndpointPort",
+    "EndpointSubset": "addresses:[]EndpointAddress notReadyAddresses:[]EndpointAddress ports:[]CoreV1EndpointPort",
+    "Endpoints": "apiVersion kind metadata:ObjectMeta subsets:[]EndpointSubset",
     "EnvFromSource": "configMapRef:ConfigMapEnvSource prefix secretRef:SecretEnvSource",
     "EnvVar": "name value valueFrom:EnvVarSource",
     "EnvVarSource": "configMapKeyRef:ConfigMapKeySelector fieldRef:ObjectFieldSelector fileKeyRef:FileKeySelector "
                     "resourceFieldRef:ResourceFieldSelector secretKeyRef:SecretKeySelector",
-    "EphemeralContainer": "args command env:EnvVar envFrom:EnvFromSource image imagePullPolicy "
-                          "lifecycle:Lifecycle livenessProbe:Probe name ports:ContainerPort readinessProbe:Probe "
-                          "resizePolicy:ContainerResizePolicy resources:ResourceRequirements restartPolicy "
-                          "restartPolicyRules:ContainerRestartRule securityContext:SecurityContext "
-                          "startupProbe:Probe stdin stdinOnce targetContainerName terminationMessagePath "
-                          "terminationMessagePolicy tty volumeDevices:VolumeDevice volumeMounts:VolumeMount "
-                          "workingDir",
+    "EphemeralContainer": "args:[]s command:[]s env:[]EnvVar envFrom:[]EnvFromSource image imagePullPolicy "
+                          "lifecycle:Lifecycle livenessProbe:Probe name ports:[]ContainerPort "
+                          "readinessProbe:Probe resizePolicy:[]ContainerResizePolicy "
+                          "resources:ResourceRequirements restartPolicy restartPolicyRules:[]ContainerRestartRule "
+                          "securityContext:SecurityContext startupProbe:Probe stdin:b stdinOnce:b "
+                          "targetContainerName terminationMessagePath terminationMessagePolicy tty:b "
+                          "volumeDevices:[]VolumeDevice volumeMounts:[]VolumeMount workingDir",
     "EphemeralVolumeSource": "volumeClaimTemplate:PersistentVolumeClaimTemplate",
-    "Event": "action apiVersion count eventTime firstTimestamp involvedObject:ObjectReference kind lastTimestamp "
-             "message metadata:ObjectMeta reason related:ObjectReference reportingComponent reportingInstance "
-             "series:EventSeries source:EventSource type",
-    "EventSeries": "count lastObservedTime",
+    "Event": "action apiVersion count:i eventTime:t firstTimestamp:t involvedObject:ObjectReference kind "
+             "lastTimestamp:t message metadata:ObjectMeta reason related:ObjectReference reportingComponent "
+             "reportingInstance series:EventSeries source:EventSource type",
+    "EventSeries": "count:i lastObservedTime:t",
     "EventSource": "component host",
-    "EvictionResponder": "name priority",
-    "ExecAction": "command",
+    "EvictionResponder": "name priority:i",
+    "ExecAction": "command:[]s",
     "ExternalMetricSource": "metric:MetricIdentifier target:MetricTarget",
     "ExternalMetricStatus": "current:MetricValueStatus metric:MetricIdentifier",
-    "FCVolumeSource": "fsType lun readOnly targetWWNs wwids",
-    "FileKeySelector": "key optional path volumeName",
-    "FlexPersistentVolumeSource": "driver fsType options readOnly secretRef:SecretReference",
-    "FlexVolumeSource": "driver fsType options readOnly secretRef:LocalObjectReference",
+    "FCVolumeSource": "fsType lun:i readOnly:b targetWWNs:[]s wwids:[]s",
+    "FileKeySelector": "key optional:b path volumeName",
+    "FlexPersistentVolumeSource": "driver fsType options:{}s readOnly:b secretRef:SecretReference",
+    "FlexVolumeSource": "driver fsType options:{}s readOnly:b secretRef:LocalObjectReference",
     "FlockerVolumeSource": "datasetName datasetUUID",
     "ForNode": "name",
     "ForZone": "name",
-    "GCEPersistentDiskVolumeSource": "fsType partition pdName readOnly",
-    "GRPCAction": "mode port service",
+    "GCEPersistentDiskVolumeSource": "fsType partition:i pdName readOnly:b",
+    "GRPCAction": "mode port:i service",
     "GitRepoVolumeSource": "directory repository revision",
-    "GlusterfsPersistentVolumeSource": "endpoints endpointsNamespace path readOnly",
-    "GlusterfsVolumeSource": "endpoints path readOnly",
-    "HPAScalingPolicy": "periodSeconds type value",
-    "HPAScalingRules": "policies:HPAScalingPolicy selectPolicy stabilizationWindowSeconds tolerance",
-    "HTTPGetAction": "host httpHeaders:HTTPHeader path port protocol scheme",
+    "GlusterfsPersistentVolumeSource": "endpoints endpointsNamespace path readOnly:b",
+    "GlusterfsVolumeSource": "endpoints path readOnly:b",
+    "HPAScalingPolicy": "periodSeconds:i type value:i",
+    "HPAScalingRules": "policies:[]HPAScalingPolicy selectPolicy stabilizationWindowSeconds:i tolerance",
+    "HTTPGetAction": "host httpHeaders:[]HTTPHeader path port:o protocol scheme",
     "HTTPHeader": "name value",
     "HTTPIngressPath": "backend:IngressBackend path pathType",
-    "HTTPIngressRuleValue": "paths:HTTPIngressPath",
+    "HTTPIngressRuleValue": "paths:[]HTTPIngressPath",
     "HorizontalPodAutoscaler": "apiVersion kind metadata:ObjectMeta spec:HorizontalPodAutoscalerSpec "
                                "status:HorizontalPodAutoscalerStatus",
     "HorizontalPodAutoscalerBehavior": "scaleDown:HPAScalingRules scaleUp:HPAScalingRules",
-    "HorizontalPodAutoscalerCondition": "lastTransitionTime message observedGeneration reason status type",
-    "HorizontalPodAutoscalerSpec": "behavior:HorizontalPodAutoscalerBehavior maxReplicas metrics:MetricSpec "
-                                   "minReplicas scaleTargetRef:CrossVersionObjectReference",
-    "HorizontalPodAutoscalerStatus": "conditions:HorizontalPodAutoscalerCondition currentMetrics:MetricStatus "
-                                     "currentReplicas desiredReplicas lastScaleTime observedGeneration",
-    "HostAlias": "hostnames ip",
+    "HorizontalPodAutoscalerCondition": "lastTransitionTime:t message observedGeneration:i reason status type",
+    "HorizontalPodAutoscalerSpec": "behavior:HorizontalPodAutoscalerBehavior maxReplicas:i metrics:[]MetricSpec "
+                                   "minReplicas:i scaleTargetRef:CrossVersionObjectReference",
+    "HorizontalPodAutoscalerStatus": "conditions:[]HorizontalPodAutoscalerCondition currentMetrics:[]MetricStatus "
+                                     "currentReplicas:i desiredReplicas:i lastScaleTime:t observedGeneration:i",
+    "HostAlias": "hostnames:[]s ip",
     "HostIP": "ip",
     "HostPathVolumeSource": "path type",
-    "ISCSIPersistentVolumeSource": "chapAuthDiscovery chapAuthSession fsType initiatorName iqn iscsiInterface lun "
-                                   "portals readOnly secretRef:SecretReference targetPortal",
-    "ISCSIVolumeSource": "chapAuthDiscovery chapAuthSession fsType initiatorName iqn iscsiInterface lun portals "
-                         "readOnly secretRef:LocalObjectReference targetPortal",
+    "ISCSIPersistentVolumeSource": "chapAuthDiscovery:b chapAuthSession:b fsType initiatorName iqn iscsiInterface "
+                                   "lun:i portals:[]s readOnly:b secretRef:SecretReference targetPortal",
+    "ISCSIVolumeSource": "chapAuthDiscovery:b chapAuthSession:b fsType initiatorName iqn iscsiInterface lun:i "
+                         "portals:[]s readOnly:b secretRef:LocalObjectReference targetPortal",
     "ImageVolumeSource": "pullPolicy reference",
     "ImageVolumeStatus": "imageRef",
     "Ingress": "apiVersion kind metadata:ObjectMeta spec:IngressSpec status:IngressStatus",
     "IngressBackend": "resource:TypedLocalObjectReference service:IngressServiceBackend",
-    "IngressLoadBalancerIngress": "hostname ip ports:IngressPortStatus",
-    "IngressLoadBalancerStatus": "ingress:IngressLoadBalancerIngress",
-    "IngressPortStatus": "error port protocol",
+    "IngressLoadBalancerIngress": "hostname ip ports:[]IngressPortStatus",
+    "IngressLoadBalancerStatus": "ingress:[]IngressLoadBalancerIngress",
+    "IngressPortStatus": "error port:i protocol",
     "IngressRule": "host http:HTTPIngressRuleValue",
     "IngressServiceBackend": "name port:ServiceBackendPort",
-    "IngressSpec": "defaultBackend:IngressBackend ingressClassName rules:IngressRule tls:IngressTLS",
+    "IngressSpec": "defaultBackend:IngressBackend ingressClassName rules:[]IngressRule tls:[]IngressTLS",
     "IngressStatus": "loadBalancer:IngressLoadBalancerStatus",
-    "IngressTLS": "hosts secretName",
+    "IngressTLS": "hosts:[]s secretName",
     "Job": "apiVersion kind metadata:ObjectMeta spec:JobSpec status:JobStatus",
-    "JobCondition": "lastProbeTime lastTransitionTime message reason status type",
+    "JobCondition": "lastProbeTime:t lastTransitionTime:t message reason status type",
     "JobSchedulingConfiguration": "disruptionMode:WorkloadPodGroupDisruptionMode "
-                                  "resourceClaims:WorkloadPodGroupResourceClaim "
+                                  "resourceClaims:[]WorkloadPodGroupResourceClaim "
                                   "schedulingConstraints:WorkloadPodGroupSchedulingConstraints "
                                   "schedulingPolicy:WorkloadPodGroupSchedulingPolicy",
-    "JobSpec": "activeDeadlineSeconds backoffLimit backoffLimitPerIndex completionMode completions managedBy "
-               "manualSelector maxFailedIndexes parallelism podFailurePolicy:PodFailurePolicy "
+    "JobSpec": "activeDeadlineSeconds:i backoffLimit:i backoffLimitPerIndex:i completionMode completions:i "
+               "managedBy manualSelector:b maxFailedIndexes:i parallelism:i podFailurePolicy:PodFailurePolicy "
                "podReplacementPolicy scheduling:JobSchedulingConfiguration selector:LabelSelector "
-               "successPolicy:SuccessPolicy suspend template:PodTemplateSpec ttlSecondsAfterFinished",
-    "JobStatus": "active completedIndexes completionTime conditions:JobCondition failed failedIndexes ready "
-                 "startTime succeeded terminating uncountedTerminatedPods:UncountedTerminatedPods",
+               "successPolicy:SuccessPolicy suspend:b template:PodTemplateSpec ttlSecondsAfterFinished:i",
+    "JobStatus": "active:i completedIndexes completionTime:t conditions:[]JobCondition failed:i failedIndexes "
+                 "ready:i startTime:t succeeded:i terminating:i uncountedTerminatedPods:UncountedTerminatedPods",
     "JobTemplateSpec": "metadata:ObjectMeta spec:JobSpec",
-    "KeyToPath": "key mode path user",
-    "LabelSelector": "matchExpressions:LabelSelectorRequirement matchLabels",
-    "LabelSelectorRequirement": "key operator values",
+    "KeyToPath": "key mode:i path user:i",
+    "LabelSelector": "matchExpressions:[]LabelSelectorRequirement matchLabels:{}s",
+    "LabelSelectorRequirement": "key operator values:[]s",
     "Lease": "apiVersion kind metadata:ObjectMeta spec:LeaseSpec",
-    "LeaseSpec": "acquireTime holderIdentity leaseDurationSeconds leaseTransitions preferredHolder renewTime "
-                 "strategy",
+    "LeaseSpec": "acquireTime:t holderIdentity leaseDurationSeconds:i leaseTransitions:i preferredHolder "
+                 "renewTime:t strategy",
     "Lifecycle": "postStart:LifecycleHandler preStop:LifecycleHandler stopSignal",
     "LifecycleHandler": "exec:ExecAction httpGet:HTTPGetAction sleep:SleepAction tcpSocket:TCPSocketAction",
-    "LinuxContainerUser": "gid supplementalGroups uid",
-    "LoadBalancerIngress": "hostname ip ipMode ports:PortStatus",
-    "LoadBalancerStatus": "ingress:LoadBalancerIngress",
+    "LinuxContainerUser": "gid:i supplementalGroups:[]i uid:i",
+    "LoadBalancerIngress": "hostname ip ipMode ports:[]PortStatus",
+    "LoadBalancerStatus": "ingress:[]LoadBalancerIngress",
     "LocalObjectReference": "name",
     "LocalVolumeSource": "fsType path",
-    "ManagedFieldsEntry": "apiVersion fieldsType fieldsV1 manager operation subresource time",
+    "ManagedFieldsEntry": "apiVersion fieldsType fieldsV1:o manager operation subresource time:t",
     "MetricIdentifier": "name selector:LabelSelector",
     "MetricSpec": "containerResource:ContainerResourceMetricSource external:ExternalMetricSource "
                   "object:ObjectMetricSource pods:PodsMetricSource resource:ResourceMetricSource type",
     "MetricStatus": "containerResource:ContainerResourceMetricStatus external:ExternalMetricStatus "
                     "object:ObjectMetricStatus pods:PodsMetricStatus resource:ResourceMetricStatus type",
-    "MetricTarget": "averageUtilization averageValue type value",
-    "MetricValueStatus": "averageUtilization averageValue value",
+    "MetricTarget": "averageUtilization:i averageValue type value",
+    "MetricValueStatus": "averageUtilization:i averageValue value",
     "ModifyVolumeStatus": "status targetVolumeAttributesClassName",
-    "NFSVolumeSource": "path readOnly server",
+    "NFSVolumeSource": "path readOnly:b server",
     "Namespace": "apiVersion kind metadata:ObjectMeta spec:NamespaceSpec status:NamespaceStatus",
-    "NamespaceCondition": "lastTransitionTime message reason status type",
-    "NamespaceSpec": "finalizers",
-    "NamespaceStatus": "conditions:NamespaceCondition phase",
+    "NamespaceCondition": "lastTransitionTime:t message reason status type",
+    "NamespaceSpec": "finalizers:[]s",
+    "NamespaceStatus": "conditions:[]NamespaceCondition phase",
     "Node": "apiVersion kind metadata:ObjectMeta spec:NodeSpec status:NodeStatus",
     "NodeAddress": "address type",
-    "NodeAffinity": "preferredDuringSchedulingIgnoredDuringExecution:PreferredSchedulingTerm "
+    "NodeAffinity": "preferredDuringSchedulingIgnoredDuringExecution:[]PreferredSchedulingTerm "
                     "requiredDuringSchedulingIgnoredDuringExecution:NodeSelector",
     "NodeAllocatableMappedResources": "name quantity",
     "NodeAllocatableOverheadResources": "name perContainer perPod",
-    "NodeAllocatableResourceClaimStatus": "containers mapping:NodeAllocatableMappedResources "
-                                          "overhead:NodeAllocatableOverheadResources resourceClaimName",
-    "NodeCondition": "lastHeartbeatTime lastTransitionTime message reason status type",
+    "NodeAllocatableResourceClaimStatus": "containers:[]s mapping:[]NodeAllocatableMappedResources "
+                                          "overhead:[]NodeAllocatableOverheadResources resourceClaimName",
+    "NodeCondition": "lastHeartbeatTime:t lastTransitionTime:t message reason status type",
     "NodeConfigSource": "configMap:ConfigMapNodeConfigSource",
     "NodeConfigStatus": "active:NodeConfigSource assigned:NodeConfigSource error lastKnownGood:NodeConfigSource",
     "NodeDaemonEndpoints": "kubeletEndpoint:DaemonEndpoint",
-    "NodeFeatures": "supplementalGroupsPolicy",
-    "NodePodPreemptionPolicy": "disableResizePreemption",
+    "NodeFeatures": "supplementalGroupsPolicy:b",
+    "NodePodPreemptionPolicy": "disableResizePreemption:[]s",
     "NodeRuntimeHandler": "features:NodeRuntimeHandlerFeatures name",
-    "NodeRuntimeHandlerFeatures": "recursiveReadOnlyMounts userNamespaces",
-    "NodeSelector": "nodeSelectorTerms:NodeSelectorTerm",
-    "NodeSelectorRequirement": "key operator values",
-    "NodeSelectorTerm": "matchExpressions:NodeSelectorRequirement matchFields:NodeSelectorRequirement",
-    "NodeSpec": "configSource:NodeConfigSource externalID podCIDR podCIDRs "
-                "podPreemptionPolicy:NodePodPreemptionPolicy providerID taints:Taint unschedulable",
-    "NodeStatus": "addresses:NodeAddress allocatable capacity conditions:NodeCondition config:NodeConfigStatus "
-                  "daemonEndpoints:NodeDaemonEndpoints declaredFeatures features:NodeFeatures "
-                  "images:ContainerImage nodeInfo:NodeSystemInfo phase runtimeHandlers:NodeRuntimeHandler "
-                  "volumesAttached:AttachedVolume volumesInUse",
-    "NodeSwapStatus": "capacity",
+    "NodeRuntimeHandlerFeatures": "recursiveReadOnlyMounts:b userNamespaces:b",
+    "NodeSelector": "nodeSelectorTerms:[]NodeSelectorTerm",
+    "NodeSelectorRequirement": "key operator values:[]s",
+    "NodeSelectorTerm": "matchExpressions:[]NodeSelectorRequirement matchFields:[]NodeSelectorRequirement",
+    "NodeSpec": "configSource:NodeConfigSource externalID podCIDR podCIDRs:[]s "
+                "podPreemptionPolicy:NodePodPreemptionPolicy providerID taints:[]Taint unschedulable:b",
+    "NodeStatus": "addresses:[]NodeAddress allocatable:{}s capacity:{}s conditions:[]NodeCondition "
+                  "config:NodeConfigStatus daemonEndpoints:NodeDaemonEndpoints declaredFeatures:[]s "
+                  "features:NodeFeatures images:[]ContainerImage nodeInfo:NodeSystemInfo phase "
+                  "runtimeHandlers:[]NodeRuntimeHandler volumesAttached:[]AttachedVolume volumesInUse:[]s",
+    "NodeSwapStatus": "capacity:i",
     "NodeSystemInfo": "architecture bootID containerRuntimeVersion kernelVersion kubeProxyVersion kubeletVersion "
-                      "machineID operatingSystem osImage runningInUserNamespace swap:NodeSwapStatus systemUUID",
+                      "machineID operatingSystem osImage runningInUserNamespace:b swap:NodeSwapStatus systemUUID",
     "ObjectFieldSelector": "apiVersion fieldPath",
-    "ObjectMeta": "annotations creationTimestamp deletionGracePeriodSeconds deletionTimestamp finalizers "
-                  "generateName generation labels managedFields:ManagedFieldsEntry name namespace "
-                  "ownerReferences:OwnerReference resourceVersion selfLink uid",
+    "ObjectMeta": "annotations:{}s creationTimestamp:t deletionGracePeriodSeconds:i deletionTimestamp:t "
+                  "finalizers:[]s generateName generation:i labels:{}s managedFields:[]ManagedFieldsEntry name "
+                  "namespace ownerReferences:[]OwnerReference resourceVersion selfLink uid",
     "ObjectMetricSource": "describedObject:CrossVersionObjectReference metric:MetricIdentifier "
                           "target:MetricTarget",
     "ObjectMetricStatus": "current:MetricValueStatus describedObject:CrossVersionObjectReference "
                           "metric:MetricIdentifier",
     "ObjectReference": "apiVersion fieldPath kind name namespace resourceVersion uid",
-    "OwnerReference": "apiVersion blockOwnerDeletion controller kind name uid",
+    "OwnerReference": "apiVersion blockOwnerDeletion:b controller:b kind name uid",
     "PersistentVolume": "apiVersion kind metadata:ObjectMeta spec:PersistentVolumeSpec "
                         "status:PersistentVolumeStatus",
     "PersistentVolumeClaim": "apiVersion kind metadata:ObjectMeta spec:PersistentVolumeClaimSpec "
                              "status:PersistentVolumeClaimStatus",
-    "PersistentVolumeClaimCondition": "lastProbeTime lastTransitionTime message reason status type",
-    "PersistentVolumeClaimSpec": "accessModes dataSource:TypedLocalObjectReference "
+    "PersistentVolumeClaimCondition": "lastProbeTime:t lastTransitionTime:t message reason status type",
+    "PersistentVolumeClaimSpec": "accessModes:[]s dataSource:TypedLocalObjectReference "
                                  "dataSourceRef:TypedObjectReference resources:VolumeResourceRequirements "
                                  "selector:LabelSelector storageClassName volumeAttributesClassName volumeMode "
                                  "volumeName",
-    "PersistentVolumeClaimStatus": "accessModes allocatedResourceStatuses allocatedResources capacity "
-                                   "conditions:PersistentVolumeClaimCondition currentVolumeAttributesClassName "
-                                   "healthStatus:VolumeHealthStatus modifyVolumeStatus:ModifyVolumeStatus phase",
+    "PersistentVolumeClaimStatus": "accessModes:[]s allocatedResourceStatuses:{}s allocatedResources:{}s "
+                                   "capacity:{}s conditions:[]PersistentVolumeClaimCondition "
+                                   "currentVolumeAttributesClassName healthStatus:VolumeHealthStatus "
+                                   "modifyVolumeStatus:ModifyVolumeStatus phase",
     "PersistentVolumeClaimTemplate": "metadata:ObjectMeta spec:PersistentVolumeClaimSpec",
-    "PersistentVolumeClaimVolumeSource": "claimName readOnly",
-    "PersistentVolumeSpec": "accessModes awsElasticBlockStore:AWSElasticBlockStoreVolumeSource "
-                            "azureDisk:AzureDiskVolumeSource azureFile:AzureFilePersistentVolumeSource capacity "
-                            "cephfs:CephFSPersistentVolumeSource cinder:CinderPersistentVolumeSource "
+    "PersistentVolumeClaimVolumeSource": "claimName readOnly:b",
+    "PersistentVolumeSpec": "accessModes:[]s awsElasticBlockStore:AWSElasticBlockStoreVolumeSource "
+                            "azureDisk:AzureDiskVolumeSource azureFile:AzureFilePersistentVolumeSource "
+                            "capacity:{}s cephfs:CephFSPersistentVolumeSource cinder:CinderPersistentVolumeSource "
                             "claimRef:ObjectReference csi:CSIPersistentVolumeSource fc:FCVolumeSource "
                             "flexVolume:FlexPersistentVolumeSource flocker:FlockerVolumeSource "
                             "gcePersistentDisk:GCEPersistentDiskVolumeSource "
                             "glusterfs:GlusterfsPersistentVolumeSource hostPath:HostPathVolumeSource "
-                            "iscsi:ISCSIPersistentVolumeSource local:LocalVolumeSource mountOptions "
+                            "iscsi:ISCSIPersistentVolumeSource local:LocalVolumeSource mountOptions:[]s "
                             "nfs:NFSVolumeSource nodeAffinity:VolumeNodeAffinity persistentVolumeReclaimPolicy "
                             "photonPersistentDisk:PhotonPersistentDiskVolumeSource "
                             "portworxVolume:PortworxVolumeSource quobyte:QuobyteVolumeSource "
                             "rbd:RBDPersistentVolumeSource scaleIO:ScaleIOPersistentVolumeSource storageClassName "
                             "storageos:StorageOSPersistentVolumeSource volumeAttributesClassName volumeMode "
                             "vsphereVolume:VsphereVirtualDiskVolumeSource",
-    "PersistentVolumeStatus": "lastPhaseTransitionTime message phase reason",
+    "PersistentVolumeStatus": "lastPhaseTransitionTime:t message phase reason",
     "PhotonPersistentDiskVolumeSource": "fsType pdID",
     "Pod": "apiVersion kind metadata:ObjectMeta spec:PodSpec status:PodStatus",
-    "PodAffinity": "preferredDuringSchedulingIgnoredDuringExecution:WeightedPodAffinityTerm "
-                   "requiredDuringSchedulingIgnoredDuringExecution:PodAffinityTerm",
-    "PodAffinityTerm": "labelSelector:LabelSelector matchLabelKeys mismatchLabelKeys "
-                       "namespaceSelector:LabelSelector namespaces topologyKey",
-    "PodAntiAffinity": "preferredDuringSchedulingIgnoredDuringExecution:WeightedPodAffinityTerm "
-                       "requiredDuringSchedulingIgnoredDuringExecution:PodAffinityTerm",
-    "PodCertificateProjection": "certificateChainPath credentialBundlePath keyPath keyType maxExpirationSeconds "
-                                "signerName user userAnnotations",
-    "PodCondition": "lastProbeTime lastTransitionTime message observedGeneration reason status type",
-    "PodDNSConfig": "nameservers options:PodDNSConfigOption searches",
+    "PodAffinity": "preferredDuringSchedulingIgnoredDuringExecution:[]WeightedPodAffinityTerm "
+                   "requiredDuringSchedulingIgnoredDuringExecution:[]PodAffinityTerm",
+    "PodAffinityTerm": "labelSelector:LabelSelector matchLabelKeys:[]s mismatchLabelKeys:[]s "
+                       "namespaceSelector:LabelSelector namespaces:[]s topologyKey",
+    "PodAntiAffinity": "preferredDuringSchedulingIgnoredDuringExecution:[]WeightedPodAffinityTerm "
+                       "requiredDuringSchedulingIgnoredDuringExecution:[]PodAffinityTerm",
+    "PodCertificateProjection": "certificateChainPath credentialBundlePath keyPath keyType maxExpirationSeconds:i "
+                                "signerName user:i userAnnotations:{}s",
+    "PodCondition": "lastProbeTime:t lastTransitionTime:t message observedGeneration:i reason status type",
+    "PodDNSConfig": "nameservers:[]s options:[]PodDNSConfigOption searches:[]s",
     "PodDNSConfigOption": "name value",
     "PodDisruptionBudget": "apiVersion kind metadata:ObjectMeta spec:PodDisruptionBudgetSpec "
                            "status:PodDisruptionBudgetStatus",
-    "PodDisruptionBudgetSpec": "maxUnavailable minAvailable selector:LabelSelector unhealthyPodEvictionPolicy",
-    "PodDisruptionBudgetStatus": "conditions:Condition currentHealthy desiredHealthy disruptedPods "
-                                 "disruptionsAllowed expectedPods observedGeneration",
-    "PodExtendedResourceClaimStatus": "requestMappings:ContainerExtendedResourceRequest resourceClaimName",
-    "PodFailurePolicy": "rules:PodFailurePolicyRule",
-    "PodFailurePolicyOnExitCodesRequirement": "containerName operator values",
+    "PodDisruptionBudgetSpec": "maxUnavailable:o minAvailable:o selector:LabelSelector unhealthyPodEvictionPolicy",
+    "PodDisruptionBudgetStatus": "conditions:[]Condition currentHealthy:i desiredHealthy:i disruptedPods:{}t "
+                                 "disruptionsAllowed:i expectedPods:i observedGeneration:i",
+    "PodExtendedResourceClaimStatus": "requestMappings:[]ContainerExtendedResourceRequest resourceClaimName",
+    "PodFailurePolicy": "rules:[]PodFailurePolicyRule",
+    "PodFailurePolicyOnExitCodesRequirement": "containerName operator values:[]i",
     "PodFailurePolicyOnPodConditionsPattern": "status type",
     "PodFailurePolicyRule": "action onExitCodes:PodFailurePolicyOnExitCodesRequirement "
-                            "onPodConditions:PodFailurePolicyOnPodConditionsPattern",
+                            "onPodConditions:[]PodFailurePolicyOnPodConditionsPattern",
     "PodIP": "ip",
     "PodOS": "name",
     "PodReadinessGate": "conditionType",
@@ -331,127 +336,128 @@ TYPES: dict[str, str] = {
     "PodResourceClaimStatus": "name resourceClaimName",
     "PodSchedulingGate": "name",
     "PodSchedulingGroup": "podGroupName",
-    "PodSecurityContext": "appArmorProfile:AppArmorProfile fsGroup fsGroupChangePolicy runAsGroup runAsNonRoot "
-                          "runAsUser seLinuxChangePolicy seLinuxOptions:SELinuxOptions "
-                          "seccompProfile:SeccompProfile supplementalGroups supplementalGroupsPolicy "
-                          "sysctls:Sysctl windowsOptions:WindowsSecurityContextOptions",
-    "PodSpec": "activeDeadlineSeconds affinity:Affinity automountServiceAccountToken containers:Container "
-               "dnsConfig:PodDNSConfig dnsPolicy enableServiceLinks ephemeralContainers:EphemeralContainer "
-               "evictionResponders:EvictionResponder hostAliases:HostAlias hostIPC hostNetwork hostPID hostUsers "
-               "hostname hostnameOverride imagePullSecrets:LocalObjectReference initContainers:Container nodeName "
-               "nodeSelector os:PodOS overhead preemptionPolicy priority priorityClassName "
-               "readinessGates:PodReadinessGate resourceClaims:PodResourceClaim resources:ResourceRequirements "
-               "restartPolicy runtimeClassName schedulerName schedulingGates:PodSchedulingGate "
-               "schedulingGroup:PodSchedulingGroup securityContext:PodSecurityContext serviceAccount "
-               "serviceAccountName setHostnameAsFQDN shareProcessNamespace subdomain "
-               "terminationGracePeriodSeconds tolerations:Toleration "
-               "topologySpreadConstraints:TopologySpreadConstraint volumes:Volume",
-    "PodStatus": "allocatedResources conditions:PodCondition containerStatuses:ContainerStatus "
-                 "ephemeralContainerStatuses:ContainerStatus "
-                 "extendedResourceClaimStatus:PodExtendedResourceClaimStatus hostIP hostIPs:HostIP "
-                 "initContainerStatuses:ContainerStatus message "
-                 "nodeAllocatableResourceClaimStatuses:NodeAllocatableResourceClaimStatus nominatedNodeName "
-                 "observedGeneration phase podIP podIPs:PodIP qosClass reason resize "
-                 "resourceClaimStatuses:PodResourceClaimStatus resources:ResourceRequirements startTime "
-                 "volumeHealth:PodVolumeHealth",
+    "PodSecurityContext": "appArmorProfile:AppArmorProfile fsGroup:i fsGroupChangePolicy runAsGroup:i "
+                          "runAsNonRoot:b runAsUser:i seLinuxChangePolicy seLinuxOptions:SELinuxOptions "
+                          "seccompProfile:SeccompProfile supplementalGroups:[]i supplementalGroupsPolicy "
+                          "sysctls:[]Sysctl windowsOptions:WindowsSecurityContextOptions",
+    "PodSpec": "activeDeadlineSeconds:i affinity:Affinity automountServiceAccountToken:b containers:[]Container "
+               "dnsConfig:PodDNSConfig dnsPolicy enableServiceLinks:b ephemeralContainers:[]EphemeralContainer "
+               "evictionResponders:[]EvictionResponder hostAliases:[]HostAlias hostIPC:b hostNetwork:b hostPID:b "
+               "hostUsers:b hostname hostnameOverride imagePullSecrets:[]LocalObjectReference "
+               "initContainers:[]Container nodeName nodeSelector:{}s os:PodOS overhead:{}s preemptionPolicy "
+               "priority:i priorityClassName readinessGates:[]PodReadinessGate resourceClaims:[]PodResourceClaim "
+               "resources:ResourceRequirements restartPolicy runtimeClassName schedulerName "
+               "schedulingGates:[]PodSchedulingGate schedulingGroup:PodSchedulingGroup "
+               "securityContext:PodSecurityContext serviceAccount serviceAccountName setHostnameAsFQDN:b "
+               "shareProcessNamespace:b subdomain terminationGracePeriodSeconds:i tolerations:[]Toleration "
+               "topologySpreadConstraints:[]TopologySpreadConstraint volumes:[]Volume",
+    "PodStatus": "allocatedResources:{}s conditions:[]PodCondition containerStatuses:[]ContainerStatus "
+                 "ephemeralContainerStatuses:[]ContainerStatus "
+                 "extendedResourceClaimStatus:PodExtendedResourceClaimStatus hostIP hostIPs:[]HostIP "
+                 "initContainerStatuses:[]ContainerStatus message "
+                 "nodeAllocatableResourceClaimStatuses:[]NodeAllocatableResourceClaimStatus nominatedNodeName "
+                 "observedGeneration:i phase podIP podIPs:[]PodIP qosClass reason resize "
+                 "resourceClaimStatuses:[]PodResourceClaimStatus resources:ResourceRequirements startTime:t "
+                 "volumeHealth:[]PodVolumeHealth",
     "PodTemplateSpec": "metadata:ObjectMeta spec:PodSpec",
-    "PodVolumeHealth": "healthConditions:VolumeHealthCondition lastTransitionTime name",
+    "PodVolumeHealth": "healthConditions:[]VolumeHealthCondition lastTransitionTime:t name",
     "PodsMetricSource": "metric:MetricIdentifier target:MetricTarget",
     "PodsMetricStatus": "current:MetricValueStatus metric:MetricIdentifier",
-    "PolicyRule": "apiGroups nonResourceURLs resourceNames resources verbs",
-    "PortStatus": "error port protocol",
-    "PortworxVolumeSource": "fsType readOnly volumeID",
-    "PreferredSchedulingTerm": "preference:NodeSelectorTerm weight",
-    "PriorityClass": "apiVersion description globalDefault kind metadata:ObjectMeta preemptionPolicy value",
-    "Probe": "exec:ExecAction failureThreshold grpc:GRPCAction httpGet:HTTPGetAction initialDelaySeconds "
-             "periodSeconds successThreshold tcpSocket:TCPSocketAction terminationGracePeriodSeconds "
-             "timeoutSeconds",
-    "ProjectedVolumeSource": "defaultMode defaultUser sources:VolumeProjection",
-    "QuobyteVolumeSource": "group readOnly registry tenant user volume",
-    "RBDPersistentVolumeSource": "fsType image keyring monitors pool readOnly secretRef:SecretReference user",
-    "RBDVolumeSource": "fsType image keyring monitors pool readOnly secretRef:LocalObjectReference user",
+    "PolicyRule": "apiGroups:[]s nonResourceURLs:[]s resourceNames:[]s resources:[]s verbs:[]s",
+    "PortStatus": "error port:i protocol",
+    "PortworxVolumeSource": "fsType readOnly:b volumeID",
+    "PreferredSchedulingTerm": "preference:NodeSelectorTerm weight:i",
+    "PriorityClass": "apiVersion description globalDefault:b kind metadata:ObjectMeta preemptionPolicy value:i",
+    "Probe": "exec:ExecAction failureThreshold:i grpc:GRPCAction httpGet:HTTPGetAction initialDelaySeconds:i "
+             "periodSeconds:i successThreshold:i tcpSocket:TCPSocketAction terminationGracePeriodSeconds:i "
+             "timeoutSeconds:i",
+    "ProjectedVolumeSource": "defaultMode:i defaultUser:i sources:[]VolumeProjection",
+    "QuobyteVolumeSource": "group readOnly:b registry tenant user volume",
+    "RBDPersistentVolumeSource": "fsType image keyring monitors:[]s pool readOnly:b secretRef:SecretReference "
+                                 "user",
+    "RBDVolumeSource": "fsType image keyring monitors:[]s pool readOnly:b secretRef:LocalObjectReference user",
     "ReplicaSet": "apiVersion kind metadata:ObjectMeta spec:ReplicaSetSpec status:ReplicaSetStatus",
-    "ReplicaSetCondition": "lastTransitionTime message reason status type",
-    "ReplicaSetSpec": "minReadySeconds replicas selector:LabelSelector template:PodTemplateSpec",
-    "ReplicaSetStatus": "availableReplicas conditions:ReplicaSetCondition fullyLabeledReplicas observedGeneration "
-                        "readyReplicas replicas terminatingReplicas",
+    "ReplicaSetCondition": "lastTransitionTime:t message reason status type",
+    "ReplicaSetSpec": "minReadySeconds:i replicas:i selector:LabelSelector template:PodTemplateSpec",
+    "ReplicaSetStatus": "availableReplicas:i conditions:[]ReplicaSetCondition fullyLabeledReplicas:i "
+                        "observedGeneration:i readyReplicas:i replicas:i terminatingReplicas:i",
     "ReplicationController": "apiVersion kind metadata:ObjectMeta spec:ReplicationControllerSpec "
                              "status:ReplicationControllerStatus",
-    "ReplicationControllerCondition": "lastTransitionTime message reason status type",
-    "ReplicationControllerSpec": "minReadySeconds replicas selector template:PodTemplateSpec",
-    "ReplicationControllerStatus": "availableReplicas conditions:ReplicationControllerCondition "
-                                   "fullyLabeledReplicas observedGeneration readyReplicas replicas",
+    "ReplicationControllerCondition": "lastTransitionTime:t message reason status type",
+    "ReplicationControllerSpec": "minReadySeconds:i replicas:i selector:{}s template:PodTemplateSpec",
+    "ReplicationControllerStatus": "availableReplicas:i conditions:[]ReplicationControllerCondition "
+                                   "fullyLabeledReplicas:i observedGeneration:i readyReplicas:i replicas:i",
     "ResourceClaim": "name request",
     "ResourceFieldSelector": "containerName divisor resource",
     "ResourceHealth": "health message resourceID",
     "ResourceMetricSource": "name target:MetricTarget",
     "ResourceMetricStatus": "current:MetricValueStatus name",
-    "ResourceRequirements": "claims:ResourceClaim limits requests",
-    "ResourceStatus": "name resources:ResourceHealth",
-    "Role": "apiVersion kind metadata:ObjectMeta rules:PolicyRule",
-    "RoleBinding": "apiVersion kind metadata:ObjectMeta roleRef:RoleRef subjects:Subject",
+    "ResourceRequirements": "claims:[]ResourceClaim limits:{}s requests:{}s",
+    "ResourceStatus": "name resources:[]ResourceHealth",
+    "Role": "apiVersion kind metadata:ObjectMeta rules:[]PolicyRule",
+    "RoleBinding": "apiVersion kind metadata:ObjectMeta roleRef:RoleRef subjects:[]Subject",
     "RoleRef": "apiGroup kind name",
-    "RollingUpdateDaemonSet": "maxSurge maxUnavailable",
-    "RollingUpdateDeployment": "maxSurge maxUnavailable",
-    "RollingUpdateStatefulSetStrategy": "maxUnavailable partition",
+    "RollingUpdateDaemonSet": "maxSurge:o maxUnavailable:o",
+    "RollingUpdateDeployment": "maxSurge:o maxUnavailable:o",
+    "RollingUpdateStatefulSetStrategy": "maxUnavailable:o partition:i",
     "SELinuxOptions": "level role type user",
-    "ScaleIOPersistentVolumeSource": "fsType gateway protectionDomain readOnly secretRef:SecretReference "
-                                     "sslEnabled storageMode storagePool system volumeName",
-    "ScaleIOVolumeSource": "fsType gateway protectionDomain readOnly secretRef:LocalObjectReference sslEnabled "
-                           "storageMode storagePool system volumeName",
+    "ScaleIOPersistentVolumeSource": "fsType gateway protectionDomain readOnly:b secretRef:SecretReference "
+                                     "sslEnabled:b storageMode storagePool system volumeName",
+    "ScaleIOVolumeSource": "fsType gateway protectionDomain readOnly:b secretRef:LocalObjectReference "
+                           "sslEnabled:b storageMode storagePool system volumeName",
     "SeccompProfile": "localhostProfile type",
-    "Secret": "apiVersion data immutable kind metadata:ObjectMeta stringData type",
-    "SecretEnvSource": "name optional",
-    "SecretKeySelector": "key name optional",
-    "SecretProjection": "items:KeyToPath name optional",
+    "Secret": "apiVersion data:{}s immutable:b kind metadata:ObjectMeta stringData:{}s type",
+    "SecretEnvSource": "name optional:b",
+    "SecretKeySelector": "key name optional:b",
+    "SecretProjection": "items:[]KeyToPath name optional:b",
     "SecretReference": "name namespace",
-    "SecretVolumeSource": "defaultMode defaultUser items:KeyToPath optional secretName",
-    "SecurityContext": "allowPrivilegeEscalation appArmorProfile:AppArmorProfile capabilities:Capabilities "
-                       "privileged procMount readOnlyRootFilesystem runAsGroup runAsNonRoot runAsUser "
+    "SecretVolumeSource": "defaultMode:i defaultUser:i items:[]KeyToPath optional:b secretName",
+    "SecurityContext": "allowPrivilegeEscalation:b appArmorProfile:AppArmorProfile capabilities:Capabilities "
+                       "privileged:b procMount readOnlyRootFilesystem:b runAsGroup:i runAsNonRoot:b runAsUser:i "
                        "seLinuxOptions:SELinuxOptions seccompProfile:SeccompProfile "
                        "windowsOptions:WindowsSecurityContextOptions",
     "Service": "apiVersion kind metadata:ObjectMeta spec:ServiceSpec status:ServiceStatus",
-    "ServiceAccount": "apiVersion automountServiceAccountToken imagePullSecrets:LocalObjectReference kind "
-                      "metadata:ObjectMeta secrets:ObjectReference",
-    "ServiceAccountTokenProjection": "audience expirationSeconds path user",
-    "ServiceBackendPort": "name number",
-    "ServicePort": "appProtocol name nodePort port protocol targetPort",
-    "ServiceSpec": "allocateLoadBalancerNodePorts clusterIP clusterIPs externalIPs externalName "
-                   "externalTrafficPolicy healthCheckNodePort internalTrafficPolicy ipFamilies ipFamilyPolicy "
-                   "loadBalancerClass loadBalancerIP loadBalancerSourceRanges ports:ServicePort "
-                   "publishNotReadyAddresses selector sessionAffinity sessionAffinityConfig:SessionAffinityConfig "
-                   "trafficDistribution type",
-    "ServiceStatus": "conditions:Condition loadBalancer:LoadBalancerStatus",
+    "ServiceAccount": "apiVersion automountServiceAccountToken:b imagePullSecrets:[]LocalObjectReference kind "
+                      "metadata:ObjectMeta secrets:[]ObjectReference",
+    "ServiceAccountTokenProjection": "audience expirationSeconds:i path user:i",
+    "ServiceBackendPort": "name number:i",
+    "ServicePort": "appProtocol name nodePort:i port:i protocol targetPort:o",
+    "ServiceSpec": "allocateLoadBalancerNodePorts:b clusterIP clusterIPs:[]s externalIPs:[]s externalName "
+                   "externalTrafficPolicy healthCheckNodePort:i internalTrafficPolicy ipFamilies:[]s "
+                   "ipFamilyPolicy loadBalancerClass loadBalancerIP loadBalancerSourceRanges:[]s "
+                   "ports:[]ServicePort publishNotReadyAddresses:b selector:{}s sessionAffinity "
+                   "sessionAffinityConfig:SessionAffinityConfig trafficDistribution type",
+    "ServiceStatus": "conditions:[]Condition loadBalancer:LoadBalancerStatus",
     "SessionAffinityConfig": "clientIP:ClientIPConfig",
-    "SleepAction": "seconds",
+    "SleepAction": "seconds:i",
     "StatefulSet": "apiVersion kind metadata:ObjectMeta spec:StatefulSetSpec status:StatefulSetStatus",
-    "StatefulSetCondition": "lastTransitionTime message reason status type",
-    "StatefulSetOrdinals": "start",
+    "StatefulSetCondition": "lastTransitionTime:t message reason status type",
+    "StatefulSetOrdinals": "start:i",
     "StatefulSetPersistentVolumeClaimRetentionPolicy": "whenDeleted whenScaled",
-    "StatefulSetSpec": "minReadySeconds ordinals:StatefulSetOrdinals "
+    "StatefulSetSpec": "minReadySeconds:i ordinals:StatefulSetOrdinals "
                        "persistentVolumeClaimRetentionPolicy:StatefulSetPersistentVolumeClaimRetentionPolicy "
-                       "podManagementPolicy replicas revisionHistoryLimit selector:LabelSelector serviceName "
+                       "podManagementPolicy replicas:i revisionHistoryLimit:i selector:LabelSelector serviceName "
                        "template:PodTemplateSpec updateStrategy:StatefulSetUpdateStrategy "
-                       "volumeClaimTemplates:PersistentVolumeClaim",
-    "StatefulSetStatus": "availableReplicas collisionCount conditions:StatefulSetCondition currentReplicas "
-                         "currentRevision observedGeneration readyReplicas replicas updateRevision "
-                         "updatedReplicas",
+                       "volumeClaimTemplates:[]PersistentVolumeClaim",
+    "StatefulSetStatus": "availableReplicas:i collisionCount:i conditions:[]StatefulSetCondition "
+                         "currentReplicas:i currentRevision observedGeneration:i readyReplicas:i replicas:i "
+                         "updateRevision updatedReplicas:i",
     "StatefulSetUpdateStrategy": "rollingUpdate:RollingUpdateStatefulSetStrategy type",
-    "StorageOSPersistentVolumeSource": "fsType readOnly secretRef:ObjectReference volumeName volumeNamespace",
-    "StorageOSVolumeSource": "fsType readOnly secretRef:LocalObjectReference volumeName volumeNamespace",
+    "StorageOSPersistentVolumeSource": "fsType readOnly:b secretRef:ObjectReference volumeName volumeNamespace",
+    "StorageOSVolumeSource": "fsType readOnly:b secretRef:LocalObjectReference volumeName volumeNamespace",
     "Subject": "apiGroup kind name namespace",
-    "SuccessPolicy": "rules:SuccessPolicyRule",
-    "SuccessPolicyRule": "succeededCount succeededIndexes",
+    "SuccessPolicy": "rules:[]SuccessPolicyRule",
+    "SuccessPolicyRule": "succeededCount:i succeededIndexes",
     "Sysctl": "name value",
-    "TCPSocketAction": "host port",
-    "Taint": "effect key timeAdded value",
-    "Toleration": "effect key operator tolerationSeconds value",
+    "TCPSocketAction": "host port:o",
+    "Taint": "effect key timeAdded:t value",
+    "Toleration": "effect key operator tolerationSeconds:i value",
     "TopologyConstraint": "key",
-    "TopologySpreadConstraint": "labelSelector:LabelSelector matchLabelKeys maxSkew minDomains nodeAffinityPolicy "
-                                "nodeTaintsPolicy topologyKey whenUnsatisfiable",
+    "TopologySpreadConstraint": "labelSelector:LabelSelector matchLabelKeys:[]s maxSkew:i minDomains:i "
+                                "nodeAffinityPolicy nodeTaintsPolicy topologyKey whenUnsatisfiable",
     "TypedLocalObjectReference": "apiGroup kind name",
     "TypedObjectReference": "apiGroup kind name namespace",
-    "UncountedTerminatedPods": "failed succeeded",
+    "UncountedTerminatedPods": "failed:[]s succeeded:[]s",
     "Volume": "awsElasticBlockStore:AWSElasticBlockStoreVolumeSource azureDisk:AzureDiskVolumeSource "
               "azureFile:AzureFileVolumeSource cephfs:CephFSVolumeSource cinder:CinderVolumeSource "
               "configMap:ConfigMapVolumeSource csi:CSIVolumeSource downwardAPI:DownwardAPIVolumeSource "
@@ -467,22 +473,22 @@ TYPES: dict[str, str] = {
               "vsphereVolume:VsphereVirtualDiskVolumeSource",
     "VolumeDevice": "devicePath name",
     "VolumeHealthCondition": "message reason status",
-    "VolumeHealthStatus": "healthConditions:VolumeHealthCondition lastTransitionTime",
-    "VolumeMount": "bindMountOptions mountPath mountPropagation name readOnly recursiveReadOnly subPath "
+    "VolumeHealthStatus": "healthConditions:[]VolumeHealthCondition lastTransitionTime:t",
+    "VolumeMount": "bindMountOptions:[]s mountPath mountPropagation name readOnly:b recursiveReadOnly subPath "
                    "subPathExpr",
-    "VolumeMountStatus": "mountPath name readOnly recursiveReadOnly volumeStatus:VolumeStatus",
+    "VolumeMountStatus": "mountPath name readOnly:b recursiveReadOnly volumeStatus:VolumeStatus",
     "VolumeNodeAffinity": "required:NodeSelector",
     "VolumeProjection": "clusterTrustBundle:ClusterTrustBundleProjection configMap:ConfigMapProjection "
                         "downwardAPI:DownwardAPIProjection podCertificate:PodCertificateProjection "
                         "secret:SecretProjection serviceAccountToken:ServiceAccountTokenProjection",
-    "VolumeResourceRequirements": "limits requests",
+    "VolumeResourceRequirements": "limits:{}s requests:{}s",
     "VolumeStatus": "image:ImageVolumeStatus",
     "VsphereVirtualDiskVolumeSource": "fsType storagePolicyID storagePolicyName volumePath",
-    "WeightedPodAffinityTerm": "podAffinityTerm:PodAffinityTerm weight",
-    "WindowsSecurityContextOptions": "gmsaCredentialSpec gmsaCredentialSpecName hostProcess runAsUserName",
-    "WorkloadPodGroupDisruptionMode": "all single",
-    "WorkloadPodGroupGangSchedulingPolicy": "minCount",
+    "WeightedPodAffinityTerm": "podAffinityTerm:PodAffinityTerm weight:i",
+    "WindowsSecurityContextOptions": "gmsaCredentialSpec gmsaCredentialSpecName hostProcess:b runAsUserName",
+    "WorkloadPodGroupDisruptionMode": "all:o single:o",
+    "WorkloadPodGroupGangSchedulingPolicy": "minCount:i",
     "WorkloadPodGroupResourceClaim": "name resourceClaimName resourceClaimTemplateName",
-    "WorkloadPodGroupSchedulingConstraints": "topology:TopologyConstraint",
-    "WorkloadPodGroupSchedulingPolicy": "basic gang:WorkloadPodGroupGangSchedulingPolicy",
+    "WorkloadPodGroupSchedulingConstraints": "topology:[]TopologyConstraint",
+    "WorkloadPodGroupSchedulingPolicy": "basic:o gang:WorkloadPodGroupGangSchedulingPolicy",
 }

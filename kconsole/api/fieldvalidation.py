@@ -25,7 +25,8 @@ def _fields(type_name: str) -> dict[str, _Field]:
         fields = {}
         for entry in TYPES[type_name].split():
             name, _, ref = entry.partition(":")
-            fields[name] = (ref.lstrip("{}") or None, ref.startswith("{}"))
+            inner = ref.lstrip("[]{}")
+            fields[name] = (inner if inner in TYPES else None, ref.startswith("{}"))
         _parsed[type_name] = fields
     return fields
 

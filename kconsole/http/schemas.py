@@ -3,13 +3,17 @@
 A compact table, not upstream's generated spec: each type lists its fields as ``name: (type,
 description)``. Types are ``string``, ``integer``, ``boolean``, ``object``, ``time``, another table
 entry's name, ``[]T`` (a list) or ``map[string]T``. The descriptions are condensed from the doc comments
-of k8s.io/api and k8s.io/apimachinery (Apache License 2.0, the Kubernetes Authors). A kind absent from
-:data:`KINDS` keeps a generic object schema.
+of k8s.io/api and k8s.io/apimachinery (Apache License 2.0, the Kubernetes Authors). The fields
+themselves come from the API's field table (:mod:`kconsole.api.fieldschema`, every field of every kind
+served), so ``kubectl explain job.spec.template.spec.containers.image`` finds what this table does not
+describe; a kind neither table knows keeps a generic object schema.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from kconsole.api import fieldschema
 
 Fields = dict[str, tuple[str, str]]
 
@@ -314,10 +318,21 @@ def _properties(fields: Fields, used: set[str]) -> dict[str, Any]:
 
 
 def kind_schema(group: str, kind: str, generic: dict[str, Any], schemas: dict[str, Any]) -> dict[str, Any]:
-    """The schema of ``kind`` (``generic`` when the table has none); referenced types go into ``schemas``."""
+    """The schema of ``kind``: every field from the API's field table (:mod:`kconsole.api.fieldschema`),
+    described where this table describes it; ``generic`` for a kind neither knows. Referenced types go
+    into ``schemas``."""
     entry = KINDS.get((group, kind))
+    root = fieldschema.KINDS.get(kind)
     used: set[str] = set()
-    if entry is None:
+    if root is not None:
+        described: Fields = {"apiVersion": API_VERSION, "kind": KIND, "metadata": METADATA}
+        for name, prop in generic.get("properties", {}).items():
+            described.setdefault(name, ("", prop.get("description", "")))
+        if entry is not None:
+            described.update(entry[1])
+        schema = {**generic, "description": entry[0] if entry is not None else generic.get("description", ""),
+                  "properties": _table_properties(root, described, used)}
+    elif entry is None:
         schema = generic
     else:
         description, fields = entry
@@ -328,9 +343,48 @@ def kind_schema(group: str, kind: str, generic: dict[str, Any], schemas: dict[st
     while used - done:
         name = sorted(used - done)[0]
         done.add(name)
-        schema_name, description, fields = TYPES[name]
-        schemas[schema_name] = {"type": "object", "description": description,
-                                "properties": _properties(fields, used)}
+        if name in fieldschema.TYPES:
+            schema_name, description, fields = TYPES.get(name, (_schema_name(name), "", {}))
+            schemas[schema_name] = {"type": "object", "description": description,
+                                    "properties": _table_properties(name, fields, used)}
+        else:
+            schema_name, description, fields = TYPES[name]
+            schemas[schema_name] = {"type": "object", "description": description,
+                                    "properties": _properties(fields, used)}
         if REQUIRED.get(name):
             schemas[schema_name]["required"] = list(REQUIRED[name])
     return schema
+
+
+#: Field-table scalar codes -> OpenAPI schemas.
+_SCALAR_SCHEMAS: dict[str, dict[str, Any]] = {
+    "s": {"type": "string"}, "i": {"type": "integer", "format": "int64"}, "b": {"type": "boolean"},
+    "n": {"type": "number", "format": "double"}, "t": {"type": "string", "format": "date-time"},
+    "o": {"type": "object"},
+}
+
+
+def _schema_name(type_name: str) -> str:
+    return TYPES[type_name][0] if type_name in TYPES else f"io.k8s.kconsole.{type_name}"
+
+
+def _table_schema(ref: str, used: set[str]) -> dict[str, Any]:
+    if ref.startswith("[]"):
+        return {"type": "array", "items": _table_schema(ref[2:], used)}
+    if ref.startswith("{}"):
+        return {"type": "object", "additionalProperties": _table_schema(ref[2:], used)}
+    scalar = _SCALAR_SCHEMAS.get(ref)
+    if scalar is not None:
+        return dict(scalar)
+    used.add(ref)
+    return {"allOf": [{"$ref": f"#/components/schemas/{_schema_name(ref)}"}], "default": {}}
+
+
+def _table_properties(type_name: str, described: Fields, used: set[str]) -> dict[str, Any]:
+    """Every field of ``type_name`` in the API's field table, with ``described``'s text where it has one."""
+    out: dict[str, Any] = {}
+    for entry in fieldschema.TYPES[type_name].split():
+        name, _, ref = entry.partition(":")
+        text = described[name][1] if name in described else ""
+        out[name] = {"description": text, **_table_schema(ref or "s", used)}
+    return out

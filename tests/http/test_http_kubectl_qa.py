@@ -258,3 +258,16 @@ async def test_create_token_authenticates_as_the_service_account(cluster: Cluste
     assert "spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes" in short.err
     missing = await cluster.kubectl("create", "token", "ghost", "-n", "tokens", check=False)
     assert 'serviceaccounts "ghost" not found' in missing.err
+
+
+async def test_explain_knows_every_field_of_every_served_kind(cluster: Cluster) -> None:
+    """Only Pod, Deployment, Service and ConfigMap had field schemas: explain of a Job's container
+    image or an Ingress rule said 'field "image" does not exist'."""
+    image = (await cluster.kubectl("explain", "job.spec.template.spec.containers.image")).out
+    assert "FIELD: image <string>" in image and "Container image name." in image
+    paths = (await cluster.kubectl("explain", "ingress.spec.rules.http.paths")).out
+    assert "FIELD: paths <[]HTTPIngressPath>" in paths and "pathType\t<string>" in paths
+    lease = (await cluster.kubectl("explain", "lease.spec.renewTime")).out
+    assert "FIELD: renewTime <string>" in lease
+    typo = await cluster.kubectl("explain", "job.spec.template.spec.containers.imagee", check=False)
+    assert typo.code == 1 and 'field "imagee" does not exist' in typo.err
