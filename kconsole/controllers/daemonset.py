@@ -7,7 +7,10 @@ and unschedulable NoSchedule taints). A pod already running may stay while only 
 are untolerated. Pods are pinned with a ``metadata.name`` node-affinity term and placed by the
 scheduler, as upstream does since 1.12. Failed daemon pods are deleted and recreated
 (``FailedDaemonPod``); extra pods on a node are deleted, oldest kept. A RollingUpdate replaces
-pods whose ``controller-revision-hash`` is old, at most ``maxUnavailable`` unavailable at a time.
+pods whose ``controller-revision-hash`` is old, at most ``maxUnavailable`` unavailable at a time;
+with ``maxSurge`` (upstream's surge path) the new pod starts beside the old one on up to maxSurge
+nodes at once (at once wherever the old pod is unavailable), and the old pod goes when the new one
+is available, so a node keeps a serving pod throughout.
 """
 
 from __future__ import annotations
@@ -207,6 +210,7 @@ class DaemonSetsController(ExpectationHandlers, Controller):
         create_on: list[str] = []
         delete: list[Obj] = []
         node_names = {name(n) for n in nodes}
+        surge = self._max_surge(ds, nodes, spec)
         for node in nodes:
             run, keep = should_run(spec, node)
             here = by_node.get(name(node), [])
@@ -222,7 +226,9 @@ class DaemonSetsController(ExpectationHandlers, Controller):
                         delete.append(pod)
                     else:
                         alive.append(pod)
-                if len(alive) > 1:
+                if len(alive) > 1 and surge:
+                    delete.extend(self._surge_extras(ds, alive, current_hash))
+                elif len(alive) > 1:
                     alive.sort(key=lambda p: (creation_timestamp(p) or 0.0, name(p)))
                     delete.extend(alive[1:])
                 if not alive and run and not delete:
@@ -232,10 +238,16 @@ class DaemonSetsController(ExpectationHandlers, Controller):
         for node_name, here in by_node.items():
             if node_name not in node_names:
                 delete.extend(p for p in here if not (p.get("spec") or {}).get("nodeName"))
-        if not create_on and not delete:
+        if not create_on and not delete and surge:
+            old_done, surge_on = self._surge_update(ds, nodes, spec, by_node, current_hash, surge)
+            delete.extend(old_done)
+            create_on.extend(surge_on)
+        elif not create_on and not delete:
             delete.extend(self._rolling_update_victims(ds, nodes, spec, by_node, current_hash))
         create_on = create_on[:BURST_REPLICAS]
         delete = delete[:BURST_REPLICAS]
+        if delete and not surge:
+            create_on = []
         if delete:
             self.expectations.expect_deletions(key, [object_key(p) for p in delete])
             for pod in delete:
@@ -246,7 +258,6 @@ class DaemonSetsController(ExpectationHandlers, Controller):
                     raise
                 if not gone:
                     self.expectations.deletion_observed(key, object_key(pod))
-            return
         if not create_on:
             return
         self.expectations.expect_creations(key, len(create_on))
@@ -266,6 +277,70 @@ class DaemonSetsController(ExpectationHandlers, Controller):
             self.expectations.lower_creations(key, len(create_on) - ok)
         if err is not None:
             raise err
+
+    @staticmethod
+    def _max_surge(ds: Obj, nodes: list[Obj], spec: Obj) -> int:
+        """maxSurge of a RollingUpdate, rounded up against the eligible nodes (0: no surge)."""
+        strategy = ds["spec"].get("updateStrategy") or {}
+        if (strategy.get("type") or "RollingUpdate") != "RollingUpdate":
+            return 0
+        value = (strategy.get("rollingUpdate") or {}).get("maxSurge")
+        if value in (None, 0, "0", "0%"):
+            return 0
+        eligible = sum(1 for n in nodes if should_run(spec, n)[0])
+        try:
+            return scaled_value(value, eligible, True)
+        except ValueError:
+            return 0
+
+    def _surge_extras(self, ds: Obj, alive: list[Obj], current_hash: str) -> list[Obj]:
+        """podsShouldBeOnNode while surging: keep the oldest new and the oldest old pod; the old one
+        too goes once it is not ready or the new one is available."""
+        alive = sorted(alive, key=lambda p: (creation_timestamp(p) or 0.0, name(p)))
+        newest: Obj | None = None
+        oldest: Obj | None = None
+        extra: list[Obj] = []
+        for pod in alive:
+            if labels(pod).get(REVISION_HASH_LABEL) == current_hash and newest is None:
+                newest = pod
+            elif labels(pod).get(REVISION_HASH_LABEL) != current_hash and oldest is None:
+                oldest = pod
+            else:
+                extra.append(pod)
+        if newest is not None and oldest is not None:
+            min_ready = float(ds["spec"].get("minReadySeconds") or 0)
+            if not is_pod_ready(oldest) or is_pod_available(newest, min_ready, self.clock.now()):
+                extra.append(oldest)
+        return extra
+
+    def _surge_update(self, ds: Obj, nodes: list[Obj], spec: Obj, by_node: dict[str, list[Obj]],
+                      current_hash: str, surge: int) -> tuple[list[Obj], list[str]]:
+        """rollingUpdate with surge: (old pods whose replacement is available, nodes to surge onto)."""
+        min_ready = float(ds["spec"].get("minReadySeconds") or 0)
+        now = self.clock.now()
+        done: list[Obj] = []
+        allowed: list[str] = []
+        candidates: list[str] = []
+        surging = 0
+        for node in nodes:
+            if not should_run(spec, node)[0]:
+                continue
+            here = by_node.get(name(node), [])
+            new = [p for p in here if labels(p).get(REVISION_HASH_LABEL) == current_hash]
+            old = [p for p in here if labels(p).get(REVISION_HASH_LABEL) != current_hash]
+            if len(new) > 1 or len(old) > 1:
+                surging += 1
+                continue
+            if not old:
+                continue
+            if not new:
+                (candidates if is_pod_available(old[0], min_ready, now) else allowed).append(name(node))
+            elif is_pod_available(new[0], min_ready, now):
+                done.append(old[0])
+            else:
+                surging += 1
+        room = min(max(surge - surging, 0), len(candidates))
+        return done, allowed + sorted(candidates)[:room]
 
     def _rolling_update_victims(self, ds: Obj, nodes: list[Obj], spec: Obj, by_node: dict[str, list[Obj]],
                                 current_hash: str) -> list[Obj]:

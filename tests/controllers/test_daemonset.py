@@ -102,3 +102,36 @@ async def test_node_selector_and_rolling_update_one_node_at_a_time(wl: Env) -> N
 
     await wl.clock.run_until(watch_rollout, 60, step=0.25)
     assert most_missing == 1
+
+
+async def test_max_surge_starts_the_new_pod_beside_the_old_one_so_no_node_goes_without(wl: Env) -> None:
+    for n in ("a", "b", "c"):
+        await wl.admin.create(node(n))
+    await start(wl)
+    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+    await wl.admin.create(daemonset("proxy", updateStrategy=strategy))
+
+    async def serving(image: str) -> set[str]:
+        return {p["spec"]["nodeName"] for p in await wl.pods() if (p.get("status") or {}).get("phase") == "Running"
+                and p["spec"]["containers"][0]["image"] == image}
+
+    async def all_on(image: str) -> bool:
+        return await serving(image) == {"a", "b", "c"} and len(await wl.pods()) == 3
+
+    await wl.wait(lambda: all_on("fluentd:1"))
+    await wl.admin.patch("daemonsets", "proxy", {"spec": {"template": {"spec": {"containers": [
+        {"name": "app", "image": "fluentd:2"}]}}}}, "default", patch_type="strategic")
+    fewest_serving, most_pods = 3, 3
+
+    async def watch_rollout() -> bool:
+        nonlocal fewest_serving, most_pods
+        pods = await wl.pods()
+        running = {p["spec"]["nodeName"] for p in pods if (p.get("status") or {}).get("phase") == "Running"}
+        fewest_serving = min(fewest_serving, len(running))
+        most_pods = max(most_pods, len(pods))
+        return await all_on("fluentd:2")
+
+    await wl.clock.run_until(watch_rollout, 120, step=0.25)
+    assert (fewest_serving, most_pods) == (3, 4)
+    ds = await wl.get("daemonsets", "proxy")
+    assert (ds["status"]["updatedNumberScheduled"], ds["status"]["numberAvailable"]) == (3, 3)
