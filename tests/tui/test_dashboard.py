@@ -418,8 +418,23 @@ async def test_etcd_panel_shows_quorum_loss(cluster: Any) -> None:
         assert "quorum lost" in app.header.text
         stopped = [r for r in app.etcd.table.rows if r.cells[10] == "stopped"]
         assert len(stopped) == 2 and all(r.state == "failed" for r in stopped)
+        assert all(r.cells[3:9] == ("-",) * 6 and r.cells[9] == "context deadline exceeded" for r in stopped)
         for m in followers:
             await m.start()
+        await until(clock, lambda: (c.etcd.leader() is not None and all(not m.paused for m in members)), pilot)
+        # A frozen leader still believes it leads; the panel must not show it as a second leader.
+        frozen = c.etcd.leader()
+        frozen.pause()
+        for _ in range(60):
+            await clock.advance(0.5)
+            await app.sample_now()
+            if any(m.is_leader for m in members if m is not frozen):
+                break
+        leaders = [r.cells[0] for r in app.etcd.table.rows if r.cells[4] == "true"]
+        assert len(leaders) == 1
+        assert [r.cells[4:10] for r in app.etcd.table.rows if r.cells[10] == "paused"] == [
+            ("-", "-", "-", "-", "-", "context deadline exceeded")]
+        frozen.resume()
         # The panel sees quorum come back (and the module's shared cluster is whole again).
         for _ in range(60):
             await clock.advance(0.5)

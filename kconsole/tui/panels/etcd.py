@@ -31,17 +31,23 @@ def human_bytes(n: int | float) -> str:
     return f"{n:.1f} GB"
 
 
+#: What etcdctl says of an endpoint that does not answer (a stopped or frozen member).
+NO_ANSWER = "context deadline exceeded"
+
+
 def member_cells(st: Any) -> tuple[str, ...]:
-    if not st.running:
-        health = "stopped"
-    elif st.paused:
-        health = "paused"
-    else:
-        health = "healthy" if st.healthy else "unhealthy"
+    """One member's row. A stopped or paused member answers nothing, as etcdctl finds: its
+    leadership, term and indexes are unknown ("-"), not what it last believed (a frozen leader
+    still thinks it leads while the others elected a new one: two rows saying "true")."""
     errors = ", ".join(st.errors) if st.errors else ""
+    if not st.running or st.paused:
+        errors = ", ".join(filter(None, (NO_ANSWER, errors)))
+        return (st.endpoint, st.id, st.version, "-", "-", "-", "-", "-", "-", errors,
+                "stopped" if not st.running else "paused", "-")
+    health = "healthy" if st.healthy else "unhealthy"
     return (st.endpoint, st.id, st.version, human_bytes(st.db_size), str(st.is_leader).lower(), "false",
             str(st.raft_term), str(st.raft_index), str(st.raft_applied_index), errors, health,
-            f"{st.last_commit_ms:.1f}ms" if st.running else "-")
+            f"{st.last_commit_ms:.1f}ms")
 
 
 class EtcdPanel(Panel):
