@@ -169,6 +169,8 @@ class Scheduler:
             return
         if _terminal(pod) or not self._responsible(pod) or (pod.get("metadata") or {}).get("deletionTimestamp"):
             return
+        if _gated(pod):
+            return
         self._enqueue(pod)
 
     def _pod_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
@@ -188,7 +190,7 @@ class Scheduler:
         if _terminal(new) or not self._responsible(new):
             self.queue.delete(key)
             return
-        if (new.get("metadata") or {}).get("deletionTimestamp"):
+        if (new.get("metadata") or {}).get("deletionTimestamp") or _gated(new):
             self.queue.delete(key)
             return
         self._enqueue(new)
@@ -502,6 +504,12 @@ class Scheduler:
                 skipped_names=skipped_names, nominated_node=nominated, victims=victims)
 
         self.records.add_lazy(pod.namespace, record_name(pod.name, attempt), pod.key, LazyRecord(build))
+
+
+def _gated(pod: Mapping[str, Any]) -> bool:
+    """The SchedulingGates PreEnqueue plugin: a pod with scheduling gates is not tried until its
+    last gate is removed (an update, which enqueues it then)."""
+    return bool((pod.get("spec") or {}).get("schedulingGates"))
 
 
 def _key(obj: Mapping[str, Any]) -> str:

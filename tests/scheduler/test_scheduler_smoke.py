@@ -14,3 +14,22 @@ async def test_pods_get_bound_and_scheduled_events(env: Env) -> None:
     await s.flush()
     evs = await env.events("p0", "Scheduled")
     assert evs and evs[0]["message"] == f"Successfully assigned default/p0 to {placed['p0']}"
+
+
+async def test_a_pod_with_scheduling_gates_waits_until_the_last_gate_is_removed(env: Env) -> None:
+    await env.admin.create(node("n0"))
+    s = await env.scheduler()
+    await env.admin.create(pod("gated", schedulingGates=[{"name": "example.com/quota"}, {"name": "example.com/ok"}]))
+    await env.admin.create(pod("free"))
+    await env.wait_bound("free")
+    await env.clock.advance(30)
+    assert await env.node_of("gated") == ""
+    await env.admin.patch("pods", "gated", [{"op": "remove", "path": "/spec/schedulingGates/0"}], "default",
+                          patch_type="json")
+    await env.clock.advance(30)
+    assert await env.node_of("gated") == ""
+    await s.flush()
+    assert await env.events("gated", "FailedScheduling") == []
+    await env.admin.patch("pods", "gated", [{"op": "remove", "path": "/spec/schedulingGates"}], "default",
+                          patch_type="json")
+    assert await env.wait_bound("gated") == {"gated": "n0"}
