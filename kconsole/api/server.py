@@ -44,6 +44,7 @@ from kconsole.api.types import (
     WatchStream,
     status_body,
 )
+from kconsole.api.versions import Alternate, Versions
 from kconsole.clock import Clock, TimerHandle
 from kconsole.objects.meta import parse_time
 from kconsole.objects.names import generate_name
@@ -108,7 +109,7 @@ async def _ready(result: Response) -> Response:
 class _Call:
     """Per-request bookkeeping: who, what, and which stage is running (for the audit record)."""
 
-    __slots__ = ("req", "user", "spec", "stage", "name", "allocated", "live", "warnings")
+    __slots__ = ("req", "user", "spec", "stage", "name", "allocated", "live", "warnings", "convert")
 
     def __init__(self, req: Request) -> None:
         self.req = req
@@ -124,6 +125,8 @@ class _Call:
         self.live: dict[tuple[str, str | None, str], Obj] | None = None
         #: Warnings for the client (fieldValidation=Warn's unknown fields).
         self.warnings: list[str] | tuple[()] = ()
+        #: The served version the request names when it is not the stored one (autoscaling/v1 HPAs).
+        self.convert: Alternate | None = None
 
     def took(self, ip: str) -> None:
         if not self.allocated:
@@ -180,6 +183,7 @@ class APIServer:
         self.clock = clock
         self.rng = random.Random(seed)
         self.registry = Registry()
+        self.versions = Versions(self.registry)
         self.storage = Storage(kv, clock, self.registry, transformers, cache_options=cache_options)
         self.audit = AuditLog(audit_capacity)
         self.ipalloc = ClusterIPAllocator(service_cidr, random.Random(seed * 7919 + 1))
@@ -381,7 +385,7 @@ class APIServer:
     # ------------------------------------------------------------------ Entry
 
     def resources(self) -> list[ResourceInfo]:
-        return self.registry.resources()
+        return self.registry.resources() + self.versions.infos()
 
     def audit_recent(self, n: int = 500) -> list[AuditRecord]:
         return self.audit.recent(n)
@@ -403,6 +407,8 @@ class APIServer:
                 await self.fault_injector(request)
                 call.stage = "authentication"
             result = await self._route(call)
+            if call.convert is not None:
+                result = call.convert.outgoing(result)
             code = result.code if isinstance(result, Response) else 200
             if call.warnings and isinstance(result, Response):
                 result.warnings.extend(call.warnings)
@@ -470,8 +476,11 @@ class APIServer:
         try:
             spec = self.registry.resolve(req.resource, req.group, req.version)
         except StatusError:
-            call.stage = "storage"
-            raise
+            alternate = self.versions.find(req.group, req.resource, req.version)
+            if alternate is None:
+                call.stage = "storage"
+                raise
+            spec = self._converting(call, alternate)
         call.spec = spec
         verb = req.verb
         sub = req.subresource or None
@@ -510,6 +519,19 @@ class APIServer:
         if verb == "deletecollection":
             return self._delete_collection(call, spec)
         raise StatusError.method_not_supported(spec.group_resource, verb)
+
+    def _converting(self, call: _Call, alternate: Alternate) -> ResourceSpec:
+        """A request for a served version that is not the stored one: its body in the stored version
+        (its answers go back in :meth:`handle`)."""
+        req = call.req
+        if req.patch_type == "apply":
+            raise StatusError.bad_request(f"server-side apply of {alternate.info.api_version} "
+                                          f"{alternate.info.resource} is not supported; apply "
+                                          f"{alternate.spec.api_version} instead")
+        call.convert = alternate
+        if req.verb in ("create", "update"):
+            req.body = alternate.incoming(req.body)
+        return alternate.spec
 
     def _attributes(self, user: UserInfo, verb: str, spec: ResourceSpec, sub: str, namespace: str,
                     name: str) -> Attributes:
@@ -977,8 +999,13 @@ class APIServer:
         if req.patch_type == "apply":
             return await self._apply(call, spec, sub, doc)
 
+        convert = call.convert
+
         def produce(old: Obj) -> Obj:
-            new = apply_patch(req.patch_type or "", clone(old), doc, spec.kind)
+            if convert is not None:  # the patch is of the served version's view of the object
+                new = convert.to_stored(apply_patch(req.patch_type or "", convert.from_stored(old), doc, spec.kind))
+            else:
+                new = apply_patch(req.patch_type or "", clone(old), doc, spec.kind)
             if req.field_validation is not None:
                 self._check_fields(call, spec, new, patched=True)
             return new

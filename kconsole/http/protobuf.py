@@ -264,6 +264,10 @@ _OTHER = {
     "TokenRequest": "1 metadata:ObjectMeta; 2 spec:TokenRequestSpec!",
     "TokenRequestSpec": "1 audiences*; 4 expirationSeconds:int?; 3 boundObjectRef:BoundObjectReference",
     "BoundObjectReference": "1 kind; 2 apiVersion; 3 name; 4 uid",
+    "HorizontalPodAutoscalerV1": "1 metadata:ObjectMeta; 2 spec:HorizontalPodAutoscalerSpecV1",
+    "HorizontalPodAutoscalerSpecV1": "1 scaleTargetRef:CrossVersionObjectReference; 2 minReplicas:int?;"
+    " 3 maxReplicas:int!; 4 targetCPUUtilizationPercentage:int?",
+    "CrossVersionObjectReference": "1 kind!; 2 name!; 3 apiVersion",
     "Scale": "1 metadata:ObjectMeta; 2 spec:ScaleSpec; 3 status:ScaleStatus",
     "ScaleSpec": "1 replicas:int",
     "ScaleStatus": "1 replicas:int!; 2 selector",
@@ -316,6 +320,11 @@ KINDS: dict[str, str] = {
         "Scale", "Ingress", "TokenRequest",
         "DeleteOptions",
     )
+}
+
+#: Kinds whose message differs by version: kind -> apiVersion -> message.
+VERSIONED: dict[str, dict[str, str]] = {
+    "HorizontalPodAutoscaler": {"autoscaling/v1": "HorizontalPodAutoscalerV1"},
 }
 
 _GO_ZERO_TIME = -62135596800  # time.Time{}.Unix(): a zero metav1.Time, JSON null
@@ -531,7 +540,7 @@ def decode(body: bytes) -> dict[str, Any]:
         raise ProtobufError(f"unsupported protobuf content encoding {encoding!r}")
     if not kind:
         raise ProtobufError("protobuf body carries no kind in its typeMeta")
-    message = KINDS.get(kind)
+    message = KINDS.get(kind) if kind not in VERSIONED else VERSIONED[kind].get(api_version)
     if message is None:
         raise ProtobufError(f"no protobuf decoder for kind {kind!r} ({api_version}); send JSON instead")
     obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind}

@@ -9,7 +9,7 @@ import pytest
 
 from http_env import Cluster
 
-from kconsole.api.types import UserInfo
+from kconsole.api.types import Credentials, Request, Response, UserInfo
 
 pytestmark = [pytest.mark.kubectl, pytest.mark.asyncio(loop_scope="module")]
 
@@ -271,3 +271,45 @@ async def test_explain_knows_every_field_of_every_served_kind(cluster: Cluster) 
     assert "FIELD: renewTime <string>" in lease
     typo = await cluster.kubectl("explain", "job.spec.template.spec.containers.imagee", check=False)
     assert typo.code == 1 and 'field "imagee" does not exist' in typo.err
+
+
+async def test_kubectl_autoscale_creates_an_autoscaling_v1_hpa(cluster: Cluster) -> None:
+    """kubectl autoscale posts autoscaling/v1; only v2 was served, so it failed with 'the server doesn't
+    have a resource type "horizontalpodautoscalers" in autoscaling/v1'."""
+    await cluster.kubectl("create", "deployment", "scaled", "--image=nginx")
+    made = await cluster.kubectl("autoscale", "deployment", "scaled", "--min=2", "--max=5", "--cpu-percent=60")
+    assert "horizontalpodautoscaler.autoscaling/scaled autoscaled" in made.out
+    stored = (await cluster.kubectl("get", "hpa", "scaled", "-o", "json")).json()
+    assert stored["apiVersion"] == "autoscaling/v2" and stored["spec"]["minReplicas"] == 2
+    assert stored["spec"]["metrics"] == [{"type": "Resource", "resource": {
+        "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}]
+
+    v1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
+    seen = json.loads((await cluster.kubectl("get", "--raw", f"{v1}/scaled")).out)
+    assert seen["apiVersion"] == "autoscaling/v1" and seen["spec"]["targetCPUUtilizationPercentage"] == 60
+    assert seen["status"] == {"currentReplicas": 0, "desiredReplicas": 0}
+    listed = json.loads((await cluster.kubectl("get", "--raw", v1)).out)
+    assert listed["apiVersion"] == "autoscaling/v1" and listed["items"][0]["spec"]["maxReplicas"] == 5
+
+    # v2-only fields survive a v1 client's read-modify-write, through annotations as upstream.
+    await cluster.kubectl("patch", "hpa", "scaled", "--type=merge", "-p",
+                          '{"spec":{"behavior":{"scaleDown":{"stabilizationWindowSeconds":30}}}}')
+    seen = json.loads((await cluster.kubectl("get", "--raw", f"{v1}/scaled")).out)
+    seen["spec"]["targetCPUUtilizationPercentage"] = 75
+    await cluster.kubectl("replace", "-f", "-", stdin=json.dumps(seen))
+    after = (await cluster.kubectl("get", "hpa", "scaled", "-o", "json")).json()
+    assert after["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 75
+    assert after["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 30
+    assert "autoscaling.alpha.kubernetes.io/behavior" not in after["metadata"].get("annotations", {})
+
+    token = cluster.api.tokens.issue(UserInfo("admin", ("system:masters",)))
+    stream = await cluster.api.handle(Request("watch", "horizontalpodautoscalers", group="autoscaling",
+                                              version="v1", namespace="default",
+                                              credentials=Credentials(token=token)))
+    assert not isinstance(stream, Response)
+    try:
+        event = await anext(aiter(stream))
+        assert event["object"]["apiVersion"] == "autoscaling/v1"
+        assert event["object"]["spec"]["targetCPUUtilizationPercentage"] == 75
+    finally:
+        await stream.close()
