@@ -8,7 +8,9 @@ unless the ratio is within the 0.1 tolerance, with upstream's treatment of unrea
 scale-up) and pods without metrics (0 % up, 100 % down) and its refusal to flip direction. The
 proposal is stabilised (scale-down: the highest recommendation of the last 300 s, or the
 behavior's windows), limited to ``[minReplicas, maxReplicas]`` and to ``max(2 * current, 4)``
-per step, written through the scale subresource with a ``SuccessfulRescale`` event
+per step — or, with ``spec.behavior``, to its scaling policies (Pods / Percent per periodSeconds,
+counted from the replicas at the period's start, selectPolicy Max / Min / Disabled, upstream's
+defaults for what is left out) — written through the scale subresource with a ``SuccessfulRescale`` event
 ("New size: 4; reason: cpu resource utilization (percentage of request) above target"), and
 reported in status (currentMetrics, desiredReplicas, lastScaleTime, the AbleToScale /
 ScalingActive / ScalingLimited conditions).
@@ -37,6 +39,10 @@ USAGE_ANNOTATIONS = {"cpu": "kconsole.dev/cpu-usage", "memory": "kconsole.dev/me
 SYNC_PERIOD = 15.0
 TOLERANCE = 0.1
 DOWNSCALE_STABILIZATION = 300.0
+#: GenerateHPAScaleUpRules / GenerateHPAScaleDownRules: what an HPA with ``behavior`` gets by default.
+DEFAULT_SCALE_UP = {"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
+    {"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]}
+DEFAULT_SCALE_DOWN = {"selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
 CPU_INITIALIZATION_PERIOD = 300.0
 INITIAL_READINESS_DELAY = 30.0
 METRIC_WINDOW = 30.0
@@ -70,6 +76,8 @@ class HorizontalController(Controller):
         self.hpa_informer.add_event_handler(on_add=self.enqueue, on_update=self._hpa_updated,
                                             on_delete=self._hpa_deleted)
         self.recommendations: dict[str, list[_Rec]] = {}
+        #: Per HPA, the scale changes it made (when, replicas added or, negative, removed).
+        self.scale_events: dict[str, list[_Rec]] = {}
         self.sync_period = float(self.settings().get("sync-period", SYNC_PERIOD))
         self.tolerance = float(self.settings().get("tolerance", TOLERANCE))
         self.downscale_window = float(self.settings().get("downscale-stabilization", DOWNSCALE_STABILIZATION))
@@ -80,6 +88,7 @@ class HorizontalController(Controller):
 
     def _hpa_deleted(self, hpa: Obj) -> None:
         self.recommendations.pop(f"{namespace(hpa)}/{name(hpa)}", None)
+        self.scale_events.pop(f"{namespace(hpa)}/{name(hpa)}", None)
 
     # ------------------------------------------------------------------ sync
 
@@ -157,6 +166,7 @@ class HorizontalController(Controller):
                        f"the HPA controller was able to update the target scale to {desired}")
             self._event(hpa, "Normal", "SuccessfulRescale", f"New size: {desired}; reason: {reason}")
             status["lastScaleTime"] = format_time(now)
+            self.scale_events.setdefault(key, []).append(_Rec(desired - current, now))
         status["desiredReplicas"] = desired
 
     # ------------------------------------------------------------------ metrics
@@ -317,12 +327,22 @@ class HorizontalController(Controller):
             stabilized = up_floor
         elif down_ceiling < current:
             stabilized = down_ceiling
-        if stabilized != proposal:
+        if stabilized != proposal and behavior and proposal >= current:
+            self._cond(status, "AbleToScale", "True", "ScaleUpStabilized",
+                       "recent recommendations were lower than current one, applying the lowest recent "
+                       "recommendation")
+        elif stabilized != proposal:
             self._cond(status, "AbleToScale", "True", "ScaleDownStabilized",
                        "recent recommendations were higher than current one, applying the highest recent "
                        "recommendation")
         else:
             self._cond(status, "AbleToScale", "True", "ReadyForNewScale", "recommended size matches current size")
+        if behavior:
+            desired, limit_reason, limit_msg = self._rate_limited(key, behavior, current, stabilized, min_replicas,
+                                                                  max_replicas, now)
+            self._cond(status, "ScalingLimited", "True" if desired != stabilized else "False", limit_reason,
+                       limit_msg)
+            return desired
         scale_up_limit = max(2 * current, 4)
         if max_replicas > scale_up_limit:
             ceiling, limit_reason, limit_msg = (scale_up_limit, "ScaleUpLimit",
@@ -341,6 +361,65 @@ class HorizontalController(Controller):
                                                 "the desired count is within the acceptable range")
         self._cond(status, "ScalingLimited", "True" if desired != stabilized else "False", limit_reason, limit_msg)
         return desired
+
+    def _rate_limited(self, key: str, behavior: Obj, current: int, wanted: int, min_replicas: int,
+                      max_replicas: int, now: float) -> tuple[int, str, str]:
+        """convertDesiredReplicasWithBehaviorRate: ``wanted`` within the behavior's scaling policies."""
+        events = self.scale_events.setdefault(key, [])
+        longest = max([int(p.get("periodSeconds") or 0) for rules in (behavior.get("scaleUp"), behavior.get("scaleDown"))
+                       for p in (rules or {}).get("policies") or ()] + [15, 1800])
+        events[:] = [e for e in events if e.at > now - longest]
+        if wanted > current:
+            limit = self._policy_limit({**DEFAULT_SCALE_UP, **(behavior.get("scaleUp") or {})}, current, events, now, +1)
+            limit = max(limit, current)
+            if max_replicas > limit:
+                allowed, reason, msg = (limit, "ScaleUpLimit",
+                                        "the desired replica count is increasing faster than the maximum scale rate")
+            else:
+                allowed, reason, msg = (max_replicas, "TooManyReplicas",
+                                        "the desired replica count is more than the maximum replica count")
+            if wanted > allowed:
+                return allowed, reason, msg
+        elif wanted < current:
+            limit = self._policy_limit({**DEFAULT_SCALE_DOWN, **(behavior.get("scaleDown") or {})}, current, events, now,
+                                       -1)
+            limit = min(limit, current)
+            if min_replicas < limit:
+                allowed, reason, msg = (limit, "ScaleDownLimit",
+                                        "the desired replica count is decreasing faster than the maximum scale rate")
+            else:
+                allowed, reason, msg = (min_replicas, "TooFewReplicas",
+                                        "the desired replica count is less than the minimum replica count")
+            if wanted < allowed:
+                return allowed, reason, msg
+        return wanted, "DesiredWithinRange", "the desired count is within the acceptable range"
+
+    @staticmethod
+    def _policy_limit(rules: Obj, current: int, events: list[_Rec], now: float, direction: int) -> int:
+        """calculateScaleUpLimitWithScalingRules / calculateScaleDownLimitWithBehaviors: each policy
+        allows Pods or Percent more (fewer) than the replicas at the start of its period; selectPolicy
+        Max takes the biggest change, Min the smallest, Disabled none."""
+        select = rules.get("selectPolicy") or "Max"
+        if select == "Disabled":
+            return current
+        proposals = []
+        for policy in rules.get("policies") or ():
+            since = now - int(policy.get("periodSeconds") or 0)
+            added = sum(e.replicas for e in events if e.at > since and e.replicas > 0)
+            removed = -sum(e.replicas for e in events if e.at > since and e.replicas < 0)
+            start = current - added + removed
+            value = int(policy.get("value") or 0)
+            if policy.get("type") == "Pods":
+                proposals.append(start + direction * value)
+            elif direction > 0:
+                proposals.append(math.ceil(start * (1 + value / 100)))
+            else:
+                proposals.append(int(start * (1 - value / 100)))
+        if not proposals:
+            return current
+        biggest_change = max if direction > 0 else min
+        smallest_change = min if direction > 0 else max
+        return (biggest_change if select == "Max" else smallest_change)(proposals)
 
     # ------------------------------------------------------------------ status
 

@@ -86,3 +86,36 @@ async def test_pods_without_cpu_requests_report_a_metric_failure(wl: Env) -> Non
 
 async def _equals(aw: Any, want: int) -> bool:
     return await aw == want
+
+
+async def test_behavior_policies_limit_the_rate_and_a_disabled_scale_down_never_happens(wl: Env) -> None:
+    await wl.start(DeploymentController, ReplicaSetController, HorizontalController)
+    await wl.runner(ready_after=1)
+    await wl.admin.create(deployment("web", 2))
+    await wl.clock.advance(40)
+    await set_usage(wl, "200m")  # 100 % of request against 50 %: wants 4 at once
+    h = hpa("web")
+    h["spec"]["behavior"] = {"scaleUp": {"policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]},
+                             "scaleDown": {"selectPolicy": "Disabled"}}
+    seen: list[tuple[float, int]] = [(wl.clock.now(), 2)]
+    await wl.admin.create(h)
+
+    async def busy_until_four() -> bool:
+        await set_usage(wl, "200m")
+        n = await replicas(wl, "web")
+        if not seen or seen[-1][1] != n:
+            seen.append((wl.clock.now(), n))
+        return n == 4
+
+    await wl.clock.run_until(busy_until_four, 200, step=5)
+    assert [n for _, n in seen] == [2, 3, 4]
+    assert 55 <= seen[2][0] - seen[1][0] <= 80  # one pod per 60 s, seen every 5 s
+    limited = next(c for c in (await wl.get("horizontalpodautoscalers", "web"))["status"]["conditions"]
+                   if c["type"] == "ScalingLimited")
+    assert limited["reason"] in ("ScaleUpLimit", "DesiredWithinRange")
+    await set_usage(wl, "20m")
+    await wl.clock.advance(400)
+    assert await replicas(wl, "web") == 4
+    limited = next(c for c in (await wl.get("horizontalpodautoscalers", "web"))["status"]["conditions"]
+                   if c["type"] == "ScalingLimited")
+    assert (limited["status"], limited["reason"]) == ("True", "ScaleDownLimit")
