@@ -661,6 +661,8 @@ async def test_manifest_errors_show_in_the_title_and_open_in_full(cluster: Any, 
             await ready(app, clock, pilot)
             # On 80x24 the panel has no room for rows: its title still says a file is broken.
             assert app.manifests.border_title == "Manifests [2] · 1 error"
+            row = next(r for r in app.manifests.table.rows if r.key == "bad.yaml")
+            assert row.cells[1:] == ("error", "0", '7:3: Pod "bad" is invalid: spec.containers: Required value')
             app.manifests.table.focus()
             app.manifests.table.select_key("bad.yaml")
             await pilot.press("enter")

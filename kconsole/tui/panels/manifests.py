@@ -45,7 +45,10 @@ class ManifestsPanel(Panel):
             status = getattr(st, "status", "pending")
             if status == "error":
                 errors = list(getattr(st, "errors", ()) or ())
-                detail = str(errors[0]) if errors else "error"
+                first = errors[0] if errors else None
+                # The FILE column names the file: the detail starts at line:column, where the width goes furthest.
+                detail = ("error" if first is None else f"{first.line}:{first.column}: {first.message}"
+                          if getattr(first, "path", path) == path else str(first))
                 if len(errors) > 1:
                     detail += f" (+{len(errors) - 1} more)"
                 if objects:
