@@ -322,7 +322,10 @@ class Storage:
                     obj = hit[1]
                     obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
                     return obj
-            obj = _loads(from_storage(value) if from_storage is not None else value)
+            try:
+                obj = _loads(from_storage(value) if from_storage is not None else value)
+            except ValueError as err:  # a key this server lacks, or damaged bytes: upstream's 500
+                raise StatusError.internal(f'unable to transform key "{kv.key}": {err}') from None
             obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
             return obj
 

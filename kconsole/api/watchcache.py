@@ -165,6 +165,11 @@ class ErrorStream:
         self._events.clear()
 
 
+def _logged(err: StatusError) -> StatusError:
+    log.error("%s", err)
+    return err
+
+
 def _with_rv(obj: Obj, rv: int) -> Obj:
     """A shallow copy of ``obj`` whose metadata carries ``rv`` (sub-objects stay shared)."""
     out = dict(obj)
@@ -211,6 +216,10 @@ class WatchCache:
         self.window_start = 0
         self.history: deque[CacheEvent] = deque()
         self.objects: dict[str, dict[str, Obj]] = {}  # namespace ("" if cluster-scoped) -> name -> object
+        #: Stored values that do not decode (a Secret under a key this server lacks): (namespace, name)
+        #: -> the decoder's 500. They stay out of ``objects``; reading one, or a list that covers one,
+        #: fails with it, as upstream's reads from etcd do.
+        self.undecodable: dict[tuple[str, str], StatusError] = {}
         self.count = 0
         #: Moves whenever the objects change (not on progress), so derived indexes know to rebuild.
         self.generation = 0
@@ -251,11 +260,17 @@ class WatchCache:
     async def _list(self) -> None:
         res = await self.kv.range(self.prefix, prefix_end(self.prefix))
         objects: dict[str, dict[str, Obj]] = {}
+        undecodable: dict[tuple[str, str], StatusError] = {}
         plen = len(self.prefix)
+        decode = self.decode
         for kv in res.kvs:
             ns, _, name = kv.key[plen:].rpartition("/")
-            objects.setdefault(ns, {})[name] = self.decode(kv)
+            try:
+                objects.setdefault(ns, {})[name] = decode(kv)
+            except StatusError as err:
+                undecodable[(ns, name)] = _logged(err)
         self.objects = objects
+        self.undecodable = undecodable
         self.count = sum(len(v) for v in objects.values())
         self._sorted = None
         self.rv = res.revision
@@ -323,7 +338,17 @@ class WatchCache:
             bucket = objects.get(ns)
             prev = bucket.get(name) if bucket is not None else None
             if event.type == "PUT":
-                obj = self.decode(kv)
+                try:
+                    obj = self.decode(kv)
+                except StatusError as err:
+                    self.undecodable[(ns, name)] = _logged(err)
+                    if prev is not None:  # unreadable from now on: out of the cache, as if gone
+                        del bucket[name]  # type: ignore[union-attr]
+                        self.count -= 1
+                        self._sorted = None
+                    continue
+                if self.undecodable:
+                    self.undecodable.pop((ns, name), None)
                 if bucket is None:
                     bucket = objects[ns] = {}
                 bucket[name] = obj
@@ -334,6 +359,8 @@ class WatchCache:
                 else:
                     etype = MODIFIED
             else:
+                if self.undecodable:
+                    self.undecodable.pop((ns, name), None)
                 if prev is None:
                     continue
                 del bucket[name]  # type: ignore[union-attr]
@@ -413,10 +440,20 @@ class WatchCache:
 
     def get(self, namespace: str | None, name: str) -> Obj | None:
         bucket = self.objects.get(namespace or "")
-        return bucket.get(name) if bucket is not None else None
+        found = bucket.get(name) if bucket is not None else None
+        if found is None and self.undecodable:
+            err = self.undecodable.get((namespace or "", name))
+            if err is not None:
+                raise StatusError(err.status)
+        return found
 
     def list(self, flt: Filter) -> list[Obj]:
-        """Matching objects in key order (shared: callers must not mutate them)."""
+        """Matching objects in key order (shared: callers must not mutate them). A value that does
+        not decode fails the whole list, as it fails upstream's list from etcd."""
+        if self.undecodable:
+            for (ns, name), err in self.undecodable.items():
+                if (flt.namespace is None or flt.namespace == ns) and (flt.name is None or flt.name == name):
+                    raise StatusError(err.status)
         if flt.name is not None:
             if flt.namespace is not None:
                 one = self.get(flt.namespace, flt.name)

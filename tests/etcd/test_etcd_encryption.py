@@ -23,7 +23,7 @@ from kconsole.api.server import APIServer
 from kconsole.api.types import Credentials, Request, UserInfo
 from kconsole.clock import VirtualClock
 from kconsole.store.facade import EtcdCluster
-from kconsole.store.kv import Put
+from kconsole.store.kv import Delete, Put
 
 KEY1 = base64.b64encode(b"1" * 32).decode()
 KEY2 = base64.b64encode(b"2" * 32).decode()
@@ -173,3 +173,47 @@ async def test_a_served_cluster_takes_an_encryption_configuration_from_its_confi
     conf.write_text("encryption-config: missing.yaml\n")
     with pytest.raises(ConfigError, match=r"cannot read encryption-config .*missing\.yaml"):
         ClusterConfig.from_file(conf)
+
+
+async def test_a_server_without_the_key_starts_and_answers_upstreams_500_for_those_secrets(tmp_path: Path) -> None:
+    """A restore without the source's key, or a rotation that dropped a key still in use: the API
+    server starts, everything else is served, and reading an unreadable Secret (alone or in a list)
+    is upstream's 'Internal error occurred: unable to transform key ...'."""
+    clock = VirtualClock()
+    cluster = await EtcdCluster.open(tmp_path / "etcd", clock=clock, members=1, seed=5, auto_compact_interval=0)
+    await clock.run_until(lambda: cluster.leader() is not None, 10, step=0.1)
+
+    def secret(name: str) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "data": {"k": "dg=="}}
+
+    async def serve(key: str) -> tuple[APIServer, Credentials]:
+        api = APIServer(cluster, clock, seed=5,
+                        transformers=parse_config(config({"aesgcm": {"keys": [{"name": "k", "secret": key}]}})))
+        await run(clock, api.start())
+        return api, Credentials(token=api.tokens.issue(UserInfo("admin", ("system:masters",))))
+
+    def call(api: APIServer, admin: Credentials, verb: str, resource: str, **kw: Any) -> Any:
+        return run(clock, api.handle(Request(verb, resource, namespace="default", credentials=admin, **kw)))
+
+    api, admin = await serve(KEY1)
+    assert (await call(api, admin, "create", "secrets", body=secret("old"))).code == 201
+    await run(clock, api.stop())
+
+    api, admin = await serve(KEY2)  # before this change: the watch cache's list raised, no server
+    try:
+        got = await call(api, admin, "get", "secrets", name="old")
+        assert got.code == 500 and got.body["reason"] == "InternalError"
+        assert got.body["message"].startswith(
+            'Internal error occurred: unable to transform key "/registry/secrets/default/old": ')
+        assert (await call(api, admin, "list", "secrets")).code == 500
+        assert (await call(api, admin, "create", "secrets", body=secret("new"))).code == 201
+        assert (await call(api, admin, "get", "secrets", name="new")).code == 200
+        assert (await call(api, admin, "list", "configmaps")).code == 200
+        await run(clock, cluster.txn([], [Delete("/registry/secrets/default/old")]))
+        await clock.run_until(lambda: not api.storage.caches["secrets"].undecodable, 5, step=0.1)
+        assert (await call(api, admin, "get", "secrets", name="old")).code == 404
+        listed = await call(api, admin, "list", "secrets")
+        assert listed.code == 200 and [o["metadata"]["name"] for o in listed.body["items"]] == ["new"]
+    finally:
+        await run(clock, api.stop())
+        await cluster.close()
