@@ -558,19 +558,30 @@ def _owned(entry: dict[str, Any]) -> set[Path]:
     return from_fieldsv1(entry.get("fieldsV1") or {}) if entry.get("fieldsType", "FieldsV1") == "FieldsV1" else set()
 
 
-def _conflict_error(conflicts: dict[str, list[Path]], kind: str, name: str, versions: dict[str, str]) -> StatusError:
+def _manager_label(entry: dict[str, Any]) -> str:
+    """How upstream names a conflicting manager: '"kubectl" with subresource "scale" using apps/v1'
+    (an Update names its API version, an Apply does not)."""
+    label = f'"{entry.get("manager", "")}"'
+    if entry.get("subresource"):
+        label += f' with subresource "{entry["subresource"]}"'
+    if entry.get("operation") == "Update":
+        label += f' using {entry.get("apiVersion", "")}'
+    return label
+
+
+def _conflict_error(conflicts: dict[str, list[Path]], kind: str, name: str) -> StatusError:
+    """``conflicts``: manager label -> the paths it owns that the apply would change."""
     causes = []
     lines = []
     total = sum(len(v) for v in conflicts.values())
-    for manager, paths in conflicts.items():
-        using = f'conflict with "{manager}" using {versions.get(manager, "")}'.rstrip()
+    for label, paths in conflicts.items():
         for p in sorted(paths):
-            causes.append({"reason": "FieldManagerConflict", "message": using, "field": render_path(p)})
+            causes.append({"reason": "FieldManagerConflict", "message": f"conflict with {label}",
+                           "field": render_path(p)})
         if len(paths) == 1 and total == 1:
-            lines.append(f"{using}: {render_path(paths[0])}")
+            lines.append(f"conflict with {label}: {render_path(paths[0])}")
         else:
-            lines.append(f'conflicts with "{manager}" using {versions.get(manager, "")}:\n'
-                         + "\n".join(f"- {render_path(p)}" for p in sorted(paths)))
+            lines.append(f"conflicts with {label}:\n" + "\n".join(f"- {render_path(p)}" for p in sorted(paths)))
     message = f"Apply failed with {total} conflict{'s' if total != 1 else ''}: " + "\n".join(lines)
     return StatusError(status_body(409, "Conflict", message, name=name, kind=kind, causes=causes))
 
@@ -595,7 +606,6 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], mana
         else:
             others.append((entry, _owned(entry)))
     conflicts: dict[str, list[Path]] = {}
-    versions: dict[str, str] = {}
     if live is not None:
         for entry, owned in others:
             for path in new_fields & owned:
@@ -604,10 +614,9 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], mana
                 found_live, live_value = lookup(live, path)
                 _, applied_value = lookup(applied, path)
                 if found_live and live_value != applied_value:
-                    conflicts.setdefault(str(entry.get("manager", "")), []).append(path)
-                    versions[str(entry.get("manager", ""))] = str(entry.get("apiVersion", ""))
+                    conflicts.setdefault(_manager_label(entry), []).append(path)
     if conflicts and not force:
-        raise _conflict_error(conflicts, kind, name, versions)
+        raise _conflict_error(conflicts, kind, name)
     if conflicts:
         lost = {p for paths in conflicts.values() for p in paths}
         others = [(entry, owned - lost) for entry, owned in others]
@@ -662,8 +671,9 @@ def _remembered_entries(manager: str, operation: str, api_version: str, now: str
 
 
 def track_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, now: str, kind: str,
-                 operation: str = "Update") -> dict[str, Any]:
-    """``new`` with ``manager`` owning the fields this write changed (upstream's Update entries)."""
+                 operation: str = "Update", subresource: str = "") -> dict[str, Any]:
+    """``new`` with ``manager`` owning the fields this write changed (upstream's Update entries); a
+    write through ``subresource`` (``scale``) has its own entry, as upstream records it."""
     if old is None and not _entries(new):
         # A plain create owns everything it sets: no diff needed.
         known = _tree_bytes(new, kind)
@@ -684,7 +694,7 @@ def track_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, 
     mine: set[Path] = set()
     for entry in _entries(new):
         if entry.get("manager") == manager and entry.get("operation") == operation \
-                and not entry.get("subresource"):
+                and entry.get("subresource", "") == subresource:
             # What this manager owned and the object still has (each owned path looked up in new).
             mine = present_paths(new, entry.get("fieldsV1") or {}) \
                 if entry.get("fieldsType", "FieldsV1") == "FieldsV1" else set()
@@ -703,6 +713,9 @@ def track_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, 
             entries.append(kept)
     mine |= changed
     if mine:
-        entries.insert(0, _entry(manager, operation, str(new.get("apiVersion", "")), now, mine))
+        entry = _entry(manager, operation, str(new.get("apiVersion", "")), now, mine)
+        if subresource:
+            entry["subresource"] = subresource
+        entries.insert(0, entry)
     new.setdefault("metadata", {})["managedFields"] = entries
     return new

@@ -958,7 +958,8 @@ class APIServer:
             kept = old["metadata"].get("managedFields")
             if kept:
                 new["metadata"]["managedFields"] = kept  # a body without them keeps the live ones
-        track_update(old, new, manager, self.now(), spec.kind)
+        track_update(old, new, manager, self.now(), spec.kind,
+                     subresource="scale" if req.subresource == "scale" else "")
 
     def _validate(self, call: _Call, spec: ResourceSpec, ctx: AdmissionContext, new: Obj, old: Obj,
                   plugins: _Plugins) -> None:
