@@ -45,6 +45,7 @@ SANDBOX_SECONDS = 0.2
 #: Conditions the kubelet owns; others (PodScheduled, DisruptionTarget, gates) are kept as found.
 OWNED_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready")
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
+DEADLINE_MESSAGE = "Pod was active on the node longer than the specified deadline"
 
 
 def _pull_policy(container: Obj) -> str:
@@ -162,6 +163,9 @@ class PodWorker:
         self.usage_model: Any = None
         self.published_usage: tuple[int, int] | None = None
         self.cpu_load: float | None = None
+        #: spec.activeDeadlineSeconds ran out (the kubelet's activeDeadlineHandler): the pod failed.
+        self.deadline_exceeded = False
+        self.deadline_timer: TimerHandle | None = None
 
     # ------------------------------------------------------------------ helpers
 
@@ -225,6 +229,9 @@ class PodWorker:
                 c.log.close()
         if self.sandbox_timer is not None:
             self.sandbox_timer.cancel()
+        if self.deadline_timer is not None:
+            self.deadline_timer.cancel()
+            self.deadline_timer = None
         self.k.release_ip(self)
 
     # ------------------------------------------------------------------ kubelet stop/start
@@ -233,6 +240,9 @@ class PodWorker:
         """The kubelet stopped: its own timers go; running programs keep running."""
         for c in self.containers:
             c.cancel_kubelet_timers()
+        if self.deadline_timer is not None:
+            self.deadline_timer.cancel()
+            self.deadline_timer = None
         if self.sandbox_timer is not None:
             self.sandbox_timer.cancel()
             self.sandbox_timer = None
@@ -247,6 +257,7 @@ class PodWorker:
                 c.backoff = max(c.backoff / 2, 0)  # the back-off in progress is re-applied, not doubled
             if c.status == "running":
                 self._schedule_probes(c, resumed=True)
+        self._arm_deadline()
         self.sync()
         self._dirty()
 
@@ -257,6 +268,8 @@ class PodWorker:
             return
         if self.terminating:
             self._maybe_finish_termination()
+            return
+        if self.deadline_exceeded:
             return
         if not self.sandbox:
             if self.sandbox_timer is None:
@@ -282,8 +295,37 @@ class PodWorker:
         self.sandbox = True
         self.start_time = self.start_time or self._now()
         self.ip = self.k.node_ip if self.host_network else self.k.allocate_ip(self)
+        self._arm_deadline()
         self._dirty()
         self.sync()
+
+    # ------------------------------------------------------------------ activeDeadlineSeconds
+
+    def _arm_deadline(self) -> None:
+        """Fail the pod ``spec.activeDeadlineSeconds`` after it started on this node."""
+        deadline = (self.pod.get("spec") or {}).get("activeDeadlineSeconds")
+        if deadline is None or self.start_time is None or self.deadline_exceeded or self.deadline_timer is not None:
+            return
+        self.deadline_timer = self.k.clock.call_later(max(self.start_time + float(deadline) - self._now(), 0.0),
+                                                      self._deadline_over)
+
+    def _deadline_over(self) -> None:
+        """Upstream: phase Failed, reason DeadlineExceeded at once; the containers are stopped with
+        the pod's grace period and not restarted."""
+        self.deadline_timer = None
+        if self.removed or self.terminating or not self.k.running or self.phase() in ("Succeeded", "Failed"):
+            return
+        self.deadline_exceeded = True
+        self._event("Warning", "DeadlineExceeded", DEADLINE_MESSAGE)
+        for c in self.containers:
+            if c.status == "running":
+                c.cancel_kubelet_timers()
+                self._kill(c, self._grace_seconds())
+            elif c.stage in ("pulling", "creating", "backoff", "idle", "blocked", "exited"):
+                c.cancel_kubelet_timers()
+                c.stage = "done"
+        self.k.release_ip(self)
+        self._dirty()
 
     def _drive(self, c: Container) -> None:
         if c.stage == "idle":
@@ -640,6 +682,8 @@ class PodWorker:
     # ------------------------------------------------------------------ status
 
     def phase(self) -> str:
+        if self.deadline_exceeded:
+            return "Failed"
         for c in self.init:
             if c.succeeded:
                 continue
@@ -679,6 +723,8 @@ class PodWorker:
         terminal = phase in ("Succeeded", "Failed")
         status: Obj = {k: v for k, v in current.items() if k not in ("reason", "message")}
         status["phase"] = phase
+        if self.deadline_exceeded:
+            status["reason"], status["message"] = "DeadlineExceeded", DEADLINE_MESSAGE
         found = {c.get("type"): c for c in current.get("conditions") or ()}
         stamp = format_time(now)
 

@@ -239,3 +239,23 @@ async def test_a_kubelet_may_patch_only_usage_annotations_of_its_own_pods(env: N
             assert err.code == 403
         else:
             raise AssertionError(f"patch {body} should be forbidden")
+
+
+async def test_active_deadline_seconds_fails_the_pod_and_stops_its_containers(env: NodeEnv) -> None:
+    await env.fleet(workers=1)
+    capped = pod("capped", image="busybox:1.36", command=["sleep", "3600"], grace=5)
+    capped["spec"]["activeDeadlineSeconds"] = 20
+    await env.admin.create(capped)
+    await env.wait(lambda: _phase(env, "capped", "Running"), timeout=20)
+    started = parse_time((await env.pod("capped"))["status"]["startTime"])
+    await env.wait(lambda: _phase(env, "capped", "Failed"), timeout=40)
+    assert 20 <= env.clock.now() - started <= 22
+    p = await env.pod("capped")
+    assert (p["status"]["reason"], p["status"]["message"]) == (
+        "DeadlineExceeded", "Pod was active on the node longer than the specified deadline")
+    await env.clock.advance(10)  # the grace period runs out: a shell ignoring SIGTERM is killed, not restarted
+    p = await env.pod("capped")
+    assert p["status"]["phase"] == "Failed" and "terminated" in _state(p)
+    assert p["status"]["containerStatuses"][0]["restartCount"] == 0
+    assert [e["message"] for e in await env.events("capped") if e["reason"] == "DeadlineExceeded"] == [
+        "Pod was active on the node longer than the specified deadline"]
