@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -50,14 +51,32 @@ def _log_to_file(data_dir: Path | None) -> None:
     root.addHandler(logging.NullHandler())
 
 
+def _exit_on_signals(app: Any) -> list[signal.Signals]:
+    """SIGTERM (``kill``, ``timeout``) and SIGHUP (the terminal closed) quit like ``q``: the cluster
+    stops cleanly and the terminal is given back in its normal mode. Their default action killed
+    the process on the spot, leaving the terminal in the alternate screen with mouse reporting on."""
+    loop = asyncio.get_running_loop()
+    installed = []
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            loop.add_signal_handler(sig, app.exit, 128 + sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            continue
+        installed.append(sig)
+    return installed
+
+
 async def run_app(config: ClusterConfig, settings: dict[str, Any]) -> int:
     from kconsole.tui.app import ConsoleApp
 
     cluster = Cluster(config)
     app = ConsoleApp(cluster, **settings)
+    stops = _exit_on_signals(app)
     try:
         result = await app.run_async()
     finally:
+        for sig in stops:
+            asyncio.get_running_loop().remove_signal_handler(sig)
         await app.shutdown()  # on_unmount did it already unless the app never mounted
     if app.boot_error:
         print(f"kconsole: {app.boot_error}", file=sys.stderr)
