@@ -76,6 +76,8 @@ BOOTSTRAP_RETRY_MAX = 10.0
 MAX_QUESTIONS = 4096
 #: Simulated seconds between sweeps for expired Events.
 EVENT_GC_INTERVAL = 60.0
+#: Upstream's bootstrap controller re-creates the default/kubernetes Service this often.
+KUBERNETES_SERVICE_INTERVAL = 10.0
 
 
 def _event_time(event: Obj) -> float:
@@ -204,6 +206,8 @@ class APIServer:
         #: Simulated seconds an Event lives after its last write (upstream's --event-ttl); 0 keeps them.
         self.event_ttl = event_ttl
         self._event_gc: TimerHandle | None = None
+        self._service_check: TimerHandle | None = None
+        self._service_task: asyncio.Task[bool] | None = None
         self._event_gc_task: asyncio.Task[None] | None = None
         self._lookup: dict[str, tuple[Any, bool]] = {}
         self._impersonations: dict[tuple[str, UserInfo], UserInfo] = {}
@@ -244,6 +248,10 @@ class APIServer:
                 pass
         if self._event_gc is not None:
             self._event_gc.cancel()
+        if self._service_check is not None:
+            self._service_check.cancel()
+        if self._service_task is not None and not self._service_task.done():
+            self._service_task.cancel()
         if self._event_gc_task is not None and not self._event_gc_task.done():
             self._event_gc_task.cancel()
             try:
@@ -297,15 +305,18 @@ class APIServer:
                 "value": value, "preemptionPolicy": "PreemptLowerPriority",
                 "description": "Used for system critical pods that must not be moved from their current node.",
             }, "scheduling.k8s.io"))
-        wanted.append(("services", "default", {
+        wanted.append(self._kubernetes_service())
+        return wanted
+
+    def _kubernetes_service(self) -> _Wanted:
+        return ("services", "default", {
             "apiVersion": "v1", "kind": "Service",
             "metadata": {"name": "kubernetes", "namespace": "default",
                          "labels": {"component": "apiserver", "provider": "kubernetes"}},
             "spec": {"type": "ClusterIP", "clusterIP": self.ipalloc.kubernetes_ip,
                      "clusterIPs": [self.ipalloc.kubernetes_ip], "sessionAffinity": "None",
                      "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]},
-        }, ""))
-        return wanted
+        }, "")
 
     async def _bootstrap(self) -> None:
         """One pass at start; what failed (the store down, say) is retried in the background with
@@ -345,6 +356,18 @@ class APIServer:
     def _bootstrap_done(self) -> None:
         self._bootstrapped = True
         self._schedule_event_gc()
+        self._schedule_service_check()
+
+    def _schedule_service_check(self) -> None:
+        """The default/kubernetes Service comes back when deleted (upstream's bootstrap controller
+        reconciles it every 10 s): in-cluster clients and ``kubectl cluster-info`` rely on it."""
+        if self._started:
+            self._service_check = self.clock.call_later(KUBERNETES_SERVICE_INTERVAL, self._spawn_service_check)
+
+    def _spawn_service_check(self) -> None:
+        task = self._service_task = asyncio.get_running_loop().create_task(
+            self._ensure(*self._kubernetes_service()), name="kubernetes-service")
+        task.add_done_callback(lambda _: self._schedule_service_check())
 
     async def _ensure_all(self, wanted: list[_Wanted]) -> list[_Wanted]:
         """Create what is missing; returns what could not be created yet."""
