@@ -205,6 +205,13 @@ async def test_describe_yaml_events_and_chain(cluster: Any) -> None:
         await pilot.press("escape")
         await pilot.press("y")
         assert isinstance(app.screen, YamlScreen)
+        # kubectl get -o yaml's layout: keys sorted at every level.
+        lines = app.screen.plain_text().splitlines()
+        top = [line.split(":")[0] for line in lines if line and not line.startswith(" ")]
+        block = lines[lines.index("metadata:") + 1:lines.index("spec:")]
+        meta = [line.strip().split(":")[0] for line in block if line[2] != " " and line[2] != "-"]
+        assert top == ["apiVersion", "kind", "metadata", "spec", "status"] and meta == sorted(meta)
+        assert {"creationTimestamp", "generateName", "name", "ownerReferences", "uid"} <= set(meta)
         await pilot.press("escape")
         # Events of the selected pod only.
         await pilot.press("e")

@@ -20,7 +20,9 @@ MAX_OWNER_DEPTH = 5
 
 
 def to_yaml(obj: Obj) -> str:
-    return yaml.safe_dump(obj, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    """As ``kubectl get -o yaml`` prints it: keys in alphabetical order at every level (kubectl goes
+    through JSON to YAML with sorted keys), so the two can be compared line by line."""
+    return yaml.safe_dump(obj, sort_keys=True, default_flow_style=False, allow_unicode=True)
 
 
 def ref_of(obj: Obj) -> str:
