@@ -62,12 +62,15 @@ class Container:
     __slots__ = ("name", "spec", "init", "image", "program", "status", "waiting_reason", "waiting_message",
                  "started_at", "finished_at", "exit_code", "term_reason", "last_state", "restart_count",
                  "container_id", "image_id", "ready", "started", "backoff", "pull_backoff", "instance", "log",
-                 "prev_log", "probes", "stage", "kubelet_timer", "exit_timer", "probe_timers", "crash")
+                 "prev_log", "probes", "stage", "kubelet_timer", "exit_timer", "probe_timers", "crash", "sidecar")
 
     def __init__(self, spec: Obj, init: bool) -> None:
         self.name: str = spec.get("name") or ""
         self.spec = spec
         self.init = init
+        #: A restartable init container (native sidecar, KEP-753): started in init order, then kept
+        #: running (restarted whatever the pod's policy) beside the main containers.
+        self.sidecar = init and spec.get("restartPolicy") == "Always"
         self.image: str = str(spec.get("image") or "")
         self.program: Program = program_for(spec)
         self.status = "waiting"  # waiting | running | terminated
@@ -166,6 +169,9 @@ class PodWorker:
         #: spec.activeDeadlineSeconds ran out (the kubelet's activeDeadlineHandler): the pod failed.
         self.deadline_exceeded = False
         self.deadline_timer: TimerHandle | None = None
+        #: Every init container done (regular ones succeeded, sidecars started) once: phase and the
+        #: Initialized condition never go back, as upstream.
+        self.initialized = not self.init
 
     # ------------------------------------------------------------------ helpers
 
@@ -278,15 +284,43 @@ class PodWorker:
                     return
             return
         for c in self.init:
+            if c.sidecar:
+                if self.main_finished():
+                    continue
+                self._drive(c)
+                if not self.initialized and not (c.status == "running" and c.started):
+                    return
+                continue
             if c.succeeded:
                 continue
             if c.stage == "done":
                 return  # a failed init container under restartPolicy Never: the pod failed
+            if self.initialized:
+                continue
             self._drive(c)
             if not c.succeeded:
                 return
+        if not self.initialized:
+            self.initialized = True
+            self._dirty()
         for c in self.main:
             self._drive(c)
+        if self.main_finished() and not any(c.status == "running" for c in self.containers):
+            self.k.release_ip(self)
+
+    def main_finished(self) -> bool:
+        """Every main container ended for good (restartPolicy Never/OnFailure): the pod is over, and
+        its sidecars are stopped rather than kept or restarted."""
+        return bool(self.main) and all(c.status == "terminated" and c.stage == "done" for c in self.main)
+
+    def _stop_sidecars(self) -> None:
+        for c in reversed(self.init):
+            if c.sidecar and c.status == "running":
+                c.cancel_kubelet_timers()
+                self._kill(c, self._grace_seconds())
+            elif c.sidecar:
+                c.cancel_kubelet_timers()
+                c.stage = "done"
 
     def _sandbox_ready(self) -> None:
         self.sandbox_timer = None
@@ -451,6 +485,8 @@ class PodWorker:
         if run != float("inf"):
             c.exit_timer = self._runtime_after(run, lambda: self._exited(c, code))
         self._dirty()
+        if c.sidecar and c.started and c.status == "running":
+            self.sync()  # a started sidecar lets the next init container go
 
     def _runtime_after(self, delay: float, fn: Callable[[], None]) -> TimerHandle | None:
         """A runtime timer (survives a kubelet stop); zero delays run at once."""
@@ -488,14 +524,18 @@ class PodWorker:
             self.sync()
 
     def _decide_restart(self, c: Container) -> None:
-        if c.init:
+        if c.sidecar:
+            restart = not self.main_finished()
+        elif c.init:
             restart = c.exit_code != 0 and self.restart_policy != "Never"
         else:
             restart = should_restart(self.restart_policy, c.exit_code)
         if not restart:
             c.stage = "done"
             self._dirty()
-            if self.phase() in ("Succeeded", "Failed"):
+            if not c.init and self.main_finished():
+                self._stop_sidecars()
+            if self.phase() in ("Succeeded", "Failed") and not any(x.status == "running" for x in self.containers):
                 self.k.release_ip(self)
             if c.init and c.exit_code == 0:
                 nxt = next((i for i in self.init if not i.succeeded), None)
@@ -579,6 +619,8 @@ class PodWorker:
                 c.ready = "readiness" not in c.probes
                 self._dirty()
                 self._schedule_probes(c, resumed=True)
+                if c.sidecar:
+                    self.sync()
             elif flip is False:
                 self._event("Normal", "Killing", f"Container {c.name} failed startup probe, will be restarted", c)
                 self._kill(c, grace=self._grace_seconds())
@@ -684,8 +726,8 @@ class PodWorker:
     def phase(self) -> str:
         if self.deadline_exceeded:
             return "Failed"
-        for c in self.init:
-            if c.succeeded:
+        for c in self.init if not self.initialized else ():
+            if c.succeeded or (c.sidecar and c.status == "running" and c.started):
                 continue
             if c.status == "terminated" and c.stage == "done":
                 return "Failed"
@@ -740,8 +782,9 @@ class PodWorker:
                 out["message"] = message
             return out
 
-        pending_init = [c.name for c in self.init if not c.succeeded]
-        unready = [c.name for c in self.main if not c.ready]
+        pending_init = [] if self.initialized else [c.name for c in self.init if not c.succeeded and not (
+            c.sidecar and c.status == "running" and c.started)]
+        unready = [c.name for c in self.init if c.sidecar and not c.ready] + [c.name for c in self.main if not c.ready]
         gates = [g.get("conditionType") for g in (self.pod.get("spec") or {}).get("readinessGates") or ()]
         gate_missing = [g for g in gates if (found.get(g) or {}).get("status") != "True"]
         if terminal:

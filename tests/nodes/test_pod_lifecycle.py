@@ -259,3 +259,30 @@ async def test_active_deadline_seconds_fails_the_pod_and_stops_its_containers(en
     assert p["status"]["containerStatuses"][0]["restartCount"] == 0
     assert [e["message"] for e in await env.events("capped") if e["reason"] == "DeadlineExceeded"] == [
         "Pod was active on the node longer than the specified deadline"]
+
+
+async def test_native_sidecars_start_in_init_order_run_beside_the_app_and_stop_when_it_is_done(env: NodeEnv) -> None:
+    await env.fleet(workers=1)
+    web = pod("meshed")
+    web["spec"]["initContainers"] = [{"name": "proxy", "image": "envoyproxy/envoy:v1.31", "restartPolicy": "Always"},
+                                     {"name": "setup", "image": "busybox:1.36", "command": ["sh", "-c", "sleep 2"]}]
+    await env.admin.create(web)
+    await env.wait(lambda: _phase(env, "meshed", "Running"), timeout=30)
+    await env.wait(lambda: _ready(env, "meshed"), timeout=30)
+    p = await env.pod("meshed")
+    init = {s["name"]: s for s in p["status"]["initContainerStatuses"]}
+    assert "running" in init["proxy"]["state"] and init["proxy"]["ready"] is True
+    assert init["setup"]["state"]["terminated"]["exitCode"] == 0
+    assert condition_status(p, "Initialized") == "True"
+
+    job = pod("batch", image="busybox:1.36", command=["sh", "-c", "sleep 5"], restart="Never")
+    job["spec"]["initContainers"] = [{"name": "proxy", "image": "envoyproxy/envoy:v1.31", "restartPolicy": "Always"}]
+    await env.admin.create(job)
+    await env.wait(lambda: _phase(env, "batch", "Succeeded"), timeout=40)
+    await env.clock.advance(5)
+    proxy = (await env.pod("batch"))["status"]["initContainerStatuses"][0]
+    assert "terminated" in proxy["state"] and proxy["restartCount"] == 0
+
+
+async def _ready(env: NodeEnv, name: str) -> bool:
+    return condition_status(await env.pod(name), "Ready") == "True"
