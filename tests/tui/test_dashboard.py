@@ -117,6 +117,13 @@ async def test_kind_switch_filter_namespace_sort(cluster: Any) -> None:
         await pilot.press("slash")
         await type_in(pilot, "-l component=etcd")
         assert sorted(row[1] for row in cells(app)) == [f"etcd-control-plane-{i}" for i in range(3)]
+        await pilot.press("slash")
+        await type_in(pilot, "!-l component=etcd")
+        assert cells(app) and not any(row[1].startswith("etcd-") for row in cells(app))
+        await pilot.press("slash")
+        await type_in(pilot, "!scheduler")
+        assert cells(app) and not any("scheduler" in row[1] for row in cells(app))
+        assert any(row[1].startswith("etcd-") for row in cells(app))
         every_pod = len(app.model.watched["pods"].informer)
         await pilot.press("escape")  # clears the filter
         assert len(cells(app)) == every_pod

@@ -60,17 +60,22 @@ class FilterError(ValueError):
 @dataclass(frozen=True)
 class RowFilter:
     """``/text`` (substring, case-insensitive), ``/re:...`` or a text with regex metacharacters
-    (regex), ``/-l app=web`` (label selector)."""
+    (regex), ``/-l app=web`` (label selector); ``/!text`` keeps the rows that do not match, as
+    k9s's inverse filter does (``/!Running``)."""
 
     text: str = ""
     pattern: re.Pattern[str] | None = None
     selector: LabelSelector | None = None
+    inverse: bool = False
 
     @classmethod
     def parse(cls, text: str) -> RowFilter:
         text = text.strip()
         if not text:
             return cls()
+        if text.startswith("!") and text[1:].strip():
+            inner = cls.parse(text[1:])
+            return cls(text, inner.pattern, inner.selector, inverse=True)
         if text.startswith("-l"):
             try:
                 return cls(text, selector=parse_label_selector(text[2:].strip()))
@@ -86,9 +91,9 @@ class RowFilter:
 
     def matches(self, obj: Obj, cells: tuple[str, ...]) -> bool:
         if self.selector is not None:
-            return self.selector.matches((obj.get("metadata") or {}).get("labels") or {})
+            return self.selector.matches((obj.get("metadata") or {}).get("labels") or {}) != self.inverse
         if self.pattern is not None:
-            return any(self.pattern.search(c) for c in cells)
+            return any(self.pattern.search(c) for c in cells) != self.inverse
         return True
 
 
