@@ -175,6 +175,12 @@ class FaultCatalog:
             raise FaultError(f"{type_name}: unknown parameter(s) {', '.join(unknown)}{hint}")
         full = {p.name: given.get(p.name, p.default) for p in ftype.params}
         async with self._lock:
+            same = next((f for f in self.active.values() if f.type == ftype.name and f.target == target), None)
+            if same is not None:
+                # A second copy would be undone by healing either: the first heal restarts a kubelet
+                # the other still claims is stopped.
+                raise FaultError(f"{ftype.name} is already active on {target} as {same.id}; heal it first "
+                                 f"(kconsole fault heal {same.id})")
             fid = f"f{next(self._ids)}"
             self._current_id = fid
             applied = await ftype.apply(self, target, full)

@@ -7,6 +7,7 @@ from typing import Any
 from fault_env import condition, fault_events, pod, running_pod, vclock
 
 from kconsole.cluster import Cluster
+from kconsole.faults import FaultError
 
 
 async def node(cluster: Cluster, name: str) -> dict[str, Any]:
@@ -110,6 +111,14 @@ async def test_pressure_and_kubelet_stop(cluster: Cluster) -> None:
     await clock.run_until(lambda: memory("False"), timeout=30, step=1)
 
     stopped = await faults.apply("kubelet-stop", "worker-2")
+    try:
+        await faults.apply("kubelet-stop", "worker-2")
+    except FaultError as err:  # a second copy would be undone by healing either one
+        assert str(err) == (f"kubelet-stop is already active on worker-2 as {stopped.id}; heal it first "
+                            f"(kconsole fault heal {stopped.id})")
+    else:
+        raise AssertionError("the same fault was applied twice to one node")
+    assert list(faults.active) == [stopped.id]
 
     async def ready(want: str) -> bool:
         return condition(await node(cluster, "worker-2"), "Ready") == want
