@@ -313,3 +313,16 @@ async def test_kubectl_autoscale_creates_an_autoscaling_v1_hpa(cluster: Cluster)
         assert event["object"]["spec"]["targetCPUUtilizationPercentage"] == 75
     finally:
         await stream.close()
+
+
+async def test_a_node_port_another_service_holds_is_refused(cluster: Cluster) -> None:
+    await cluster.kubectl("create", "service", "nodeport", "first", "--tcp=80:80", "--node-port=30111")
+    second = await cluster.kubectl("create", "service", "nodeport", "second", "--tcp=80:80", "--node-port=30111",
+                                   check=False)
+    assert second.code == 1
+    assert second.err.strip() == 'error: failed to create NodePort service: Service "second" is invalid: ' \
+                                 'spec.ports[0].nodePort: Invalid value: 30111: provided port is already allocated'
+    # The holder itself keeps it across an update.
+    await cluster.kubectl("label", "service", "first", "tier=edge")
+    await cluster.kubectl("delete", "service", "first")
+    await cluster.kubectl("create", "service", "nodeport", "second", "--tcp=80:80", "--node-port=30111")

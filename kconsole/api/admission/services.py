@@ -79,6 +79,20 @@ class ServiceAllocation:
             if not spec.get("clusterIPs"):
                 spec["clusterIPs"] = [ip]
 
+    @staticmethod
+    def _taken_node_ports(ctx: AdmissionContext, obj: Obj, ports: list[Obj], old_ports: list[Obj]) -> None:
+        """A node port asked for that another Service holds: 422, as upstream's allocator refuses it."""
+        kept = {p.get("nodePort") for p in old_ports}
+        asked = [(i, p["nodePort"]) for i, p in enumerate(ports) if p.get("nodePort") and p["nodePort"] not in kept]
+        if not asked:
+            return
+        used = used_node_ports(ctx, obj)
+        causes = [{"reason": "FieldValueInvalid", "field": f"spec.ports[{i}].nodePort",
+                   "message": f"Invalid value: {port}: provided port is already allocated"}
+                  for i, port in asked if isinstance(port, int) and port in used]
+        if causes:
+            raise StatusError.invalid("Service", (obj.get("metadata") or {}).get("name", ""), causes)
+
     def _node_ports(self, ctx: AdmissionContext, obj: Obj, spec: Obj, old_spec: Obj) -> None:
         ports = [p for p in spec.get("ports") or () if isinstance(p, dict)]
         old_ports = [p for p in old_spec.get("ports") or () if isinstance(p, dict)]
@@ -94,6 +108,7 @@ class ServiceAllocation:
             for p in ports:
                 if not p.get("nodePort") and previous.get((p.get("port"), p.get("protocol"))):
                     p["nodePort"] = previous[(p.get("port"), p.get("protocol"))]
+        self._taken_node_ports(ctx, obj, ports, old_ports if old_spec else [])
         missing = [p for p in ports if not p.get("nodePort")]
         if not missing:
             return
