@@ -208,6 +208,7 @@ class APIServer:
         self._event_gc: TimerHandle | None = None
         self._service_check: TimerHandle | None = None
         self._service_task: asyncio.Task[bool] | None = None
+        self._ensure_failed: str | None = None
         self._event_gc_task: asyncio.Task[None] | None = None
         self._lookup: dict[str, tuple[Any, bool]] = {}
         self._impersonations: dict[tuple[str, UserInfo], UserInfo] = {}
@@ -366,7 +367,7 @@ class APIServer:
 
     def _spawn_service_check(self) -> None:
         task = self._service_task = asyncio.get_running_loop().create_task(
-            self._ensure(*self._kubernetes_service()), name="kubernetes-service")
+            self._ensure(*self._kubernetes_service(), quiet=True), name="kubernetes-service")
         task.add_done_callback(lambda _: self._schedule_service_check())
 
     async def _ensure_all(self, wanted: list[_Wanted]) -> list[_Wanted]:
@@ -377,15 +378,21 @@ class APIServer:
                 failed.append(item)
         return failed
 
-    async def _ensure(self, resource: str, namespace: str | None, obj: Obj, group: str = "") -> bool:
+    async def _ensure(self, resource: str, namespace: str | None, obj: Obj, group: str = "",
+                      quiet: bool = False) -> bool:
+        """Create ``obj`` unless it exists; ``quiet``: a failure is logged once, not on every retry
+        (the periodic Service check, whose IP a user's Service may hold for good)."""
         cache = self.storage.caches.get(f"{resource}.{group}" if group else resource)
         if cache is not None and cache.get(namespace, obj["metadata"]["name"]) is not None:
             return True
         resp = await self.handle(Request("create", resource, group=group, namespace=namespace, body=obj,
                                          credentials=Credentials(token=self._loopback), source="bootstrap"))
         if isinstance(resp, Response) and not resp.ok and resp.code != 409:
-            log.warning("bootstrap of %s %s failed (will retry): %s", resource, obj["metadata"]["name"],
-                        resp.body.get("message"))
+            message = resp.body.get("message")
+            if not quiet or message != self._ensure_failed:
+                log.warning("bootstrap of %s %s failed (will retry): %s", resource, obj["metadata"]["name"], message)
+            if quiet:
+                self._ensure_failed = message
             return False
         return True
 
