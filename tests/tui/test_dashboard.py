@@ -724,3 +724,26 @@ async def test_every_offered_kind_name_switches_and_group_qualified_names_work(c
         await pilot.pause()
         assert app.resources.group_resource == "leases.coordination.k8s.io"
         assert [n.message for n in app._notifications] == ['the server doesn\'t have a resource type "deployment.batch"']
+
+
+async def test_header_keeps_its_three_lines_on_a_narrow_terminal(cluster: Any) -> None:
+    c, clock = cluster
+    app = ConsoleApp(c, live=False, watch_themes=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, clock, pilot)
+        await pilot.pause()
+
+        def header_lines() -> list[str]:
+            strips = app.screen._compositor.render_strips()
+            return [strips[i].text.strip() for i in range(3)]
+
+        first, second, third = header_lines()
+        # Before, the first line wrapped and pushed the kubectl line out of the box.
+        assert third.startswith("kubectl: no HTTP front"), (first, second, third)
+        assert first.startswith("kconsole · nodes 5/5 Ready · faults 0 · etcd ok leader etcd-"), first
+        assert second.startswith(app.model.clock.datetime().strftime("%Y-%m-%d")) and "cm control-plane-" in second
+        await pilot.resize_terminal(200, 24)
+        await pilot.pause()
+        first, second, third = header_lines()
+        assert "sched control-plane-" in first and first.endswith("faults 0")
+        assert second.startswith("req/s ") and third.startswith("kubectl: no HTTP front")

@@ -1,6 +1,12 @@
-"""The header: cluster health at a glance and where kubectl can reach the same cluster."""
+"""The header: cluster health at a glance and where kubectl can reach the same cluster.
+
+Three lines that never wrap (a wrapped first line pushed the ``export KUBECONFIG=...`` line out of
+the box on terminals under ~130 columns); on a narrow terminal the health figures come first and
+the rest is cut with an ellipsis."""
 
 from __future__ import annotations
+
+import re
 
 from rich.markup import escape
 from textual.widgets import Static
@@ -12,9 +18,18 @@ from kconsole.tui.widgets import sparkline
 PHASE_ORDER = ("Running", "Pending", "Succeeded", "Failed", "Terminating", "Unknown")
 
 
+def _cells(markup: str) -> int:
+    """Width of a header line once its style tags are gone (the text between them has no brackets)."""
+    return len(_TAG.sub("", markup))
+
+
+_TAG = re.compile(r"\[/?[^\]]*\]")
+
+
 class HeaderPanel(Static):
     DEFAULT_CSS = """
-    HeaderPanel { height: 3; padding: 0 1; background: $panel; color: $foreground; }
+    HeaderPanel { height: 3; padding: 0 1; background: $panel; color: $foreground;
+                  text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, model: ClusterModel, *, id: str | None = "header") -> None:
@@ -39,17 +54,28 @@ class HeaderPanel(Static):
                     else f"etcd [$error]quorum lost[/] ({q.alive}/{q.needed})")
         faults = len(faultview.active_faults(cluster))
         fault_text = f"[$error]faults {faults}[/]" if faults else "faults 0"
-        line1 = (f"[b]kconsole[/] · nodes [{node_state}]{ready}/{total} Ready[/] · pods {pods} · {etcd} · "
-                 f"cm {m.leader_of('kube-controller-manager')} · sched {m.leader_of('kube-scheduler')} · {fault_text}")
+        leaders = f"cm {m.leader_of('kube-controller-manager')} · sched {m.leader_of('kube-scheduler')}"
+        line1 = f"[b]kconsole[/] · nodes [{node_state}]{ready}/{total} Ready[/] · pods {pods} · {etcd} · {leaders} · {fault_text}"
         clock = m.clock
         speed = "paused" if clock.paused else f"×{clock.speed:g}"
-        line2 = (f"req/s {sparkline(m.requests_per_s, 20)} {m.requests_per_s[-1]:.0f} · "
-                 f"writes/s {sparkline(m.writes_per_s, 20)} {m.writes_per_s[-1]:.0f} · "
-                 f"{clock.datetime().strftime('%Y-%m-%d %H:%M:%S')} {speed}")
+        when = f"{clock.datetime().strftime('%Y-%m-%d %H:%M:%S')} {speed}"
+        rates = (f"req/s {sparkline(m.requests_per_s, 20)} {m.requests_per_s[-1]:.0f} · "
+                 f"writes/s {sparkline(m.writes_per_s, 20)} {m.writes_per_s[-1]:.0f}")
+        line2 = f"{rates} · {when}"
+        width = self.content_region.width
+        if width and _cells(line1) > width:
+            # Narrow terminal: health first (the faults count must not be the part cut off), the
+            # leaders move down beside the clock, and every line keeps its own row.
+            line1 = f"[b]kconsole[/] · nodes [{node_state}]{ready}/{total} Ready[/] · {fault_text} · {etcd} · pods {pods}"
+            line2 = f"{when} · {leaders} · {rates}"
         kubeconfig = getattr(cluster, "kubeconfig_path", None)
         line3 = (f"export KUBECONFIG={escape(str(kubeconfig))}" if kubeconfig
                  else "kubectl: no HTTP front") + (f" · {escape(self.status)}" if self.status else "")
         return f"{line1}\n{line2}\n{line3}"
+
+    def on_resize(self) -> None:
+        self.text = ""
+        self.sync()
 
     def sync(self) -> None:
         text = self.compose_text()
