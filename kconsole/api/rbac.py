@@ -426,6 +426,7 @@ _VIEW_RULES = [
     rule(READ, ["batch"], ["jobs", "cronjobs", "cronjobs/status", "jobs/status"]),
     rule(READ, ["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
     rule(READ, ["networking.k8s.io"], ["networkpolicies", "ingresses", "ingresses/status"]),
+    rule(READ, ["metrics.k8s.io"], ["pods", "nodes"]),  # system:aggregated-metrics-reader
     rule(READ, [KCONSOLE_GROUP], ["schedulingdecisions"]),
 ]
 

@@ -168,6 +168,9 @@ TABLE: tuple[ResourceSpec, ...] = (
     _entry("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", short=("pdb",), status=True,
            generation=True),
     _entry("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False, short=("pc",)),
+    _entry("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", verbs=("get", "list"), stored=False),
+    _entry("metrics.k8s.io", "v1beta1", "nodes", "NodeMetrics", namespaced=False, verbs=("get", "list"),
+           stored=False),
     _entry("kconsole.dev", "v1", "schedulingdecisions", "SchedulingDecision", short=("sd",),
            categories=("kconsole",)),
 )

@@ -326,3 +326,35 @@ async def test_a_node_port_another_service_holds_is_refused(cluster: Cluster) ->
     await cluster.kubectl("label", "service", "first", "tier=edge")
     await cluster.kubectl("delete", "service", "first")
     await cluster.kubectl("create", "service", "nodeport", "second", "--tcp=80:80", "--node-port=30111")
+
+
+async def test_kubectl_top_reads_the_usage_the_kubelets_publish(cluster: Cluster) -> None:
+    """kubectl top said 'Metrics API not available'; metrics.k8s.io is now served from the usage the
+    simulated kubelets publish on running pods."""
+    await cluster.admin("create", "nodes", body={"apiVersion": "v1", "kind": "Node",
+                                                 "metadata": {"name": "top-node"},
+                                                 "status": {"allocatable": {"cpu": "4", "memory": "8Gi"},
+                                                            "capacity": {"cpu": "4", "memory": "8Gi"}}})
+    await cluster.kubectl("create", "namespace", "top")
+    for name, cpu, memory in (("busy", "750m", "256Mi"), ("idle", "250m", "64Mi"), ("new", None, None)):
+        await cluster.kubectl("run", name, "-n", "top", "--image=nginx", "--labels=app=top")
+        await cluster.admin("create", "pods", namespace="top", name=name, subresource="binding", body={
+            "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
+            "target": {"kind": "Node", "name": "top-node"}})
+        pod = await cluster.admin("get", "pods", namespace="top", name=name)
+        if cpu is not None:
+            pod["metadata"].setdefault("annotations", {}).update(
+                {"kconsole.dev/cpu-usage": cpu, "kconsole.dev/memory-usage": memory})
+            pod = await cluster.admin("update", "pods", namespace="top", name=name, body=pod)
+        pod["status"]["phase"] = "Running"
+        await cluster.admin("update", "pods", namespace="top", name=name, subresource="status", body=pod)
+    pods = (await cluster.kubectl("top", "pods", "-n", "top", "--sum")).out.splitlines()
+    assert pods[0].split() == ["NAME", "CPU(cores)", "MEMORY(bytes)"]
+    assert pods[1].split() == ["busy", "750m", "256Mi"] and pods[2].split() == ["idle", "250m", "64Mi"]
+    assert pods[-1].split() == ["1000m", "320Mi"]
+    node = (await cluster.kubectl("top", "node", "top-node")).out.splitlines()
+    assert node[1].split() == ["top-node", "1000m", "25%", "320Mi", "3%"]
+    pending = await cluster.kubectl("top", "pod", "new", "-n", "top", check=False)
+    assert pending.err.strip() == 'Error from server (NotFound): podmetrics.metrics.k8s.io "top/new" not found'
+    listed = await cluster.kubectl("top", "pod", "-n", "top", "--field-selector=metadata.name=new", check=False)
+    assert listed.code == 1 and "Metrics not available for pod top/new" in listed.err
