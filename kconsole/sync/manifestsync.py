@@ -23,7 +23,7 @@ import asyncio
 import logging
 from pathlib import Path
 
-from kconsole.client import Client, StatusError
+from kconsole.client import Client, StatusError, is_not_found
 from kconsole.clock import Clock, TimerHandle
 from kconsole.sync import apply as applier
 from kconsole.sync.folder import FolderFilter, FolderWatcher
@@ -63,6 +63,9 @@ class ManifestSync:
         self._retry: TimerHandle | None = None
         self._prepared: dict[str, list[tuple[Document, dict]]] = {}
         self._stale: dict[str, list[AppliedObject]] = {}
+        #: Namespaces this sync pruned, until they are seen gone or created again: while one is
+        #: terminating, applying into it would "succeed" on objects about to be deleted with it.
+        self._pruned_namespaces: set[str] = set()
         self.passes = 0
         self.running = False
 
@@ -258,6 +261,9 @@ class ManifestSync:
             if other is not None:
                 return [_at(doc, f"{doc.key} is also declared in {other}; each object must come from one file")]
             prepared.append((doc, obj))
+        going = await self._terminating_namespace(prepared)
+        if going is not None:
+            return [going]
         for doc, obj in sorted(prepared, key=lambda p: (applier.apply_rank(p[1]["kind"]), p[0].index)):
             try:
                 await applier.dry_run(self.client, doc, obj, declared_ns)
@@ -267,6 +273,30 @@ class ManifestSync:
             claims[_key(obj)] = rel
         self._prepared[rel] = prepared
         return []
+
+    async def _terminating_namespace(self, prepared: list[tuple[Document, dict]]) -> SyncError | None:
+        """An error for the first document that lives in (or is) a Namespace the sync pruned and the
+        server is still deleting; None once each such Namespace is gone or active again."""
+        for doc, obj in prepared:
+            meta = obj["metadata"]
+            ns = meta["name"] if obj["kind"] == "Namespace" and obj["apiVersion"] == "v1" else meta.get("namespace")
+            if not ns or ns not in self._pruned_namespaces:
+                continue
+            try:
+                found = await self.client.get("namespaces", ns)
+            except StatusError as err:
+                if not is_not_found(err):
+                    return applier.error_for(doc, err)
+                self._pruned_namespaces.discard(ns)  # gone: from here on, the usual "not found"
+                continue
+            if not (found.get("metadata") or {}).get("deletionTimestamp"):
+                self._pruned_namespaces.discard(ns)  # created again
+                continue
+            pos = doc.locate("metadata.namespace" if obj["kind"] != "Namespace" else "metadata.name")
+            return SyncError(doc.path, pos.line, pos.column,
+                             f"Namespace {ns} is being deleted (its manifest was removed), and what this file "
+                             "applied in it with it; applying again once it is gone", "NamespaceTerminating", 409)
+        return None
 
     def _claimed_elsewhere(self, key: Key, rel: str, removed: list[str], parsed: dict[str, ParsedFile]) -> str | None:
         for other, objects in self.inventory.files.items():
@@ -307,11 +337,29 @@ class ManifestSync:
             if not doomed:
                 continue
             failed = await delete_objects(self.client, doomed)
+            self._follow_namespaces(rel, doomed, failed)
             if failed:
                 # Keep them on the books so a later pass deletes them; show why on the file.
                 self.inventory.files.setdefault(rel, []).extend(o for o, _ in failed)
                 errors = [SyncError(rel, 1, 1, f"cannot delete {o.ref}: {why}", "Prune", 503) for o, why in failed]
                 self._fail(rel, errors, now)
+
+    def _follow_namespaces(self, rel: str, deleted: list[AppliedObject],
+                           failed: list[tuple[AppliedObject, str]]) -> None:
+        """A pruned Namespace takes every object in it, including those other files applied: those
+        files are queued for another pass (which waits for the Namespace to go, then says it is
+        missing, or applies them again if a file declares it once more) instead of staying
+        'applied' over objects that no longer exist."""
+        kept = {identity(o) for o, _ in failed}
+        gone = {o.name for o in deleted if o.kind == "Namespace" and o.created
+                and not o.api_version.rpartition("/")[0] and identity(o) not in kept}
+        if not gone:
+            return
+        self._pruned_namespaces |= gone
+        affected = {other for other, objects in self.inventory.files.items()
+                    if other != rel and any(o.namespace in gone for o in objects)}
+        if affected:
+            self._changed(affected)
 
     def _save(self) -> None:
         try:

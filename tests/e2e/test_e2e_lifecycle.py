@@ -230,3 +230,40 @@ async def test_failing_job_retries_with_back_off_then_fails(cluster: Cluster) ->
     assert all(t["exitCode"] == 3 and t["reason"] == "Error" for t in terminated)
     reasons = [e["reason"] for e in await events_for(cluster, "default", "Job", "doomed")]
     assert "BackoffLimitExceeded" in reasons
+
+
+async def test_a_pruned_namespace_sends_the_files_inside_it_back_to_apply(cluster: Cluster, tmp_path: Any) -> None:
+    from kconsole.cluster import SYNC
+    from kconsole.sync import ManifestSync
+
+    clock = vclock(cluster)
+    admin = cluster.api_client()
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: synced\n"
+    (folder / "ns.yaml").write_text(namespace)
+    (folder / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n  namespace: synced\n")
+    sync = ManifestSync(cluster.api_client(SYNC), folder, data_dir=tmp_path / "data", clock=clock, watch=False)
+    await sync.start()
+    try:
+        assert {p: st.status for p, st in sync.files.items()} == {"cm.yaml": "applied", "ns.yaml": "applied"}
+        # Removing the Namespace's file deletes the Namespace and, with it, the ConfigMap of cm.yaml:
+        # cm.yaml must not go on saying 'applied'.
+        (folder / "ns.yaml").unlink()
+        await sync.sync_now({"ns.yaml"})
+
+        def cm_error(words: str) -> bool:
+            err = sync.files["cm.yaml"].error
+            return err is not None and words in err.message
+
+        await clock.run_until(lambda: cm_error("Namespace synced is being deleted"), timeout=10, step=0.1)
+        assert sync.files["cm.yaml"].error.line == 5
+        await clock.run_until(lambda: cm_error('namespaces "synced" not found'), timeout=180, step=1)
+        assert await get_or_none(cluster, "configmaps", "cfg", "synced") is None
+        # The Namespace's file back: both files apply again, the ConfigMap is there once more.
+        (folder / "ns.yaml").write_text(namespace)
+        await sync.sync_now({"ns.yaml"})
+        assert {p: st.status for p, st in sync.files.items()} == {"cm.yaml": "applied", "ns.yaml": "applied"}
+        assert await get_or_none(cluster, "configmaps", "cfg", "synced") is not None
+    finally:
+        await sync.stop()
