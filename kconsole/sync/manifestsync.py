@@ -10,7 +10,11 @@ processed in one pass, one pass at a time:
    they were;
 4. apply the files that passed, all their documents in dependency order;
 5. prune: objects a file created and no longer declares (or whose file is gone) are deleted,
-   unless another file now declares them (a document moved between files is not deleted).
+   unless another file now declares them (a document moved between files is not deleted). A
+   pruned Namespace takes other files' objects with it: those files go through another pass.
+
+A folder that is no longer there (moved, deleted) is not a folder of removed files: nothing is
+applied or pruned until it is back.
 
 Files whose error came from the server are tried again on every pass and on a back-off (2 s to
 60 s of simulated time), so a file waiting for another file's Namespace, or for etcd to regain
