@@ -452,6 +452,13 @@ class ConsoleApp(App[int]):
         if self.focused_panel() is self.manifests:
             self._open_manifest()
             return
+        if self.focused_panel() is self.etcd and self.etcd.selected_member():
+            from kconsole.tui.screens.base import TextScreen
+
+            detail = self.etcd.member_detail()
+            if detail is not None:
+                self.push_screen(TextScreen(*detail))
+                return
         obj = self.selected_object()
         if obj is None:
             self.notify("nothing selected", severity="warning")

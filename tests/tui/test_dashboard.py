@@ -449,6 +449,14 @@ async def test_etcd_panel_shows_quorum_loss(cluster: Any) -> None:
         assert [r.cells[4:10] for r in app.etcd.table.rows if r.cells[10] == "paused"] == [
             ("-", "-", "-", "-", "-", "context deadline exceeded")]
         frozen.resume()
+        # 'd' on a member row: its whole status (not "nothing selected": members are not API objects).
+        app.etcd.table.focus()
+        app.etcd.table.select_key(frozen.name)
+        await pilot.press("d")
+        body = app.screen.plain_text()
+        assert app.screen.title_text.startswith(f"etcd member {frozen.name} (127.0.0.1:")
+        assert "raft_applied_index" in body and "quorum ok" in body
+        await pilot.press("escape")
         # The panel sees quorum come back (and the module's shared cluster is whole again).
         for _ in range(60):
             await clock.advance(0.5)

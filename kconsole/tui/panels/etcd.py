@@ -7,8 +7,10 @@ never from objects.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+from rich.table import Table
 from textual.app import ComposeResult
 from textual.visual import visualize
 from textual.widgets import Static
@@ -112,3 +114,21 @@ class EtcdPanel(Panel):
 
     def selected_member(self) -> str | None:
         return self.table.cursor_key
+
+    def member_detail(self) -> tuple[str, Table] | None:
+        """``d`` on a member: every field of its status (etcdctl's ``endpoint status -w json`` and
+        what the panel adds), for the row under the cursor; None without one."""
+        name = self.selected_member()
+        st = next((m for m in self.model.etcd_members if m.name == name), None)
+        if st is None:
+            return None
+        table = Table(box=None, show_header=False, pad_edge=False)
+        table.add_column(style="bold")
+        table.add_column()
+        fields = dataclasses.asdict(st) if dataclasses.is_dataclass(st) else dict(vars(st))
+        for key, value in fields.items():
+            shown = ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+            table.add_row(key, shown or "-")
+        table.add_row("", "")
+        table.add_row("quorum", self.quorum_line())
+        return f"etcd member {st.name} ({st.endpoint})", table
