@@ -561,10 +561,11 @@ async def _drain(cat: FaultCatalog, target: str, params: dict[str, str]) -> Appl
     pods = [p for p in await cat.client.list_all("pods", field_selector=f"spec.nodeName={target}") if _drainable(p)]
     fault_id = cat._current_id
     left = await _evict(cat, pods)
-    detail = f"evicting {len(pods)} pod(s)"
+    detail = f"evicted {len(pods)} pod(s)" if pods else "no pods to evict"
     task = None
     if left:
-        detail += f"; {len(left)} refused by a PodDisruptionBudget, retrying every {DRAIN_RETRY:g} s"
+        detail = (f"evicted {len(pods) - len(left)} of {len(pods)} pod(s); {len(left)} refused by a "
+                  f"PodDisruptionBudget, retrying every {DRAIN_RETRY:g} s")
         task = asyncio.get_running_loop().create_task(_keep_evicting(cat, fault_id, left), name=f"drain:{target}")
 
     async def heal() -> None:
