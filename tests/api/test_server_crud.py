@@ -279,3 +279,22 @@ async def test_namespaced_watch_sees_only_its_namespace(api: APIServer, admin: C
     assert [(await everywhere.__anext__())["object"]["metadata"]["name"] for _ in range(2)] == ["d", "o"]
     await w.close()
     await everywhere.close()
+
+
+async def test_secret_string_data_is_write_only_and_merged_into_data(admin: Client) -> None:
+    """A manifest's stringData (the common way to write a Secret by hand) lands in data, base64,
+    winning over the same key in data, and is never stored or read back: as upstream."""
+    created = await admin.ok("create", "secrets", namespace="default", body={
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"},
+        "data": {"user": "YWRtaW4=", "password": "b2xk"}, "stringData": {"password": "hunter2"}})
+    assert created["data"] == {"user": "YWRtaW4=", "password": "aHVudGVyMg=="}
+    assert "stringData" not in created
+    got = await admin.ok("get", "secrets", namespace="default", name="db")
+    assert got["data"] == created["data"] and "stringData" not in got
+    patched = await admin.ok("patch", "secrets", namespace="default", name="db", patch_type="merge",
+                             body=b'{"stringData": {"token": "t0k"}}')
+    assert patched["data"] == {"user": "YWRtaW4=", "password": "aHVudGVyMg==", "token": "dDBr"}
+    assert "stringData" not in patched
+    bad = await admin.do("create", "secrets", namespace="default", body={
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "bad"}, "stringData": {"a b": "x"}})
+    assert bad.code == 422 and "a b" in bad.body["message"]

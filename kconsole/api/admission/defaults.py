@@ -7,6 +7,7 @@ fresh status, a Job's generated selector, a Namespace's finalizer — is guarded
 
 from __future__ import annotations
 
+import base64
 import marshal
 from collections.abc import Callable
 from typing import Any
@@ -236,8 +237,19 @@ def default_namespace(ctx: AdmissionContext, obj: Obj) -> None:
 
 
 def default_secret(ctx: AdmissionContext, obj: Obj) -> None:
+    """stringData is write-only: merged into data (base64, winning over the same key) and dropped,
+    as upstream's v1 conversion does, so it is never stored or read back. A malformed one is left
+    for validation to name."""
     if not obj.get("type"):
         obj["type"] = "Opaque"
+    string_data = obj.get("stringData")
+    if isinstance(string_data, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in string_data.items()):
+        data = obj.get("data")
+        if data is None or isinstance(data, dict):
+            merged = dict(data or {})
+            merged.update((k, base64.b64encode(v.encode()).decode()) for k, v in string_data.items())
+            obj["data"] = merged
+            del obj["stringData"]
 
 
 def default_hpa(ctx: AdmissionContext, obj: Obj) -> None:
