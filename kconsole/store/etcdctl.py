@@ -40,10 +40,16 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     """etcdctl's tablewriter look: centred headers, right-aligned cells."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    out = [line, "|" + "|".join(f" {h.center(w)} " for h, w in zip(headers, widths)) + "|", line]
+    out = [line, "|" + "|".join(f" {_centred(h, w)} " for h, w in zip(headers, widths)) + "|", line]
     out += ["|" + "|".join(f" {c.rjust(w)} " for c, w in zip(r, widths)) + "|" for r in rows]
     out.append(line)
     return "\n".join(out)
+
+
+def _centred(text: str, width: int) -> str:
+    """tablewriter's centring: an odd gap puts the extra space on the right (str.center may not)."""
+    left = (width - len(text)) // 2
+    return " " * left + text + " " * (width - len(text) - left)
 
 
 def _alive(pid: int) -> bool:
