@@ -212,7 +212,8 @@ def _structure_problem(root: Any) -> str | None:
     except _Unusable as err:
         return str(err)
     if expanded > MAX_EXPANDED_VALUES:
-        return f"document contains excessive aliasing (its aliases expand it to more than {MAX_EXPANDED_VALUES:,} values)"
+        return ("document contains excessive aliasing "
+                f"(its aliases expand it to more than {MAX_EXPANDED_VALUES:,} values)")
     return None
 
 

@@ -396,7 +396,8 @@ class ConsoleApp(App[int]):
                 except FilterError as err:
                     self.notify(str(err), severity="error")
 
-        self.push_screen(PromptScreen("/filter: text, regex (re:…), -l label selector; ! before any keeps the rest", self.resources.filter.text,
+        self.push_screen(PromptScreen("/filter: text, regex (re:…), -l label selector; ! before any keeps the rest",
+                                      self.resources.filter.text,
                                       "empty clears the filter"), done)
 
     def action_prompt_namespace(self) -> None:

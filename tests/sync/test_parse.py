@@ -81,7 +81,8 @@ def test_alias_bombs_self_reference_and_deep_nesting_are_refused_before_anything
     for text, words in cases.items():
         [err] = parse_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: first}\n---\n" + text, "x.yaml").errors
         assert (err.line, err.column, err.reason) == (5, 1, "YAMLSyntax") and words in err.message, err
-    deep = '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": ' + "[" * 5000 + "]" * 5000 + "}"
+    deep = ('{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": '
+            + "[" * 5000 + "]" * 5000 + "}")
     [err] = parse_text(deep, "x.json").errors
     assert "deeper than" in err.message
     # Aliases that expand modestly are ordinary YAML.

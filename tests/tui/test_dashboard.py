@@ -731,7 +731,8 @@ async def test_every_offered_kind_name_switches_and_group_qualified_names_work(c
         app.switch_kind_safely("deployment.batch")
         await pilot.pause()
         assert app.resources.group_resource == "leases.coordination.k8s.io"
-        assert [n.message for n in app._notifications] == ['the server doesn\'t have a resource type "deployment.batch"']
+        assert [n.message for n in app._notifications] == [
+            'the server doesn\'t have a resource type "deployment.batch"']
 
 
 async def test_header_keeps_its_three_lines_on_a_narrow_terminal(cluster: Any) -> None:

@@ -55,7 +55,8 @@ class HeaderPanel(Static):
         faults = len(faultview.active_faults(cluster))
         fault_text = f"[$error]faults {faults}[/]" if faults else "faults 0"
         leaders = f"cm {m.leader_of('kube-controller-manager')} · sched {m.leader_of('kube-scheduler')}"
-        line1 = f"[b]kconsole[/] · nodes [{node_state}]{ready}/{total} Ready[/] · pods {pods} · {etcd} · {leaders} · {fault_text}"
+        nodes = f"nodes [{node_state}]{ready}/{total} Ready[/]"
+        line1 = f"[b]kconsole[/] · {nodes} · pods {pods} · {etcd} · {leaders} · {fault_text}"
         clock = m.clock
         speed = "paused" if clock.paused else f"×{clock.speed:g}"
         when = f"{clock.datetime().strftime('%Y-%m-%d %H:%M:%S')} {speed}"
@@ -66,7 +67,7 @@ class HeaderPanel(Static):
         if width and _cells(line1) > width:
             # Narrow terminal: health first (the faults count must not be the part cut off), the
             # leaders move down beside the clock, and every line keeps its own row.
-            line1 = f"[b]kconsole[/] · nodes [{node_state}]{ready}/{total} Ready[/] · {fault_text} · {etcd} · pods {pods}"
+            line1 = f"[b]kconsole[/] · {nodes} · {fault_text} · {etcd} · pods {pods}"
             line2 = f"{when} · {leaders} · {rates}"
         kubeconfig = getattr(cluster, "kubeconfig_path", None)
         line3 = (f"export KUBECONFIG={escape(str(kubeconfig))}" if kubeconfig
