@@ -196,7 +196,7 @@ def validate_configmap(obj: Obj) -> list[Cause]:
     size = sum(len(v) for v in (obj.get("data") or {}).values() if isinstance(v, str))
     size += sum(len(v) * 3 // 4 for v in (obj.get("binaryData") or {}).values() if isinstance(v, str))
     if size > MAX_DATA_BYTES:
-        causes.append(too_long("", MAX_DATA_BYTES))
+        causes.append(too_long("[]", MAX_DATA_BYTES))  # upstream's root path field.NewPath("") prints as "[]"
     return causes
 
 
