@@ -37,6 +37,7 @@ KINDS: dict[str, str] = {
     "PersistentVolume": "PersistentVolume",
     "ReplicationController": "ReplicationController",
     "Ingress": "Ingress",
+    "ControllerRevision": "ControllerRevision",
 }
 
 TYPES: dict[str, str] = {
@@ -93,6 +94,7 @@ TYPES: dict[str, str] = {
                        "restartCount:i started:b state:ContainerState stopSignal user:ContainerUser "
                        "volumeMounts:[]VolumeMountStatus",
     "ContainerUser": "linux:LinuxContainerUser",
+    "ControllerRevision": "apiVersion data:o kind metadata:ObjectMeta revision:i",
     "CoreV1EndpointPort": "appProtocol name port:i protocol",
     "CronJob": "apiVersion kind metadata:ObjectMeta spec:CronJobSpec status:CronJobStatus",
     "CronJobSpec": "concurrencyPolicy failedJobsHistoryLimit:i jobTemplate:JobTemplateSpec schedule "

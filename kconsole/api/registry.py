@@ -146,6 +146,8 @@ TABLE: tuple[ResourceSpec, ...] = (
     _entry("apps", "v1", "daemonsets", "DaemonSet", short=("ds",), categories=ALL, status=True, generation=True),
     _entry("apps", "v1", "statefulsets", "StatefulSet", short=("sts",), categories=ALL, status=True, scale=True,
            generation=True),
+    # Served for the StatefulSet and DaemonSet controllers' revision history (kubectl rollout history/undo).
+    _entry("apps", "v1", "controllerrevisions", "ControllerRevision"),
     _entry("batch", "v1", "jobs", "Job", categories=ALL, status=True, generation=True, fields=("status.successful",)),
     _entry("batch", "v1", "cronjobs", "CronJob", short=("cj",), categories=ALL, status=True, generation=True),
     _entry("coordination.k8s.io", "v1", "leases", "Lease"),

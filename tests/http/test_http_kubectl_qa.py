@@ -358,3 +358,24 @@ async def test_kubectl_top_reads_the_usage_the_kubelets_publish(cluster: Cluster
     assert pending.err.strip() == 'Error from server (NotFound): podmetrics.metrics.k8s.io "top/new" not found'
     listed = await cluster.kubectl("top", "pod", "-n", "top", "--field-selector=metadata.name=new", check=False)
     assert listed.code == 1 and "Metrics not available for pod top/new" in listed.err
+
+
+async def test_statefulset_history_reads_controller_revisions(cluster: Cluster) -> None:
+    """kubectl rollout history sts/x failed with 'the server doesn't have a resource type
+    "controllerrevisions"'; the resource is served for the controllers' revision history."""
+    await cluster.admin("create", "statefulsets", group="apps", namespace="default", body={
+        "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "hist"},
+        "spec": {"serviceName": "hist", "selector": {"matchLabels": {"app": "hist"}},
+                 "template": {"metadata": {"labels": {"app": "hist"}},
+                              "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})
+    sts = await cluster.admin("get", "statefulsets", group="apps", namespace="default", name="hist")
+    await cluster.admin("create", "controllerrevisions", group="apps", namespace="default", body={
+        "apiVersion": "apps/v1", "kind": "ControllerRevision",
+        "metadata": {"name": "hist-7d4b8c6f5", "labels": {"app": "hist"},
+                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "hist",
+                                          "uid": sts["metadata"]["uid"], "controller": True}]},
+        "revision": 1, "data": {"spec": {"template": sts["spec"]["template"]}}})
+    history = await cluster.kubectl("rollout", "history", "statefulset/hist")
+    assert history.out.split()[:5] == ["statefulset.apps/hist", "REVISION", "CHANGE-CAUSE", "1", "<none>"]
+    listed = await cluster.kubectl("get", "controllerrevisions")
+    assert "hist-7d4b8c6f5" in listed.out
