@@ -83,6 +83,15 @@ _CONDITIONS = {
 }
 
 
+#: Condition -> (event when it turns healthy, event when it turns bad), upstream's node status events.
+_TRANSITION_EVENTS = {
+    "MemoryPressure": ("NodeHasSufficientMemory", "NodeHasInsufficientMemory"),
+    "DiskPressure": ("NodeHasNoDiskPressure", "NodeHasDiskPressure"),
+    "PIDPressure": ("NodeHasSufficientPID", "NodeHasInsufficientPID"),
+    "Ready": ("NodeReady", "NodeNotReady"),
+}
+
+
 class Kubelet:
     """One simulated node agent. ``pod_informer``: a shared pods informer indexed by ``nodeName``
     whose events the owner dispatches to :meth:`on_pod` / :meth:`on_pod_deleted` (the fleet);
@@ -502,6 +511,20 @@ class Kubelet:
         self._reported_same = None
         await self.client.patch("nodes", self.name, {"status": status}, subresource="status")
         self._last_report = self.clock.now()
+        self._record_transitions(current, status)
+
+    def _record_transitions(self, before: Obj, after: Obj) -> None:
+        """The kubelet's node status events (upstream's condition setters): each condition that
+        changes status, e.g. back from Unknown after a stop, gets 'Node X status is now: NodeReady'.
+        A node's first status (registration) has nothing to change from and records none."""
+        old = {c.get("type"): c.get("status") for c in before.get("conditions") or ()}
+        for cond in after.get("conditions") or ():
+            names = _TRANSITION_EVENTS.get(cond["type"])
+            if names is None or cond["type"] not in old or old[cond["type"]] == cond["status"]:
+                continue
+            reason = names[0] if cond["status"] == _CONDITIONS[cond["type"]][0] else names[1]
+            self.event({"apiVersion": "v1", "kind": "Node", "name": self.name, "uid": self.name}, "Normal", reason,
+                       f"Node {self.name} status is now: {reason}")
 
     async def _renew_lease(self) -> None:
         assert self.client is not None

@@ -129,6 +129,19 @@ async def test_pressure_and_kubelet_stop(cluster: Cluster) -> None:
     assert 40 <= took <= 70  # node-monitor-grace-period 50 s after the last renewal
     await faults.heal(stopped.id)
     await clock.run_until(lambda: ready("True"), timeout=60, step=1)
+    for kubelet in cluster.kubelets.values():
+        if kubelet.recorder is not None:
+            await kubelet.recorder.flush()
+    said = sorted((e["involvedObject"]["name"], e["reason"], e["message"], e["source"]["component"])
+                  for e in await cluster.api_client().list_all("events", "default")
+                  if e["involvedObject"]["kind"] == "Node" and e["source"]["component"] == "kubelet")
+    assert said == [  # the kubelet's node status events: pressure on and off, and back from Unknown
+        ("worker-1", "NodeHasInsufficientMemory", "Node worker-1 status is now: NodeHasInsufficientMemory", "kubelet"),
+        ("worker-1", "NodeHasSufficientMemory", "Node worker-1 status is now: NodeHasSufficientMemory", "kubelet"),
+        ("worker-2", "NodeHasNoDiskPressure", "Node worker-2 status is now: NodeHasNoDiskPressure", "kubelet"),
+        ("worker-2", "NodeHasSufficientMemory", "Node worker-2 status is now: NodeHasSufficientMemory", "kubelet"),
+        ("worker-2", "NodeHasSufficientPID", "Node worker-2 status is now: NodeHasSufficientPID", "kubelet"),
+        ("worker-2", "NodeReady", "Node worker-2 status is now: NodeReady", "kubelet")]
 
 
 async def _ready(cluster: Cluster, name: str, want: str) -> bool:
