@@ -54,7 +54,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     sub.add_parser("list", parents=[common], help="print each fault type with its target kind and description")
     apply = sub.add_parser("apply", parents=[common], help="apply a fault; prints its id")
     apply.add_argument("type", help="fault type (see `kconsole fault list`)")
-    apply.add_argument("target", help="ns/pod, node name, etcd member or 'leader', 'apiserver'")
+    apply.add_argument("target", nargs="?", help="ns/pod, node name, etcd member or 'leader', 'apiserver' "
+                                                "(may be left out for the leader and apiserver faults)")
     apply.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
                        help="fault parameter, e.g. -p seconds=2 (repeatable)")
     heal = sub.add_parser("heal", parents=[common], help="heal one fault by id, or --all")
@@ -70,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
         endpoint = find_endpoint(Path(args.data_dir) if args.data_dir else Path(args.dir) / ".kconsole")
         if args.action == "apply":
             params = _params(args.param)
-            fault = call(endpoint, "POST", "/v1/faults", {"type": args.type, "target": args.target,
-                                                          "params": params})
+            target = args.target if args.target is not None else _implicit_target(args.type)
+            fault = call(endpoint, "POST", "/v1/faults", {"type": args.type, "target": target, "params": params})
             if args.json:
                 print(json.dumps(fault))
             else:
@@ -111,6 +112,26 @@ def run(args: argparse.Namespace) -> int:
 
 class _Usage(Exception):
     pass
+
+
+#: Faults whose target follows from the fault itself, so the command line may leave it out.
+_IMPLICIT_TARGETS = {"controller-manager": "leader", "scheduler": "leader", "apiserver": "apiserver"}
+
+
+def _implicit_target(fault_type: str) -> str:
+    ftype = CATALOG.get(fault_type)
+    if ftype is None:
+        return ""  # the cluster answers with its unknown-type message
+    if fault_type == "etcd-kill-leader":
+        return "leader"
+    implicit = _IMPLICIT_TARGETS.get(ftype.target_kind)
+    if implicit is None:
+        raise _Usage(f"{fault_type} needs a target: {_TARGET_HINTS.get(ftype.target_kind, ftype.target_kind)}")
+    return implicit
+
+
+_TARGET_HINTS = {"pod": "a pod as namespace/name", "node": "a node name, e.g. worker-1",
+                 "etcd-member": "an etcd member (etcd-0, etcd-1, ...) or 'leader'"}
 
 
 def _params(items: list[str]) -> dict[str, str]:

@@ -96,6 +96,13 @@ async def test_cli_errors(cluster: Cluster, tmp_path: Path) -> None:
     assert code == 2 and "--param takes KEY=VALUE" in err
     code, _, err = await kconsole("fault", "heal", "--data-dir", data)
     assert code == 2 and "give a fault id or --all" in err
+    code, _, err = await kconsole("fault", "apply", "kubelet-stop", "--data-dir", data)
+    assert code == 2 and "kubelet-stop needs a target: a node name, e.g. worker-1" in err
+    # A leader fault's target follows from the fault: it may be left out.
+    code, out, err = await kconsole("fault", "apply", "kill-scheduler-leader", "--data-dir", data)
+    assert code == 0 and "applied kill-scheduler-leader on control-plane-" in err, err
+    code, out, _ = await kconsole("fault", "heal", "--all", "--data-dir", data)
+    assert code == 0 and "kill-scheduler-leader" in out
     code, _, err = await kconsole("fault", "active", "--data-dir", str(tmp_path / "elsewhere"))
     assert code == 3 and "no running cluster for data folder" in err
     # A wrong token is refused.
