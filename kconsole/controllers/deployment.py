@@ -192,11 +192,20 @@ def _typed(value: Any) -> Any:
     """A copy without nulls and empty maps or lists: what the typed Go structs upstream compares
     cannot tell from absent. kubectl's rollout undo sends the template back with
     ``creationTimestamp: null``, which must still match the old ReplicaSet's template."""
-    if isinstance(value, dict):
-        kept = {k: _typed(v) for k, v in value.items() if v is not None}
-        return {k: v for k, v in kept.items() if v != {} and v != []}
-    if isinstance(value, list):
-        return [_typed(v) for v in value]
+    kind = type(value)
+    if kind is dict:
+        out = {}
+        for k, v in value.items():
+            if v is None:
+                continue
+            if type(v) is dict or type(v) is list:
+                v = _typed(v)
+                if not v:
+                    continue
+            out[k] = v
+        return out
+    if kind is list:
+        return [_typed(v) if type(v) is dict or type(v) is list else v for v in value]
     return value
 
 
