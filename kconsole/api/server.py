@@ -484,7 +484,9 @@ class APIServer:
         if isinstance(err, TooLargeError):
             return status_body(413, "RequestEntityTooLarge", f"Request entity too large: {text}")
         if isinstance(err, NoSpaceError):
-            return status_body(500, "InternalError", f"Internal error occurred: {text}")
+            # Upstream passes etcd's error through unwrapped (reason Unknown, ""): kubectl prints
+            # "Error from server: etcdserver: mvcc: database space exceeded", the line users know.
+            return status_body(500, "", text)
         self._etcd_error = text
         if isinstance(err, UnavailableError) and "timed out" in text:
             return status_body(504, "Timeout", text)

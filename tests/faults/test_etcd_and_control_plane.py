@@ -110,7 +110,8 @@ async def test_quota_exhaustion_refuses_writes_until_healed(cluster: Cluster) ->
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "data": {"k": "v" * 4096}}
     with pytest.raises(StatusError) as err:
         await admin.create(cm)
-    assert "database space exceeded" in err.value.message
+    assert (err.value.code, err.value.message) == (500, "etcdserver: mvcc: database space exceeded")
+    assert not err.value.status["reason"]  # kubectl: "Error from server: etcdserver: mvcc: ...", as upstream
     assert await admin.get("namespaces", "default")  # reads still work
     await faults.heal(fault.id)
     await admin.create(cm)
