@@ -41,7 +41,7 @@ def expires_at(job: Obj) -> float | None:
 
 class TTLAfterFinishedController(Controller):
     name = "ttl-after-finished"
-    component = "ttl-after-finished-controller"
+    component = ""  # upstream records no events here
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)
