@@ -379,3 +379,15 @@ async def test_statefulset_history_reads_controller_revisions(cluster: Cluster) 
     assert history.out.split()[:5] == ["statefulset.apps/hist", "REVISION", "CHANGE-CAUSE", "1", "<none>"]
     listed = await cluster.kubectl("get", "controllerrevisions")
     assert "hist-7d4b8c6f5" in listed.out
+
+
+async def test_a_gated_pod_shows_scheduling_gated(cluster: Cluster) -> None:
+    gated = ("apiVersion: v1\nkind: Pod\nmetadata: {name: gated}\n"
+             "spec: {schedulingGates: [{name: example.com/quota}], containers: [{name: c, image: nginx}]}\n")
+    await cluster.kubectl("apply", "-f", "-", stdin=gated)
+    row = (await cluster.kubectl("get", "pod", "gated", "--no-headers")).out.split()
+    assert row[:3] == ["gated", "0/1", "SchedulingGated"]
+    pod = (await cluster.kubectl("get", "pod", "gated", "-o", "json")).json()
+    assert pod["status"]["conditions"][0]["reason"] == "SchedulingGated"
+    await cluster.kubectl("run", "ungated", "--image=nginx")
+    assert "conditions" not in (await cluster.admin("get", "pods", namespace="default", name="ungated"))["status"]

@@ -72,9 +72,14 @@ def _default_pod_spec(obj: Obj, spec: Obj) -> tuple[Obj, str]:
 
 
 def default_pod(ctx: AdmissionContext, obj: Obj) -> None:
-    _, qos = _default_pod_spec(obj, _spec(obj))
+    spec, qos = _default_pod_spec(obj, _spec(obj))
     if ctx.operation == "CREATE":
         obj["status"] = {"phase": "Pending", "qosClass": qos}
+        if spec.get("schedulingGates"):
+            # Upstream's PrepareForCreate: kubectl's STATUS column then reads SchedulingGated.
+            obj["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                                            "lastTransitionTime": None, "reason": "SchedulingGated",
+                                            "message": "Scheduling is blocked due to non-empty scheduling gates"}]
 
 
 def default_deployment(ctx: AdmissionContext, obj: Obj) -> None:
