@@ -13,7 +13,7 @@ import csv
 import io
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from kconsole.api.types import Credentials, StatusError, UserInfo
@@ -49,8 +49,11 @@ def service_account_user(namespace: str, name: str, uid: str = "") -> UserInfo:
 class TokenAuthenticator:
     """Bearer tokens -> users; client-certificate users pass through (the HTTP front verified them)."""
 
-    def __init__(self, tokens: dict[str, UserInfo] | None = None) -> None:
+    def __init__(self, tokens: dict[str, UserInfo] | None = None, now: Callable[[], float] | None = None) -> None:
         self._tokens: dict[str, UserInfo] = {}
+        #: Tokens that expire (``kubectl create token``), with the (simulated) time they stop working.
+        self._expiry: dict[str, float] = {}
+        self._now = now
         #: What was added, without implicit groups: what a token file round-trips.
         self._declared: dict[str, UserInfo] = {}
         for token, user in (tokens or {}).items():
@@ -64,15 +67,21 @@ class TokenAuthenticator:
         self._declared[token] = user
         self._tokens[token] = with_implicit_groups(user)
 
-    def issue(self, user: UserInfo) -> str:
-        """A fresh random token for ``user``."""
+    def issue(self, user: UserInfo, expires_at: float | None = None) -> str:
+        """A fresh random token for ``user``; with ``expires_at`` it is refused from then on (needs the
+        authenticator's ``now``)."""
         token = secrets.token_urlsafe(32)
         self.add(token, user)
+        if expires_at is not None:
+            if self._now is None:
+                raise ValueError("an expiring token needs an authenticator with a clock")
+            self._expiry[token] = expires_at
         return token
 
     def revoke(self, token: str) -> None:
         self._tokens.pop(token, None)
         self._declared.pop(token, None)
+        self._expiry.pop(token, None)
 
     def tokens(self) -> dict[str, UserInfo]:
         """Token -> user as declared (without implicit groups)."""
@@ -91,8 +100,17 @@ class TokenAuthenticator:
         if credentials.token:
             user = self._tokens.get(credentials.token)
             if user is not None:
+                if self._expiry and credentials.token in self._expiry and self._expired(credentials.token):
+                    raise StatusError.unauthorized()
                 return user
         raise StatusError.unauthorized()
+
+    def _expired(self, token: str) -> bool:
+        assert self._now is not None
+        if self._now() < self._expiry[token]:
+            return False
+        self.revoke(token)
+        return True
 
     def load_token_file(self, path: str | os.PathLike[str]) -> None:
         """Add every token of a static token file (later lines win over earlier duplicates)."""

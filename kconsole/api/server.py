@@ -189,7 +189,7 @@ class APIServer:
         self.storage = Storage(kv, clock, self.registry, transformers, cache_options=cache_options)
         self.audit = AuditLog(audit_capacity)
         self.ipalloc = ClusterIPAllocator(service_cidr, random.Random(seed * 7919 + 1))
-        self.tokens = TokenAuthenticator()
+        self.tokens = TokenAuthenticator(now=clock.now)
         self.authorizer = RBACAuthorizer(self._rbac_lister)
         mutating = _optional("kconsole.api.admission", "mutating_plugins")
         validating = _optional("kconsole.api.admission", "validating_plugins")

@@ -244,8 +244,8 @@ TOKEN_AUDIENCE = "https://kubernetes.default.svc.cluster.local"
 
 async def token_request(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
     """serviceaccounts/token (``kubectl create token``): a bearer token that authenticates as the
-    account, so RBAC drills can act as it. Valid while this API server runs; the expiration is
-    reported as upstream computes it but not enforced."""
+    account, so RBAC drills can act as it, until its expiration (simulated time) or this API server's
+    restart."""
     req = call.req
     name = req.name or ""
     account = await server.read(spec, req.namespace, name)
@@ -264,11 +264,12 @@ async def token_request(server: APIServer, call: _Call, spec: ResourceSpec) -> R
     rspec["audiences"] = rspec.get("audiences") or [TOKEN_AUDIENCE]
     rspec.setdefault("boundObjectRef", None)
     user = service_account_user(req.namespace or "", name, account["metadata"].get("uid", ""))
-    token = "" if req.dry_run else server.tokens.issue(user)
+    expires_at = server.clock.now() + seconds
+    token = "" if req.dry_run else server.tokens.issue(user, expires_at)
     meta = {"name": name, "namespace": req.namespace, "creationTimestamp": server.now()}
     return Response(201, {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1", "metadata": meta,
-                          "spec": rspec, "status": {"token": token, "expirationTimestamp":
-                                                    server.clock.rfc3339(server.clock.now() + seconds)}})
+                          "spec": rspec, "status": {"token": token,
+                                                    "expirationTimestamp": server.clock.rfc3339(expires_at)}})
 
 
 # --------------------------------------------------------------------------- log

@@ -258,6 +258,13 @@ async def test_create_token_authenticates_as_the_service_account(cluster: Cluste
     assert "spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes" in short.err
     missing = await cluster.kubectl("create", "token", "ghost", "-n", "tokens", check=False)
     assert 'serviceaccounts "ghost" not found' in missing.err
+    brief = (await cluster.kubectl("create", "token", "robot", "-n", "tokens", "--duration=10m")).out.strip()
+    await cluster.clock.advance(599)
+    assert (await cluster.kubectl("get", "pods", "-n", "tokens", f"--token={brief}", kubeconfig=nobody)).code == 0
+    await cluster.clock.advance(2)
+    expired = await cluster.kubectl("get", "pods", "-n", "tokens", f"--token={brief}", check=False,
+                                    kubeconfig=nobody)
+    assert expired.code == 1 and "error: You must be logged in to the server (Unauthorized)" in expired.err
 
 
 async def test_explain_knows_every_field_of_every_served_kind(cluster: Cluster) -> None:
