@@ -13,6 +13,8 @@ schedule time.
 from __future__ import annotations
 
 import logging
+import math
+import re
 from datetime import datetime, timezone
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -52,10 +54,30 @@ class ScheduleError(ValueError):
     """The schedule is not a standard 5-field cron expression."""
 
 
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|ms|s|m|h)")
+
+
+def go_duration(text: str) -> float:
+    """Go's time.ParseDuration for the positive durations ``@every`` takes ("1m", "1h30m", "90s")."""
+    parts = _DURATION_PART.findall(text)
+    if not text or "".join(n + u for n, u in parts) != text:
+        raise ScheduleError(f"failed to parse duration @every {text}: time: invalid duration \"{text}\"")
+    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+
+
 class Schedule:
-    """A parsed schedule in a time zone; times are epoch seconds."""
+    """A parsed schedule in a time zone; times are epoch seconds. Besides 5-field expressions and the
+    @hourly-style macros, robfig/cron's ``@every <duration>`` (a constant delay, at least 1 s, in
+    whole seconds), which upstream's ParseStandard accepts too."""
 
     def __init__(self, expr: str, tz: str | None = None) -> None:
+        self.every: float | None = None
+        if expr.strip().startswith("@every "):
+            self.every = float(max(math.floor(go_duration(expr.strip()[len("@every "):].strip())), 1))
+            self.expr = expr.strip()
+            self.tz = timezone.utc
+            return
         text = _MACROS.get(expr.strip(), expr.strip())
         if len(text.split()) != 5:
             raise ScheduleError(f"expected exactly 5 fields, found {len(text.split())}: {expr}")
@@ -69,6 +91,8 @@ class Schedule:
 
     def next(self, after: float) -> float:
         """The first schedule time strictly after ``after``."""
+        if self.every is not None:
+            return math.floor(after) + self.every  # ConstantDelaySchedule.Next drops the fraction
         start = datetime.fromtimestamp(after, tz=self.tz)
         return float(croniter(self.expr, start).get_next(float))
 
@@ -228,6 +252,8 @@ class CronJobController(Controller):
         if between < 1:
             return None, 0
         missed = int((now - t1) // between) + 1
+        if sched.every is not None:  # no calendar to look back on: upstream's t1 + (missed - 1) steps
+            return t1 + (missed - 1) * between, missed
         return sched.prev_or_at(now), missed
 
     def _next_in(self, cj: Obj, status: Obj, now: float, sched: Schedule) -> float:

@@ -106,3 +106,26 @@ async def test_starting_deadline_missed_schedule(wl: Env) -> None:
     assert await jobs(wl) == {}
     await wl.clock.advance(3600)
     assert list(await jobs(wl)) == [f"strict-{int((wl.clock.now() - 21) // 60)}"]
+
+
+async def test_every_schedules_run_at_a_constant_delay_from_creation(wl: Env) -> None:
+    """robfig/cron's '@every <duration>', which upstream accepts: 90 s after creation, then every 90 s."""
+    await wl.start(CronJobController, JobController)
+    await wl.runner(ready_after=1)
+    await wl.clock.advance(17)  # creation off the minute grid, to see the delay is counted from it
+    created = await wl.admin.create(cronjob("pulse", "@every 1m30s", ["sh", "-c", "sleep 5"]))
+    start = parse_time(created["metadata"]["creationTimestamp"])
+    await wl.clock.advance(89)
+    assert await jobs(wl) == {}
+    await wl.clock.advance(2)
+    await wl.clock.advance(90)
+    stamps = sorted(j["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"]
+                    for j in (await jobs(wl)).values())
+    assert [parse_time(s) - start for s in stamps] == [90, 180]
+    assert [e for e in await wl.events("UnparseableSchedule")] == []
+    try:
+        Schedule("@every 1x")
+    except ScheduleError as err:
+        assert str(err) == 'failed to parse duration @every 1x: time: invalid duration "1x"'
+    else:
+        raise AssertionError("a bad duration was accepted")
