@@ -556,10 +556,6 @@ class APIServer:
         """A request for a served version that is not the stored one: its body in the stored version
         (its answers go back in :meth:`handle`)."""
         req = call.req
-        if req.patch_type == "apply":
-            raise StatusError.bad_request(f"server-side apply of {alternate.info.api_version} "
-                                          f"{alternate.info.resource} is not supported; apply "
-                                          f"{alternate.spec.api_version} instead")
         call.convert = alternate
         if req.verb in ("create", "update"):
             req.body = alternate.incoming(req.body)
@@ -1054,19 +1050,27 @@ class APIServer:
         manager = req.field_manager
         if not manager:
             raise StatusError.bad_request("PATCH, application/apply-patch+yaml requests must set fieldManager")
+        convert = call.convert
         if req.field_validation is not None:
-            self._check_fields(call, spec, doc, patched=True)
+            self._check_fields(call, spec, convert.to_stored(doc) if convert is not None else doc, patched=True)
         if not self._namespace_cached(call, spec):
             await self._namespace_seen(call)
-        update = self._updater(call, spec, sub, lambda old: server_side_apply(
-            old, doc, manager, req.force, self.now(), spec.kind))
+
+        def applied(old: Obj | None) -> Obj:
+            """The apply's result; of a served version that is not the stored one, applied to its view."""
+            if convert is None:
+                return server_side_apply(old, doc, manager, req.force, self.now(), spec.kind)
+            view = convert.from_stored(old) if old is not None else None
+            return convert.to_stored(server_side_apply(view, doc, manager, req.force, self.now(), spec.kind))
+
+        update = self._updater(call, spec, sub, applied)
 
         def try_update(current: Obj | None) -> Obj:
             if current is not None:
                 return update(current)
             if sub is not None:
                 raise StatusError.not_found(spec.group_resource, req.name or "", spec.group, spec.resource)
-            obj = server_side_apply(None, doc, manager, req.force, self.now(), spec.kind)
+            obj = applied(None)
             obj["apiVersion"], obj["kind"] = spec.api_version, spec.kind
             self._check_name(call, spec, obj)
             if spec.namespaced:

@@ -2,7 +2,8 @@
 
 ``kubectl autoscale`` creates autoscaling/v1 objects (``targetCPUUtilizationPercentage``); upstream
 serves v1 and v2 of one stored object and converts between them. So does this: a v1 request's body is
-converted to v2 before the pipeline and its answers (objects, lists, watch events) back to v1. As
+converted to v2 before the pipeline and its answers (objects, lists, watch events) back to v1; a
+patch or server-side apply acts on the object's v1 view. As
 upstream, what v1 cannot express travels in annotations: metrics other than the CPU utilization target
 (``autoscaling.alpha.kubernetes.io/metrics``), ``spec.behavior`` and the status conditions, so a v1
 client's read-modify-write keeps them.

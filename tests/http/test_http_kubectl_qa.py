@@ -398,3 +398,21 @@ async def test_a_gated_pod_shows_scheduling_gated(cluster: Cluster) -> None:
     assert pod["status"]["conditions"][0]["reason"] == "SchedulingGated"
     await cluster.kubectl("run", "ungated", "--image=nginx")
     assert "conditions" not in (await cluster.admin("get", "pods", namespace="default", name="ungated"))["status"]
+
+
+async def test_server_side_apply_of_an_autoscaling_v1_hpa(cluster: Cluster) -> None:
+    manifest = """apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {name: ssa-v1}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: ssa-v1}
+  maxReplicas: 4
+  targetCPUUtilizationPercentage: %d
+"""
+    created = await cluster.kubectl("apply", "--server-side", "-f", "-", stdin=manifest % 40)
+    assert "horizontalpodautoscaler.autoscaling/ssa-v1 serverside-applied" in created.out
+    await cluster.kubectl("apply", "--server-side", "-f", "-", stdin=manifest % 65)
+    stored = (await cluster.kubectl("get", "hpa", "ssa-v1", "-o", "json", "--show-managed-fields")).json()
+    assert stored["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 65
+    assert stored["spec"]["maxReplicas"] == 4
+    assert [m["manager"] for m in stored["metadata"]["managedFields"]] == ["kubectl"]
