@@ -321,7 +321,7 @@ class Member:
             return
         doc = {"name": self.name, "id": f"{self.id:x}", "endpoint": self.endpoint, "role": self.node.role.value,
                "term": self.node.term, "leader": f"{self.node.lead:x}" if self.node.lead else "",
-               "pid": os.getpid(), "running": self.running}
+               "pid": os.getpid(), "running": self.running, "paused": self.paused}
         tmp = self.role_file.with_suffix(".tmp")
         try:
             tmp.write_text(json.dumps(doc))
@@ -342,11 +342,13 @@ class Member:
         if self.running:
             self.paused = True
             self._resumed.clear()
+            self._note_role()  # tools reading the folder see it stop answering, as etcdctl would
 
     def resume(self) -> None:
         self.paused = False
         self._resumed.set()
         self._wake.set()
+        self._note_role()
 
     def slow_disk(self, latency_s: float) -> None:
         """Add ``latency_s`` simulated seconds to every WAL write (0 heals)."""

@@ -81,6 +81,16 @@ async def test_etcdctl_reads_a_live_data_folder(tmp_path: Path) -> None:
     assert health.returncode == 0 and health.stdout.count("is healthy: successfully committed proposal") == 3
     members = cli("etcdctl", "member", "list", "--data-dir", str(tmp_path)).stdout.splitlines()
     assert len(members) == 3 and all(", started, etcd-" in m for m in members)
+    frozen = next(m for m in cluster.members if m is not leader)
+    frozen.pause()  # as SIGSTOP: etcdctl's request to it times out
+    paused = cli("etcdctl", "endpoint", "status", "--data-dir", str(tmp_path))
+    assert paused.returncode == 1 and len(paused.stdout.splitlines()) == 2
+    assert paused.stderr == f"Failed to get the status of endpoint {frozen.endpoint} (context deadline exceeded)\n"
+    health = cli("etcdctl", "endpoint", "health", "--data-dir", str(tmp_path))
+    assert health.returncode == 1
+    assert f"{frozen.endpoint} is unhealthy: failed to commit proposal: context deadline exceeded" in health.stdout
+    frozen.resume()
+    assert cli("etcdctl", "endpoint", "status", "--data-dir", str(tmp_path)).returncode == 0
     await cluster.close()
     down = cli("etcdctl", "endpoint", "health", "--data-dir", str(tmp_path))
     assert down.returncode == 1 and "is unhealthy" in down.stdout
