@@ -279,14 +279,21 @@ async def pod_log(server: APIServer, call: _Call, spec: ResourceSpec) -> Respons
     req = call.req
     name = req.name or ""
     pod = await server.read(spec, req.namespace, name)
-    containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+    pspec = pod.get("spec") or {}
+    kinds = {kind: [str(c.get("name")) for c in pspec.get(field) or [] if isinstance(c, dict)]
+             for kind, field in (("", "containers"), ("init ", "initContainers"),
+                                 ("ephemeral ", "ephemeralContainers"))}
     container = req.params.get("container") or ""
     if not container:
-        if len(containers) != 1:
-            raise StatusError.bad_request(f"a container name must be specified for pod {name}, choose one of: "
-                                          f"[{' '.join(str(c) for c in containers)}]")
-        container = str(containers[0])
-    elif container not in containers:
+        containers = kinds[""]
+        if len(containers) != 1:  # upstream's ValidateContainer, word for word
+            choices = f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
+            for kind in ("init ", "ephemeral "):
+                if kinds[kind]:
+                    choices += f" or one of the {kind}containers: [{' '.join(kinds[kind])}]"
+            raise StatusError.bad_request(choices)
+        container = containers[0]
+    elif not any(container in names for names in kinds.values()):
         raise StatusError.bad_request(f"container {container} is not valid for pod {name}")
     if req.params.get("previous", "").lower() in ("true", "1") and not _terminated_before(pod, container):
         raise StatusError.bad_request(f'previous terminated container "{container}" in pod "{name}" not found')

@@ -100,6 +100,22 @@ async def test_pod_log_from_registered_source(api: APIServer, admin: Client) -> 
     assert resp.code == 400 and "nope" in resp.body["message"]
 
 
+async def test_pod_log_of_an_init_container_and_upstreams_choice_message(api: APIServer, admin: Client) -> None:
+    """kubectl logs -c <init container> (the first thing to read when a pod sits in Init:0/1) was a 400."""
+    body = pod("multi")
+    body["spec"]["containers"].append({"name": "side", "image": "busybox"})
+    body["spec"]["initContainers"] = [{"name": "migrate", "image": "busybox"}]
+    await admin.ok("create", "pods", namespace="default", body=body)
+    api.set_log_source(lambda ns, name, container, follow, tail: f"{container} says hi\n")
+    text = await admin.ok("get", "pods", namespace="default", name="multi", subresource="log",
+                          params={"container": "migrate"})
+    assert text == "migrate says hi\n"
+    choose = await admin.do("get", "pods", namespace="default", name="multi", subresource="log")
+    assert choose.code == 400 and choose.body["message"] == (
+        "a container name must be specified for pod multi, choose one of: [c side] "
+        "or one of the init containers: [migrate]")
+
+
 async def test_namespace_deletion_waits_for_finalize(admin: Client) -> None:
     await admin.ok("create", "namespaces", body={"metadata": {"name": "team"}})
     ns = await admin.ok("delete", "namespaces", name="team")
