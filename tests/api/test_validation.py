@@ -328,3 +328,17 @@ def test_status_updates_skip_spec_rules() -> None:
 ])
 def test_other_kinds(obj: dict[str, Any], resource: str, group: str, expected: list[str]) -> None:
     assert check(obj, resource, group) == expected
+
+
+def test_statefulset_containers_may_mount_their_volume_claim_templates() -> None:
+    """Nearly every real StatefulSet mounts a claim template by name; that was 'Not found'."""
+    def sts(mount: str) -> dict[str, Any]:
+        return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "default"},
+                "spec": {"serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                         "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [
+                             {"name": "c", "image": "postgres", "volumeMounts": [{"name": mount, "mountPath": "/d"}]}]}},
+                         "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                             "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]}}
+    assert check(sts("data"), "statefulsets", "apps") == []
+    assert check(sts("nope"), "statefulsets", "apps") == [
+        'spec.template.spec.containers[0].volumeMounts[0].name: Not found: "nope"']

@@ -98,8 +98,24 @@ def validate_statefulset(obj: Obj) -> list[Cause]:
     causes += non_negative("spec.replicas", spec.get("replicas"))
     causes += non_negative("spec.minReadySeconds", spec.get("minReadySeconds"))
     causes += validate_selector_and_template(spec, "statefulset")
-    causes += _template_for_replicas(spec)
+    causes += _template_for_replicas(_with_claim_volumes(spec))
     return causes
+
+
+def _with_claim_volumes(spec: Obj) -> Obj:
+    """The spec as its pods get it: each volumeClaimTemplate is a volume of that name (the controller
+    mounts the claim there), so containers may mount it. Upstream skips the template's pod-spec
+    validation altogether for this reason; this keeps the rest of it."""
+    claims = [t["metadata"]["name"] for t in spec.get("volumeClaimTemplates") or ()
+              if isinstance(t, dict) and isinstance(t.get("metadata"), dict) and t["metadata"].get("name")]
+    template = spec.get("template")
+    tspec = template.get("spec") if isinstance(template, dict) else None
+    if not claims or not isinstance(tspec, dict):
+        return spec
+    volumes = tspec.get("volumes") if isinstance(tspec.get("volumes"), list) else []
+    have = {v.get("name") for v in volumes if isinstance(v, dict)}
+    extra = [{"name": n, "persistentVolumeClaim": {"claimName": n}} for n in claims if n not in have]
+    return {**spec, "template": {**template, "spec": {**tspec, "volumes": [*volumes, *extra]}}}
 
 
 def validate_selector_update(obj: Obj, old: Obj) -> list[Cause]:
