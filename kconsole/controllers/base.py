@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from kconsole.client import Client, EventRecorder, InformerFactory, SharedInformer, WorkQueue
+from kconsole.client import Client, EventRecorder, InformerFactory, SharedInformer, StatusError, WorkQueue
 from kconsole.client.workqueue import run_workers
 from kconsole.clock import Clock
 from kconsole.controllers.podcontrol import owner_key_of
-from kconsole.objects.meta import object_key
+from kconsole.objects.meta import deep_copy, object_key
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +86,19 @@ class Controller:
             "on_update": lambda old, new: fn(new),
             "on_delete": fn,
         }
+
+    async def write_status(self, obj: dict[str, Any], status: dict[str, Any], ignore: tuple[int, ...] = (404,)) -> None:
+        """Write ``status`` unless ``obj`` has it already; the codes in ``ignore`` (an object deleted
+        meanwhile, by default) are not errors: the next sync sees what happened."""
+        if (obj.get("status") or {}) == status:
+            return
+        new = deep_copy(obj)  # the informer's copy stays as it was
+        new["status"] = status
+        try:
+            await self.client.update_status(new)
+        except StatusError as err:
+            if err.code not in ignore:
+                raise
 
     async def sync(self, key: str) -> None:
         raise NotImplementedError

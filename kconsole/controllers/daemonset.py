@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kconsole.client import StatusError, is_not_found
+from kconsole.client import StatusError
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.controllers.deployment import scaled_value
 from kconsole.controllers.expectations import ExpectationHandlers, Expectations
@@ -198,11 +198,11 @@ class DaemonSetsController(ExpectationHandlers, Controller):
             if not is_being_deleted(pod):
                 by_node.setdefault(pod_node(pod), []).append(pod)
         if is_being_deleted(ds):
-            await self._write_status(ds, self._status(ds, nodes, spec, by_node, current_hash))
+            await self.write_status(ds, self._status(ds, nodes, spec, by_node, current_hash))
             return None
         if self.expectations.satisfied(key):
             await self._manage(ds, key, nodes, spec, by_node, current_hash)
-        await self._write_status(ds, self._status(ds, nodes, spec, by_node, current_hash))
+        await self.write_status(ds, self._status(ds, nodes, spec, by_node, current_hash))
         return None
 
     async def _manage(self, ds: Obj, key: str, nodes: list[Obj], spec: Obj, by_node: dict[str, list[Obj]],
@@ -407,13 +407,3 @@ class DaemonSetsController(ExpectationHandlers, Controller):
             status["numberUnavailable"] = desired - available
         return status
 
-    async def _write_status(self, ds: Obj, status: Obj) -> None:
-        if (ds.get("status") or {}) == status:
-            return
-        new = deep_copy(ds)
-        new["status"] = status
-        try:
-            await self.client.update_status(new)
-        except StatusError as err:
-            if not is_not_found(err):
-                raise

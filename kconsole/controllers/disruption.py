@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kconsole.client import StatusError, is_not_found
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.controllers.deployment import scaled_value
 from kconsole.controllers.podcontrol import with_kind
@@ -122,7 +121,7 @@ class DisruptionController(Controller):
             self._set_condition(status, "True", "SufficientPods", "", now)
         else:
             self._set_condition(status, "False", "InsufficientPods", "", now)
-        await self._write(pdb, status)
+        await self.write_status(pdb, status)
         return None if recheck is None else max(recheck - now, 0.001)
 
     def _pods_for(self, pdb: Obj) -> list[Obj]:
@@ -215,15 +214,5 @@ class DisruptionController(Controller):
         for field in ("currentHealthy", "desiredHealthy", "expectedPods"):
             status.setdefault(field, 0)
         self._set_condition(status, "False", "SyncFailed", message, now)
-        await self._write(pdb, status)
+        await self.write_status(pdb, status)
 
-    async def _write(self, pdb: Obj, status: Obj) -> None:
-        if status == (pdb.get("status") or {}):
-            return
-        new = deep_copy(pdb)
-        new["status"] = status
-        try:
-            await self.client.update_status(new)
-        except StatusError as err:
-            if not is_not_found(err):
-                raise

@@ -439,15 +439,7 @@ class HorizontalController(Controller):
         if generation(hpa):
             status["observedGeneration"] = generation(hpa)
         status.setdefault("desiredReplicas", status.get("currentReplicas", 0))
-        if (hpa.get("status") or {}) == status:
-            return
-        new = deep_copy(hpa)
-        new["status"] = status
-        try:
-            await self.client.update_status(new)
-        except StatusError as err:
-            if err.code not in (404, 409):
-                raise
+        await self.write_status(hpa, status, ignore=(404, 409))
 
 
 def _round_milli(value: float) -> str:

@@ -265,13 +265,5 @@ class StatefulSetController(Controller):
             status["observedGeneration"] = generation(sts)
         if (sts.get("status") or {}).get("collisionCount") is not None:
             status["collisionCount"] = sts["status"]["collisionCount"]
-        if (sts.get("status") or {}) == status:
-            return
-        new = deep_copy(sts)
-        new["status"] = status
-        try:
-            await self.client.update_status(new)
-        except StatusError as err:
-            if not is_not_found(err):
-                raise
+        await self.write_status(sts, status)
 
