@@ -303,11 +303,20 @@ async def pod_log(server: APIServer, call: _Call, spec: ResourceSpec) -> Respons
         tail_lines = int(tail) if tail not in (None, "") else None
     except ValueError:
         raise StatusError.bad_request(f'tailLines: Invalid value: "{tail}": must be an integer') from None
+    limit = req.params.get("limitBytes")
+    try:
+        limit_bytes = int(limit) if limit not in (None, "") else None
+    except ValueError:
+        raise StatusError.bad_request(f'limitBytes: Invalid value: "{limit}": must be an integer') from None
+    if limit_bytes is not None and limit_bytes < 1:
+        raise StatusError.bad_request(f"limitBytes: Invalid value: {limit_bytes}: must be greater than 0")
     source = server._log_source
     out = source(req.namespace or "", name, container, follow, tail_lines) if source is not None else None
     if out is None:
         raise StatusError.bad_request(f'container "{container}" in pod "{name}" is not available')
     if isinstance(out, str):
+        if limit_bytes is not None:  # kubectl logs --limit-bytes: the first bytes of the log
+            out = out.encode()[:limit_bytes].decode(errors="ignore")
         return Response(200, out)
     return out
 

@@ -224,6 +224,7 @@ async def test_logs_previous_needs_a_terminated_container(cluster: Cluster) -> N
                                          "finishedAt": "2026-01-01T00:00:05Z"}}}]
         await cluster.admin("update", "pods", namespace="default", name="once", subresource="status", body=pod)
         assert (await cluster.kubectl("logs", "once", "--previous")).code == 0
+        assert (await cluster.kubectl("logs", "once", "--limit-bytes=7")).out == "current"
     finally:
         cluster.api.set_log_source(None)
 
