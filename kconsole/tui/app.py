@@ -113,6 +113,8 @@ class ConsoleApp(App[int]):
         #: An app handed a stopped cluster starts it, and so stops it when it exits.
         self.owns_cluster = not getattr(cluster, "started", False)
         self._own_catalog = False
+        #: The cluster's start while it runs: quitting meanwhile waits for it instead of cancelling it.
+        self._starting: asyncio.Future[None] | None = None
 
     # ------------------------------------------------------------------ layout
 
@@ -155,7 +157,9 @@ class ConsoleApp(App[int]):
             if not getattr(self.cluster, "started", False):
                 self.header.status = "starting the cluster…"
                 self.header.sync()
-                await self.cluster.start()
+                self._starting = asyncio.ensure_future(self.cluster.start())
+                await asyncio.shield(self._starting)
+                self._starting = None
             await self.model.start(self.cluster.api_client(CONSOLE_USER))
             self._ensure_fault_catalog()
             self.resources.switch_kind(self.resources.resource)
@@ -744,7 +748,12 @@ class ConsoleApp(App[int]):
             await self.cluster.faults.close()
             self.cluster.faults = None
             self._own_catalog = False
-        if stop_cluster and getattr(self.cluster, "started", False):
+        starting, self._starting = self._starting, None
+        if starting is not None:
+            # Quit while the cluster was starting: a start cancelled half-way left etcd members'
+            # threads running, and the process never exited. Let it finish (or fail), then stop it.
+            await asyncio.gather(starting, return_exceptions=True)
+        if stop_cluster and (getattr(self.cluster, "started", False) or starting is not None):
             await self.cluster.stop()
 
     async def on_unmount(self) -> None:

@@ -132,3 +132,26 @@ async def test_first_frame_before_cluster_start_then_time_controls(tmp_path: Pat
         assert clock.speed == 0.5
         await pilot.press("q")
     assert not cluster.started  # quitting stopped the cluster the console started
+
+
+@on_module_loop
+async def test_quitting_while_the_cluster_starts_stops_it_and_leaves_no_threads(tmp_path: Path) -> None:
+    """Real clock: 'q' right after the first frame, while three etcd members are being opened."""
+    import threading
+
+    before = set(threading.enumerate())
+    config = ClusterConfig(nodes=0, control_planes=3, http=False, data_dir=tmp_path / "data")
+    cluster = Cluster(config)
+    app = ConsoleApp(cluster, live=False, watch_themes=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.first_paint_at is not None and not cluster.started
+        await pilot.press("q")
+    assert not cluster.started and cluster.etcd is None
+    deadline = time.monotonic() + 10
+    # The loop's own executor threads (asyncio_N) end with the loop; anything else would keep the
+    # process from exiting (aiosqlite connections, members' WAL threads).
+    while (left := [t.name for t in set(threading.enumerate()) - before
+                    if t.is_alive() and not t.name.startswith("asyncio_")]) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert left == []
