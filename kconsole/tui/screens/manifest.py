@@ -17,6 +17,8 @@ from kconsole.tui.screens.base import TextScreen
 CONTEXT = 2
 #: Files bigger than this are not read for context (the error line alone still names the place).
 MAX_CONTEXT_BYTES = 4 * 1024 * 1024
+#: Characters of one source line shown around the error's column.
+MAX_LINE = 200
 
 
 def source_excerpt(path: Path, line: int, column: int) -> list[Text]:
@@ -32,11 +34,17 @@ def source_excerpt(path: Path, line: int, column: int) -> list[Text]:
         return []
     first, last = max(1, line - CONTEXT), min(len(lines), line + CONTEXT)
     width = len(str(last))
+    # A minified JSON file is one huge line: show a window of it around the column, not all of it.
+    start = max(0, column - 1 - MAX_LINE // 2) if len(lines[line - 1]) > MAX_LINE else 0
     out: list[Text] = []
     for n in range(first, last + 1):
-        out.append(Text(f"  {n:>{width}} │ {lines[n - 1]}", style="bold" if n == line else "dim"))
+        text = lines[n - 1]
+        if len(text) > MAX_LINE or start:
+            text = ("…" if start else "") + text[start:start + MAX_LINE] + ("…" if len(text) > start + MAX_LINE else "")
+        out.append(Text(f"  {n:>{width}} │ {text}", style="bold" if n == line else "dim"))
         if n == line:
-            out.append(Text(f"  {'':>{width}} │ {' ' * max(0, column - 1)}^", style="bold red"))
+            caret = column - 1 - start + (1 if start else 0)
+            out.append(Text(f"  {'':>{width}} │ {' ' * max(0, caret)}^", style="bold red"))
     return out
 
 
