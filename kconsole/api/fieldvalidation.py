@@ -67,11 +67,17 @@ def _walk(value: dict[str, Any], type_name: str, path: str, out: list[str], drop
                     _walk(item, child_type, f"{path}{key}[{i}].", out, drop)
 
 
-def check(obj: dict[str, Any], kind: str, version: str, directive: str, patched: bool = False) -> list[str]:
+def check(obj: dict[str, Any], kind: str, version: str, directive: str, patched: bool = False,
+          before: dict[str, Any] | None = None) -> list[str]:
     """Apply ``directive`` to ``obj``: 400 under Strict; under Warn the fields are dropped and their
-    warnings returned. ``patched``: the object is a patch's result (upstream words that error shorter)."""
+    warnings returned. ``patched``: the object is a patch's result (upstream words that error shorter).
+    ``before``: the object the patch applied to; unknown fields it already had (stored before this
+    check existed) are not the patch's doing and do not fail it."""
     if directive == "Strict":
         unknown = unknown_fields(obj, kind)
+        if unknown and before is not None:
+            had = set(unknown_fields(before, kind))
+            unknown = [p for p in unknown if p not in had]
         if unknown:
             detail = "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in unknown)
             if not patched:

@@ -874,9 +874,10 @@ class APIServer:
             meta.pop("namespace", None)
         return obj
 
-    def _check_fields(self, call: _Call, spec: ResourceSpec, obj: Obj, patched: bool = False) -> None:
+    def _check_fields(self, call: _Call, spec: ResourceSpec, obj: Obj, patched: bool = False,
+                      before: Obj | None = None) -> None:
         """The request's fieldValidation directive on ``obj`` (kubectl sends Strict)."""
-        warnings = check_fields(obj, spec.kind, spec.info.version, call.req.field_validation or "", patched)
+        warnings = check_fields(obj, spec.kind, spec.info.version, call.req.field_validation or "", patched, before)
         if warnings:
             call.warnings = warnings
 
@@ -1036,7 +1037,7 @@ class APIServer:
             else:
                 new = apply_patch(req.patch_type or "", clone(old), doc, spec.kind)
             if req.field_validation is not None:
-                self._check_fields(call, spec, new, patched=True)
+                self._check_fields(call, spec, new, patched=True, before=old)
             return new
 
         result, outcome = await self.storage.guaranteed_update(

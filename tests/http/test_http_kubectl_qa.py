@@ -417,3 +417,17 @@ spec:
     assert stored["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 65
     assert stored["spec"]["maxReplicas"] == 4
     assert [m["manager"] for m in stored["metadata"]["managedFields"]] == ["kubectl"]
+
+
+async def test_a_stored_unknown_field_does_not_block_later_applies(cluster: Cluster) -> None:
+    """Objects stored before fieldValidation was honoured may hold a typo'd field; a later client-side
+    apply patches them and must fail only for fields its own patch brings."""
+    await cluster.admin("create", "configmaps", namespace="default", body={
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "legacy"}, "dta": {"old": "typo"}})
+    manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: legacy}\ndata: {a: '%s'}\n"
+    await cluster.kubectl("apply", "-f", "-", stdin=manifest % "1")
+    await cluster.kubectl("apply", "-f", "-", stdin=manifest % "2")
+    assert (await cluster.admin("get", "configmaps", namespace="default", name="legacy"))["data"] == {"a": "2"}
+    typo = await cluster.kubectl("apply", "-f", "-", stdin=manifest % "3" + "extra: 1\n", check=False)
+    assert typo.code == 1 and 'strict decoding error: unknown field "extra"' in typo.err
+    assert 'unknown field "dta"' not in typo.err
