@@ -158,8 +158,8 @@ def _parse_yaml(text: str, path: str) -> ParsedFile:
                 continue
             problem = _structure_problem(node)
             if problem is not None:
-                where = _pos(node)
-                return ParsedFile(path, [], [SyncError(path, where.line, where.column, f"YAML error: {problem}",
+                message, where = problem
+                return ParsedFile(path, [], [SyncError(path, where.line, where.column, f"YAML error: {message}",
                                                        "YAMLSyntax")])
             roots.append((node, loader.construct_document(node)))
     except yaml.MarkedYAMLError as err:
@@ -177,14 +177,18 @@ def _parse_yaml(text: str, path: str) -> ParsedFile:
 
 
 class _Unusable(Exception):
-    pass
+    def __init__(self, message: str, node: Any = None) -> None:
+        super().__init__(message)
+        self.node = node
 
 
-def _structure_problem(root: Any) -> str | None:
-    """Why a document's shape makes it unusable, before anything copies it: nested deeper than
-    :data:`MAX_DEPTH`, containing itself through an alias, or expanding through aliases to more
-    than :data:`MAX_EXPANDED_VALUES` values (as the API server and every deep copy on the way would
-    see it). Each distinct node is visited once (linear time)."""
+def _structure_problem(root: Any) -> tuple[str, Position] | None:
+    """Why a document's shape makes it unusable, and where, before anything copies it: a key
+    given twice in one mapping (YAML loaders keep the last silently, so an edit of the first does
+    nothing; kubectl refuses the file), nested deeper than :data:`MAX_DEPTH`, containing itself
+    through an alias, or expanding through aliases to more than :data:`MAX_EXPANDED_VALUES`
+    values (as the API server and every deep copy on the way would see it). Each distinct node is
+    visited once (linear time)."""
     sizes: dict[int, int] = {}
     building = -1
 
@@ -192,14 +196,19 @@ def _structure_problem(root: Any) -> str | None:
         known = sizes.get(id(node))
         if known is not None:
             if known == building:
-                raise _Unusable("document contains itself through an alias")
+                raise _Unusable("document contains itself through an alias", node)
             return known
         if depth > MAX_DEPTH:
-            raise _Unusable(f"document nests deeper than {MAX_DEPTH} levels")
+            raise _Unusable(f"document nests deeper than {MAX_DEPTH} levels", node)
         sizes[id(node)] = building
         total = 1
         if isinstance(node, yaml.MappingNode):
+            lines: dict[str, int] = {}
             for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.value != "<<":
+                    if key.value in lines:
+                        raise _Unusable(f'mapping key "{key.value}" already defined at line {lines[key.value]}', key)
+                    lines[key.value] = key.start_mark.line + 1
                 total += size(key, depth + 1) + size(value, depth + 1)
         elif isinstance(node, yaml.SequenceNode):
             for item in node.value:
@@ -210,10 +219,10 @@ def _structure_problem(root: Any) -> str | None:
     try:
         expanded = size(root, 0)
     except _Unusable as err:
-        return str(err)
+        return str(err), _pos(err.node if err.node is not None else root)
     if expanded > MAX_EXPANDED_VALUES:
         return ("document contains excessive aliasing "
-                f"(its aliases expand it to more than {MAX_EXPANDED_VALUES:,} values)")
+                f"(its aliases expand it to more than {MAX_EXPANDED_VALUES:,} values)"), _pos(root)
     return None
 
 
@@ -301,7 +310,8 @@ def _parse_json(text: str, path: str) -> ParsedFile:
         node = None
     problem = _structure_problem(node) if node is not None else None
     if problem is not None:
-        return ParsedFile(path, [], [SyncError(path, 1, 1, f"JSON error: {problem}", "JSONSyntax")])
+        message, where = problem
+        return ParsedFile(path, [], [SyncError(path, where.line, where.column, f"JSON error: {message}", "JSONSyntax")])
     _add_document(path, value, node, docs, errors)
     if node is None:
         for doc in docs:

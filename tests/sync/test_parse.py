@@ -73,18 +73,24 @@ def test_alias_bombs_self_reference_and_deep_nesting_are_refused_before_anything
     laughs = ["apiVersion: v1", "kind: ConfigMap", "metadata:", "  name: lol", "  annotations:",
               "    a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
     laughs += [f"    a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 8)]
-    cases = {
-        "\n".join(laughs) + "\n": "excessive aliasing",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: &d {x: *d}\n": "contains itself",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: " + "[" * 500 + "]" * 500 + "\n": "deeper than",
+    cases = {  # the problem, and where it is pointed at (after the first document's four lines)
+        "\n".join(laughs) + "\n": ("excessive aliasing", 5, 1),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: &d {x: *d}\n": ("contains itself", 8, 7),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: " + "[" * 500 + "]" * 500 + "\n":
+            ("deeper than", 8, 207),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: {}\n  name: b\n":
+            ('mapping key "name" already defined at line 8', 10, 3),
     }
-    for text, words in cases.items():
+    for text, (words, line, column) in cases.items():
         [err] = parse_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: first}\n---\n" + text, "x.yaml").errors
-        assert (err.line, err.column, err.reason) == (5, 1, "YAMLSyntax") and words in err.message, err
+        assert (err.line, err.column, err.reason) == (line, column, "YAMLSyntax") and words in err.message, err
     deep = ('{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": '
             + "[" * 5000 + "]" * 5000 + "}")
     [err] = parse_text(deep, "x.json").errors
     assert "deeper than" in err.message
+    twice = '{"apiVersion": "v1", "kind": "ConfigMap",\n "metadata": {"name": "a", "name": "b"}}'
+    [err] = parse_text(twice, "x.json").errors
+    assert (err.line, err.column) == (2, 28) and 'mapping key "name" already defined at line 2' in err.message
     # Aliases that expand modestly are ordinary YAML.
     shared = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, labels: &l {app: web}}\ndata: *l\n"
     [doc] = parse_text(shared, "x.yaml").documents
