@@ -287,6 +287,9 @@ class FaultCatalog:
                 self.events_written += 1
                 return
             except StatusError as err:
+                if err.code == 409 and attempt:
+                    self.events_written += 1  # an earlier try timed out but was committed (etcd's
+                    return                    # "request timed out" leaves the outcome open)
                 if err.code < 500 and err.code != 429:
                     log.warning("fault event %s refused: %s", event["reason"], err.message)
                     return

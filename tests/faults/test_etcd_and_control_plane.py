@@ -164,3 +164,23 @@ async def test_apiserver_latency_and_errors(cluster: Cluster) -> None:
     # The Event of the error fault could only be written once requests passed again.
     messages = [e["message"] for e in await fault_events(cluster, "FaultInjected")]
     assert any("apiserver-errors" in m for m in messages) and any("apiserver-latency" in m for m in messages)
+
+
+async def test_fault_events_written_during_quorum_loss_are_all_there_after_heal(
+        cluster: Cluster, caplog: pytest.LogCaptureFixture) -> None:
+    """An Event written while etcd has no quorum times out ('request timed out' leaves the outcome
+    open) and is retried; when the first try was committed after all, the retry's AlreadyExists
+    means it is written, not 'refused' (the console showed the injection as missing)."""
+    faults, etcd, clock = cluster.faults, cluster.etcd, vclock(cluster)
+    assert faults is not None and etcd is not None
+    followers = [m for m in etcd.members if m is not etcd.leader()]
+    for member in followers:
+        await faults.apply("etcd-stop", member.name)
+    await clock.run_until(lambda: etcd.leader() is None, timeout=15, step=0.1)
+    await clock.advance(20)  # the second stop's Event times out at least once
+    await faults.heal_all()
+    await clock.run_until(lambda: etcd.quorum().alive == 3 and etcd.leader() is not None, timeout=15, step=0.1)
+    injected = await fault_events(cluster, "FaultInjected")
+    assert len(injected) == 2
+    assert len(await fault_events(cluster, "FaultHealed")) == 2
+    assert not [r for r in caplog.records if "refused" in r.getMessage()]
