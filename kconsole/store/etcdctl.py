@@ -1,9 +1,10 @@
 """``kconsole etcdctl endpoint status|endpoint health|member list [-w table|json|simple]``.
 
 Prints etcdctl 3.5's layouts. The figures come from the data folder (``--data-dir``, default
-``./.kconsole``; its members live in ``etcd/etcd-0``, ...): each member's WAL (term, raft index, applied index), its revision log file
-(revision, db size, size in use) and the ``member.json`` a running member rewrites whenever its
-role changes (leader or not; ignored when the process that wrote it is gone). Everything is opened
+``./.kconsole``; its members live in ``etcd/etcd-0``, ...): each member's WAL (term, raft index,
+applied index), its revision log file (revision, db size, size in use) and the ``member.json`` a
+running member rewrites whenever its role or pause changes (ignored when the process that wrote it
+is gone). Everything is opened
 read-only, so it works beside a running kconsole. A running process's in-memory view is
 ``EtcdCluster.member_status()``; :func:`render_status` renders either.
 """
@@ -19,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kconsole.store.facade import MEMBERS_DIR
+from kconsole.store.facade import MEMBERS_DIR, client_port
 from kconsole.store.members import VERSION, MemberStatus, member_id
 from kconsole.store.raft.wal import FileStorage
 
@@ -116,7 +117,7 @@ def folder_status(data_dir: str | os.PathLike[str]) -> list[MemberStatus]:
         errors = ["alarm:NOSPACE"] if wal.alarms & 1 else []
         out.append(MemberStatus(
             name=d.name, id=note.get("id") or f"{member_id(d.name):x}",
-            endpoint=note.get("endpoint") or f"127.0.0.1:{(2379, 22379, 32379, 42379, 52379)[i % 5]}",
+            endpoint=note.get("endpoint") or f"127.0.0.1:{client_port(i)}",
             version=VERSION, running=running, paused=paused,
             healthy=running and not paused and bool(note.get("leader")) and not errors,
             is_leader=running and note.get("role") == "leader", leader=note.get("leader", "") if running else "",

@@ -60,6 +60,11 @@ MEMBERS_DIR = "etcd"
 CLIENT_PORTS = (2379, 22379, 32379, 42379, 52379, 62379, 12379)
 
 
+def client_port(i: int) -> int:
+    """The client port member ``i`` (0-based) shows as its endpoint."""
+    return CLIENT_PORTS[i] if i < len(CLIENT_PORTS) else 2379 + 10000 * i
+
+
 @dataclass(frozen=True, slots=True)
 class Quorum:
     members: int
@@ -128,7 +133,7 @@ class EtcdCluster:
         ids = [member_id(n) for n in names]
         members: list[Member] = []
         for i, name in enumerate(names):
-            port = CLIENT_PORTS[i] if i < len(CLIENT_PORTS) else 2379 + 10000 * i
+            port = client_port(i)
             store = storage(name)
             members.append(Member(
                 name, f"127.0.0.1:{port}", ids, clock=clock, network=net, rng=random.Random(rng.random()),
@@ -174,7 +179,7 @@ class EtcdCluster:
         ids = [member_id(n) for n in names]
         built: list[Member] = []
         for i, name in enumerate(names):
-            port = CLIENT_PORTS[i] if i < len(CLIENT_PORTS) else 2379 + 10000 * i
+            port = client_port(i)
             built.append(Member(
                 name, f"127.0.0.1:{port}", ids, clock=clock, network=net, rng=random.Random(rng.random()),
                 storage=storage(name), machine=machine(name), config=config, mid=ids[i],
