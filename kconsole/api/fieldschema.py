@@ -494,3 +494,19 @@ TYPES: dict[str, str] = {
     "WorkloadPodGroupSchedulingConstraints": "topology:[]TopologyConstraint",
     "WorkloadPodGroupSchedulingPolicy": "basic:o gang:WorkloadPodGroupGangSchedulingPolicy",
 }
+
+
+_fields: dict[str, dict[str, str]] = {}
+
+
+def fields(type_name: str) -> dict[str, str]:
+    """``type_name``'s fields in table order, each with its type code (``"s"`` for a bare name);
+    parsed once per type, for both the field validation and the OpenAPI document."""
+    parsed = _fields.get(type_name)
+    if parsed is None:
+        parsed = {}
+        for entry in TYPES[type_name].split():
+            name, _, ref = entry.partition(":")
+            parsed[name] = ref or "s"
+        _fields[type_name] = parsed
+    return parsed

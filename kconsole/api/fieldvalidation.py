@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kconsole.api.fieldschema import KINDS, TYPES
+from kconsole.api.fieldschema import KINDS, TYPES, fields
 from kconsole.api.types import StatusError
 
 #: A field's value type: (type name or None for a leaf or free-form value, True for a map of that type).
@@ -20,15 +20,14 @@ _parsed: dict[str, dict[str, _Field]] = {}
 
 
 def _fields(type_name: str) -> dict[str, _Field]:
-    fields = _parsed.get(type_name)
-    if fields is None:
-        fields = {}
-        for entry in TYPES[type_name].split():
-            name, _, ref = entry.partition(":")
+    known = _parsed.get(type_name)
+    if known is None:
+        known = {}
+        for name, ref in fields(type_name).items():
             inner = ref.lstrip("[]{}")
-            fields[name] = (inner if inner in TYPES else None, ref.startswith("{}"))
-        _parsed[type_name] = fields
-    return fields
+            known[name] = (inner if inner in TYPES else None, ref.startswith("{}"))
+        _parsed[type_name] = known
+    return known
 
 
 def unknown_fields(obj: dict[str, Any], kind: str, drop: bool = False) -> list[str]:

@@ -383,8 +383,7 @@ def _table_schema(ref: str, used: set[str]) -> dict[str, Any]:
 def _table_properties(type_name: str, described: Fields, used: set[str]) -> dict[str, Any]:
     """Every field of ``type_name`` in the API's field table, with ``described``'s text where it has one."""
     out: dict[str, Any] = {}
-    for entry in fieldschema.TYPES[type_name].split():
-        name, _, ref = entry.partition(":")
+    for name, ref in fieldschema.fields(type_name).items():
         text = described[name][1] if name in described else ""
-        out[name] = {"description": text, **_table_schema(ref or "s", used)}
+        out[name] = {"description": text, **_table_schema(ref, used)}
     return out
