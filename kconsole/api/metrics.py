@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from kconsole.api.filters import compile_filter
 from kconsole.api.types import Response, StatusError
+from kconsole.objects.pod import CPU_USAGE_ANNOTATION, MEMORY_USAGE_ANNOTATION
 from kconsole.objects.quantity import QuantityError, parse_quantity
 
 if TYPE_CHECKING:
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
 
 Obj = dict[str, Any]
 
-CPU_USAGE = "kconsole.dev/cpu-usage"
-MEMORY_USAGE = "kconsole.dev/memory-usage"
 #: The kubelets' publishing period: metrics-server's window.
 WINDOW = "15s"
 
@@ -32,7 +31,7 @@ def _usage(pod: Obj) -> tuple[float, float] | None:
     if (pod.get("status") or {}).get("phase") != "Running":
         return None
     annotations = pod["metadata"].get("annotations") or {}
-    cpu, memory = annotations.get(CPU_USAGE), annotations.get(MEMORY_USAGE)
+    cpu, memory = annotations.get(CPU_USAGE_ANNOTATION), annotations.get(MEMORY_USAGE_ANNOTATION)
     if cpu is None or memory is None:
         return None
     try:

@@ -27,6 +27,7 @@ from kconsole.client import StatusError
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.controllers.podcontrol import with_kind
 from kconsole.objects.meta import deep_copy, format_time, generation, get_condition, name, namespace, parse_time
+from kconsole.objects.pod import CPU_USAGE_ANNOTATION, MEMORY_USAGE_ANNOTATION
 from kconsole.objects.quantity import QuantityError, format_quantity, parse_quantity
 from kconsole.objects.selectors import SelectorError, parse_label_selector
 
@@ -34,7 +35,7 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 
-USAGE_ANNOTATIONS = {"cpu": "kconsole.dev/cpu-usage", "memory": "kconsole.dev/memory-usage"}
+USAGE_ANNOTATIONS = {"cpu": CPU_USAGE_ANNOTATION, "memory": MEMORY_USAGE_ANNOTATION}
 #: upstream defaults (kube-controller-manager flags).
 SYNC_PERIOD = 15.0
 TOLERANCE = 0.1

@@ -46,6 +46,7 @@ from kconsole.nodes.logs import LogFollower
 from kconsole.nodes.podworker import PodWorker
 from kconsole.nodes.staticpods import COMPONENTS, MirrorPodWorker, is_mirror_pod, mirror_pod, mirror_pod_name
 from kconsole.objects.meta import format_time
+from kconsole.objects.pod import CPU_USAGE_ANNOTATION, MEMORY_USAGE_ANNOTATION
 
 log = logging.getLogger(__name__)
 
@@ -664,9 +665,9 @@ class Kubelet:
                     continue
                 annotations: Obj = {}
                 if cpu:
-                    annotations[usage_mod.CPU_ANNOTATION] = usage_mod.format_cpu(cpu)
+                    annotations[CPU_USAGE_ANNOTATION] = usage_mod.format_cpu(cpu)
                 if mem:
-                    annotations[usage_mod.MEMORY_ANNOTATION] = usage_mod.format_memory(mem)
+                    annotations[MEMORY_USAGE_ANNOTATION] = usage_mod.format_memory(mem)
                 try:
                     await self.client.patch("pods", w.name, {"metadata": {"annotations": annotations}}, w.namespace)
                     w.published_usage = (cpu, mem)

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 
 from kconsole.objects.pod import pod_requests
 
-CPU_ANNOTATION = "kconsole.dev/cpu-usage"
-MEMORY_ANNOTATION = "kconsole.dev/memory-usage"
 PERIOD = 15.0
 #: Relative change below which a new sample is not published.
 PUBLISH_THRESHOLD = 0.05

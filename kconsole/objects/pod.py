@@ -25,6 +25,10 @@ DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+#: The usage a simulated kubelet publishes on each running pod (kconsole's stand-in for
+#: metrics-server): the HPA controller and the metrics API read it, NodeRestriction guards it.
+CPU_USAGE_ANNOTATION = "kconsole.dev/cpu-usage"
+MEMORY_USAGE_ANNOTATION = "kconsole.dev/memory-usage"
 _LEGACY_ZONE_LABEL = "failure-domain.beta.kubernetes.io/zone"
 _LEGACY_REGION_LABEL = "failure-domain.beta.kubernetes.io/region"
 

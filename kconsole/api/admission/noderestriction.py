@@ -11,12 +11,13 @@ from typing import Any
 
 from kconsole.api.stages import AdmissionContext
 from kconsole.api.types import StatusError
+from kconsole.objects.pod import CPU_USAGE_ANNOTATION, MEMORY_USAGE_ANNOTATION
 
 NODE_PREFIX = "system:node:"
 NODES_GROUP = "system:nodes"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 #: Simulated usage the kubelet publishes on its pods (kconsole's stand-in for metrics-server).
-USAGE_ANNOTATIONS = ("kconsole.dev/cpu-usage", "kconsole.dev/memory-usage")
+USAGE_ANNOTATIONS = (CPU_USAGE_ANNOTATION, MEMORY_USAGE_ANNOTATION)
 
 
 def node_name(ctx: AdmissionContext) -> str | None:
