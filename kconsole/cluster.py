@@ -82,7 +82,11 @@ class ClusterConfig:
         except OSError as err:
             raise ConfigError(f"cannot read config {path}: {err.strerror}") from err
         except yaml.YAMLError as err:
-            raise ConfigError(f"config {path} is not valid YAML: {err}") from err
+            # One line naming where, as manifests and themes report it: PyYAML's own text spans lines.
+            mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+            where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+            problem = getattr(err, "problem", None) or getattr(err, "context", None) or "invalid YAML"
+            raise ConfigError(f"config {path}{where}: not valid YAML: {problem}") from None
         if not isinstance(raw, dict):
             raise ConfigError(f"config {path}: expected a mapping at the top level")
         known = {f.name.replace("_", "-"): f for f in fields(cls)}
