@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import signal
 import sys
 
@@ -17,7 +18,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_cluster_flags(p)
 
 
+def _log_manifest_sync() -> None:
+    """Headless, the log is the only way to learn what a save did (applied, refused, fixed, removed):
+    the manifest sync's lines go to stdout beside the cluster's own."""
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("kconsole: %(message)s"))
+    logger = logging.getLogger("kconsole.sync")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+
+
 async def serve_until_signalled(config: ClusterConfig) -> int:
+    _log_manifest_sync()
     cluster = Cluster(config)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

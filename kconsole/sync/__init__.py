@@ -10,6 +10,7 @@ What the composition root and the console use::
                                 #   errors [SyncError(path, line, column, message, reason, code)])
     sync.subscribe(callback)    # callback() after each pass; returns an unsubscribe function
     sync.version                # grows on every change, for pollers
+    ChangeLines(sync.report)    # .take(): (status, line) per file whose state changed; the sync logs them
     await sync.sync_now()       # a pass over the whole folder (the console's "re-apply")
     await sync.stop()
 
@@ -22,10 +23,11 @@ and ``kconsole.clock``.
 
 from kconsole.sync.manifestsync import ManifestSync
 from kconsole.sync.parse import Document, ObjectKey, ParsedFile, Position, SyncError, parse_file, parse_text
-from kconsole.sync.report import AppliedObject, FileState
+from kconsole.sync.report import AppliedObject, ChangeLines, FileState
 
 __all__ = [
     "AppliedObject",
+    "ChangeLines",
     "Document",
     "FileState",
     "ManifestSync",

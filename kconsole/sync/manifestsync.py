@@ -33,7 +33,7 @@ from kconsole.sync import apply as applier
 from kconsole.sync.folder import FolderFilter, FolderWatcher
 from kconsole.sync.parse import Document, ParsedFile, SyncError, parse_file
 from kconsole.sync.prune import INVENTORY_FILE, Inventory, InventoryError, delete_objects, identity
-from kconsole.sync.report import AppliedObject, FileState, Listener, Report
+from kconsole.sync.report import AppliedObject, ChangeLines, FileState, Listener, Report
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,8 @@ class ManifestSync:
         exclude = [self.data_dir] if self.data_dir is not None else []
         self.filter = FolderFilter(self.folder, exclude)
         self.report = Report()
+        self._changes = ChangeLines(self.report)
+        self.report.subscribe(self._log_changes)
         self.inventory = Inventory(self.data_dir / INVENTORY_FILE if self.data_dir is not None else None)
         self.watch = watch
         kwargs = {"debounce_ms": debounce_ms} if debounce_ms is not None else {}
@@ -325,13 +327,14 @@ class ManifestSync:
 
     def _fail(self, rel: str, errors: list[SyncError], now: float) -> None:
         st = self.files.setdefault(rel, FileState(rel))
-        repeated = st.status == "error" and st.errors == errors
         st.status, st.errors, st.updated = "error", errors, now
         st.objects = list(self.inventory.files.get(rel, []))
         st.attempts += 1
-        if not repeated:  # a retry that fails the same way is not news (`kconsole serve` prints these)
-            for e in errors:
-                log.warning("manifest sync: %s", e)
+
+    def _log_changes(self) -> None:
+        """Each file's new state, once: ``kconsole serve`` prints this log, the console keeps it."""
+        for status, line in self._changes.take():
+            log.log(logging.WARNING if status == "error" else logging.INFO, "manifest sync: %s", line)
 
     async def _prune(self, now: float) -> None:
         stale, self._stale = self._stale, {}

@@ -86,3 +86,31 @@ class Report:
 
     def errors(self) -> list[SyncError]:
         return [e for st in self.files.values() for e in st.errors]
+
+
+
+class ChangeLines:
+    """One line per file whose state changed since the last :meth:`take`, as ``(status, line)``
+    with status ``applied``, ``error`` or ``removed``: what ``kconsole serve`` prints and the
+    console's log keeps. A retry that fails the same way is not news."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        self._last: dict[str, str] = {}
+
+    def take(self) -> list[tuple[str, str]]:
+        lines: list[tuple[str, str]] = []
+        current: dict[str, str] = {}
+        for path, state in sorted(self.report.files.items()):
+            if state.status == "pending":
+                if path in self._last:
+                    current[path] = self._last[path]
+                continue
+            line = state.summary()
+            current[path] = line
+            if self._last.get(path) != line:
+                lines.append((state.status, line))
+        lines.extend(("removed", f"{path}: removed; the objects it created were deleted")
+                     for path in sorted(self._last.keys() - self.report.files.keys()))
+        self._last = current
+        return lines

@@ -277,3 +277,28 @@ async def test_a_vanished_folder_prunes_nothing_and_the_sync_resumes_when_it_is_
     await sync.sync_now()
     assert sync.files["a.yaml"].status == "applied"
     assert (await get(env, "configmaps", "one"))["metadata"]["uid"] == uid
+
+
+async def test_each_change_of_a_files_state_is_logged_once_fixed_and_removed_too(
+        env: Env, started: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """What ``kconsole serve`` prints: a user saving files headless learns that a fix took and a
+    removal pruned, not only that something failed."""
+    env.write("a.yaml", cm("one"))
+    with caplog.at_level(logging.INFO, logger="kconsole.sync.manifestsync"):
+        sync = await started()
+        env.write("a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: [\n")
+        await sync.sync_now({"a.yaml"})
+        await sync.sync_now()  # a pass that changes nothing says nothing
+        env.write("a.yaml", cm("one", value="2"))
+        await sync.sync_now({"a.yaml"})
+        (env.folder / "a.yaml").unlink()
+        await sync.sync_now({"a.yaml"})
+    rv = [r.getMessage() for r in caplog.records]
+    said = [(r.levelname, r.getMessage().split("@")[0]) for r in caplog.records if "a.yaml" in r.getMessage()]
+    assert said == [
+        ("INFO", "manifest sync: a.yaml: applied ConfigMap default/one"),
+        ("WARNING", "manifest sync: a.yaml:4:1: YAML syntax error: did not find expected node content"),
+        ("INFO", "manifest sync: a.yaml: applied ConfigMap default/one"),
+        ("INFO", "manifest sync: a.yaml: removed; the objects it created were deleted"),
+    ], rv
+    assert await get(env, "configmaps", "one") is None
