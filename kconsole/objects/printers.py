@@ -19,6 +19,7 @@ from typing import Any
 
 from kconsole.objects.duration import format_age as human_duration
 from kconsole.objects.meta import parse_time as parse_rfc3339
+from kconsole.objects.quantity import format_quantity
 
 Obj = dict[str, Any]
 
@@ -374,6 +375,42 @@ STATEFULSETS = Printer(
 )
 
 
+def _replicationcontroller_cells(rc: Obj, now: float) -> list[Any]:
+    spec, status = _spec(rc), _status(rc)
+    names, images = _containers(_template_spec(rc))
+    return [_name(rc), _int(spec.get("replicas", 1)), _int(status.get("replicas")), _int(status.get("readyReplicas")),
+            _age(rc, now), names, images, format_labels(spec.get("selector"))]
+
+
+REPLICATIONCONTROLLERS = Printer(
+    (NAME, Column("Desired", type="integer", description="Replicas is the number of desired replicas."),
+     Column("Current", type="integer", description="Replicas is the most recently observed number of replicas."),
+     Column("Ready", type="integer", description="The number of ready replicas for this replication controller."),
+     AGE, CONTAINERS, IMAGES,
+     Column("Selector", priority=1, description="Selector is a label query over pods that should match the Replicas "
+            "count.")),
+    _replicationcontroller_cells,
+)
+
+
+def _controller_revision_cells(cr: Obj, now: float) -> list[Any]:
+    """``printControllerRevision``: the controller as ``kind.group/name`` in lower case."""
+    owner = next((r for r in _meta(cr).get("ownerReferences") or [] if r.get("controller")), None)
+    controller = "<none>"
+    if owner is not None:
+        group = str(owner.get("apiVersion", "")).rpartition("/")[0] if "/" in str(owner.get("apiVersion", "")) else ""
+        kind = f"{owner.get('kind', '')}.{group}" if group else str(owner.get("kind", ""))
+        controller = f"{kind.lower()}/{owner.get('name', '')}" if kind else str(owner.get("name", ""))
+    return [_name(cr), controller, _int(cr.get("revision")), _age(cr, now)]
+
+
+CONTROLLERREVISIONS = Printer(
+    (NAME, Column("Controller", description="Controller of the object"),
+     Column("Revision", description="Revision indicates the revision of the state represented by Data."), AGE),
+    _controller_revision_cells,
+)
+
+
 def _has_condition(status: Obj, kind: str) -> bool:
     return any(c.get("type") == kind and c.get("status") == "True" for c in status.get("conditions") or [])
 
@@ -542,6 +579,136 @@ ENDPOINTS = Printer(
 )
 
 
+def _ingress_hosts(rules: Sequence[Obj]) -> str:
+    """``formatHosts``: up to three hosts, ``*`` when no rule names one."""
+    hosts: list[str] = []
+    more = False
+    for rule in rules:
+        if len(hosts) == 3:
+            more = True
+        if not more and rule.get("host"):
+            hosts.append(rule["host"])
+    if not hosts:
+        return "*"
+    text = ",".join(hosts)
+    return f"{text} + {len(rules) - 3} more..." if more else text
+
+
+def _ingress_cells(ing: Obj, now: float) -> list[Any]:
+    spec = _spec(ing)
+    lb = ((_status(ing).get("loadBalancer") or {}).get("ingress")) or []
+    addresses = sorted({i.get("ip") or i.get("hostname") for i in lb if i.get("ip") or i.get("hostname")})
+    return [_name(ing), spec.get("ingressClassName") or "<none>", _ingress_hosts(spec.get("rules") or []),
+            ",".join(addresses), "80, 443" if spec.get("tls") else "80", _age(ing, now)]
+
+
+INGRESSES = Printer(
+    (NAME, Column("Class", description="The name of the IngressClass resource that should be used for this Ingress."),
+     Column("Hosts", description="Hosts that incoming requests are matched against before the ingress rule"),
+     Column("Address", description="Address is a list containing ingress points for the load-balancer"),
+     Column("Ports", description="Ports of TLS configurations that open"), AGE),
+    _ingress_cells,
+)
+
+NETWORKPOLICIES = Printer(
+    (NAME, Column("Pod-Selector", description="podSelector selects the pods to which this NetworkPolicy object "
+                  "applies."), AGE),
+    lambda np, now: [_name(np), format_label_selector(_spec(np).get("podSelector")), _age(np, now)],
+)
+
+
+_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+_ACCESS_MODES = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"),
+                 ("ReadWriteOncePod", "RWOP"))
+
+
+def _access_modes(modes: Sequence[str] | None) -> str:
+    """``GetAccessModesAsString``: abbreviations in upstream's fixed order, each once."""
+    given = set(modes or ())
+    return ",".join(short for mode, short in _ACCESS_MODES if mode in given)
+
+
+def _storage(resources: Obj | None) -> str:
+    """``Quantity.String()`` of ``storage``: ``0`` when absent."""
+    text = (resources or {}).get("storage")
+    if text is None:
+        return "0"
+    try:
+        return format_quantity(text)
+    except ValueError:
+        return str(text)
+
+
+def _storage_class(o: Obj) -> str:
+    """The beta annotation wins over ``spec.storageClassName``, as upstream's helpers read it."""
+    annotations = _meta(o).get("annotations") or {}
+    if _STORAGE_CLASS_ANNOTATION in annotations:
+        return annotations[_STORAGE_CLASS_ANNOTATION]
+    return _spec(o).get("storageClassName") or ""
+
+
+def _volume_phase(o: Obj) -> str:
+    return "Terminating" if _meta(o).get("deletionTimestamp") else _status(o).get("phase", "")
+
+
+def _pv_cells(pv: Obj, now: float) -> list[Any]:
+    spec = _spec(pv)
+    ref = spec.get("claimRef")
+    claim = f"{ref.get('namespace', '')}/{ref.get('name', '')}" if ref else ""
+    return [_name(pv), _storage(spec.get("capacity")), _access_modes(spec.get("accessModes")),
+            spec.get("persistentVolumeReclaimPolicy", ""), _volume_phase(pv), claim, _storage_class(pv),
+            spec.get("volumeAttributesClassName") or "<unset>", _status(pv).get("reason", ""), _age(pv, now),
+            spec.get("volumeMode") or "<unset>"]
+
+
+_VOLUME_ATTRIBUTES_CLASS = "VolumeAttributesClass"
+
+PERSISTENTVOLUMES = Printer(
+    (NAME, Column("Capacity", description="capacity is the description of the persistent volume's resources and "
+                  "capacity."),
+     Column("Access Modes", description="accessModes contains all ways the volume can be mounted."),
+     Column("Reclaim Policy", description="persistentVolumeReclaimPolicy defines what happens to a persistent volume "
+            "when released from its claim."),
+     Column("Status", description="phase indicates if a volume is available, bound to a claim, or released by a "
+            "claim."),
+     Column("Claim", description="claimRef is part of a bi-directional binding between PersistentVolume and "
+            "PersistentVolumeClaim."),
+     Column("StorageClass", description="StorageClass of the pv"),
+     Column(_VOLUME_ATTRIBUTES_CLASS, description="VolumeAttributesClass of the pv"),
+     Column("Reason", description="reason is a brief CamelCase string that describes any failure and is meant for "
+            "machine parsing and tidy display in the CLI."),
+     AGE,
+     Column("VolumeMode", priority=1, description="volumeMode defines if a volume is intended to be used with a "
+            "formatted filesystem or to remain in raw block state.")),
+    _pv_cells,
+)
+
+
+def _pvc_cells(pvc: Obj, now: float) -> list[Any]:
+    """Capacity and access modes show only once the claim names a volume, as upstream."""
+    spec, status = _spec(pvc), _status(pvc)
+    volume = spec.get("volumeName") or ""
+    capacity = _storage(status.get("capacity")) if volume else ""
+    modes = _access_modes(status.get("accessModes")) if volume else ""
+    return [_name(pvc), _volume_phase(pvc), volume, capacity, modes, _storage_class(pvc),
+            spec.get("volumeAttributesClassName") or "<unset>", _age(pvc, now), spec.get("volumeMode") or "<unset>"]
+
+
+PERSISTENTVOLUMECLAIMS = Printer(
+    (NAME, Column("Status", description="phase represents the current phase of PersistentVolumeClaim."),
+     Column("Volume", description="volumeName is the binding reference to the PersistentVolume backing this claim."),
+     Column("Capacity", description="capacity represents the actual resources of the underlying volume."),
+     Column("Access Modes", description="accessModes contains the actual access modes the volume backing the PVC "
+            "has."),
+     Column("StorageClass", description="StorageClass of the pvc"),
+     Column(_VOLUME_ATTRIBUTES_CLASS, description="VolumeAttributesClass of the pvc"),
+     AGE,
+     Column("VolumeMode", priority=1, description="volumeMode defines what type of volume is required by the "
+            "claim.")),
+    _pvc_cells,
+)
+
+
 # --------------------------------------------------------------------------- cluster
 
 
@@ -633,7 +800,7 @@ EVENTS = Printer(
 LEASES = Printer(
     (NAME, Column("Holder", description="holderIdentity contains the identity of the holder of a current lease."),
      AGE),
-    lambda lease, now: [_name(lease), _spec(lease).get("holderIdentity", ""), _age(lease, now)],
+    lambda lease, now: [_name(lease), _spec(lease).get("holderIdentity", "<unknown>"), _age(lease, now)],
 )
 
 CONFIGMAPS = Printer(
@@ -798,6 +965,12 @@ PRINTERS: dict[str, Printer] = {
     "services": SERVICES,
     "endpointslices.discovery.k8s.io": ENDPOINTSLICES,
     "endpoints": ENDPOINTS,
+    "replicationcontrollers": REPLICATIONCONTROLLERS,
+    "controllerrevisions.apps": CONTROLLERREVISIONS,
+    "ingresses.networking.k8s.io": INGRESSES,
+    "networkpolicies.networking.k8s.io": NETWORKPOLICIES,
+    "persistentvolumes": PERSISTENTVOLUMES,
+    "persistentvolumeclaims": PERSISTENTVOLUMECLAIMS,
     "nodes": NODES,
     "namespaces": NAMESPACES,
     "events": EVENTS,
