@@ -65,6 +65,9 @@ duration — kubectl's time texts
     format_last_seen(last_age, count, first_age) event_last_seen(event, now) event_last_time(event)
     parse_duration(go_str) -> seconds  format_duration(seconds) -> go_str
 
+humanize — go-humanize's sizes, as etcdctl prints them
+    human_bytes(n) -> "9 B" | "1.2 MB" | "25 kB"
+
 printers — kubectl's server-side printer columns (kept by the HTTP front; see that module)
     printer_for(group_resource) -> Printer(.columns .cells(obj, now))  PRINTERS
 """

@@ -13,28 +13,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
 
+from kconsole.objects.humanize import human_bytes
 from kconsole.store.facade import MEMBERS_DIR, client_port
 from kconsole.store.members import VERSION, MemberStatus, member_id
 from kconsole.store.raft.wal import FileStorage
 
 DEFAULT_DATA_DIR = ".kconsole"
-
-
-def human_bytes(n: int) -> str:
-    """go-humanize's Bytes, as etcdctl prints DB SIZE (SI units)."""
-    if n < 10:
-        return f"{n} B"
-    sizes = ["B", "kB", "MB", "GB", "TB", "PB", "EB"]
-    e = math.floor(math.log(n, 1000))
-    val = math.floor(n / 1000**e * 10 + 0.5) / 10
-    return (f"{val:.1f} {sizes[e]}" if val < 10 else f"{val:.0f} {sizes[e]}")
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
@@ -162,7 +152,7 @@ def render_health(statuses: list[MemberStatus], fmt: str) -> str:
         if s.healthy:
             return ""
         if not s.running or s.paused:
-            return "failed to commit proposal: context deadline exceeded"
+            return f"failed to commit proposal: {MemberStatus.NO_ANSWER}"
         if s.errors:
             return "Active Alarm(s): " + ", ".join(s.errors)
         return "etcdserver: no leader"
@@ -216,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
         # and exits 1 (the folder still holds its last state: the console's etcd panel shows that).
         silent = [s for s in statuses if not s.running or s.paused]
         for s in silent:
-            print(f"Failed to get the status of endpoint {s.endpoint} (context deadline exceeded)", file=sys.stderr)
+            print(f"Failed to get the status of endpoint {s.endpoint} ({MemberStatus.NO_ANSWER})", file=sys.stderr)
         print(render_status([s for s in statuses if s not in silent], args.write_out))
         return 1 if silent else 0
     print(renderers[command](statuses, args.write_out))

@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from kconsole.clock import Clock, TimerHandle, io_tracker
 from kconsole.store.kv import KV, Compare, Delete, NoSpaceError, Put, Status, StoreError, UnavailableError
@@ -152,6 +152,8 @@ class MemberStatus:
     errors: list[str] = field(default_factory=list)
     last_commit_ms: float = 0.0
     slow_disk_s: float = 0.0
+    #: What a client is told by a member that does not answer (stopped or frozen): etcdctl's gRPC error.
+    NO_ANSWER: ClassVar[str] = "context deadline exceeded"
 
 
 class Member:

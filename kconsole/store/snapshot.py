@@ -25,7 +25,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from kconsole.store.etcdctl import DEFAULT_DATA_DIR, folder_status, human_bytes, members_root, table
+from kconsole.objects.humanize import human_bytes
+from kconsole.store.etcdctl import DEFAULT_DATA_DIR, folder_status, members_root, table
 from kconsole.store.facade import MEMBERS_DIR, member_names
 from kconsole.store.raft.core import HardState
 from kconsole.store.raft.wal import FileStorage

@@ -18,7 +18,7 @@ from kconsole.cli import main
 from kconsole.cluster import Cluster, ClusterConfig
 from kconsole.clock import VirtualClock
 from kconsole.store import snapshot
-from kconsole.store.etcdctl import human_bytes
+from kconsole.objects.humanize import human_bytes
 from kconsole.store.facade import EtcdCluster
 from kconsole.store.kv import Delete, Put, prefix_end
 

@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.visual import visualize
 from textual.widgets import Static
 
+from kconsole.objects.humanize import human_bytes
 from kconsole.tui.model import ClusterModel
 from kconsole.tui.panels.base import Panel
 from kconsole.tui.widgets import Row
@@ -23,27 +24,13 @@ COLUMNS = ("Endpoint", "ID", "Version", "DB Size", "Is Leader", "Is Learner", "R
            "Raft Applied Index", "Errors", "Health", "Commit")
 
 
-def human_bytes(n: int | float) -> str:
-    """etcdctl's sizes: ``20 kB``, ``1.2 MB``."""
-    n = float(n or 0)
-    for unit in ("B", "kB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" or n >= 100 else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} GB"
-
-
-#: What etcdctl says of an endpoint that does not answer (a stopped or frozen member).
-NO_ANSWER = "context deadline exceeded"
-
-
 def member_cells(st: Any) -> tuple[str, ...]:
     """One member's row. A stopped or paused member answers nothing, as etcdctl finds: its
     leadership, term and indexes are unknown ("-"), not what it last believed (a frozen leader
     still thinks it leads while the others elected a new one: two rows saying "true")."""
     errors = ", ".join(st.errors) if st.errors else ""
     if not st.running or st.paused:
-        errors = ", ".join(filter(None, (NO_ANSWER, errors)))
+        errors = ", ".join(filter(None, (st.NO_ANSWER, errors)))
         return (st.endpoint, st.id, st.version, "-", "-", "-", "-", "-", "-", errors,
                 "stopped" if not st.running else "paused", "-")
     health = "healthy" if st.healthy else "unhealthy"
