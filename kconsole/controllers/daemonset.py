@@ -11,6 +11,11 @@ pods whose ``controller-revision-hash`` is old, at most ``maxUnavailable`` unava
 with ``maxSurge`` (upstream's surge path) the new pod starts beside the old one on up to maxSurge
 nodes at once (at once wherever the old pod is unavailable), and the old pod goes when the new one
 is available, so a node keeps a serving pod throughout.
+
+The template history is ControllerRevisions (constructHistory): the revision whose data matches the
+template is the current one and its hash labels new pods; a template put back by ``kubectl rollout
+undo`` re-uses its old revision with the next number; old revisions no pod uses are deleted beyond
+``revisionHistoryLimit`` (cleanupHistory).
 """
 
 from __future__ import annotations
@@ -22,6 +27,21 @@ from kconsole.client import StatusError
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.controllers.deployment import scaled_value
 from kconsole.controllers.expectations import ExpectationHandlers, Expectations
+from kconsole.controllers.history import (
+    HASH_LABEL,
+    HashCollision,
+    collision_count,
+    create_revision,
+    delete_revision,
+    history_limit,
+    new_revision,
+    next_revision,
+    renumber_revision,
+    revision_data,
+    revision_number,
+    sort_revisions,
+    template_hash,
+)
 from kconsole.controllers.podcontrol import (
     BURST_REPLICAS,
     CLAIM_INDEXERS,
@@ -46,7 +66,6 @@ from kconsole.objects.meta import (
     namespace,
     object_key,
 )
-from kconsole.objects.names import pod_template_hash
 from kconsole.objects.pod import RequiredNodeAffinity, find_untolerated_taint, is_pod_available, is_pod_ready
 from kconsole.objects.selectors import SelectorError
 
@@ -54,7 +73,7 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 
-REVISION_HASH_LABEL = "controller-revision-hash"
+REVISION_HASH_LABEL = HASH_LABEL
 TEMPLATE_GENERATION_LABEL = "pod-template-generation"
 
 #: AddOrUpdateDaemonPodTolerations.
@@ -127,6 +146,8 @@ class DaemonSetsController(ExpectationHandlers, Controller):
         self.ds_informer = self.informer("daemonsets")
         self.node_informer = self.informer("nodes")
         self.pod_informer = self.informer("pods", indexers=CLAIM_INDEXERS)
+        self.revision_informer = self.informer("controllerrevisions", indexers=CLAIM_INDEXERS)
+        self.revision_informer.add_event_handler(on_delete=lambda r: self.enqueue_owner(r, "DaemonSet"))
         self.ds_informer.add_event_handler(on_add=self.enqueue, on_update=lambda o, n: self.enqueue(n),
                                            on_delete=self._ds_deleted)
         self.node_informer.add_event_handler(on_add=self._node_changed, on_update=self._node_updated,
@@ -192,18 +213,56 @@ class DaemonSetsController(ExpectationHandlers, Controller):
         nodes = self.node_informer.list()
         template = ds["spec"].get("template") or {}
         spec = daemon_pod_spec(template)
-        current_hash = pod_template_hash(template)
         by_node: dict[str, list[Obj]] = {}
         for pod in pods:
             if not is_being_deleted(pod):
                 by_node.setdefault(pod_node(pod), []).append(pod)
         if is_being_deleted(ds):
-            await self.write_status(ds, self._status(ds, nodes, spec, by_node, current_hash))
+            await self.write_status(ds, self._status(ds, nodes, spec, by_node, template_hash(ds)))
             return None
+        revisions = await claim(self.client, ds, owned_and_orphans(self.revision_informer, ds), selector,
+                                "controllerrevisions")
+        try:
+            current, old = await self._construct_history(ds, revisions)
+        except HashCollision:
+            status = deep_copy(ds.get("status") or {})
+            status["collisionCount"] = (collision_count(ds) or 0) + 1
+            await self.write_status(ds, status)
+            return None
+        current_hash = labels(current).get(HASH_LABEL) or template_hash(ds)
         if self.expectations.satisfied(key):
             await self._manage(ds, key, nodes, spec, by_node, current_hash)
+            await self._cleanup_history(ds, pods, old)
         await self.write_status(ds, self._status(ds, nodes, spec, by_node, current_hash))
         return None
+
+    async def _construct_history(self, ds: Obj, revisions: list[Obj]) -> tuple[Obj, list[Obj]]:
+        """(current revision, old ones): the revision holding the template, created or renumbered
+        past the old ones when needed (constructHistory)."""
+        data = revision_data(ds)
+        matching = [r for r in revisions if (r.get("data") or {}) == data]
+        old = [r for r in revisions if (r.get("data") or {}) != data]
+        number = next_revision(old)
+        if not matching:
+            return await create_revision(self.client, ds, new_revision(ds, number)), old
+        current = sort_revisions(matching)[-1]
+        if revision_number(current) < number:
+            current = await renumber_revision(self.client, current, number)
+        return current, old
+
+    async def _cleanup_history(self, ds: Obj, pods: list[Obj], old: list[Obj]) -> None:
+        """Delete the oldest revisions no pod runs, beyond revisionHistoryLimit (cleanupHistory)."""
+        to_kill = len(old) - history_limit(ds)
+        if to_kill <= 0:
+            return
+        live = {labels(p).get(HASH_LABEL) for p in pods}
+        for revision in sort_revisions(old):
+            if to_kill <= 0:
+                break
+            if labels(revision).get(HASH_LABEL) in live:
+                continue
+            await delete_revision(self.client, revision)
+            to_kill -= 1
 
     async def _manage(self, ds: Obj, key: str, nodes: list[Obj], spec: Obj, by_node: dict[str, list[Obj]],
                       current_hash: str) -> None:

@@ -40,6 +40,7 @@ GRAPH_RESOURCES: tuple[tuple[str, str | None], ...] = (
     ("deployments.apps", None),
     ("daemonsets.apps", None),
     ("statefulsets.apps", None),
+    ("controllerrevisions.apps", None),
     ("jobs.batch", None),
     ("cronjobs.batch", None),
     ("services", None),

@@ -10,9 +10,12 @@ upstream's pkg/controller/statefulset (stateful_set_control.updateStatefulSet):
   labels ``statefulset.kubernetes.io/pod-name`` and ``apps.kubernetes.io/pod-index``, and for each
   of ``volumeClaimTemplates`` a volume of that name on the claim ``<template>-<set>-<ordinal>``
   (upstream's updateStorage; kconsole has no PersistentVolumeClaims to create, so none are);
-* revisions are ``<set>-<template hash>`` in the ``controller-revision-hash`` label; a
-  RollingUpdate replaces pods from the highest ordinal down to ``partition``, one at a time,
-  waiting for each replacement to be Running and Ready; ``OnDelete`` waits for the user;
+* revisions are ControllerRevisions ``<set>-<template hash>`` (upstream's getStatefulSetRevisions:
+  a template equal to an old revision's re-uses it with the next revision number, as after ``kubectl
+  rollout undo``; non-live ones beyond ``revisionHistoryLimit`` are deleted), named in each pod's
+  ``controller-revision-hash`` label; a RollingUpdate replaces pods from the highest ordinal down to
+  ``partition``, one at a time, waiting for each replacement to be Running and Ready, and a pod below
+  the partition that is deleted comes back at the current revision; ``OnDelete`` waits for the user;
 * status: replicas, readyReplicas, availableReplicas, currentReplicas, updatedReplicas,
   currentRevision, updateRevision, observedGeneration.
 
@@ -28,6 +31,20 @@ from typing import Any
 
 from kconsole.client import StatusError, is_already_exists, is_not_found
 from kconsole.controllers.base import Controller, ControllerContext
+from kconsole.controllers.history import (
+    HashCollision,
+    collision_count,
+    create_revision,
+    delete_revision,
+    equal_revision,
+    history_limit,
+    new_revision,
+    next_revision,
+    renumber_revision,
+    revision_template,
+    sort_revisions,
+    template_hash,
+)
 from kconsole.controllers.podcontrol import (
     CLAIM_INDEXERS,
     CONTROLLER_UID_INDEX,
@@ -47,7 +64,6 @@ from kconsole.objects.meta import (
     namespace,
     uid,
 )
-from kconsole.objects.names import pod_template_hash
 from kconsole.objects.pod import is_pod_available, is_pod_ready
 from kconsole.objects.selectors import SelectorError
 
@@ -78,10 +94,12 @@ def healthy(pod: Obj) -> bool:
     return running_and_ready(pod) and not is_being_deleted(pod)
 
 
-def identity_pod(sts: Obj, ordinal: int, revision: str) -> Obj:
-    """The pod for ``ordinal``: the template plus its identity and its claims' volumes."""
+def identity_pod(sts: Obj, ordinal: int, revision: str, template: Obj | None = None) -> Obj:
+    """The pod for ``ordinal``: the template (the set's own, or a revision's) plus its identity and its
+    claims' volumes."""
     pod_name = f"{name(sts)}-{ordinal}"
-    pod = pod_from_template(sts["spec"].get("template") or {}, sts, pod_name=pod_name)
+    pod = pod_from_template(sts["spec"].get("template") or {} if template is None else template, sts,
+                            pod_name=pod_name)
     lbls = pod["metadata"].setdefault("labels", {})
     lbls.update({REVISION_LABEL: revision, POD_NAME_LABEL: pod_name, POD_INDEX_LABEL: str(ordinal)})
     pod["spec"]["hostname"] = pod_name
@@ -104,7 +122,9 @@ class StatefulSetController(Controller):
         super().__init__(ctx)
         self.sts_informer = self.informer("statefulsets")
         self.pod_informer = self.informer("pods", indexers=CLAIM_INDEXERS)
+        self.revision_informer = self.informer("controllerrevisions", indexers=CLAIM_INDEXERS)
         self.sts_informer.add_event_handler(**self.handlers())
+        self.revision_informer.add_event_handler(on_delete=lambda r: self.enqueue_owner(r, "StatefulSet"))
         self.pod_informer.add_event_handler(on_add=self._pod_changed, on_update=lambda o, n: self._pod_changed(n),
                                             on_delete=self._pod_changed)
 
@@ -130,21 +150,53 @@ class StatefulSetController(Controller):
         candidates = owned_and_orphans(self.pod_informer, sts)
         pods = await claim(self.client, sts, candidates, selector, "pods",
                            match=lambda p: selector.matches_object(p) and ordinal_of(sts, p) >= 0)
-        update_revision = f"{name(sts)}-{pod_template_hash(sts['spec'].get('template') or {})}"
-        status = deep_copy(sts.get("status") or {})
-        current_revision = status.get("currentRevision") or update_revision
-        if not is_being_deleted(sts):
-            await self._update(sts, pods, update_revision)
-            pods = [p for p in self.pod_informer.list_by_index(CONTROLLER_UID_INDEX, uid(sts))
-                    if ordinal_of(sts, p) >= 0]
-        await self._write_status(sts, pods, current_revision, update_revision)
+        if is_being_deleted(sts):
+            update_name = f"{name(sts)}-{template_hash(sts)}"
+            await self._write_status(sts, pods, (sts.get("status") or {}).get("currentRevision") or update_name,
+                                     update_name)
+            return None
+        revisions = sort_revisions(await claim(self.client, sts, owned_and_orphans(self.revision_informer, sts),
+                                               selector, "controllerrevisions"))
+        try:
+            current, update = await self._revisions(sts, revisions)
+        except HashCollision:
+            status = deep_copy(sts.get("status") or {})
+            status["collisionCount"] = (collision_count(sts) or 0) + 1
+            await self.write_status(sts, status)
+            return None
+        await self._update(sts, pods, current, name(update))
+        pods = [p for p in self.pod_informer.list_by_index(CONTROLLER_UID_INDEX, uid(sts)) if ordinal_of(sts, p) >= 0]
+        await self._write_status(sts, pods, name(current), name(update))
+        await self._truncate_history(sts, pods, revisions, {name(current), name(update)})
         min_ready = int(sts["spec"].get("minReadySeconds") or 0)
         if min_ready and any(running_and_ready(p) and not is_pod_available(p, min_ready, self.clock.now())
                              for p in pods):
             return float(min_ready)
         return None
 
-    async def _update(self, sts: Obj, pods: list[Obj], update_revision: str) -> None:
+    async def _revisions(self, sts: Obj, revisions: list[Obj]) -> tuple[Obj, Obj]:
+        """(current, update) revision, writing the update revision when the template is new and
+        renumbering an equal old one when the template went back to it (getStatefulSetRevisions)."""
+        candidate = new_revision(sts, next_revision(revisions))
+        equal = [r for r in revisions if equal_revision(r, candidate)]
+        if equal and equal_revision(revisions[-1], candidate):
+            update = revisions[-1]
+        elif equal:
+            update = await renumber_revision(self.client, equal[-1], candidate["revision"])
+        else:
+            update = await create_revision(self.client, sts, candidate)
+        wanted = (sts.get("status") or {}).get("currentRevision")
+        current = next((r for r in revisions if name(r) == wanted), update)
+        return current, update
+
+    async def _truncate_history(self, sts: Obj, pods: list[Obj], revisions: list[Obj], live: set[str]) -> None:
+        """Delete the oldest revisions no pod and neither status revision uses, beyond revisionHistoryLimit."""
+        live |= {labels(p).get(REVISION_LABEL) or "" for p in pods}
+        history = [r for r in revisions if name(r) not in live]
+        for revision in history[:max(len(history) - history_limit(sts), 0)]:
+            await delete_revision(self.client, revision)
+
+    async def _update(self, sts: Obj, pods: list[Obj], current: Obj, update_revision: str) -> None:
         spec = sts["spec"]
         count = int(spec.get("replicas", 1))
         start = int((spec.get("ordinals") or {}).get("start") or 0)
@@ -169,7 +221,7 @@ class StatefulSetController(Controller):
                     return
                 continue
             if pod is None:
-                await self._create(sts, o, update_revision)
+                await self._create(sts, o, current, update_revision)
                 if monotonic:
                     return
                 continue
@@ -209,8 +261,17 @@ class StatefulSetController(Controller):
             if not healthy(pod):
                 return
 
-    async def _create(self, sts: Obj, ordinal: int, revision: str) -> None:
-        pod = identity_pod(sts, ordinal, revision)
+    async def _create(self, sts: Obj, ordinal: int, current: Obj, update_revision: str) -> None:
+        """newVersionedStatefulSetPod: below a RollingUpdate's partition a pod comes back at the
+        current revision, anywhere else at the update revision."""
+        strategy = sts["spec"].get("updateStrategy") or {}
+        rolling = strategy.get("rollingUpdate")
+        if (strategy.get("type") or "RollingUpdate") == "RollingUpdate" and name(current) != update_revision and (
+                ordinal < int((sts.get("status") or {}).get("currentReplicas") or 0) if rolling is None
+                else ordinal < int(rolling.get("partition") or 0)):
+            pod = identity_pod(sts, ordinal, name(current), revision_template(current))
+        else:
+            pod = identity_pod(sts, ordinal, update_revision)
         pod_name = name(pod)
         try:
             await self.client.create(pod)
