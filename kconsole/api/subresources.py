@@ -14,6 +14,8 @@ from kconsole.api.registry import SCALE_INFO, ResourceSpec
 from kconsole.api.stages import Attributes
 from kconsole.api.storage import DeleteOptions, clone
 from kconsole.api.types import LogStream, Response, StatusError, UserInfo, status_body
+from kconsole.objects.meta import parse_time
+from kconsole.objects.podlog import LogOptions
 
 if TYPE_CHECKING:
     from kconsole.api.server import APIServer, _Call
@@ -295,30 +297,54 @@ async def pod_log(server: APIServer, call: _Call, spec: ResourceSpec) -> Respons
         container = containers[0]
     elif not any(container in names for names in kinds.values()):
         raise StatusError.bad_request(f"container {container} is not valid for pod {name}")
-    if req.params.get("previous", "").lower() in ("true", "1") and not _terminated_before(pod, container):
+    options = _log_options(req.params, server.clock.now())
+    if options.previous and not _terminated_before(pod, container):  # the kubelet's validateContainerLogStatus
         raise StatusError.bad_request(f'previous terminated container "{container}" in pod "{name}" not found')
-    follow = req.params.get("follow", "").lower() in ("true", "1")
-    tail = req.params.get("tailLines")
-    try:
-        tail_lines = int(tail) if tail not in (None, "") else None
-    except ValueError:
-        raise StatusError.bad_request(f'tailLines: Invalid value: "{tail}": must be an integer') from None
-    limit = req.params.get("limitBytes")
-    try:
-        limit_bytes = int(limit) if limit not in (None, "") else None
-    except ValueError:
-        raise StatusError.bad_request(f'limitBytes: Invalid value: "{limit}": must be an integer') from None
-    if limit_bytes is not None and limit_bytes < 1:
-        raise StatusError.bad_request(f"limitBytes: Invalid value: {limit_bytes}: must be greater than 0")
     source = server._log_source
-    out = source(req.namespace or "", name, container, follow, tail_lines) if source is not None else None
+    out = source(req.namespace or "", name, container, options) if source is not None else None
     if out is None:
         raise StatusError.bad_request(f'container "{container}" in pod "{name}" is not available')
     if isinstance(out, str):
-        if limit_bytes is not None:  # kubectl logs --limit-bytes: the first bytes of the log
-            out = out.encode()[:limit_bytes].decode(errors="ignore")
         return Response(200, out)
     return out
+
+
+def _flag(params: dict[str, str], key: str) -> bool:
+    return params.get(key, "").lower() in ("true", "1")
+
+
+def _int_param(params: dict[str, str], key: str, minimum: int) -> int | None:
+    """An integer option; upstream's field error when it does not parse or is below ``minimum``."""
+    text = params.get(key)
+    if text in (None, ""):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise StatusError.bad_request(f'{key}: Invalid value: "{text}": must be an integer') from None
+    if value < minimum:
+        bound = "greater than 0" if minimum == 1 else f"greater than or equal to {minimum}"
+        raise StatusError.bad_request(f"{key}: Invalid value: {value}: must be {bound}")
+    return value
+
+
+def _log_options(params: dict[str, str], now: float) -> LogOptions:
+    """PodLogOptions from the query, validated as upstream's ValidatePodLogOptions."""
+    since_seconds = _int_param(params, "sinceSeconds", 1)
+    since_time = params.get("sinceTime") or None
+    if since_seconds is not None and since_time is not None:
+        raise StatusError.bad_request("at most one of `sinceTime` or `sinceSeconds` may be specified")
+    since: float | None = None
+    if since_seconds is not None:
+        since = now - since_seconds
+    elif since_time is not None:
+        try:
+            since = parse_time(since_time)
+        except ValueError as e:
+            raise StatusError.bad_request(f"sinceTime: Invalid value: {since_time!r}: {e}") from None
+    return LogOptions(follow=_flag(params, "follow"), previous=_flag(params, "previous"),
+                      tail_lines=_int_param(params, "tailLines", 0), since=since,
+                      timestamps=_flag(params, "timestamps"), limit_bytes=_int_param(params, "limitBytes", 1))
 
 
 def _terminated_before(pod: Obj, container: str) -> bool:

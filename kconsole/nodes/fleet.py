@@ -22,6 +22,7 @@ from kconsole.clock import Clock
 from kconsole.nodes.config import NodeConfig
 from kconsole.nodes.kubelet import NODE_INDEX, Kubelet
 from kconsole.nodes.logs import LogFollower
+from kconsole.objects.podlog import LogOptions
 from kconsole.nodes.proxy import KubeProxy, ServiceTable
 
 Obj = dict[str, Any]
@@ -141,8 +142,7 @@ class NodeFleet:
 
     # ------------------------------------------------------------------ pods/log
 
-    def logs(self, namespace: str, pod: str, container: str, follow: bool,
-             tail_lines: int | None) -> str | LogFollower | None:
+    def logs(self, namespace: str, pod: str, container: str, options: LogOptions) -> str | LogFollower | None:
         """The API server's pods/log source: the log of the container on the node running it."""
         obj = self.pod_informer.get_by_name(namespace, pod)
         node = ((obj or {}).get("spec") or {}).get("nodeName") or ""
@@ -155,7 +155,7 @@ class NodeFleet:
         if kubelet is None:
             return None
         try:
-            return kubelet.logs(namespace, pod, container, follow, tail_lines)
+            return kubelet.logs(namespace, pod, container, options)
         except LookupError:
             raise StatusError.bad_request(f'container "{container}" in pod "{pod}" is waiting to start: '
                                           "ContainerCreating") from None

@@ -47,6 +47,7 @@ from kconsole.nodes.podworker import PodWorker
 from kconsole.nodes.staticpods import COMPONENTS, MirrorPodWorker, is_mirror_pod, mirror_pod, mirror_pod_name
 from kconsole.objects.meta import format_time
 from kconsole.objects.pod import CPU_USAGE_ANNOTATION, MEMORY_USAGE_ANNOTATION
+from kconsole.objects.podlog import LogOptions
 
 log = logging.getLogger(__name__)
 
@@ -679,8 +680,7 @@ class Kubelet:
 
     # ------------------------------------------------------------------ logs
 
-    def logs(self, namespace: str, pod: str, container: str, follow: bool,
-             tail_lines: int | None) -> str | LogFollower:
+    def logs(self, namespace: str, pod: str, container: str, options: LogOptions) -> str | LogFollower:
         if not self.connected:
             raise StatusError.internal(f'Get "https://{self.node_ip}:10250/containerLogs/{namespace}/{pod}/'
                                        f'{container}": dial tcp {self.node_ip}:10250: connect: connection refused')
@@ -690,13 +690,17 @@ class Kubelet:
         c = w.container(container)
         if c is None:
             raise StatusError.bad_request(f"container {container} is not valid for pod {pod}")
+        if options.previous:
+            if c.prev_log is None:
+                raise StatusError.bad_request(f'previous terminated container "{c.name}" in pod "{pod}" not found')
+            return c.prev_log.text(options)
         buf = c.log
         if buf is None:
             reason = c.waiting_reason or "ContainerCreating"
             raise StatusError.bad_request(f'container "{c.name}" in pod "{pod}" is waiting to start: {reason}')
-        if follow and not buf.closed:
-            return buf.follow(tail_lines)
-        return buf.text(tail_lines)
+        if options.follow and not buf.closed:
+            return buf.follow(options)
+        return buf.text(options)
 
     # ------------------------------------------------------------------ fault hooks
 

@@ -468,7 +468,7 @@ class PodWorker:
         c.waiting_message = ""
         c.started_at = now
         c.finished_at = None
-        c.prev_log, c.log = c.log, LogBuffer()
+        c.prev_log, c.log = c.log, LogBuffer(self.k.clock.now)
         run = c.program.run_seconds
         code = c.program.exit_code
         if c.crash:

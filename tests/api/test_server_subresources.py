@@ -7,6 +7,7 @@ from test_storage_semantics import deployment
 
 from kconsole.api.server import APIServer
 from kconsole.api.types import Credentials, Request, UserInfo
+from kconsole.objects.podlog import LogOptions
 
 
 async def test_scale_get_update_patch(admin: Client) -> None:
@@ -87,8 +88,8 @@ async def test_pod_log_from_registered_source(api: APIServer, admin: Client) -> 
     assert resp.code == 400 and resp.body["message"] == 'container "c" in pod "l" is not available'
     calls = []
 
-    def source(ns: str, name: str, container: str, follow: bool, tail: int | None) -> str:
-        calls.append((ns, name, container, follow, tail))
+    def source(ns: str, name: str, container: str, options: LogOptions) -> str:
+        calls.append((ns, name, container, options.follow, options.tail_lines))
         return "line 1\nline 2\n"
 
     api.set_log_source(source)
@@ -106,7 +107,7 @@ async def test_pod_log_of_an_init_container_and_upstreams_choice_message(api: AP
     body["spec"]["containers"].append({"name": "side", "image": "busybox"})
     body["spec"]["initContainers"] = [{"name": "migrate", "image": "busybox"}]
     await admin.ok("create", "pods", namespace="default", body=body)
-    api.set_log_source(lambda ns, name, container, follow, tail: f"{container} says hi\n")
+    api.set_log_source(lambda ns, name, container, options: f"{container} says hi\n")
     text = await admin.ok("get", "pods", namespace="default", name="multi", subresource="log",
                           params={"container": "migrate"})
     assert text == "migrate says hi\n"

@@ -263,7 +263,7 @@ async def test_describe_events_and_logs(cluster: Cluster) -> None:
     assert "Scheduled" in recent.out
     no_logs = await cluster.kubectl("logs", "talker", check=False)
     assert no_logs.code != 0 and "talker" in no_logs.err
-    cluster.api.set_log_source(lambda ns, name, container, follow, tail: f"hello from {ns}/{name}\nline two\n")
+    cluster.api.set_log_source(lambda ns, name, container, options: f"hello from {ns}/{name}\nline two\n")
     try:
         logs = await cluster.kubectl("logs", "talker")
         assert logs.out == "hello from default/talker\nline two\n"

@@ -10,6 +10,7 @@ import pytest
 from http_env import Cluster
 
 from kconsole.api.types import Credentials, Request, Response, UserInfo
+from kconsole.nodes.logs import LogBuffer
 
 pytestmark = [pytest.mark.kubectl, pytest.mark.asyncio(loop_scope="module")]
 
@@ -208,9 +209,21 @@ async def test_apply_prune_with_kubectls_default_allowlist(cluster: Cluster) -> 
     assert (await cluster.kubectl("get", "configmap", "keep")).code == 0
 
 
-async def test_logs_previous_needs_a_terminated_container(cluster: Cluster) -> None:
+async def test_logs_flags_read_the_stored_lines_as_the_kubelet_does(cluster: Cluster) -> None:
+    """--previous, --timestamps, --since, --since-time, --tail and --limit-bytes were ignored."""
     await cluster.kubectl("run", "once", "--image=busybox")
-    cluster.api.set_log_source(lambda ns, name, container, follow, tail: "current run\n")
+    clock = cluster.clock
+    previous, current = LogBuffer(clock.now), LogBuffer(clock.now)
+    previous.write("first run")
+    await clock.advance(100 - clock.now() % 1)
+    start = clock.now()
+    current.write("early")
+    await clock.advance(0.25)
+    current.write("middle")
+    await clock.advance(3600)
+    current.write("late")
+    cluster.api.set_log_source(lambda ns, name, container, options:
+                               (previous if options.previous else current).text(options))
     try:
         refused = await cluster.kubectl("logs", "once", "--previous", check=False)
         assert refused.code == 1
@@ -223,8 +236,17 @@ async def test_logs_previous_needs_a_terminated_container(cluster: Cluster) -> N
             "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "startedAt": "2026-01-01T00:00:00Z",
                                          "finishedAt": "2026-01-01T00:00:05Z"}}}]
         await cluster.admin("update", "pods", namespace="default", name="once", subresource="status", body=pod)
-        assert (await cluster.kubectl("logs", "once", "--previous")).code == 0
-        assert (await cluster.kubectl("logs", "once", "--limit-bytes=7")).out == "current"
+        assert (await cluster.kubectl("logs", "once", "--previous")).out == "first run\n"
+        assert (await cluster.kubectl("logs", "once")).out == "early\nmiddle\nlate\n"
+        stamped = (await cluster.kubectl("logs", "once", "--timestamps", "--tail=2")).out
+        assert stamped == f"{clock.rfc3339(start + 0.25)[:-1]}.25Z middle\n{clock.rfc3339(clock.now())[:-1]}.25Z late\n"
+        assert (await cluster.kubectl("logs", "once", "--since=1h")).out == "middle\nlate\n"
+        assert (await cluster.kubectl("logs", "once", "--since=10m")).out == "late\n"
+        assert (await cluster.kubectl("logs", "once", f"--since-time={clock.rfc3339(start)}")).out == \
+            "early\nmiddle\nlate\n"
+        assert (await cluster.kubectl("logs", "once", "--tail=2", "--since=10m")).out == "late\n"
+        assert (await cluster.kubectl("logs", "once", "--limit-bytes=8")).out == "early\nmi"
+        assert (await cluster.kubectl("logs", "once", "--limit-bytes=7")).out == "early\nm"
     finally:
         cluster.api.set_log_source(None)
 
