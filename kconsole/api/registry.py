@@ -44,6 +44,8 @@ class ResourceSpec:
     stored: bool = True
     #: Pods: deletion is graceful (spec.terminationGracePeriodSeconds, default 30).
     graceful_delete: bool = False
+    #: Store key prefix when not ``/registry/<group_resource>/`` (custom resources: ``/registry/<group>/<plural>/``).
+    storage_prefix: str = ""
 
     # Derived from ``info`` once: every request reads them several times, and ResourceInfo's
     # api_version and group_resource format their text anew on each read.
@@ -61,7 +63,7 @@ class ResourceSpec:
         for name, value in (("group", info.group), ("resource", info.resource), ("kind", info.kind),
                             ("namespaced", info.namespaced), ("api_version", info.api_version),
                             ("group_resource", info.group_resource),
-                            ("prefix", f"/registry/{info.group_resource}/")):
+                            ("prefix", self.storage_prefix or f"/registry/{info.group_resource}/")):
             object.__setattr__(self, name, value)
 
 
@@ -139,6 +141,9 @@ TABLE: tuple[ResourceSpec, ...] = (
     _entry("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False, short=("pv",), status=True),
     _entry("", "v1", "replicationcontrollers", "ReplicationController", short=("rc",), categories=ALL,
            status=True, scale=True, generation=True),
+    # Stored and served; nothing admits against them or keeps a quota's status yet (see the README).
+    _entry("", "v1", "resourcequotas", "ResourceQuota", short=("quota",), status=True),
+    _entry("", "v1", "limitranges", "LimitRange", short=("limits",)),
     _entry("apps", "v1", "deployments", "Deployment", short=("deploy",), categories=ALL, status=True, scale=True,
            generation=True),
     _entry("apps", "v1", "replicasets", "ReplicaSet", short=("rs",), categories=ALL, status=True, scale=True,
@@ -153,6 +158,8 @@ TABLE: tuple[ResourceSpec, ...] = (
     _entry("coordination.k8s.io", "v1", "leases", "Lease"),
     _entry("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),
     _entry("networking.k8s.io", "v1", "ingresses", "Ingress", short=("ing",), status=True, generation=True),
+    # Enforced by nothing, as on a cluster whose network plugin does not implement NetworkPolicy.
+    _entry("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", short=("netpol",), generation=True),
     _entry("rbac.authorization.k8s.io", "v1", "roles", "Role"),
     _entry("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding"),
     _entry("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False),
@@ -189,6 +196,9 @@ class Registry:
     """Lookup over :data:`TABLE` by (group, resource), kind, or anything a user may type."""
 
     def __init__(self, table: tuple[ResourceSpec, ...] = TABLE) -> None:
+        self._index(table)
+
+    def _index(self, table: tuple[ResourceSpec, ...]) -> None:
         self.specs = table
         self._by_gr: dict[tuple[str, str], ResourceSpec] = {}
         self._by_kind: dict[tuple[str, str], ResourceSpec] = {}
@@ -201,9 +211,22 @@ class Registry:
                 bucket = self._aliases.setdefault(alias, [])
                 if spec not in bucket:
                     bucket.append(spec)
+        order = {id(spec): i for i, spec in enumerate(table)}
         for bucket in self._aliases.values():
             # Upstream's preference: the legacy core group wins, then table order.
-            bucket.sort(key=lambda s: (s.info.group != "", table.index(s)))
+            bucket.sort(key=lambda s: (s.info.group != "", order[id(s)]))
+
+    def add(self, spec: ResourceSpec) -> None:
+        """Serve ``spec`` from now on (a custom resource); it replaces one of the same group and resource."""
+        kept = tuple(s for s in self.specs if (s.group, s.resource) != (spec.group, spec.resource))
+        self._index(kept + (spec,))
+
+    def remove(self, group: str, resource: str) -> ResourceSpec | None:
+        """Stop serving a resource added at run time; the spec it had, if any."""
+        gone = self._by_gr.get((group, resource))
+        if gone is not None:
+            self._index(tuple(s for s in self.specs if s is not gone))
+        return gone
 
     def __iter__(self) -> Iterator[ResourceSpec]:
         return iter(self.specs)

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 from kconsole.api import marshalled, strategy
 from kconsole.api.admission.metadata import new_uid
 from kconsole.api.apply import track_update
+from kconsole.api.crd.registration import CRD_SPEC, Registration, terminating_error
 from kconsole.api.audit import AuditLog
 from kconsole.api.authn import TokenAuthenticator
 from kconsole.api.fieldvalidation import check as check_fields
@@ -49,7 +50,6 @@ from kconsole.clock import Clock, TimerHandle
 from kconsole.objects.meta import parse_time
 from kconsole.objects.names import generate_name
 from kconsole.store.kv import (
-from kconsole.objects.podlog import LogOptions
     ClosedError,
     CompactedError,
     FutureRevisionError,
@@ -63,7 +63,7 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 _Wanted = tuple[str, "str | None", dict[str, Any], str]  # resource, namespace, object, group
-LogSource = Callable[[str, str, str, LogOptions], "str | LogStream | None"]
+LogSource = Callable[[str, str, str, bool, "int | None"], "str | LogStream"]
 
 #: The user the API server acts as for its own bootstrap writes (upstream's loopback client).
 LOOPBACK_USER = UserInfo("system:apiserver", ("system:masters",))
@@ -187,6 +187,8 @@ class APIServer:
         self.rng = random.Random(seed)
         self.registry = Registry()
         self.versions = Versions(self.registry)
+        #: CustomResourceDefinitions: their resource, and the kinds they add at run time.
+        self.crds = Registration(self)
         self.storage = Storage(kv, clock, self.registry, transformers, cache_options=cache_options)
         self.audit = AuditLog(audit_capacity)
         self.ipalloc = ClusterIPAllocator(service_cidr, random.Random(seed * 7919 + 1))
@@ -236,11 +238,13 @@ class APIServer:
         """Fill the watch caches, then create what a fresh cluster needs (idempotent on restart)."""
         await self.storage.start_caches()
         self.ipalloc.rebuild(self.storage.caches["services"].values())
+        await self.crds.start()
         self._started = True
         await self._bootstrap()
 
     async def stop(self) -> None:
         self._started = False
+        await self.crds.stop()
         task, self._bootstrap_task = self._bootstrap_task, None
         if task is not None and not task.done():
             task.cancel()
@@ -409,8 +413,13 @@ class APIServer:
                 (self._bootstrapped, "ok" if self._bootstrapped else "not finished"),
         }
 
+    def resources_changed(self) -> None:
+        """The resource table grew or shrank (a CRD): forget lookups made by resource name."""
+        self._lookup.clear()
+        self._listed.clear()
+
     def set_log_source(self, source: LogSource | None) -> None:
-        """Where pods/log reads come from: fn(namespace, pod, container, options), as the kubelet's endpoint."""
+        """Where pods/log reads come from: fn(namespace, pod, container, follow, tail_lines)."""
         self._log_source = source
 
     # ------------------------------------------------------------------ Entry
@@ -857,7 +866,7 @@ class APIServer:
             obj = _around_spec(body)
         else:
             obj = clone(body)
-        if call.req.field_validation is not None:
+        if call.req.field_validation is not None or spec.info.custom is not None:
             self._check_fields(call, spec, obj)
         obj["apiVersion"], obj["kind"] = spec.api_version, spec.kind
         meta = obj.get("metadata")
@@ -877,8 +886,14 @@ class APIServer:
 
     def _check_fields(self, call: _Call, spec: ResourceSpec, obj: Obj, patched: bool = False,
                       before: Obj | None = None) -> None:
-        """The request's fieldValidation directive on ``obj`` (kubectl sends Strict)."""
-        warnings = check_fields(obj, spec.kind, spec.info.version, call.req.field_validation or "", patched, before)
+        """The request's fieldValidation directive on ``obj`` (kubectl sends Strict); a custom kind's
+        schema prunes and defaults ``obj`` whatever the directive."""
+        custom = spec.info.custom
+        if custom is not None:
+            warnings = custom.decode(obj, call.req.field_validation or "Warn", patched, before)
+        else:
+            warnings = check_fields(obj, spec.kind, spec.info.version, call.req.field_validation or "", patched,
+                                    before)
         if warnings:
             call.warnings = warnings
 
@@ -908,6 +923,8 @@ class APIServer:
             call.live[("namespaces", None, namespace)] = live
 
     async def _create(self, call: _Call, spec: ResourceSpec) -> Response:
+        if spec.info.custom is not None and spec.info.custom.terminating:
+            raise terminating_error()
         if not self._namespace_cached(call, spec):
             await self._namespace_seen(call)
         obj = self._body(call, spec, self._plugins(spec).borrow_spec)
@@ -1026,6 +1043,10 @@ class APIServer:
 
     async def _patch(self, call: _Call, spec: ResourceSpec, sub: str | None) -> Response:
         req = call.req
+        if req.patch_type == "strategic" and spec.info.custom is not None and not spec.info.custom.strategic_merge:
+            raise StatusError.unsupported_media_type(
+                "the body of the request was in an unknown format - accepted media types include: "
+                "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
         doc = parse_patch(req.patch_type, req.body)
         if req.patch_type == "apply":
             return await self._apply(call, spec, sub, doc)
@@ -1037,7 +1058,7 @@ class APIServer:
                 new = convert.to_stored(apply_patch(req.patch_type or "", convert.from_stored(old), doc, spec.kind))
             else:
                 new = apply_patch(req.patch_type or "", clone(old), doc, spec.kind)
-            if req.field_validation is not None:
+            if req.field_validation is not None or spec.info.custom is not None:
                 self._check_fields(call, spec, new, patched=True, before=old)
             return new
 
@@ -1053,13 +1074,17 @@ class APIServer:
         if not manager:
             raise StatusError.bad_request("PATCH, application/apply-patch+yaml requests must set fieldManager")
         convert = call.convert
-        if req.field_validation is not None:
+        if req.field_validation is not None and spec.info.custom is None:
             self._check_fields(call, spec, convert.to_stored(doc) if convert is not None else doc, patched=True)
         if not self._namespace_cached(call, spec):
             await self._namespace_seen(call)
 
         def applied(old: Obj | None) -> Obj:
             """The apply's result; of a served version that is not the stored one, applied to its view."""
+            if spec.info.custom is not None:
+                result = server_side_apply(old, doc, manager, req.force, self.now(), spec.kind)
+                self._check_fields(call, spec, result, patched=True, before=old)
+                return result
             if convert is None:
                 return server_side_apply(old, doc, manager, req.force, self.now(), spec.kind)
             view = convert.from_stored(old) if old is not None else None
@@ -1104,6 +1129,8 @@ class APIServer:
     async def _delete(self, call: _Call, spec: ResourceSpec) -> Response:
         req = call.req
         options = self._delete_options(call)
+        if spec is CRD_SPEC:
+            await self.crds.mark_deleting(req.name or "", options.dry_run)
         obj, deleted = await self.delete_object(call, spec, req.namespace, req.name or "", options)
         return Response(200, obj)
 

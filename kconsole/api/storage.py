@@ -356,27 +356,32 @@ class Storage:
 
     async def start_caches(self) -> None:
         for spec in self.registry:
-            if not spec.stored or spec.group_resource in self.caches:
-                continue
-            prefix = spec.prefix
-            cache = WatchCache(spec, self.kv, self.clock, self.decoder(spec, fresh=True),
-                               is_quiet=self._quiet_check(prefix), **self.cache_options)
-            await cache.start()
-            self.caches[spec.group_resource] = cache
+            await self.start_cache(spec)
 
-    def _quiet_check(self, prefix: str) -> Callable[[], bool]:
+    async def start_cache(self, spec: ResourceSpec) -> None:
+        """Fill and follow one resource's cache (at start, or when a custom resource is established)."""
+        if not spec.stored or spec.group_resource in self.caches:
+            return
+        cache = WatchCache(spec, self.kv, self.clock, self.decoder(spec, fresh=True),
+                           is_quiet=self._quiet_check(spec.prefix, spec.group_resource), **self.cache_options)
+        await cache.start()
+        self.caches[spec.group_resource] = cache
+
+    async def stop_cache(self, spec: ResourceSpec) -> None:
+        """A resource no longer served: its cache and watches end."""
+        cache = self.caches.pop(spec.group_resource, None)
+        if cache is not None:
+            await cache.stop()
+
+    def _quiet_check(self, prefix: str, group_resource: str) -> Callable[[], bool]:
         inflight = self._inflight
         acked = self._acked
 
         def quiet() -> bool:
-            cache = self.caches.get(self._gr_of_prefix(prefix))
+            cache = self.caches.get(group_resource)
             return not inflight.get(prefix) and cache is not None and cache.rv >= acked.get(prefix, 0)
 
         return quiet
-
-    @staticmethod
-    def _gr_of_prefix(prefix: str) -> str:
-        return prefix[len("/registry/"):-1]
 
     async def stop_caches(self) -> None:
         for cache in self.caches.values():

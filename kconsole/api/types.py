@@ -117,6 +117,9 @@ class ResourceInfo:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     subresources: tuple[str, ...] = ()  # "status", "scale", "binding", "eviction", "log"
+    #: A custom resource's schema, columns and state (``kconsole.api.crd.definition.CustomResource``);
+    #: None for the built-in kinds. Not part of equality: the same kind with a new schema is the same kind.
+    custom: Any = field(default=None, compare=False, repr=False)
 
     @property
     def api_version(self) -> str:

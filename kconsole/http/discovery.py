@@ -63,8 +63,10 @@ class Discovery:
         self.resources = list(resources)
         self.server_address = server_address
         self.by_gv: dict[tuple[str, str], list[ResourceInfo]] = {}
+        self.by_gr: dict[str, ResourceInfo] = {}
         for info in self.resources:
             self.by_gv.setdefault((info.group, info.version), []).append(info)
+            self.by_gr.setdefault(info.group_resource, info)
         self.groups: dict[str, list[str]] = {}
         for group, version in self.by_gv:
             versions = self.groups.setdefault(group, [])

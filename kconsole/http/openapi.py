@@ -11,8 +11,10 @@ for any built-in kind. Field descriptions for ``kubectl explain`` come from :mod
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+from functools import cache
 from collections.abc import Sequence
 from typing import Any
 
@@ -81,6 +83,10 @@ def group_version_document(infos: Sequence[ResourceInfo]) -> dict[str, Any]:
                 sub_ops["get"] = _op("get", info, ("pretty",))
                 sub_ops["put"] = _op("put", info, ("dryRun", "fieldManager", "fieldValidation"))
                 paths[f"{item}/{sub}"] = sub_ops
+        custom_schema = getattr(info.custom, "openapi", None)
+        if custom_schema is not None:
+            schemas[_schema_name(info)] = _custom_schema(info, custom_schema, schemas)
+            continue
         schemas[_schema_name(info)] = schemas_table.kind_schema(info.group, info.kind, {
             "type": "object",
             "description": f"{info.kind} ({info.api_version}), served by kconsole.",
@@ -102,6 +108,36 @@ def group_version_document(infos: Sequence[ResourceInfo]) -> dict[str, Any]:
         "paths": paths,
         "components": {"schemas": schemas},
     }
+
+
+@cache
+def _object_meta_schemas() -> dict[str, Any]:
+    """ObjectMeta and the types it names, as the built-in kinds' documents carry them."""
+    scratch: dict[str, Any] = {}
+    schemas_table.kind_schema("", "ConfigMap", {"type": "object", "properties": {}}, scratch)
+    return scratch
+
+
+def _custom_schema(info: ResourceInfo, schema: dict[str, Any], schemas: dict[str, Any]) -> dict[str, Any]:
+    """A custom resource's schema for ``kubectl explain``: its CRD's openAPIV3Schema, with the standard
+    apiVersion, kind and metadata (ObjectMeta) that every object has."""
+    out = copy.deepcopy(schema)
+    props = out.setdefault("properties", {})
+    props["apiVersion"] = {"type": "string", "description": "APIVersion defines the versioned schema of this "
+                           "representation of an object. Servers should convert recognized schemas to the latest "
+                           "internal value, and may reject unrecognized values."}
+    props["kind"] = {"type": "string", "description": "Kind is a string value representing the REST resource this "
+                     "object represents. Servers may infer this from the endpoint the client submits requests to. "
+                     "Cannot be updated. In CamelCase."}
+    meta_schemas = _object_meta_schemas()
+    meta_name = schemas_table.TYPES["ObjectMeta"][0]
+    props["metadata"] = {"allOf": [{"$ref": f"#/components/schemas/{meta_name}"}],
+                         "description": "Standard object's metadata. More info: "
+                         "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"}
+    for name, value in meta_schemas.items():
+        schemas.setdefault(name, value)
+    out["x-kubernetes-group-version-kind"] = [{"group": info.group, "version": info.version, "kind": info.kind}]
+    return out
 
 
 class OpenAPI:

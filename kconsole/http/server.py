@@ -62,6 +62,11 @@ def _warning(text: str) -> str:
     return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _same_resources(now: list[Any], before: list[Any]) -> bool:
+    """The resource table is unchanged: same kinds, and a custom kind still the same definition."""
+    return len(now) == len(before) and all(a == b and a.custom is b.custom for a, b in zip(now, before))
+
+
 def _status_response(status: dict[str, Any]) -> Reply:
     return _json_response(int(status.get("code", 500)), status)
 
@@ -123,7 +128,7 @@ class HTTPFront:
         self._streams: set[Any] = set()
         self._discovery: Discovery | None = None
         self._openapi: OpenAPI | None = None
-        self._resources_seen: int = -1
+        self._resources_seen: list[Any] = []
         self._closing = False
         # Per aiohttp connection (kconsole.http.connection's keep theirs): the Authorization header last seen and
         # the Credentials made from it with the connection's client certificate (fixed for a keep-alive
@@ -205,10 +210,10 @@ class HTTPFront:
 
     def _docs(self) -> tuple[Discovery, OpenAPI]:
         resources = self.entry.resources()
-        if self._discovery is None or len(resources) != self._resources_seen:
+        if self._discovery is None or not _same_resources(resources, self._resources_seen):
             self._discovery = Discovery(resources, f"{self.address}:{self.port}")
             self._openapi = OpenAPI(resources)
-            self._resources_seen = len(resources)
+            self._resources_seen = resources
         assert self._openapi is not None
         return self._discovery, self._openapi
 
@@ -443,6 +448,14 @@ class HTTPFront:
             return await self._stream_watch(request, result, group_resource, rendering)
         return await self._stream_log(request, result)
 
+    def _custom_printer(self, group_resource: str, rendering: tables.Rendering) -> Any:
+        """A custom resource's columns (its CRD's additionalPrinterColumns); None for built-in kinds."""
+        if rendering.as_kind != "Table" or tables.has_builtin_printer(group_resource):
+            return None
+        discovery, _ = self._docs()
+        info = discovery.by_gr.get(group_resource)
+        return getattr(info.custom, "printer", None) if info is not None else None
+
     def _serves(self, route: rest.Route) -> bool:
         discovery, _ = self._docs()
         doc = discovery.resource_list(route.group, route.version)
@@ -478,7 +491,8 @@ class HTTPFront:
             return Reply(result.code, body.encode(), TEXT, None, warning)
         if result.ok and req.verb in ("get", "list") and req.subresource in (None, "status", "scale"):
             rendering = tables.negotiate(request.headers.get("Accept"), request.query.get("includeObject"))
-            body = tables.render(body, group_resource, self.clock.now(), rendering)
+            body = tables.render(body, group_resource, self.clock.now(), rendering,
+                                 printer=self._custom_printer(group_resource, rendering))
         return _json_response(result.code, body, warning)
 
     async def _stream_watch(self, request: web.BaseRequest, stream: Any, group_resource: str,
@@ -489,6 +503,7 @@ class HTTPFront:
         resp.enable_chunked_encoding()
         self._streams.add(stream)
         first = True
+        printer = self._custom_printer(group_resource, rendering)
         try:
             await resp.prepare(request)
             async for event in stream:
@@ -496,7 +511,8 @@ class HTTPFront:
                 if rendering.as_kind and event.get("type") in ("ADDED", "MODIFIED", "DELETED") \
                         and isinstance(obj, dict):
                     event = {"type": event["type"],
-                             "object": tables.render(obj, group_resource, self.clock.now(), rendering, first)}
+                             "object": tables.render(obj, group_resource, self.clock.now(), rendering, first,
+                                                     printer)}
                     first = False
                 await resp.write(_dumps(event) + b"\n")
         except (ConnectionResetError, asyncio.CancelledError):

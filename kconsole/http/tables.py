@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kconsole.objects.printers import Printer, printer_for
+from kconsole.objects.printers import PRINTERS, Printer, printer_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +67,15 @@ def is_list(body: Any) -> bool:
     return isinstance(body, dict) and isinstance(body.get("items"), list) and str(body.get("kind", "")).endswith("List")
 
 
+def has_builtin_printer(group_resource: str) -> bool:
+    return group_resource in PRINTERS
+
+
 def to_table(body: dict[str, Any], group_resource: str, now: float, rendering: Rendering,
-             columns: bool = True) -> dict[str, Any]:
-    """A list or one object -> Table."""
-    printer = printer_for(group_resource)
+             columns: bool = True, printer: Printer | None = None) -> dict[str, Any]:
+    """A list or one object -> Table; ``printer``: a custom resource's columns."""
+    if printer is None:
+        printer = printer_for(group_resource)
     if is_list(body):
         items = body["items"]
         meta = {k: v for k, v in (body.get("metadata") or {}).items()
@@ -97,10 +102,11 @@ def to_partial(body: dict[str, Any], rendering: Rendering) -> dict[str, Any]:
     return _partial(body, rendering.api_version)
 
 
-def render(body: Any, group_resource: str, now: float, rendering: Rendering, columns: bool = True) -> Any:
+def render(body: Any, group_resource: str, now: float, rendering: Rendering, columns: bool = True,
+           printer: Printer | None = None) -> Any:
     """Apply ``rendering`` to a successful read's body; Status bodies pass through."""
     if rendering.as_kind is None or not isinstance(body, dict) or body.get("kind") == "Status":
         return body
     if rendering.as_kind == "Table":
-        return to_table(body, group_resource, now, rendering, columns)
+        return to_table(body, group_resource, now, rendering, columns, printer)
     return to_partial(body, rendering)

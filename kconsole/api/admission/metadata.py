@@ -54,7 +54,7 @@ class ObjectMetaDefaults:
         meta["creationTimestamp"] = ctx.now
         meta.pop("deletionTimestamp", None)
         meta.pop("deletionGracePeriodSeconds", None)
-        if (ctx.info.group, ctx.info.resource) in GENERATION_TRACKED:
+        if (ctx.info.group, ctx.info.resource) in GENERATION_TRACKED or ctx.info.custom is not None:
             meta["generation"] = 1
         else:
             meta.pop("generation", None)
