@@ -42,6 +42,19 @@ CONTROLLER_MANAGER = UserInfo("system:kube-controller-manager")
 SYNC = UserInfo("system:kconsole-sync")
 CONSOLE = UserInfo("system:kconsole-console")
 
+#: The components' user agents, as upstream's binaries send them: the API server names a write's
+#: field manager after the product before '/', so managedFields read kube-controller-manager,
+#: kube-scheduler and kubelet as on a real cluster (kconsole's own clients stay "kconsole").
+COMPONENT_VERSION = "v1.32.0 (linux/amd64) kubernetes/kconsole"
+USER_AGENTS = {CONTROLLER_MANAGER.name: f"kube-controller-manager/{COMPONENT_VERSION}",
+               SCHEDULER.name: f"kube-scheduler/{COMPONENT_VERSION}"}
+
+
+def user_agent_for(user: UserInfo) -> str:
+    if user.name.startswith("system:node:"):
+        return f"kubelet/{COMPONENT_VERSION}"
+    return USER_AGENTS.get(user.name) or f"kconsole/{user.name}"
+
 
 class ConfigError(ValueError):
     """A cluster config that cannot be used; the message names the field and the problem."""
@@ -217,7 +230,7 @@ class Cluster:
             from kconsole.client import Client
 
             self._clients[user.name] = Client(self.api, self.token_for(user), self.clock,
-                                              user_agent=f"kconsole/{user.name}")
+                                              user_agent=user_agent_for(user))
         return self._clients[user.name]
 
     @property

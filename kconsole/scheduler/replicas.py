@@ -13,10 +13,10 @@ import logging
 import random
 from typing import Any
 
-from kconsole.client import EventRecorder, LeaderElectedReplica, LeaderElector
+from kconsole.client import LeaderElectedReplica, LeaderElector
 from kconsole.clock import Clock
 from kconsole.scheduler.config import SchedulerConfig
-from kconsole.scheduler.scheduler import Scheduler
+from kconsole.scheduler.scheduler import Scheduler, scheduler_recorder
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class SchedulerReplica(LeaderElectedReplica):
         await self._shutdown_scheduler()
 
     async def _lead(self) -> None:
-        recorder = EventRecorder(self.client, self.clock, component="default-scheduler", host=self.identity)
+        recorder = scheduler_recorder(self.client, self.clock, self.identity)
         sched = Scheduler(self.client, self.clock, rng=self.rng, config=self.config, recorder=recorder,
                           identity=self.identity)
         self.scheduler = sched

@@ -61,6 +61,20 @@ def _node_relevant(node: Mapping[str, Any]) -> tuple[Any, ...]:
             status.get("images"))
 
 
+COMPONENT = "default-scheduler"
+
+
+def scheduler_recorder(client: Any, clock: Clock, identity: str) -> EventRecorder:
+    """Events as upstream's scheduler records them through events/v1: reportingController
+    default-scheduler, reportingInstance ``default-scheduler-<host>`` (the host before the leader
+    identity's '_') and no deprecatedSource host, so kubectl describe and get events say
+    ``default-scheduler`` alone instead of naming the replica."""
+    host = identity.split("_", 1)[0]
+    recorder = EventRecorder(client, clock, component=COMPONENT, host=f"{COMPONENT}-{host}" if host else "")
+    recorder._source = {"component": COMPONENT}  # the instance goes to reportingInstance only
+    return recorder
+
+
 class Scheduler:
     """kube-scheduler for one replica that currently leads."""
 
@@ -71,7 +85,7 @@ class Scheduler:
         self.rng = rng
         self.config = config or SchedulerConfig()
         self.identity = identity
-        self.recorder = recorder or EventRecorder(client, clock, component="default-scheduler", host=identity)
+        self.recorder = recorder or scheduler_recorder(client, clock, identity)
         self._own_recorder = recorder is None
         self.cache = Cache()
         self.handle = Handle(cache=self.cache, rng=rng, client=client, recorder=self.recorder, clock=clock,

@@ -1,0 +1,87 @@
+"""The components show up as on a real cluster: managedFields name kube-controller-manager,
+kube-scheduler and kubelet (their user agents), and Events name their upstream sources, read with
+the real kubectl."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kconsole.cluster import Cluster, ClusterConfig
+from kconsole.clock import VirtualClock
+
+Obj = dict[str, Any]
+
+
+async def kubectl(cluster: Cluster, home: Path, *args: str) -> str:
+    binary = shutil.which("kubectl")
+    if binary is None:
+        pytest.fail("kubectl is not on PATH: these tests drive the real kubectl 1.32")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "KUBECONFIG": str(cluster.kubeconfig_path),
+           "KUBECACHEDIR": str(home / "kube-cache")}
+    proc = await asyncio.create_subprocess_exec(binary, *args, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE, env=env)
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 0, err.decode()
+    return out.decode()
+
+
+def managers(obj: Obj) -> set[tuple[str, str]]:
+    return {(m["manager"], m.get("subresource", "")) for m in obj["metadata"].get("managedFields") or ()}
+
+
+async def test_field_managers_and_event_sources_read_as_upstream(tmp_path: Path) -> None:
+    clock = VirtualClock()
+    cluster = Cluster(ClusterConfig(data_dir=tmp_path / "data", manifests=None, nodes=1, control_planes=1, port=0),
+                      clock=clock)
+    task = asyncio.create_task(cluster.start())
+    await clock.run_until(task.done, timeout=60, step=0.1)
+    task.result()
+    try:
+        admin = cluster.api_client()
+        await clock.run_until(lambda: any(s.is_leader for s in cluster.schedulers)
+                              and any(m.is_leader for m in cluster.controller_managers), timeout=30, step=0.5)
+        await admin.create({"apiVersion": "apps/v1", "kind": "Deployment",
+                            "metadata": {"name": "web", "namespace": "default"},
+                            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                                     "template": {"metadata": {"labels": {"app": "web"}},
+                                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})
+
+        async def running() -> bool:
+            pods = await admin.list_all("pods", "default")
+            return bool(pods) and (pods[0].get("status") or {}).get("phase") == "Running"
+
+        await clock.run_until(running, timeout=120, step=0.5)
+        await clock.advance(2)
+        rs = (await admin.list_all("replicasets", "default"))[0]
+        assert ("kube-controller-manager", "") in managers(rs)
+        assert ("kube-scheduler", "") in managers(await admin.get("leases", "kube-scheduler", "kube-system"))
+        assert ("kube-controller-manager", "") in managers(
+            await admin.get("leases", "kube-controller-manager", "kube-system"))
+        pod = (await admin.list_all("pods", "default"))[0]
+        assert all(m[0] != "kconsole" for m in managers(pod)), managers(pod)
+        events = [e for e in await admin.list_all("events", "default")
+                  if e["involvedObject"].get("name") == pod["metadata"]["name"]]
+        scheduled = next(e for e in events if e["reason"] == "Scheduled")
+        replica = cluster.replica_names()[0]
+        assert scheduled["source"] == {"component": "default-scheduler"}
+        assert (scheduled["reportingComponent"], scheduled["reportingInstance"]) == (
+            "default-scheduler", f"default-scheduler-{replica}")
+        started = next(e for e in events if e["reason"] == "Started")
+        assert started["source"] == {"component": "kubelet", "host": pod["spec"]["nodeName"]}
+
+        described = await kubectl(cluster, tmp_path, "describe", "pod", pod["metadata"]["name"])
+        line = next(x for x in described.splitlines() if "Successfully assigned" in x)
+        assert line.split()[3:5] == ["default-scheduler", "Successfully"], line
+        assert any(x.split()[3:5] == ["kubelet", "Pulling"] for x in described.splitlines())
+        yaml_out = await kubectl(cluster, tmp_path, "get", "rs", rs["metadata"]["name"], "-o", "yaml",
+                                 "--show-managed-fields")
+        assert "manager: kube-controller-manager" in yaml_out and "manager: kconsole" not in yaml_out
+    finally:
+        task = asyncio.create_task(cluster.stop())
+        await clock.run_until(task.done, timeout=60, step=0.1)
