@@ -158,10 +158,12 @@ class Registration:
                 continue
             accepted = (other.get("status") or {}).get("acceptedNames") or {}
             taken = {accepted.get("plural"), accepted.get("singular"), *(accepted.get("shortNames") or ())} - {None, ""}
-            for name in (names.get("plural"), names.get("singular"), *(names.get("shortNames") or ())):
-                if name in taken:
-                    return "PluralConflict" if name == names.get("plural") else "SingularConflict", \
-                        f'"{name}" is already in use'
+            for reason, wanted in (("PluralConflict", (names.get("plural"),)),
+                                   ("SingularConflict", (names.get("singular"),)),
+                                   ("ShortNamesConflict", tuple(names.get("shortNames") or ()))):
+                for name in wanted:
+                    if name in taken:
+                        return reason, f'"{name}" is already in use'
             kinds = {accepted.get("kind"), accepted.get("listKind")} - {None, ""}
             for name in (names.get("kind"), names.get("listKind")):
                 if name in kinds:

@@ -1,0 +1,171 @@
+"""CustomResourceDefinitions through the API server's one door: the CRD's own validation, watches and
+selectors on custom objects, RBAC on the group, conflicting names, and a restart that keeps them."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from crd_env import FIXTURES, close_api, handle, open_api
+
+from kconsole.api.server import APIServer
+from kconsole.api.types import Credentials, Request, Response, UserInfo
+from kconsole.clock import VirtualClock
+
+CRD: dict[str, Any] = yaml.safe_load((FIXTURES / "crd.yaml").read_text())
+GROUP = "apiextensions.k8s.io"
+
+
+def widget(name: str, size: Any = 2, **labels: str) -> dict[str, Any]:
+    return {"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": name, "labels": labels}, "spec": {"size": size}}
+
+
+async def established(api: APIServer, clock: VirtualClock, crd: dict[str, Any] = CRD) -> None:
+    resp = await handle(api, "create", "customresourcedefinitions", group=GROUP, body=copy.deepcopy(crd))
+    assert resp.code == 201, resp.body
+
+    def served() -> bool:
+        return api.registry.get(crd["spec"]["group"], crd["spec"]["names"]["plural"]) is not None
+
+    for _ in range(50):
+        if served():
+            return
+        await clock.advance(0.01)
+        await asyncio.sleep(0)
+    raise AssertionError(f"{crd['metadata']['name']} never served")
+
+
+async def test_crd_validation_names_the_fields(tmp_path: Path) -> None:
+    clock = VirtualClock()
+    api = await open_api(tmp_path, clock)
+    try:
+        bad = copy.deepcopy(CRD)
+        bad["metadata"]["name"] = "widget.example.com"
+        bad["spec"]["group"] = "example"
+        bad["spec"]["scope"] = "Global"
+        bad["spec"]["versions"].append({"name": "v2", "served": True, "storage": True,
+                                        "schema": {"openAPIV3Schema": {"type": "object"}}})
+        resp = await handle(api, "create", "crd", body=bad)
+        assert resp.code == 422
+        message = resp.body["message"]
+        assert 'metadata.name: Invalid value: "widget.example.com": must be spec.names.plural+"."+spec.group' in message
+        assert 'spec.group: Invalid value: "example": should be a domain with at least one dot' in message
+        assert 'spec.scope: Unsupported value: "Global": supported values: "Cluster", "Namespaced"' in message
+        assert "must have exactly one version marked as storage version" in message
+        no_schema = copy.deepcopy(CRD)
+        del no_schema["spec"]["versions"][0]["schema"]
+        resp = await handle(api, "create", "crd", body=no_schema)
+        assert "spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required" in resp.body["message"]
+        assert api.registry.get("example.com", "widgets") is None  # nothing half-written
+    finally:
+        await close_api(api)
+
+
+async def test_objects_watch_selectors_and_rbac(tmp_path: Path) -> None:
+    clock = VirtualClock()
+    api = await open_api(tmp_path, clock)
+    try:
+        await established(api, clock)
+        watch = await api.handle(Request("watch", "widgets", group="example.com", namespace="default",
+                                         resource_version="0",
+                                         credentials=Credentials(token=api.tokens.issue(
+                                             UserInfo("admin", ("system:masters",))))))
+        for name, tier in (("a", "front"), ("b", "back")):
+            resp = await handle(api, "create", "widgets", group="example.com", namespace="default",
+                                body=widget(name, tier=tier))
+            assert resp.code == 201, resp.body
+        events = []
+        async for event in watch:  # type: ignore[union-attr]
+            events.append((event["type"], event["object"]["metadata"]["name"]))
+            if len(events) == 2:
+                break
+        await watch.close()  # type: ignore[union-attr]
+        assert events == [("ADDED", "a"), ("ADDED", "b")]
+        listed = await handle(api, "list", "wg", namespace="default", label_selector="tier=back")
+        assert [o["metadata"]["name"] for o in listed.body["items"]] == ["b"]
+        listed = await handle(api, "list", "widgets", group="example.com", field_selector="metadata.name=a")
+        assert [o["metadata"]["name"] for o in listed.body["items"]] == ["a"]
+        assert listed.body["kind"] == "WidgetList"
+        stale = (await handle(api, "get", "widgets", group="example.com", namespace="default", name="a")).body
+        await handle(api, "update", "widgets", group="example.com", namespace="default", name="a",
+                     body={**stale, "spec": {"size": 5}})
+        conflict = await handle(api, "update", "widgets", group="example.com", namespace="default", name="a",
+                                body={**stale, "spec": {"size": 6}})
+        assert conflict.code == 409
+        dry = await handle(api, "create", "widgets", group="example.com", namespace="default",
+                           body=widget("c"), dry_run=True)
+        assert dry.code == 201
+        assert (await handle(api, "get", "widgets", group="example.com", namespace="default", name="c")).code == 404
+
+        carol = Credentials(token=api.tokens.issue(UserInfo("carol")))
+        denied = await api.handle(Request("list", "widgets", group="example.com", namespace="default",
+                                          credentials=carol))
+        assert isinstance(denied, Response) and denied.code == 403
+        assert 'cannot list resource "widgets" in API group "example.com"' in denied.body["message"]
+        await handle(api, "create", "roles", group="rbac.authorization.k8s.io", namespace="default", body={
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "widget-reader"},
+            "rules": [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["list"]}]})
+        await handle(api, "create", "rolebindings", group="rbac.authorization.k8s.io", namespace="default", body={
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "carol"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "widget-reader"},
+            "subjects": [{"kind": "User", "name": "carol", "apiGroup": "rbac.authorization.k8s.io"}]})
+        for _ in range(20):
+            allowed = await api.handle(Request("list", "widgets", group="example.com", namespace="default",
+                                               credentials=carol))
+            if isinstance(allowed, Response) and allowed.ok:
+                break
+            await clock.advance(0.01)
+        assert isinstance(allowed, Response) and allowed.code == 200 and len(allowed.body["items"]) == 2
+    finally:
+        await close_api(api)
+
+
+async def test_conflicting_names_are_not_accepted(tmp_path: Path) -> None:
+    clock = VirtualClock()
+    api = await open_api(tmp_path, clock)
+    try:
+        await established(api, clock)
+        rival = copy.deepcopy(CRD)
+        rival["metadata"]["name"] = "gadgets.example.com"
+        rival["spec"]["names"] = {"plural": "gadgets", "singular": "gadget", "kind": "Widget"}
+        resp = await handle(api, "create", "crd", body=rival)
+        assert resp.code == 201
+        for _ in range(50):
+            got = (await handle(api, "get", "crd", name="gadgets.example.com")).body
+            conditions = {c["type"]: c for c in (got.get("status") or {}).get("conditions") or ()}
+            if "NamesAccepted" in conditions:
+                break
+            await clock.advance(0.01)
+        assert conditions["NamesAccepted"]["status"] == "False"
+        assert conditions["NamesAccepted"]["reason"] == "KindConflict"
+        assert conditions["NamesAccepted"]["message"] == '"Widget" is already in use'
+        assert conditions["Established"]["status"] == "False"
+        assert api.registry.get("example.com", "gadgets") is None
+    finally:
+        await close_api(api)
+
+
+async def test_crds_and_their_objects_survive_a_restart(tmp_path: Path) -> None:
+    clock = VirtualClock()
+    api = await open_api(tmp_path, clock)
+    await established(api, clock)
+    resp = await handle(api, "create", "widgets", group="example.com", namespace="default", body=widget("kept", 7))
+    assert resp.code == 201
+    await close_api(api)
+
+    api = await open_api(tmp_path, clock)
+    try:
+        got = await handle(api, "get", "widgets", group="example.com", namespace="default", name="kept")
+        assert got.code == 200 and got.body["spec"] == {"size": 7, "color": "blue", "replicas": 1}
+        bad = await handle(api, "create", "widgets", group="example.com", namespace="default", body=widget("x", 0))
+        assert bad.code == 422
+        assert bad.body["message"].endswith('"x" is invalid: spec.size: Invalid value: 0: spec.size in body should be '
+                                            'greater than or equal to 1')
+        assert {i.resource for i in api.resources() if i.group == "example.com"} == {"widgets"}
+    finally:
+        await close_api(api)
