@@ -38,6 +38,9 @@ KINDS: dict[str, str] = {
     "ReplicationController": "ReplicationController",
     "Ingress": "Ingress",
     "ControllerRevision": "ControllerRevision",
+    "ResourceQuota": "ResourceQuota",
+    "LimitRange": "LimitRange",
+    "NetworkPolicy": "NetworkPolicy",
 }
 
 TYPES: dict[str, str] = {
@@ -493,6 +496,22 @@ TYPES: dict[str, str] = {
     "WorkloadPodGroupResourceClaim": "name resourceClaimName resourceClaimTemplateName",
     "WorkloadPodGroupSchedulingConstraints": "topology:[]TopologyConstraint",
     "WorkloadPodGroupSchedulingPolicy": "basic:o gang:WorkloadPodGroupGangSchedulingPolicy",
+    "ResourceQuota": "apiVersion kind metadata:ObjectMeta spec:ResourceQuotaSpec status:ResourceQuotaStatus",
+    "ResourceQuotaSpec": "hard:{}s scopeSelector:ScopeSelector scopes:[]s",
+    "ResourceQuotaStatus": "hard:{}s used:{}s",
+    "ScopeSelector": "matchExpressions:[]ScopedResourceSelectorRequirement",
+    "ScopedResourceSelectorRequirement": "operator scopeName values:[]s",
+    "LimitRange": "apiVersion kind metadata:ObjectMeta spec:LimitRangeSpec",
+    "LimitRangeSpec": "limits:[]LimitRangeItem",
+    "LimitRangeItem": "default:{}s defaultRequest:{}s max:{}s maxLimitRequestRatio:{}s min:{}s type",
+    "NetworkPolicy": "apiVersion kind metadata:ObjectMeta spec:NetworkPolicySpec",
+    "NetworkPolicySpec": "egress:[]NetworkPolicyEgressRule ingress:[]NetworkPolicyIngressRule "
+                         "podSelector:LabelSelector policyTypes:[]s",
+    "NetworkPolicyEgressRule": "ports:[]NetworkPolicyPort to:[]NetworkPolicyPeer",
+    "NetworkPolicyIngressRule": "from:[]NetworkPolicyPeer ports:[]NetworkPolicyPort",
+    "NetworkPolicyPeer": "ipBlock:IPBlock namespaceSelector:LabelSelector podSelector:LabelSelector",
+    "NetworkPolicyPort": "endPort:i port:o protocol",
+    "IPBlock": "cidr except:[]s",
 }
 
 

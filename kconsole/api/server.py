@@ -50,6 +50,7 @@ from kconsole.clock import Clock, TimerHandle
 from kconsole.objects.meta import parse_time
 from kconsole.objects.names import generate_name
 from kconsole.store.kv import (
+from kconsole.objects.podlog import LogOptions
     ClosedError,
     CompactedError,
     FutureRevisionError,
@@ -63,7 +64,7 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 _Wanted = tuple[str, "str | None", dict[str, Any], str]  # resource, namespace, object, group
-LogSource = Callable[[str, str, str, bool, "int | None"], "str | LogStream"]
+LogSource = Callable[[str, str, str, LogOptions], "str | LogStream | None"]
 
 #: The user the API server acts as for its own bootstrap writes (upstream's loopback client).
 LOOPBACK_USER = UserInfo("system:apiserver", ("system:masters",))
@@ -419,7 +420,7 @@ class APIServer:
         self._listed.clear()
 
     def set_log_source(self, source: LogSource | None) -> None:
-        """Where pods/log reads come from: fn(namespace, pod, container, follow, tail_lines)."""
+        """Where pods/log reads come from: fn(namespace, pod, container, options), as the kubelet's endpoint."""
         self._log_source = source
 
     # ------------------------------------------------------------------ Entry

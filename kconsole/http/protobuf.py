@@ -250,6 +250,11 @@ _OTHER = {
     "SelfSubjectReview": "1 metadata:ObjectMeta; 2 status:SelfSubjectReviewStatus",
     "SelfSubjectReviewStatus": "1 userInfo:UserInfo",
     "UserInfo": "1 username; 2 uid; 3 groups*",
+    "ResourceQuota": "1 metadata:ObjectMeta; 2 spec:ResourceQuotaSpec; 3 status:ResourceQuotaStatus",
+    "ResourceQuotaSpec": "1 hard{}:qty; 2 scopes*; 3 scopeSelector:ScopeSelector",
+    "ScopeSelector": "1 matchExpressions*:ScopedResourceSelectorRequirement",
+    "ScopedResourceSelectorRequirement": "1 scopeName; 2 operator; 3 values*",
+    "ResourceQuotaStatus": "1 hard{}:qty; 2 used{}:qty",
     "Ingress": "1 metadata:ObjectMeta; 2 spec:IngressSpec",
     "IngressSpec": "4 ingressClassName?; 1 defaultBackend:IngressBackend; 2 tls*:IngressTLS; 3 rules*:IngressRule",
     "IngressBackend": "4 service:IngressServiceBackend; 3 resource:TypedLocalObjectReference",
@@ -317,7 +322,7 @@ KINDS: dict[str, str] = {
         "Namespace", "ConfigMap", "Secret", "ServiceAccount", "Service", "Pod", "Binding", "Deployment", "Job",
         "CronJob", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "PriorityClass",
         "PodDisruptionBudget", "Eviction", "SelfSubjectAccessReview", "SelfSubjectRulesReview", "SelfSubjectReview",
-        "Scale", "Ingress", "TokenRequest",
+        "Scale", "Ingress", "TokenRequest", "ResourceQuota",
         "DeleteOptions",
     )
 }

@@ -709,6 +709,29 @@ PERSISTENTVOLUMECLAIMS = Printer(
 )
 
 
+def _quota_cells(quota: Obj, now: float) -> list[Any]:
+    """``printResourceQuota``: ``resource: used/hard`` of status.hard, sorted; limits.* in LIMIT."""
+    status = _status(quota)
+    hard, used = status.get("hard") or {}, status.get("used") or {}
+    request: list[str] = []
+    limit: list[str] = []
+    for resource in sorted(hard):
+        target = limit if resource.split(".")[0] == "limits" and "." in resource else request
+        target.append(f"{resource}: {_storage({'storage': used.get(resource, '0')})}/"
+                      f"{_storage({'storage': hard[resource]})}")
+    return [_name(quota), _age(quota, now), ", ".join(request), ", ".join(limit)]
+
+
+RESOURCEQUOTAS = Printer(
+    (NAME, AGE,
+     Column("Request", description="Request represents a minimum amount of cpu/memory that a container may "
+            "consume."),
+     Column("Limit", description="Limits control the maximum amount of cpu/memory that a container may use "
+            "independent of contention on the node.")),
+    _quota_cells,
+)
+
+
 # --------------------------------------------------------------------------- cluster
 
 
@@ -971,6 +994,7 @@ PRINTERS: dict[str, Printer] = {
     "networkpolicies.networking.k8s.io": NETWORKPOLICIES,
     "persistentvolumes": PERSISTENTVOLUMES,
     "persistentvolumeclaims": PERSISTENTVOLUMECLAIMS,
+    "resourcequotas": RESOURCEQUOTAS,
     "nodes": NODES,
     "namespaces": NAMESPACES,
     "events": EVENTS,

@@ -1,0 +1,75 @@
+"""ResourceQuota, LimitRange and NetworkPolicy are served: kubectl create quota (a protobuf body),
+apply of all three, their columns, explain, server-side apply and upstream's validation errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from http_env import Cluster
+
+pytestmark = [pytest.mark.kubectl, pytest.mark.asyncio(loop_scope="module")]
+
+MANIFEST = """
+apiVersion: v1
+kind: LimitRange
+metadata: {name: defaults}
+spec:
+  limits:
+  - type: Container
+    default: {cpu: 500m, memory: 256Mi}
+    defaultRequest: {cpu: 100m}
+    max: {cpu: "2"}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: db-only}
+spec:
+  podSelector: {matchLabels: {app: db}}
+  policyTypes: [Ingress]
+  ingress:
+  - from: [{podSelector: {matchLabels: {role: api}}}]
+    ports: [{protocol: TCP, port: 5432}]
+"""
+
+
+async def test_policy_kinds_are_served(cluster: Cluster) -> None:
+    created = await cluster.kubectl("create", "quota", "q", "--hard=pods=10,requests.cpu=2")
+    assert created.out.strip() == "resourcequota/q created"
+    quota = await cluster.kubectl("get", "quota", "q", "-o", "yaml")
+    assert "pods: \"10\"" in quota.out and "requests.cpu: \"2\"" in quota.out
+    applied = await cluster.kubectl("apply", "--server-side", "-f", "-", stdin=MANIFEST)
+    assert "limitrange/defaults serverside-applied" in applied.out
+    assert "networkpolicy.networking.k8s.io/db-only serverside-applied" in applied.out
+    netpol = [line.split() for line in (await cluster.kubectl("get", "netpol")).out.splitlines()]
+    assert netpol[0] == ["NAME", "POD-SELECTOR", "AGE"] and netpol[1][:2] == ["db-only", "app=db"]
+    limits = [line.split() for line in (await cluster.kubectl("get", "limits")).out.splitlines()]
+    assert limits[0] == ["NAME", "CREATED", "AT"] and limits[1][0] == "defaults"
+    quotas = [line.split() for line in (await cluster.kubectl("get", "quota")).out.splitlines()]
+    assert quotas[0] == ["NAME", "AGE", "REQUEST", "LIMIT"]
+    resources = (await cluster.kubectl("api-resources", "--no-headers")).out
+    rows = {line.split()[0]: line.split() for line in resources.splitlines()}
+    assert rows["resourcequotas"][1:] == ["quota", "v1", "true", "ResourceQuota"]
+    assert rows["limitranges"][1:] == ["limits", "v1", "true", "LimitRange"]
+    assert rows["networkpolicies"][1:] == ["netpol", "networking.k8s.io/v1", "true", "NetworkPolicy"]
+    explain = await cluster.kubectl("explain", "networkpolicy.spec.ingress.from")
+    assert "ipBlock" in explain.out and "namespaceSelector" in explain.out
+
+
+async def test_policy_kinds_refuse_what_upstream_refuses(cluster: Cluster) -> None:
+    bad_quota = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: neg}\nspec: {hard: {pods: '-1'}}\n"
+    out = await cluster.kubectl("apply", "-f", "-", stdin=bad_quota, check=False)
+    assert 'spec.hard[pods]: Invalid value: "-1": must be greater than or equal to 0' in out.err
+    bad_limits = ("apiVersion: v1\nkind: LimitRange\nmetadata: {name: bad}\nspec:\n  limits:\n"
+                  "  - {type: Node, max: {cpu: '1'}, min: {cpu: '2'}}\n")
+    out = await cluster.kubectl("apply", "-f", "-", stdin=bad_limits, check=False)
+    assert 'spec.limits[0].type: Unsupported value: "Node": supported values: "Container", "Pod", ' \
+           '"PersistentVolumeClaim"' in out.err
+    assert "spec.limits[0].min[cpu]" in out.err
+    bad_netpol = ("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: bad}\nspec:\n"
+                  "  podSelector: {}\n  policyTypes: [Inbound]\n  ingress:\n"
+                  "  - ports: [{protocol: ICMP, port: 70000}]\n    from: [{ipBlock: {cidr: 10.0.0.0/33}}]\n")
+    out = await cluster.kubectl("apply", "-f", "-", stdin=bad_netpol, check=False)
+    assert out.code == 1 and 'The NetworkPolicy "bad" is invalid' in out.err
+    for text in ('spec.policyTypes[0]: Unsupported value: "Inbound"', 'spec.ingress[0].ports[0].protocol',
+                 "spec.ingress[0].ports[0].port: Invalid value: 70000", "spec.ingress[0].from[0].ipBlock.cidr"):
+        assert text in out.err
