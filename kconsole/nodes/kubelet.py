@@ -306,6 +306,7 @@ class Kubelet:
             w = PodWorker(self, pod)
             w.start_time = self.clock.now()
             w.usage_model = usage_mod.usage_model(pod, self._usage_rng)
+            w.adopt(pod.get("status") or {})
         self.workers[uid] = w
         w.update(pod)
         if not w.terminating:
@@ -351,10 +352,16 @@ class Kubelet:
     def images_changed(self) -> None:
         self._status_kick.set()
 
-    def allocate_ip(self, w: PodWorker) -> str:
-        """The next free address of the node's /24 (host-local IPAM: round-robin from .2)."""
+    def allocate_ip(self, w: PodWorker, had: str = "") -> str:
+        """The next free address of the node's /24 (host-local IPAM: round-robin from .2); ``had``,
+        the address a pod adopted after a restart already has, is kept when it is free."""
         if w.uid in self._ips:
             return f"{self._prefix}.{self._ips[w.uid]}"
+        prefix, _, last = had.rpartition(".")
+        if prefix == self._prefix and last.isdigit() and 2 <= int(last) <= 254 and int(last) not in self._ip_used:
+            self._ip_used.add(int(last))
+            self._ips[w.uid] = int(last)
+            return had
         for _ in range(253):
             n = self._ip_next
             self._ip_next = 2 if n >= 254 else n + 1

@@ -32,7 +32,7 @@ from kconsole.nodes.runtime import (
     program_for,
     should_restart,
 )
-from kconsole.objects.meta import format_time
+from kconsole.objects.meta import format_time, parse_time
 
 if TYPE_CHECKING:
     from kconsole.nodes.kubelet import Kubelet
@@ -266,6 +266,68 @@ class PodWorker:
         self._arm_deadline()
         self.sync()
         self._dirty()
+
+    # ------------------------------------------------------------------ kubelet restart
+
+    def adopt(self, status: Obj) -> bool:
+        """A restarted kubelet finds this pod running from before (a kconsole restart): take the
+        stored status as what the runtime has, as upstream's kubelet re-reads its containers from the
+        runtime: running containers are left alone (no Pulling/Created/Started again, restartCount and
+        startedAt kept), the rest carry their restart count on. False when nothing ran yet."""
+        if status.get("phase") != "Running":
+            return False
+        stored = {c.get("name"): c for c in (status.get("initContainerStatuses") or [])
+                  + (status.get("containerStatuses") or [])}
+        if not any("running" in ((c.get("state") or {})) for c in stored.values()):
+            return False
+        self.sandbox = True
+        self.initialized = True
+        if status.get("startTime"):
+            self.start_time = parse_time(status["startTime"])
+        self.ip = self.k.node_ip if self.host_network else self.k.allocate_ip(self, status.get("podIP") or "")
+        for c in self.containers:
+            self._adopt_container(c, stored.get(c.name) or {})
+        self._arm_deadline()
+        return True
+
+    def _adopt_container(self, c: Container, st: Obj) -> None:
+        state = st.get("state") or {}
+        c.restart_count = int(st.get("restartCount") or 0)
+        c.container_id = st.get("containerID") or ""
+        c.image_id = st.get("imageID") or ""
+        last = (st.get("lastState") or {}).get("terminated")
+        c.last_state = dict(last) if last else None
+        ran = bool(c.container_id or last)
+        c.instance = c.restart_count + 1 if ran else 0
+        if "running" in state:
+            now = self._now()
+            c.status = c.stage = "running"
+            c.waiting_reason = ""
+            c.started_at = parse_time(state["running"].get("startedAt") or format_time(now))
+            c.log = LogBuffer(self.k.clock.now)
+            c.probes = {kind: ProbeState(spec, result=(kind == "liveness") or bool(st.get("ready")))
+                        for kind in KINDS if (spec := probe_spec(c.spec, kind))}
+            c.started = bool(st.get("started", True))
+            c.ready = bool(st.get("ready"))
+            self._schedule_probes(c, resumed=True)
+            run, code = c.program.run_seconds, c.program.exit_code
+            if run != float("inf"):
+                left = max(c.started_at + run - now, 0.0)
+                c.exit_timer = self._runtime_after(left, lambda: self._exited(c, code))
+        elif "terminated" in state and (c.init and not c.sidecar and state["terminated"].get("exitCode") == 0):
+            term = state["terminated"]
+            c.status, c.stage = "terminated", "done"
+            c.exit_code = 0
+            c.term_reason = term.get("reason") or "Completed"
+            c.started_at = parse_time(term["startedAt"]) if term.get("startedAt") else None
+            c.finished_at = parse_time(term["finishedAt"]) if term.get("finishedAt") else None
+        elif c.instance and "terminated" in state:
+            term = state["terminated"]
+            c.status, c.stage = "terminated", "exited"
+            c.exit_code = int(term.get("exitCode") or 0)
+            c.term_reason = term.get("reason") or ""
+            c.started_at = parse_time(term["startedAt"]) if term.get("startedAt") else None
+            c.finished_at = parse_time(term["finishedAt"]) if term.get("finishedAt") else None
 
     # ------------------------------------------------------------------ the main loop
 
