@@ -18,6 +18,7 @@ An object with a live owner and a dangling one only loses the dangling reference
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
@@ -55,6 +56,8 @@ GRAPH_RESOURCES: tuple[tuple[str, str | None], ...] = (
 )
 
 DEPENDENT, OWNER = "dependent", "owner"
+#: Custom resources join the graph when their CRD is Established (upstream's GC follows discovery).
+CRDS = "customresourcedefinitions.apiextensions.k8s.io"
 
 
 @dataclass(slots=True)
@@ -89,11 +92,51 @@ class GarbageCollector(Controller):
                 self.client.resource_info(resource)
             except StatusError:
                 continue
-            inf = self.informer(resource, namespace=namespace)
-            inf.add_event_handler(on_add=lambda o, r=resource: self._observe(r, o),
-                                  on_update=lambda _old, new, r=resource: self._observe(r, new),
-                                  on_delete=self._forget)
-            self.watched.append(resource)
+            self._follow(resource, namespace)
+        self._informer_starts: set[asyncio.Task[None]] = set()
+        try:
+            self.client.resource_info(CRDS)
+        except StatusError:
+            return
+        self.informer(CRDS).add_event_handler(on_add=self._custom_kind,
+                                              on_update=lambda _old, new: self._custom_kind(new),
+                                              on_delete=self._custom_kind_gone)
+
+    def _follow(self, resource: str, namespace: str | None = None) -> None:
+        inf = self.informer(resource, namespace=namespace)
+        inf.add_event_handler(on_add=lambda o, r=resource: self._observe(r, o),
+                              on_update=lambda _old, new, r=resource: self._observe(r, new),
+                              on_delete=self._forget)
+        self.watched.append(resource)
+
+    @staticmethod
+    def _custom_resource(crd: dict[str, Any]) -> str | None:
+        """``plural.group`` of an Established CRD, else None."""
+        status = crd.get("status") or {}
+        if not any(c.get("type") == "Established" and c.get("status") == "True" for c in status.get("conditions") or ()):
+            return None
+        plural = (status.get("acceptedNames") or {}).get("plural")
+        group = (crd.get("spec") or {}).get("group")
+        return f"{plural}.{group}" if plural and group else None
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._informer_starts.add(task)
+        task.add_done_callback(self._informer_starts.discard)
+
+    def _custom_kind(self, crd: dict[str, Any]) -> None:
+        resource = self._custom_resource(crd)
+        if resource is None or resource in self.watched or (crd.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        self._follow(resource)
+        self._spawn(self.ctx.informers.start_all())
+
+    def _custom_kind_gone(self, crd: dict[str, Any]) -> None:
+        resource = self._custom_resource(crd)
+        if resource is None or resource not in self.watched:
+            return
+        self.watched.remove(resource)
+        self._spawn(self.informer(resource).stop())
 
     # ------------------------------------------------------------------ graph
 
