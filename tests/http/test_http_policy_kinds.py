@@ -73,3 +73,40 @@ async def test_policy_kinds_refuse_what_upstream_refuses(cluster: Cluster) -> No
     for text in ('spec.policyTypes[0]: Unsupported value: "Inbound"', 'spec.ingress[0].ports[0].protocol',
                  "spec.ingress[0].ports[0].port: Invalid value: 70000", "spec.ingress[0].from[0].ipBlock.cidr"):
         assert text in out.err
+
+
+LIMITED = """
+apiVersion: v1
+kind: Namespace
+metadata: {name: limited}
+---
+apiVersion: v1
+kind: LimitRange
+metadata: {name: bounds, namespace: limited}
+spec:
+  limits:
+  - type: Container
+    max: {cpu: "2"}
+    default: {memory: 256Mi}
+    defaultRequest: {cpu: 100m}
+"""
+
+
+async def test_limit_ranger_defaults_and_bounds_pods(cluster: Cluster) -> None:
+    await cluster.kubectl("apply", "-f", "-", stdin=LIMITED)
+    stored = await cluster.admin("get", "limitranges", namespace="limited", name="bounds")
+    item = stored["spec"]["limits"][0]
+    assert item["default"] == {"memory": "256Mi", "cpu": "2"} and item["defaultRequest"] == {
+        "cpu": "100m", "memory": "256Mi"}
+    await cluster.kubectl("run", "plain", "-n", "limited", "--image=nginx")
+    pod = (await cluster.kubectl("get", "pod", "plain", "-n", "limited", "-o", "json")).json()
+    resources = pod["spec"]["containers"][0]["resources"]
+    assert resources == {"limits": {"cpu": "2", "memory": "256Mi"}, "requests": {"cpu": "100m", "memory": "256Mi"}}
+    assert pod["metadata"]["annotations"]["kubernetes.io/limit-ranger"] == \
+        "LimitRanger plugin set: cpu, memory request for container plain; cpu, memory limit for container plain"
+    big = await cluster.kubectl("run", "big", "-n", "limited", "--image=nginx", "--overrides",
+                                '{"spec": {"containers": [{"name": "big", "image": "nginx", '
+                                '"resources": {"limits": {"cpu": "3"}}}]}}', check=False)
+    assert big.code == 1
+    assert big.err.strip() == 'Error from server (Forbidden): pods "big" is forbidden: maximum cpu usage per ' \
+                              'Container is 2, but limit is 3'

@@ -8,6 +8,7 @@ that refused a request) and ``admit`` or ``validate``.
 from __future__ import annotations
 
 from kconsole.api.admission.defaults import Defaults
+from kconsole.api.admission.limitranger import LimitRanger
 from kconsole.api.admission.metadata import ObjectMetaDefaults
 from kconsole.api.admission.namespacelifecycle import NamespaceLifecycle
 from kconsole.api.admission.noderestriction import NodeRestriction
@@ -28,6 +29,7 @@ def mutating_plugins() -> list[MutatingAdmission]:
         NamespaceLifecycle(),
         ObjectMetaDefaults(),
         Defaults(),
+        LimitRanger(),
         ServiceAllocation(),
         ServiceAccount(),
         Priority(),
@@ -36,4 +38,4 @@ def mutating_plugins() -> list[MutatingAdmission]:
 
 
 def validating_plugins() -> list[ValidatingAdmission]:
-    return [NamespaceLifecycle(), NodeRestriction(), PodSecurity()]
+    return [NamespaceLifecycle(), LimitRanger(), NodeRestriction(), PodSecurity()]
