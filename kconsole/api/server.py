@@ -49,8 +49,8 @@ from kconsole.api.versions import Alternate, Versions
 from kconsole.clock import Clock, TimerHandle
 from kconsole.objects.meta import parse_time
 from kconsole.objects.names import generate_name
-from kconsole.store.kv import (
 from kconsole.objects.podlog import LogOptions
+from kconsole.store.kv import (
     ClosedError,
     CompactedError,
     FutureRevisionError,
@@ -103,6 +103,15 @@ def _optional(module: str, attr: str) -> Any:
         if err.name is not None and module.startswith(err.name):
             return None
         raise
+
+
+def _invalid(spec: ResourceSpec, name: str, causes: list[dict[str, str]]) -> StatusError:
+    """422 for ``causes``; a custom kind is named with its group (``Widget.example.com "w1" is invalid``),
+    as upstream's CRD handler names it."""
+    err = StatusError.invalid(spec.kind, name, causes, spec.group)
+    if spec.info.custom is not None:
+        err.status["message"] = f"{spec.kind}.{spec.group}{err.status['message'][len(spec.kind):]}"
+    return err
 
 
 async def _ready(result: Response) -> Response:
@@ -732,7 +741,7 @@ class APIServer:
         if self.validator is not None and spec.kind != "SchedulingDecision":
             causes.extend(self.validator.validate(ctx, obj, old))
         if causes:
-            raise StatusError.invalid(spec.kind, meta.get("name") or "", causes, spec.group)
+            raise _invalid(spec, meta.get("name") or "", causes)
         if spec.resource == "services" and operation == "CREATE":
             self._reserve_service_ips(call, spec, obj)
         call.stage = "validating-admission"
@@ -1016,7 +1025,7 @@ class APIServer:
         if self.validator is not None and spec.kind != "SchedulingDecision":
             causes.extend(self.validator.validate(ctx, new, old))
         if causes:
-            raise StatusError.invalid(spec.kind, new["metadata"].get("name") or "", causes, spec.group)
+            raise _invalid(spec, new["metadata"].get("name") or "", causes)
         call.stage = "validating-admission"
         for plugin in plugins.after_mutating:
             plugin.validate(ctx, new, old)

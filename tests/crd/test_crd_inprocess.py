@@ -53,7 +53,9 @@ async def test_crd_validation_names_the_fields(tmp_path: Path) -> None:
         resp = await handle(api, "create", "crd", body=bad)
         assert resp.code == 422
         message = resp.body["message"]
-        assert 'metadata.name: Invalid value: "widget.example.com": must be spec.names.plural+"."+spec.group' in message
+        assert message.startswith('CustomResourceDefinition.apiextensions.k8s.io "widget.example.com" is invalid: '
+                                  '[metadata.name: Invalid value: "widget.example.com": must be '
+                                  'spec.names.plural+"."+spec.group')
         assert 'spec.group: Invalid value: "example": should be a domain with at least one dot' in message
         assert 'spec.scope: Unsupported value: "Global": supported values: "Cluster", "Namespaced"' in message
         assert "must have exactly one version marked as storage version" in message
@@ -164,8 +166,8 @@ async def test_crds_and_their_objects_survive_a_restart(tmp_path: Path) -> None:
         assert got.code == 200 and got.body["spec"] == {"size": 7, "color": "blue", "replicas": 1}
         bad = await handle(api, "create", "widgets", group="example.com", namespace="default", body=widget("x", 0))
         assert bad.code == 422
-        assert bad.body["message"].endswith('"x" is invalid: spec.size: Invalid value: 0: spec.size in body should be '
-                                            'greater than or equal to 1')
+        assert bad.body["message"] == ('Widget.example.com "x" is invalid: spec.size: Invalid value: 0: spec.size in '
+                                       'body should be greater than or equal to 1')
         assert {i.resource for i in api.resources() if i.group == "example.com"} == {"widgets"}
     finally:
         await close_api(api)
