@@ -178,6 +178,16 @@ class Versions:
         if hpa is not None:
             self._add(Alternate(hpa, replace(hpa.info, version="v1"), hpa_v1_to_v2, hpa_v2_to_v1))
 
+    def add(self, alternate: Alternate) -> None:
+        """Serve another version of a stored kind (a CRD's served versions besides its storage one)."""
+        self._add(alternate)
+
+    def remove(self, group: str, resource: str) -> None:
+        """Stop serving every other version of the kind stored as ``group``/``resource``."""
+        for key, alternate in list(self._by_key.items()):
+            if (alternate.spec.group, alternate.spec.resource) == (group, resource):
+                del self._by_key[key]
+
     def _add(self, alternate: Alternate) -> None:
         info = alternate.info
         self._by_key[(info.group, info.resource, info.version)] = alternate

@@ -111,3 +111,18 @@ async def test_deleting_the_crd_deletes_its_objects_and_stops_serving(served: Se
     assert code == 1
     keys = await served.api.kv.range("/registry/example.com/", "/registry/example.com0")
     assert keys.kvs == []
+
+
+async def test_every_served_version_is_served(served: Served) -> None:
+    await served.kubectl("apply", "-f", str(FIXTURES / "gadgets.yaml"))
+    await served.kubectl("wait", "--for", "condition=established", "crd/gadgets.example.com", "--timeout=10s")
+    old = "apiVersion: example.com/v1beta1\nkind: Gadget\nmetadata:\n  name: g1\nspec:\n  level: 2\n"
+    await served.kubectl("apply", "-f", "-", stdin=old)
+    _, out, _ = await served.kubectl("get", "gadgets.v1beta1.example.com", "g1", "-o", "json")
+    assert json.loads(out)["apiVersion"] == "example.com/v1beta1"
+    _, out, _ = await served.kubectl("get", "gadget", "g1", "-o", "json")  # the preferred version: v1
+    assert json.loads(out)["apiVersion"] == "example.com/v1" and json.loads(out)["spec"] == {"level": 2}
+    keys = await served.api.kv.range("/registry/example.com/gadgets/g1")
+    assert json.loads(keys.kvs[0].value)["apiVersion"] == "example.com/v1"  # stored in the storage version
+    _, out, _ = await served.kubectl("api-versions")
+    assert "example.com/v1" in out.split() and "example.com/v1beta1" in out.split()

@@ -7,12 +7,14 @@ and validates the kind's objects by the storage version's ``openAPIV3Schema``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from kconsole.api.crd import printers, schema
 from kconsole.api.registry import META_FIELDS, STANDARD_VERBS, ResourceSpec, ScaleSpec
 from kconsole.api.types import ResourceInfo, StatusError
+from kconsole.api.versions import Alternate
 from kconsole.api.validators.field import Cause
 from kconsole.objects.printers import Printer
 
@@ -89,6 +91,31 @@ def _scale(version: Obj) -> ScaleSpec | None:
                      selector_path=str(scale.get("labelSelectorPath") or "").lstrip("."))
 
 
+def _custom(crd: Obj, kind: str, version: Obj) -> CustomResource:
+    return CustomResource(crd["metadata"]["name"], kind, version["name"],
+                          ((version.get("schema") or {}).get("openAPIV3Schema") or {"type": "object"}),
+                          tuple(version.get("additionalPrinterColumns") or ()),
+                          terminating=bool(crd["metadata"].get("deletionTimestamp")))
+
+
+def other_versions(crd: Obj, spec: ResourceSpec) -> list[Alternate]:
+    """The CRD's served versions besides the storage one, converted as upstream's ``None`` strategy
+    does: only apiVersion changes."""
+    stored = spec.api_version
+    out = []
+    for version in (crd.get("spec") or {}).get("versions") or ():
+        if version.get("storage") or not version.get("served"):
+            continue
+        served = f"{spec.group}/{version['name']}"
+        info = replace(spec.info, version=version["name"], custom=_custom(crd, spec.kind, version))
+        out.append(Alternate(spec, info, partial(_with_api_version, stored), partial(_with_api_version, served)))
+    return out
+
+
+def _with_api_version(api_version: str, obj: Obj) -> Obj:
+    return {**obj, "apiVersion": api_version}
+
+
 def resource_spec(crd: Obj) -> ResourceSpec:
     """The served resource of an accepted CRD (its storage version)."""
     spec = crd["spec"]
@@ -101,10 +128,7 @@ def resource_spec(crd: Obj) -> ResourceSpec:
     has_status = isinstance(subs.get("status"), dict)
     scale = _scale(version)
     namespaced = spec.get("scope") == "Namespaced"
-    custom = CustomResource(crd["metadata"]["name"], kind, version["name"],
-                            ((version.get("schema") or {}).get("openAPIV3Schema") or {"type": "object"}),
-                            tuple(version.get("additionalPrinterColumns") or ()),
-                            terminating=bool(crd["metadata"].get("deletionTimestamp")))
+    custom = _custom(crd, kind, version)
     info = ResourceInfo(
         group=group, version=version["name"], resource=plural, kind=kind,
         singular=names.get("singular") or kind.lower(), namespaced=namespaced, verbs=STANDARD_VERBS,

@@ -14,7 +14,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from kconsole.api.crd.definition import GROUP, resource_spec, storage_version
+from kconsole.api.crd.definition import GROUP, other_versions, resource_spec, storage_version
 from kconsole.api.crd.validation import set_defaults, validate_crd, validate_crd_update
 from kconsole.api.filters import compile_filter
 from kconsole.api.registry import STANDARD_VERBS, ResourceSpec
@@ -226,6 +226,9 @@ class Registration:
             log.warning("CRD %s names built-in resource %s: not served", crd["metadata"]["name"], spec.group_resource)
             return
         self.server.registry.add(spec)
+        self.server.versions.remove(spec.group, spec.resource)
+        for alternate in other_versions(crd, spec):
+            self.server.versions.add(alternate)
         if old is not None and (old.prefix != spec.prefix or old.namespaced != spec.namespaced):
             await self.server.storage.stop_cache(old)
         await self.server.storage.start_cache(spec)
@@ -236,6 +239,7 @@ class Registration:
         if spec is None or spec.info.custom.crd_name != crd["metadata"]["name"]:
             return
         self.server.registry.remove(spec.group, spec.resource)
+        self.server.versions.remove(spec.group, spec.resource)
         await self.server.storage.stop_cache(spec)
         self.server.resources_changed()
 
