@@ -51,6 +51,7 @@ CONTROLLER_PATHS: dict[str, str] = {
     "ttl-after-finished-controller": "kconsole.controllers.ttlafterfinished:TTLAfterFinishedController",
     "disruption-controller": "kconsole.controllers.disruption:DisruptionController",
     "horizontal-pod-autoscaler-controller": "kconsole.controllers.hpa:HorizontalController",
+    "resourcequota-controller": "kconsole.controllers.resourcequota:ResourceQuotaController",
 }
 
 _unavailable: dict[str, str] = {}
