@@ -225,3 +225,17 @@ async def test_kubectl_rollout_history_and_undo_to_revision_of_a_daemonset(wl: E
     await wl.clock.advance(2)
     # revisionHistoryLimit 2: the oldest old revision (2) goes once no pod runs it.
     assert sorted(r["revision"] for r in (await revisions(wl)).values()) == [3, 4, 5]
+
+
+async def test_kubectl_rollout_restart_of_a_statefulset_replaces_every_pod(wl: Env, kubectl: Kubectl) -> None:
+    await wl.start(StatefulSetController)
+    await wl.runner(ready_after=1)
+    await wl.admin.create(statefulset("db", 2))
+    await wl.wait(lambda: sts_rolled_out(wl, "db"))
+    old_uids = {p["metadata"]["uid"] for p in await wl.pods()}
+    assert (await kubectl("rollout", "restart", "sts/db")).strip() == "statefulset.apps/db restarted"
+    await wl.wait(lambda: sts_rolled_out(wl, "db"))
+    pods = await wl.pods()
+    assert len(pods) == 2 and not old_uids & {p["metadata"]["uid"] for p in pods}
+    assert all("kubectl.kubernetes.io/restartedAt" in p["metadata"]["annotations"] for p in pods)
+    assert [r[0] for r in history_rows(await kubectl("rollout", "history", "sts/db"))] == ["1", "2"]
