@@ -61,6 +61,11 @@ def _dig(obj: Obj, path: str) -> Any:
     return node
 
 
+def _selector(value: Any) -> str:
+    """A built-in kind's label selector object, or a custom resource's labelSelectorPath string as is."""
+    return value if isinstance(value, str) else format_selector(value if isinstance(value, dict) else None)
+
+
 def to_scale(spec: ResourceSpec, obj: Obj) -> Obj:
     """autoscaling/v1 Scale of a Deployment/ReplicaSet/StatefulSet."""
     assert spec.scale is not None
@@ -72,7 +77,7 @@ def to_scale(spec: ResourceSpec, obj: Obj) -> Obj:
                      if k in meta},
         "spec": {"replicas": int(_dig(obj, spec.scale.spec_replicas_path) or 0)},
         "status": {"replicas": int(_dig(obj, spec.scale.status_replicas_path) or 0),
-                   "selector": format_selector(_dig(obj, spec.scale.selector_path))},
+                   "selector": _selector(_dig(obj, spec.scale.selector_path))},
     }
 
 

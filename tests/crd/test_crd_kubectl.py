@@ -98,6 +98,12 @@ async def test_patches_scale_and_status(served: Served) -> None:
     assert status == {"conditions": [{"type": "Ready", "status": "True"}]}
     _, wide, _ = await served.kubectl("get", "widget", "w1", "-o", "wide")
     assert wide.splitlines()[1].split()[:4] == ["w1", "5", "red", "True"]
+    await served.kubectl("patch", "widget", "w1", "--subresource=status", "--type=merge", "-p",
+                         '{"status":{"replicas":4,"selector":"app=w1"}}')
+    _, out, _ = await served.kubectl("get", "--raw", "/apis/example.com/v1/namespaces/default/widgets/w1/scale")
+    scale = json.loads(out)
+    assert (scale["kind"], scale["spec"], scale["status"]) == ("Scale", {"replicas": 4},
+                                                               {"replicas": 4, "selector": "app=w1"})
     await served.kubectl("apply", "--server-side", "-f", str(FIXTURES / "widget.yaml"), "--force-conflicts")
 
 
