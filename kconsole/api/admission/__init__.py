@@ -14,6 +14,7 @@ from kconsole.api.admission.namespacelifecycle import NamespaceLifecycle
 from kconsole.api.admission.noderestriction import NodeRestriction
 from kconsole.api.admission.podsecurity import PodSecurity
 from kconsole.api.admission.priority import Priority
+from kconsole.api.admission.resourcequota import ResourceQuota
 from kconsole.api.admission.serviceaccount import ServiceAccount
 from kconsole.api.admission.services import ServiceAllocation
 from kconsole.api.admission.tolerations import DefaultTolerationSeconds
@@ -38,4 +39,4 @@ def mutating_plugins() -> list[MutatingAdmission]:
 
 
 def validating_plugins() -> list[ValidatingAdmission]:
-    return [NamespaceLifecycle(), LimitRanger(), NodeRestriction(), PodSecurity()]
+    return [NamespaceLifecycle(), LimitRanger(), NodeRestriction(), PodSecurity(), ResourceQuota()]

@@ -1,0 +1,87 @@
+"""ResourceQuota admission: a create that would take a namespace past a quota's hard limits is
+refused with upstream's 403 'exceeded quota: NAME, requested: ..., used: ..., limited: ...'.
+
+Usage is summed from the API server's cache of the namespace at admission time (what the quota
+controller also writes into status.used), so a burst of creates (a ReplicaSet scaling up) is judged
+against the objects already stored rather than a status the controller has yet to refresh. Objects
+this plugin admitted that the cache does not show yet count too (upstream charges the quota's
+status in admission for the same reason), until the cache has them or PENDING_SECONDS pass. Like
+upstream, a quota constrains only the resources the new object uses.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from kconsole.api.stages import AdmissionContext
+from kconsole.api.types import StatusError
+from kconsole.objects.meta import parse_time
+from kconsole.objects.quantity import QuantityError, parse_quantity
+from kconsole.objects.resourcequota import format_amount, pretty, usage
+
+Obj = dict[str, Any]
+#: How long an admitted create counts before the cache shows it (one that failed to store is dropped then).
+PENDING_SECONDS = 10.0
+
+
+class ResourceQuota:
+    name = "ResourceQuota"
+
+    def __init__(self) -> None:
+        #: (namespace, resource, group) -> name -> (usage, admitted at): admitted, not yet in the cache.
+        self._pending: dict[tuple[str, str, str], dict[str, tuple[dict[str, Fraction], float]]] = {}
+
+    def _used(self, ctx: AdmissionContext, now: float) -> dict[str, Fraction]:
+        info = ctx.info
+        used: dict[str, Fraction] = {}
+        seen: set[str] = set()
+        for other in ctx.list_objects(info.resource, ctx.namespace or ""):
+            seen.add((other.get("metadata") or {}).get("name", ""))
+            for key, amount in usage(info.resource, info.group, other).items():
+                used[key] = used.get(key, Fraction(0)) + amount
+        pending = self._pending.get((ctx.namespace or "", info.resource, info.group), {})
+        for name, (amounts, at) in list(pending.items()):
+            if name in seen or now - at > PENDING_SECONDS:
+                del pending[name]
+                continue
+            for key, amount in amounts.items():
+                used[key] = used.get(key, Fraction(0)) + amount
+        return used
+
+    def validate(self, ctx: AdmissionContext, obj: Obj, old: Obj | None) -> None:
+        if ctx.operation != "CREATE" or ctx.subresource or not ctx.namespace:
+            return
+        quotas = list(ctx.list_objects("resourcequotas", ctx.namespace))
+        if not quotas:
+            return
+        info = ctx.info
+        requested = usage(info.resource, info.group, obj)
+        now = parse_time(ctx.now) if ctx.now else 0.0
+        used: dict[str, Fraction] | None = None
+        for quota in sorted(quotas, key=lambda q: (q.get("metadata") or {}).get("name", "")):
+            hard = (quota.get("spec") or {}).get("hard") or {}
+            relevant = [k for k in hard if k in requested]
+            if not relevant:
+                continue
+            if used is None:
+                used = self._used(ctx, now)
+            exceeded = []
+            for key in relevant:
+                try:
+                    limit = parse_quantity(hard[key])
+                except (QuantityError, ValueError, TypeError):
+                    continue
+                if used.get(key, Fraction(0)) + requested[key] > limit:
+                    exceeded.append(key)
+            if exceeded:
+                qname = (quota.get("metadata") or {}).get("name", "")
+                message = (f"exceeded quota: {qname}, "
+                           f"requested: {pretty({k: format_amount(requested[k]) for k in exceeded})}, "
+                           f"used: {pretty({k: format_amount(used.get(k, Fraction(0))) for k in exceeded})}, "
+                           f"limited: {pretty({k: str(hard[k]) for k in exceeded})}")
+                name = (obj.get("metadata") or {}).get("name") or None
+                raise StatusError.forbidden(info.group_resource, name, message)
+        name = (obj.get("metadata") or {}).get("name")
+        if used is not None and name and not ctx.dry_run:
+            self._pending.setdefault((ctx.namespace, info.resource, info.group), {})[name] = (requested, now)

@@ -1,0 +1,58 @@
+"""ResourceQuota: the controller keeps status.hard/used current as objects come and go, and quota
+admission refuses a create past a hard limit with upstream's message, on the real API server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctrl_env import Ctrl, ctrl, pod  # noqa: F401 - ctrl is the fixture
+
+from kconsole.client import StatusError
+
+Obj = dict[str, Any]
+
+
+def quota(hard: dict[str, str]) -> Obj:
+    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "default"},
+            "spec": {"hard": hard}}
+
+
+def sized(name: str, cpu: str, memory: str) -> Obj:
+    p = pod(name)
+    p["spec"]["containers"][0]["resources"] = {"requests": {"cpu": cpu, "memory": memory},
+                                               "limits": {"cpu": cpu, "memory": memory}}
+    return p
+
+
+async def used(ctrl: Ctrl) -> dict[str, str]:
+    return ((await ctrl.admin.get("resourcequotas", "q", "default")).get("status") or {}).get("used") or {}
+
+
+async def test_status_follows_objects_and_admission_refuses_past_hard(ctrl: Ctrl) -> None:
+    await ctrl.manager("resourcequota-controller")
+    await ctrl.admin.create(quota({"pods": "2", "requests.cpu": "1", "limits.memory": "1Gi", "configmaps": "3"}))
+    want = {"pods": "0", "requests.cpu": "0", "limits.memory": "0", "configmaps": "0"}
+    await ctrl.wait(lambda: ctrl.api.list_objects("resourcequotas", "default")[0].get("status", {}).get("used") == want)
+    status = (await ctrl.admin.get("resourcequotas", "q", "default"))["status"]
+    assert status["hard"] == {"pods": "2", "requests.cpu": "1", "limits.memory": "1Gi", "configmaps": "3"}
+    await ctrl.admin.create(sized("a", "500m", "256Mi"))
+    await ctrl.admin.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}})
+    want = {"pods": "1", "requests.cpu": "500m", "limits.memory": "256Mi", "configmaps": "1"}
+    await ctrl.wait(lambda: ctrl.api.list_objects("resourcequotas", "default")[0].get("status", {}).get("used") == want)
+    try:
+        await ctrl.admin.create(sized("b", "600m", "256Mi"))
+        raise AssertionError("a pod past requests.cpu was admitted")
+    except StatusError as err:
+        assert err.code == 403
+        assert str(err) == ('pods "b" is forbidden: exceeded quota: q, requested: requests.cpu=600m, '
+                                       "used: requests.cpu=500m, limited: requests.cpu=1")
+    await ctrl.admin.create(sized("b", "500m", "256Mi"))
+    try:
+        await ctrl.admin.create(sized("c", "0", "0"))
+        raise AssertionError("a third pod was admitted")
+    except StatusError as err:
+        assert "exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2" in str(err)
+    await ctrl.admin.delete("pods", "a", "default")
+    want = {"pods": "1", "requests.cpu": "500m", "limits.memory": "256Mi", "configmaps": "1"}
+    await ctrl.wait(lambda: ctrl.api.list_objects("resourcequotas", "default")[0].get("status", {}).get("used") == want)
+    await ctrl.admin.create(sized("c", "100m", "64Mi"))
