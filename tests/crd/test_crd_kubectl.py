@@ -132,3 +132,19 @@ async def test_every_served_version_is_served(served: Served) -> None:
     assert json.loads(keys.kvs[0].value)["apiVersion"] == "example.com/v1"  # stored in the storage version
     _, out, _ = await served.kubectl("api-versions")
     assert "example.com/v1" in out.split() and "example.com/v1beta1" in out.split()
+
+
+async def test_a_typo_in_a_crd_is_refused(served: Served) -> None:
+    text = (FIXTURES / "gadgets.yaml").read_text().replace("name: gadgets.example.com", "name: things.example.com") \
+        .replace("plural: gadgets", "plural: things").replace("kind: Gadget", "kind: Thing") \
+        .replace("                level:\n                  type: integer",
+                 "                level:\n                  type: integer\n                  minimun: 1")
+    code, _, err = await served.kubectl("apply", "-f", "-", stdin=text, check=False)
+    assert code == 1
+    assert ('CustomResourceDefinition in version "v1" cannot be handled as a CustomResourceDefinition: strict '
+            'decoding error: unknown field "spec.versions[1].schema.openAPIV3Schema.properties[spec].'
+            'properties[level].minimun"') in err
+    code, _, err = await served.kubectl("apply", "--validate=warn", "-f", "-", stdin=text, check=False)
+    assert code == 0 and "minimun" in err
+    _, out, _ = await served.kubectl("get", "crd", "things.example.com", "-o", "jsonpath={.spec}")
+    assert "minimun" not in out and '"level":{"type":"integer"}' in out  # dropped

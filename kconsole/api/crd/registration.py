@@ -14,6 +14,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from kconsole.api.crd.fields import drop, unknown_fields
 from kconsole.api.crd.definition import GROUP, other_versions, resource_spec, storage_version
 from kconsole.api.crd.validation import set_defaults, validate_crd, validate_crd_update
 from kconsole.api.filters import compile_filter
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
 FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+CRD_KIND = "CustomResourceDefinition"
 #: Simulated seconds between attempts to delete the last objects of a CRD being deleted.
 CLEANUP_RETRY = 5.0
 
@@ -42,9 +44,23 @@ class DefinitionKind:
     terminating = False
 
     def decode(self, obj: Obj, directive: str, patched: bool = False, before: Obj | None = None) -> list[str]:
-        if isinstance(obj, dict):
-            set_defaults(obj)
-        return []
+        """Defaults, and fieldValidation against the CRD's own fields (refused under Strict)."""
+        if not isinstance(obj, dict):
+            return []
+        unknown = unknown_fields(obj)
+        if unknown and before is not None:
+            had = set(unknown_fields(before))
+            unknown = [p for p in unknown if p not in had]
+        set_defaults(obj)
+        if not unknown:
+            return []
+        if directive == "Strict":
+            detail = "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in unknown)
+            if not patched:
+                detail = (f'{CRD_KIND} in version "v1" cannot be handled as a {CRD_KIND}: {detail}')
+            raise StatusError.bad_request(detail)
+        drop(obj, unknown)
+        return [] if directive == "Ignore" else [f'unknown field "{p}"' for p in unknown]
 
     def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
         causes = validate_crd(obj)
