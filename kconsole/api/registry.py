@@ -141,7 +141,7 @@ TABLE: tuple[ResourceSpec, ...] = (
     _entry("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False, short=("pv",), status=True),
     _entry("", "v1", "replicationcontrollers", "ReplicationController", short=("rc",), categories=ALL,
            status=True, scale=True, generation=True),
-    # Stored and served; nothing admits against them or keeps a quota's status yet (see the README).
+    # Enforced by the LimitRanger and ResourceQuota admission plugins; the resourcequota-controller keeps status.
     _entry("", "v1", "resourcequotas", "ResourceQuota", short=("quota",), status=True),
     _entry("", "v1", "limitranges", "LimitRange", short=("limits",)),
     _entry("apps", "v1", "deployments", "Deployment", short=("deploy",), categories=ALL, status=True, scale=True,
