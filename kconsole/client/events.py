@@ -192,10 +192,16 @@ class EventCorrelator:
 
 
 class EventRecorder:
-    """Records Events for one component (``source.component``) on one host."""
+    """Records Events for one component (``source.component``) on one host.
+
+    ``instance`` is events/v1's reportingInstance, for components that record through the new
+    events API (upstream's scheduler: ``NewRecorder`` with ``default-scheduler-<host>``): their
+    Events carry no ``source.host``. Without it the instance is the host, as client-go's legacy
+    recorder fills reportingInstance from the source.
+    """
 
     def __init__(self, client: Client, clock: Clock, *, component: str, host: str = "",
-                 queue_size: int = MAX_QUEUED_EVENTS, writers: int = EVENT_WRITERS) -> None:
+                 instance: str | None = None, queue_size: int = MAX_QUEUED_EVENTS, writers: int = EVENT_WRITERS) -> None:
         if not component:
             raise ValueError("event recorder: component must not be empty")
         if writers < 1:
@@ -206,6 +212,7 @@ class EventRecorder:
         self.clock = clock
         self.component = component
         self.host = host
+        self.instance = host if instance is None else instance
         self._source = {"component": component, "host": host} if host else {"component": component}
         self.queue_size = queue_size
         self._queues: list[asyncio.Queue[dict[str, Any]]] = [asyncio.Queue() for _ in range(writers)]
@@ -250,7 +257,7 @@ class EventRecorder:
             "lastTimestamp": stamp,
             "eventTime": None,
             "reportingComponent": self.component,
-            "reportingInstance": self.host,
+            "reportingInstance": self.instance,
         }
         if related is not None:
             event["related"] = object_reference(related)

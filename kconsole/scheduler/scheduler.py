@@ -70,9 +70,7 @@ def scheduler_recorder(client: Any, clock: Clock, identity: str) -> EventRecorde
     identity's '_') and no deprecatedSource host, so kubectl describe and get events say
     ``default-scheduler`` alone instead of naming the replica."""
     host = identity.split("_", 1)[0]
-    recorder = EventRecorder(client, clock, component=COMPONENT, host=f"{COMPONENT}-{host}" if host else "")
-    recorder._source = {"component": COMPONENT}  # the instance goes to reportingInstance only
-    return recorder
+    return EventRecorder(client, clock, component=COMPONENT, instance=f"{COMPONENT}-{host}" if host else "")
 
 
 class Scheduler:

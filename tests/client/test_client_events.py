@@ -133,3 +133,15 @@ async def test_recorder_refuses_nonsense_sizes(env) -> None:
         EventRecorder(env.client, env.clock, component="x", writers=0)
     with pytest.raises(ValueError, match="queue_size"):
         EventRecorder(env.client, env.clock, component="x", queue_size=0)
+
+
+async def test_reporting_instance_without_a_source_host(env) -> None:
+    """As upstream's scheduler records through events/v1: describe shows the component alone."""
+    obj = await env.client.create(configmap("sched"))
+    rec = EventRecorder(env.client, env.clock, component="default-scheduler", instance="default-scheduler-cp-1")
+    rec.event(obj, "Normal", "Scheduled", "Successfully assigned default/sched to node-1")
+    await rec.flush()
+    (ev,) = await events_in(env, "default")
+    assert ev["source"] == {"component": "default-scheduler"}
+    assert (ev["reportingComponent"], ev["reportingInstance"]) == ("default-scheduler", "default-scheduler-cp-1")
+    await rec.close()
