@@ -11,7 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from kconsole.controllers.base import Controller, ControllerContext
-from kconsole.objects.resourcequota import TRACKED, format_amount, resources_of, usage
+from kconsole.objects.resourcequota import TRACKED, format_amount, in_scope, resources_of, usage
 
 
 class ResourceQuotaController(Controller):
@@ -47,6 +47,8 @@ class ResourceQuotaController(Controller):
                 if informer is None:
                     continue
                 for obj in informer.list_by_index("namespace", key):
+                    if not in_scope(quota, resource, group, obj):
+                        continue
                     for name, amount in usage(resource, group, obj).items():
                         totals[name] = totals.get(name, Fraction(0)) + amount
             used = {name: format_amount(totals.get(name, Fraction(0))) for name in hard}

@@ -129,3 +129,48 @@ def format_amount(value: Fraction) -> str:
 def pretty(values: dict[str, str]) -> str:
     """upstream prettyPrint: sorted ``name=value`` joined by commas."""
     return ",".join(f"{k}={values[k]}" for k in sorted(values))
+
+
+def _best_effort(pod: Obj) -> bool:
+    spec = pod.get("spec") or {}
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        resources = c.get("resources") or {}
+        if resources.get("requests") or resources.get("limits"):
+            return False
+    return True
+
+
+def _scope_matches(scope: str, operator: str, values: list[str], pod: Obj) -> bool:
+    spec = pod.get("spec") or {}
+    if scope == "Terminating":
+        return spec.get("activeDeadlineSeconds") is not None
+    if scope == "NotTerminating":
+        return spec.get("activeDeadlineSeconds") is None
+    if scope == "BestEffort":
+        return _best_effort(pod)
+    if scope == "NotBestEffort":
+        return not _best_effort(pod)
+    if scope == "PriorityClass":
+        name = spec.get("priorityClassName") or ""
+        if operator == "Exists":
+            return bool(name)
+        if operator == "DoesNotExist":
+            return not name
+        if operator == "NotIn":
+            return bool(name) and name not in values
+        return name in values
+    return True
+
+
+def in_scope(quota: Obj, resource: str, group: str, obj: Obj) -> bool:
+    """Whether a quota's scopes and scopeSelector select ``obj``; scopes concern pods only, so a
+    scoped quota counts no other kind (as upstream's evaluators match scopes)."""
+    spec = quota.get("spec") or {}
+    terms = [(s, "Exists", []) for s in spec.get("scopes") or []]
+    for expr in (spec.get("scopeSelector") or {}).get("matchExpressions") or []:
+        terms.append((expr.get("scopeName", ""), expr.get("operator", "In"), list(expr.get("values") or [])))
+    if not terms:
+        return True
+    if (resource, group) != ("pods", ""):
+        return False
+    return all(_scope_matches(scope, operator, values, obj) for scope, operator, values in terms)

@@ -56,3 +56,20 @@ async def test_status_follows_objects_and_admission_refuses_past_hard(ctrl: Ctrl
     want = {"pods": "1", "requests.cpu": "500m", "limits.memory": "256Mi", "configmaps": "1"}
     await ctrl.wait(lambda: ctrl.api.list_objects("resourcequotas", "default")[0].get("status", {}).get("used") == want)
     await ctrl.admin.create(sized("c", "100m", "64Mi"))
+
+
+async def test_a_scoped_quota_counts_only_the_pods_it_selects(ctrl: Ctrl) -> None:
+    await ctrl.manager("resourcequota-controller")
+    scoped = quota({"pods": "1"})
+    scoped["spec"]["scopes"] = ["BestEffort"]
+    await ctrl.admin.create(scoped)
+    await ctrl.admin.create(sized("sized", "100m", "64Mi"))
+    await ctrl.admin.create(pod("free"))
+    await ctrl.admin.create(sized("sized-2", "100m", "64Mi"))
+    try:
+        await ctrl.admin.create(pod("free-2"))
+        raise AssertionError("a second BestEffort pod was admitted")
+    except StatusError as err:
+        assert "exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1" in str(err)
+    await ctrl.wait(lambda: ctrl.api.list_objects("resourcequotas", "default")[0].get("status", {}).get("used")
+                    == {"pods": "1"})

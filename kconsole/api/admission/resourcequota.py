@@ -18,7 +18,7 @@ from kconsole.api.stages import AdmissionContext
 from kconsole.api.types import StatusError
 from kconsole.objects.meta import parse_time
 from kconsole.objects.quantity import QuantityError, parse_quantity
-from kconsole.objects.resourcequota import format_amount, pretty, usage
+from kconsole.objects.resourcequota import format_amount, in_scope, pretty, usage
 
 Obj = dict[str, Any]
 #: How long an admitted create counts before the cache shows it (one that failed to store is dropped then).
@@ -30,23 +30,25 @@ class ResourceQuota:
 
     def __init__(self) -> None:
         #: (namespace, resource, group) -> name -> (usage, admitted at): admitted, not yet in the cache.
-        self._pending: dict[tuple[str, str, str], dict[str, tuple[dict[str, Fraction], float]]] = {}
+        self._pending: dict[tuple[str, str, str], dict[str, tuple[Obj, dict[str, Fraction], float]]] = {}
 
-    def _used(self, ctx: AdmissionContext, now: float) -> dict[str, Fraction]:
+    def _used(self, ctx: AdmissionContext, quota: Obj, now: float) -> dict[str, Fraction]:
         info = ctx.info
         used: dict[str, Fraction] = {}
         seen: set[str] = set()
         for other in ctx.list_objects(info.resource, ctx.namespace or ""):
             seen.add((other.get("metadata") or {}).get("name", ""))
-            for key, amount in usage(info.resource, info.group, other).items():
-                used[key] = used.get(key, Fraction(0)) + amount
+            if in_scope(quota, info.resource, info.group, other):
+                for key, amount in usage(info.resource, info.group, other).items():
+                    used[key] = used.get(key, Fraction(0)) + amount
         pending = self._pending.get((ctx.namespace or "", info.resource, info.group), {})
-        for name, (amounts, at) in list(pending.items()):
+        for name, (obj, amounts, at) in list(pending.items()):
             if name in seen or now - at > PENDING_SECONDS:
                 del pending[name]
                 continue
-            for key, amount in amounts.items():
-                used[key] = used.get(key, Fraction(0)) + amount
+            if in_scope(quota, info.resource, info.group, obj):
+                for key, amount in amounts.items():
+                    used[key] = used.get(key, Fraction(0)) + amount
         return used
 
     def validate(self, ctx: AdmissionContext, obj: Obj, old: Obj | None) -> None:
@@ -58,14 +60,14 @@ class ResourceQuota:
         info = ctx.info
         requested = usage(info.resource, info.group, obj)
         now = parse_time(ctx.now) if ctx.now else 0.0
-        used: dict[str, Fraction] | None = None
+        charged = False
         for quota in sorted(quotas, key=lambda q: (q.get("metadata") or {}).get("name", "")):
             hard = (quota.get("spec") or {}).get("hard") or {}
             relevant = [k for k in hard if k in requested]
-            if not relevant:
+            if not relevant or not in_scope(quota, info.resource, info.group, obj):
                 continue
-            if used is None:
-                used = self._used(ctx, now)
+            charged = True
+            used = self._used(ctx, quota, now)
             exceeded = []
             for key in relevant:
                 try:
@@ -83,5 +85,5 @@ class ResourceQuota:
                 name = (obj.get("metadata") or {}).get("name") or None
                 raise StatusError.forbidden(info.group_resource, name, message)
         name = (obj.get("metadata") or {}).get("name")
-        if used is not None and name and not ctx.dry_run:
-            self._pending.setdefault((ctx.namespace, info.resource, info.group), {})[name] = (requested, now)
+        if charged and name and not ctx.dry_run:
+            self._pending.setdefault((ctx.namespace, info.resource, info.group), {})[name] = (obj, requested, now)
