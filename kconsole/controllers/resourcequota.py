@@ -23,8 +23,9 @@ class ResourceQuotaController(Controller):
         super().__init__(ctx)
         self.quotas = self.informer("resourcequotas")
         self.quotas.add_event_handler(**self.handlers(self._enqueue_namespace))
-        self.objects = {resource: self.informer(resource) for resource in TRACKED if resource != "resourcequotas"}
-        self.objects["resourcequotas"] = self.quotas
+        self.objects = {(resource, group): self.informer(resource) for resource, group in TRACKED
+                        if resource != "resourcequotas"}
+        self.objects[("resourcequotas", "")] = self.quotas
         for informer in self.objects.values():
             informer.add_event_handler(**self.handlers(self._enqueue_if_quota))
 
@@ -43,7 +44,7 @@ class ResourceQuotaController(Controller):
             hard = dict((quota.get("spec") or {}).get("hard") or {})
             totals: dict[str, Fraction] = {}
             for resource, group in resources_of(hard):
-                informer = self.objects.get(resource) if group == "" else None
+                informer = self.objects.get((resource, group))
                 if informer is None:
                     continue
                 for obj in informer.list_by_index("namespace", key):

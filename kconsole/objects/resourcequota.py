@@ -18,9 +18,11 @@ Obj = dict[str, Any]
 #: Core resources whose bare name is also a quota resource (upstream's legacy object counts).
 LEGACY_COUNTS = ("pods", "services", "replicationcontrollers", "resourcequotas", "secrets", "configmaps",
                  "persistentvolumeclaims")
-#: Resources whose objects the controller watches: each is counted by object, and pods, services
-#: and claims by more.
-TRACKED = LEGACY_COUNTS
+#: (resource, group) whose objects the controller watches: each is counted by object
+#: (``count/deployments.apps``), and pods, services and claims by more.
+TRACKED = tuple((r, "") for r in LEGACY_COUNTS) + (
+    ("deployments", "apps"), ("replicasets", "apps"), ("statefulsets", "apps"), ("daemonsets", "apps"),
+    ("jobs", "batch"), ("cronjobs", "batch"))
 _COMPUTE = ("cpu", "memory", "ephemeral-storage")
 
 

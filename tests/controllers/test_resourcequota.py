@@ -73,3 +73,22 @@ async def test_a_scoped_quota_counts_only_the_pods_it_selects(ctrl: Ctrl) -> Non
         assert "exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1" in str(err)
     await ctrl.wait(lambda: ctrl.api.list_objects("resourcequotas", "default")[0].get("status", {}).get("used")
                     == {"pods": "1"})
+
+
+async def test_object_counts_of_other_groups(ctrl: Ctrl) -> None:
+    await ctrl.manager("resourcequota-controller")
+    await ctrl.admin.create(quota({"count/deployments.apps": "1"}))
+    deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
+              "spec": {"selector": {"matchLabels": {"app": "d"}},
+                       "template": {"metadata": {"labels": {"app": "d"}},
+                                    "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    await ctrl.admin.create(deploy)
+    await ctrl.wait(lambda: ctrl.api.list_objects("resourcequotas", "default")[0].get("status", {}).get("used")
+                    == {"count/deployments.apps": "1"})
+    deploy["metadata"]["name"] = "e"
+    try:
+        await ctrl.admin.create(deploy)
+        raise AssertionError("a second Deployment was admitted")
+    except StatusError as err:
+        assert str(err) == ('deployments.apps "e" is forbidden: exceeded quota: q, requested: '
+                            "count/deployments.apps=1, used: count/deployments.apps=1, limited: count/deployments.apps=1")
