@@ -4,6 +4,7 @@ front, and the real kubectl against it; the CRD and Widget manifests are in ``fi
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 import shutil
 from dataclasses import dataclass
@@ -50,6 +51,23 @@ async def handle(api: APIServer, verb: str, resource: str, **kw: Any) -> Respons
     resp = await api.handle(Request(verb, resource, credentials=Credentials(token=token), **kw))
     assert isinstance(resp, Response)
     return resp
+
+
+async def established(api: APIServer, clock: VirtualClock, crd: dict[str, Any]) -> None:
+    """Create ``crd`` and wait (simulated time) until its kind is served."""
+    resp = await handle(api, "create", "customresourcedefinitions", group="apiextensions.k8s.io",
+                        body=copy.deepcopy(crd))
+    assert resp.code == 201, resp.body
+
+    def served() -> bool:
+        return api.registry.get(crd["spec"]["group"], crd["spec"]["names"]["plural"]) is not None
+
+    for _ in range(50):
+        if served():
+            return
+        await clock.advance(0.01)
+        await asyncio.sleep(0)
+    raise AssertionError(f"{crd['metadata']['name']} never served")
 
 
 async def open_api(dir: Path, clock: VirtualClock) -> APIServer:

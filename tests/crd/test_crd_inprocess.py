@@ -3,41 +3,23 @@ selectors on custom objects, RBAC on the group, conflicting names, and a restart
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from crd_env import FIXTURES, close_api, handle, open_api
+from crd_env import FIXTURES, close_api, established, handle, open_api
 
-from kconsole.api.server import APIServer
 from kconsole.api.types import Credentials, Request, Response, UserInfo
 from kconsole.clock import VirtualClock
 
 CRD: dict[str, Any] = yaml.safe_load((FIXTURES / "crd.yaml").read_text())
-GROUP = "apiextensions.k8s.io"
 
 
 def widget(name: str, size: Any = 2, **labels: str) -> dict[str, Any]:
     return {"apiVersion": "example.com/v1", "kind": "Widget",
             "metadata": {"name": name, "labels": labels}, "spec": {"size": size}}
-
-
-async def established(api: APIServer, clock: VirtualClock, crd: dict[str, Any] = CRD) -> None:
-    resp = await handle(api, "create", "customresourcedefinitions", group=GROUP, body=copy.deepcopy(crd))
-    assert resp.code == 201, resp.body
-
-    def served() -> bool:
-        return api.registry.get(crd["spec"]["group"], crd["spec"]["names"]["plural"]) is not None
-
-    for _ in range(50):
-        if served():
-            return
-        await clock.advance(0.01)
-        await asyncio.sleep(0)
-    raise AssertionError(f"{crd['metadata']['name']} never served")
 
 
 async def test_crd_validation_names_the_fields(tmp_path: Path) -> None:
@@ -72,7 +54,7 @@ async def test_objects_watch_selectors_and_rbac(tmp_path: Path) -> None:
     clock = VirtualClock()
     api = await open_api(tmp_path, clock)
     try:
-        await established(api, clock)
+        await established(api, clock, CRD)
         watch = await api.handle(Request("watch", "widgets", group="example.com", namespace="default",
                                          resource_version="0",
                                          credentials=Credentials(token=api.tokens.issue(
@@ -131,7 +113,7 @@ async def test_conflicting_names_are_not_accepted(tmp_path: Path) -> None:
     clock = VirtualClock()
     api = await open_api(tmp_path, clock)
     try:
-        await established(api, clock)
+        await established(api, clock, CRD)
         rival = copy.deepcopy(CRD)
         rival["metadata"]["name"] = "gadgets.example.com"
         rival["spec"]["names"] = {"plural": "gadgets", "singular": "gadget", "kind": "Widget"}
@@ -155,7 +137,7 @@ async def test_conflicting_names_are_not_accepted(tmp_path: Path) -> None:
 async def test_crds_and_their_objects_survive_a_restart(tmp_path: Path) -> None:
     clock = VirtualClock()
     api = await open_api(tmp_path, clock)
-    await established(api, clock)
+    await established(api, clock, CRD)
     resp = await handle(api, "create", "widgets", group="example.com", namespace="default", body=widget("kept", 7))
     assert resp.code == 201
     await close_api(api)

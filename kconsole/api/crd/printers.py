@@ -42,8 +42,8 @@ def compile_path(path: str) -> list[tuple[str, Any]]:
     while pos < len(text):
         m = _STEP.match(text, pos)
         if m is None:
-            raise PathError(f"unexpected path string, expected a 'name1.name2' or '.name1.name2' or "
-                            f"'{{name1.name2}}' or '{{.name1.name2}}'")
+            raise PathError("unexpected path string, expected a 'name1.name2' or '.name1.name2' or "
+                            "'{name1.name2}' or '{.name1.name2}'")
         if m.group(1) is not None:
             steps.append(("key", m.group(1)))
         elif m.group(2) is not None:
