@@ -938,6 +938,8 @@ class APIServer:
         if not self._namespace_cached(call, spec):
             await self._namespace_seen(call)
         obj = self._body(call, spec, self._plugins(spec).borrow_spec)
+        if spec.info.custom is not None and spec.has_status:
+            obj.pop("status", None)  # upstream's CR PrepareForCreate: status is written through /status only
         meta = obj["metadata"]
         if meta.get("resourceVersion"):
             raise StatusError.internal("resourceVersion should not be set on objects to be created")

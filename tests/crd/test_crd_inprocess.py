@@ -81,6 +81,9 @@ async def test_objects_watch_selectors_and_rbac(tmp_path: Path) -> None:
         conflict = await handle(api, "update", "widgets", group="example.com", namespace="default", name="a",
                                 body={**stale, "spec": {"size": 6}})
         assert conflict.code == 409
+        with_status = await handle(api, "create", "widgets", group="example.com", namespace="default",
+                                   body={**widget("s"), "status": {"replicas": 5}})
+        assert with_status.code == 201 and "status" not in with_status.body  # /status is the only way in
         dry = await handle(api, "create", "widgets", group="example.com", namespace="default",
                            body=widget("c"), dry_run=True)
         assert dry.code == 201
@@ -104,7 +107,7 @@ async def test_objects_watch_selectors_and_rbac(tmp_path: Path) -> None:
             if isinstance(allowed, Response) and allowed.ok:
                 break
             await clock.advance(0.01)
-        assert isinstance(allowed, Response) and allowed.code == 200 and len(allowed.body["items"]) == 2
+        assert isinstance(allowed, Response) and allowed.code == 200 and len(allowed.body["items"]) == 3
     finally:
         await close_api(api)
 
