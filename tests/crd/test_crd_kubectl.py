@@ -51,6 +51,9 @@ async def test_explain_reads_the_crd_schema(served: Served) -> None:
     assert "size\t<integer> -required-" in out
     _, out, _ = await served.kubectl("explain", "widget.spec.size")
     assert "How big the widget is." in out
+    _, out, _ = await served.kubectl("explain", "crd.spec.versions")
+    assert "additionalPrinterColumns\t<[]Object>" in out and "served\t<boolean>" in out
+    assert "There must be exactly one version with storage=true." in out
 
 
 async def test_schema_errors_in_upstream_words(served: Served) -> None:

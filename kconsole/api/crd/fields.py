@@ -94,3 +94,65 @@ def _parent(obj: Any, path: str) -> tuple[Any, str]:
         else:
             return None, ""
     return node, steps[-1]
+
+
+#: Leaf types where not a string (for ``kubectl explain crd``).
+_LEAF_TYPES: dict[str, dict[str, Any]] = {
+    **{name: {"type": "boolean"} for name in ("served", "storage", "deprecated", "preserveUnknownFields",
+                                              "uniqueItems", "nullable", "exclusiveMaximum", "exclusiveMinimum",
+                                              "x-kubernetes-preserve-unknown-fields",
+                                              "x-kubernetes-embedded-resource", "x-kubernetes-int-or-string")},
+    **{name: {"type": "integer", "format": "int64"} for name in ("priority", "maxLength", "minLength", "maxItems",
+                                                                 "minItems", "maxProperties", "minProperties")},
+    **{name: {"type": "number"} for name in ("maximum", "minimum", "multipleOf")},
+    **{name: {"type": "array", "items": {"type": "string"}}
+       for name in ("shortNames", "categories", "required", "x-kubernetes-list-map-keys")},
+    **{name: {"type": "object"} for name in ("metadata", "status", "webhook", "default", "example", "enum",
+                                             "dependencies", "additionalItems", "externalDocs",
+                                             "x-kubernetes-validations")},
+}
+
+#: Upstream's descriptions of the fields a CRD author reads most.
+_DESCRIPTIONS: dict[str, str] = {
+    "spec": "spec describes how the user wants the resources to appear",
+    "group": "group is the API group of the defined custom resource. The custom resources are served under "
+             "`/apis/<group>/...`. Must match the name of the CustomResourceDefinition (in the form "
+             "`<names.plural>.<group>`).",
+    "names": "names specify the resource and kind names for the custom resource.",
+    "scope": "scope indicates whether the defined custom resource is cluster- or namespace-scoped. Allowed values "
+             "are `Cluster` and `Namespaced`.",
+    "versions": "versions is the list of all API versions of the defined custom resource. Version names are used "
+                "to compute the order in which served versions are listed in API discovery.",
+    "additionalPrinterColumns": "additionalPrinterColumns specifies additional columns returned in Table output. "
+                                "If no columns are specified, a single column displaying the age of the custom "
+                                "resource is used.",
+    "schema": "schema describes the schema used for validation, pruning, and defaulting of this version of the "
+              "custom resource.",
+    "subresources": "subresources specify what subresources this version of the defined custom resource have.",
+    "served": "served is a flag enabling/disabling this version from being served via REST APIs",
+    "storage": "storage indicates this version should be used when persisting custom resources to storage. There "
+               "must be exactly one version with storage=true.",
+}
+
+
+def openapi_schema() -> dict[str, Any]:
+    """The CRD kind's schema, from its field table (``kubectl explain crd.spec.versions``)."""
+    return _schema("CRD", 0)
+
+
+def _schema(table: str, depth: int) -> dict[str, Any]:
+    if table.startswith("[]"):
+        return {"type": "array", "items": _schema(table[2:], depth)}
+    if table.startswith("{}"):
+        return {"type": "object", "additionalProperties": _schema(table[2:], depth)}
+    out: dict[str, Any] = {"type": "object"}
+    if table == "Schema" and depth > 1:
+        return out  # JSONSchemaProps nests itself: two levels explain it
+    props: dict[str, Any] = {}
+    for name, sub in TABLES[table].items():
+        prop = _schema(sub, depth + (table == "Schema")) if sub else dict(_LEAF_TYPES.get(name, {"type": "string"}))
+        if name in _DESCRIPTIONS:
+            prop["description"] = _DESCRIPTIONS[name]
+        props[name] = prop
+    out["properties"] = props
+    return out

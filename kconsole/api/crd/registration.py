@@ -14,7 +14,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from kconsole.api.crd.fields import drop, unknown_fields
+from kconsole.api.crd.fields import drop, openapi_schema, unknown_fields
 from kconsole.api.crd.definition import GROUP, other_versions, resource_spec, storage_version
 from kconsole.api.crd.validation import set_defaults, validate_crd, validate_crd_update
 from kconsole.api.filters import compile_filter
@@ -42,6 +42,10 @@ class DefinitionKind:
 
     strategic_merge = True
     terminating = False
+
+    def __init__(self) -> None:
+        #: The CRD kind's own schema, for ``kubectl explain crd``.
+        self.openapi = openapi_schema()
 
     def decode(self, obj: Obj, directive: str, patched: bool = False, before: Obj | None = None) -> list[str]:
         """Defaults, and fieldValidation against the CRD's own fields (refused under Strict)."""
