@@ -36,7 +36,8 @@ async def test_status_follows_objects_and_admission_refuses_past_hard(ctrl: Ctrl
     status = (await ctrl.admin.get("resourcequotas", "q", "default"))["status"]
     assert status["hard"] == {"pods": "2", "requests.cpu": "1", "limits.memory": "1Gi", "configmaps": "3"}
     await ctrl.admin.create(sized("a", "500m", "256Mi"))
-    await ctrl.admin.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}})
+    await ctrl.admin.create({"apiVersion": "v1", "kind": "ConfigMap",
+                             "metadata": {"name": "c", "namespace": "default"}})
     want = {"pods": "1", "requests.cpu": "500m", "limits.memory": "256Mi", "configmaps": "1"}
     await ctrl.wait(lambda: ctrl.api.list_objects("resourcequotas", "default")[0].get("status", {}).get("used") == want)
     try:
@@ -91,4 +92,5 @@ async def test_object_counts_of_other_groups(ctrl: Ctrl) -> None:
         raise AssertionError("a second Deployment was admitted")
     except StatusError as err:
         assert str(err) == ('deployments.apps "e" is forbidden: exceeded quota: q, requested: '
-                            "count/deployments.apps=1, used: count/deployments.apps=1, limited: count/deployments.apps=1")
+                            "count/deployments.apps=1, used: count/deployments.apps=1, "
+                            "limited: count/deployments.apps=1")
