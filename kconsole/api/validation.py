@@ -92,10 +92,10 @@ class ObjectValidator:
         updating = ctx.operation == "UPDATE" and old is not None
         if updating:
             causes += validate_object_meta_update(obj, old)
+        if ctx.info.custom is not None:  # a custom kind's schema covers its status too
+            causes += ctx.info.custom.validate(obj, old if updating else None)
         if ctx.subresource == "status":
             return causes
-        if ctx.info.custom is not None:
-            causes += ctx.info.custom.validate(obj, old if updating else None)
         if rules.create is not None:
             causes += rules.create(obj)
         if updating and rules.update is not None:

@@ -103,6 +103,9 @@ async def test_patches_scale_and_status(served: Served) -> None:
     assert wide.splitlines()[1].split()[:4] == ["w1", "5", "red", "True"]
     await served.kubectl("patch", "widget", "w1", "--subresource=status", "--type=merge", "-p",
                          '{"status":{"replicas":4,"selector":"app=w1"}}')
+    code, _, err = await served.kubectl("patch", "widget", "w1", "--subresource=status", "--type=merge", "-p",
+                                        '{"status":{"replicas":"many"}}', check=False)
+    assert code == 1 and 'status.replicas in body must be of type integer: "string"' in err
     _, out, _ = await served.kubectl("get", "--raw", "/apis/example.com/v1/namespaces/default/widgets/w1/scale")
     scale = json.loads(out)
     assert (scale["kind"], scale["spec"], scale["status"]) == ("Scale", {"replicas": 4},
