@@ -36,6 +36,7 @@ CACHE_SYNC_TIMEOUT = 60.0
 CONTROLLER_PATHS: dict[str, str] = {
     "serviceaccount-controller": "kconsole.controllers.serviceaccount:ServiceAccountsController",
     "namespace-controller": "kconsole.controllers.namespace:NamespaceController",
+    "clusterrole-aggregation-controller": "kconsole.controllers.clusterroleaggregation:ClusterRoleAggregationController",
     "garbage-collector-controller": "kconsole.controllers.garbagecollector:GarbageCollector",
     "node-lifecycle-controller": "kconsole.controllers.nodelifecycle:NodeLifecycleController",
     "taint-eviction-controller": "kconsole.controllers.nodelifecycle:TaintEvictionController",
