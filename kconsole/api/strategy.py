@@ -46,7 +46,9 @@ def prepare_update(spec: ResourceSpec, new: Obj, old: Obj) -> None:
             meta.pop(key, None)
     if not meta.get("uid") and "uid" in old_meta:
         meta["uid"] = old_meta["uid"]
-    if spec.bump_generation and spec_changed(new, old):
+    if spec.bump_generation and (spec_changed(new, old) or (
+            # A custom kind without the status subresource: its status is part of what it asks for.
+            spec.info.custom is not None and not spec.has_status and new.get("status") != old.get("status"))):
         meta["generation"] = int(old_meta.get("generation", 0)) + 1
     if spec.resource == "namespaces":
         # spec.finalizers changes only through the finalize subresource.

@@ -156,3 +156,23 @@ async def test_crds_and_their_objects_survive_a_restart(tmp_path: Path) -> None:
         assert {i.resource for i in api.resources() if i.group == "example.com"} == {"widgets"}
     finally:
         await close_api(api)
+
+
+async def test_generation_of_a_kind_without_status_subresource_counts_status(tmp_path: Path) -> None:
+    clock = VirtualClock()
+    api = await open_api(tmp_path, clock)
+    try:
+        plain = copy.deepcopy(CRD)
+        del plain["spec"]["versions"][0]["subresources"]
+        await established(api, clock, plain)
+        created = (await handle(api, "create", "widgets", group="example.com", namespace="default",
+                                body={**widget("g"), "status": {"replicas": 1}})).body
+        assert created["status"] == {"replicas": 1}  # no /status: the main resource carries it
+        updated = await handle(api, "update", "widgets", group="example.com", namespace="default", name="g",
+                               body={**created, "status": {"replicas": 2}})
+        assert updated.body["metadata"]["generation"] == 2
+        same = await handle(api, "update", "widgets", group="example.com", namespace="default", name="g",
+                            body={**updated.body, "metadata": {**updated.body["metadata"], "labels": {"a": "b"}}})
+        assert same.body["metadata"]["generation"] == 2  # metadata alone does not move it
+    finally:
+        await close_api(api)
