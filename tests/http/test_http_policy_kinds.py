@@ -110,3 +110,18 @@ async def test_limit_ranger_defaults_and_bounds_pods(cluster: Cluster) -> None:
     assert big.code == 1
     assert big.err.strip() == 'Error from server (Forbidden): pods "big" is forbidden: maximum cpu usage per ' \
                               'Container is 2, but limit is 3'
+
+
+async def test_limit_ranger_bounds_claims(cluster: Cluster) -> None:
+    bounds = ("apiVersion: v1\nkind: LimitRange\nmetadata: {name: storage, namespace: claims}\nspec:\n  limits:\n"
+              "  - {type: PersistentVolumeClaim, min: {storage: 1Gi}, max: {storage: 10Gi}}\n")
+    await cluster.kubectl("create", "namespace", "claims")
+    await cluster.kubectl("apply", "-f", "-", stdin=bounds)
+    claim = ("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: {name}, namespace: claims}}\nspec:\n"
+             "  accessModes: [ReadWriteOnce]\n  resources: {{requests: {{storage: {size}}}}}\n")
+    small = await cluster.kubectl("apply", "-f", "-", stdin=claim.format(name="small", size="500Mi"), check=False)
+    assert 'persistentvolumeclaims "small" is forbidden: minimum storage usage per PersistentVolumeClaim is 1Gi, ' \
+           "but request is 500Mi" in small.err
+    big = await cluster.kubectl("apply", "-f", "-", stdin=claim.format(name="big", size="20Gi"), check=False)
+    assert "maximum storage usage per PersistentVolumeClaim is 10Gi, but request is 20Gi" in big.err
+    await cluster.kubectl("apply", "-f", "-", stdin=claim.format(name="fits", size="5Gi"))

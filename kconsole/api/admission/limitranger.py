@@ -5,7 +5,8 @@ defaultRequest from default, then from min) so ``kubectl get limits -o yaml`` sh
 A new Pod's containers without a limit or request get the Container items' ``default`` and
 ``defaultRequest`` (noted in the ``kubernetes.io/limit-ranger`` annotation); then every container (and
 for type Pod, the pod's sums) is held to min, max and maxLimitRequestRatio, refused with upstream's 403
-'maximum cpu usage per Container is 2, but limit is 3'.
+'maximum cpu usage per Container is 2, but limit is 3'; a new claim's storage request to the
+PersistentVolumeClaim items' min and max.
 """
 
 from __future__ import annotations
@@ -151,9 +152,28 @@ def _pod_errors(pod: Obj, items: list[Obj]) -> list[str]:
     return errors
 
 
+def _claim_errors(claim: Obj, items: list[Obj]) -> list[str]:
+    """PersistentVolumeClaimValidateLimitFunc: min and max against the storage the claim requests."""
+    requests = (((claim.get("spec") or {}).get("resources") or {}).get("requests")) or {}
+    errors: list[str] = []
+    for item in items:
+        if item.get("type") != "PersistentVolumeClaim":
+            continue
+        errors += _bounds({"min": item.get("min") or {}}, "PersistentVolumeClaim", requests, {})
+        for key, enforced in (item.get("max") or {}).items():
+            req = requests.get(key)
+            if req is None:
+                errors.append(f"maximum {key} usage per PersistentVolumeClaim is {_text(enforced)}.  No request is "
+                              "specified")
+            elif (_amount(req) or 0) > (_amount(enforced) or 0):
+                errors.append(f"maximum {key} usage per PersistentVolumeClaim is {_text(enforced)}, but request is "
+                              f"{_text(req)}")
+    return errors
+
+
 class LimitRanger:
     name = "LimitRanger"
-    kinds = frozenset({("", "Pod"), ("", "LimitRange")})
+    kinds = frozenset({("", "Pod"), ("", "LimitRange"), ("", "PersistentVolumeClaim")})
 
     def _items(self, ctx: AdmissionContext) -> list[Obj]:
         items: list[Obj] = []
@@ -167,17 +187,20 @@ class LimitRanger:
         if ctx.info.kind == "LimitRange":
             default_limit_range(obj)
             return
-        if ctx.operation != "CREATE":
+        if ctx.operation != "CREATE" or ctx.info.kind != "Pod":
             return
         items = self._items(ctx)
         if items:
             _apply_defaults(obj, [i for i in items if i.get("type") == "Container"])
 
     def validate(self, ctx: AdmissionContext, obj: Obj, old: Obj | None) -> None:
-        if ctx.subresource or ctx.operation != "CREATE" or ctx.info.kind != "Pod":
+        if ctx.subresource or ctx.operation != "CREATE" or ctx.info.kind not in ("Pod", "PersistentVolumeClaim"):
             return
         items = self._items(ctx)
-        errors = _pod_errors(obj, items) if items else []
+        if not items:
+            return
+        errors = _pod_errors(obj, items) if ctx.info.kind == "Pod" else _claim_errors(obj, items)
         if errors:
             name = (obj.get("metadata") or {}).get("name") or None
-            raise StatusError.forbidden("pods", name, errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
+            raise StatusError.forbidden(ctx.info.resource, name,
+                                        errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
