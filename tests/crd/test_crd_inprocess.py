@@ -84,6 +84,9 @@ async def test_objects_watch_selectors_and_rbac(tmp_path: Path) -> None:
         with_status = await handle(api, "create", "widgets", group="example.com", namespace="default",
                                    body={**widget("s"), "status": {"replicas": 5}})
         assert with_status.code == 201 and "status" not in with_status.body  # /status is the only way in
+        applied = await handle(api, "patch", "widgets", group="example.com", namespace="default", name="t",
+                               patch_type="apply", field_manager="me", body={**widget("t"), "status": {"replicas": 5}})
+        assert applied.code == 201 and "status" not in applied.body
         dry = await handle(api, "create", "widgets", group="example.com", namespace="default",
                            body=widget("c"), dry_run=True)
         assert dry.code == 201
@@ -107,7 +110,7 @@ async def test_objects_watch_selectors_and_rbac(tmp_path: Path) -> None:
             if isinstance(allowed, Response) and allowed.ok:
                 break
             await clock.advance(0.01)
-        assert isinstance(allowed, Response) and allowed.code == 200 and len(allowed.body["items"]) == 3
+        assert isinstance(allowed, Response) and allowed.code == 200 and len(allowed.body["items"]) == 4
     finally:
         await close_api(api)
 
