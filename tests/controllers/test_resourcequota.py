@@ -94,3 +94,17 @@ async def test_object_counts_of_other_groups(ctrl: Ctrl) -> None:
         assert str(err) == ('deployments.apps "e" is forbidden: exceeded quota: q, requested: '
                             "count/deployments.apps=1, used: count/deployments.apps=1, "
                             "limited: count/deployments.apps=1")
+
+
+async def test_an_update_that_adds_node_ports_is_charged(ctrl: Ctrl) -> None:
+    await ctrl.admin.create(quota({"services.nodeports": "1"}))
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "default"},
+           "spec": {"selector": {"app": "s"}, "ports": [{"name": "a", "port": 80}, {"name": "b", "port": 81}]}}
+    stored = await ctrl.admin.create(svc)
+    stored["spec"]["type"] = "NodePort"
+    try:
+        await ctrl.admin.update(stored)
+        raise AssertionError("a Service with two node ports was admitted past services.nodeports=1")
+    except StatusError as err:
+        assert "exceeded quota: q, requested: services.nodeports=2, used: services.nodeports=0, " \
+               "limited: services.nodeports=1" in str(err)

@@ -21,6 +21,8 @@ from kconsole.objects.quantity import QuantityError, parse_quantity
 from kconsole.objects.resourcequota import format_amount, in_scope, pretty, usage
 
 Obj = dict[str, Any]
+#: Kinds whose updates can use more (upstream's service and claim evaluators handle UPDATE; pods' do not).
+UPDATES_CHARGED = frozenset({("services", ""), ("persistentvolumeclaims", "")})
 #: How long an admitted create counts before the cache shows it (one that failed to store is dropped then).
 PENDING_SECONDS = 10.0
 
@@ -52,13 +54,22 @@ class ResourceQuota:
         return used
 
     def validate(self, ctx: AdmissionContext, obj: Obj, old: Obj | None) -> None:
-        if ctx.operation != "CREATE" or ctx.subresource or not ctx.namespace:
+        if ctx.subresource or not ctx.namespace:
+            return
+        info = ctx.info
+        updating = ctx.operation == "UPDATE" and old is not None and (info.resource, info.group) in UPDATES_CHARGED
+        if ctx.operation != "CREATE" and not updating:
             return
         quotas = list(ctx.list_objects("resourcequotas", ctx.namespace))
         if not quotas:
             return
-        info = ctx.info
         requested = usage(info.resource, info.group, obj)
+        if updating:  # only what the update adds: a Service turned NodePort, a claim grown
+            before = usage(info.resource, info.group, old or {})
+            requested = {k: v - before.get(k, Fraction(0)) for k, v in requested.items()
+                         if v > before.get(k, Fraction(0))}
+            if not requested:
+                return
         now = parse_time(ctx.now) if ctx.now else 0.0
         charged = False
         for quota in sorted(quotas, key=lambda q: (q.get("metadata") or {}).get("name", "")):
@@ -85,5 +96,5 @@ class ResourceQuota:
                 name = (obj.get("metadata") or {}).get("name") or None
                 raise StatusError.forbidden(info.group_resource, name, message)
         name = (obj.get("metadata") or {}).get("name")
-        if charged and name and not ctx.dry_run:
+        if charged and name and not ctx.dry_run and not updating:
             self._pending.setdefault((ctx.namespace, info.resource, info.group), {})[name] = (obj, requested, now)
