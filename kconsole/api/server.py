@@ -1110,8 +1110,6 @@ class APIServer:
             if sub is not None:
                 raise StatusError.not_found(spec.group_resource, req.name or "", spec.group, spec.resource)
             obj = applied(None)
-            if spec.info.custom is not None and spec.has_status:
-                obj.pop("status", None)  # as a create: status is written through /status only
             obj["apiVersion"], obj["kind"] = spec.api_version, spec.kind
             self._check_name(call, spec, obj)
             if spec.namespaced:

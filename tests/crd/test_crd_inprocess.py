@@ -86,7 +86,7 @@ async def test_objects_watch_selectors_and_rbac(tmp_path: Path) -> None:
         assert with_status.code == 201 and "status" not in with_status.body  # /status is the only way in
         applied = await handle(api, "patch", "widgets", group="example.com", namespace="default", name="t",
                                patch_type="apply", field_manager="me", body={**widget("t"), "status": {"replicas": 5}})
-        assert applied.code == 201 and "status" not in applied.body
+        assert applied.code == 201 and "status" not in applied.body  # apply never sets status (apply.py)
         dry = await handle(api, "create", "widgets", group="example.com", namespace="default",
                            body=widget("c"), dry_run=True)
         assert dry.code == 201
