@@ -273,12 +273,16 @@ def _collect(value: dict[str, Any], fields: dict[str, Field], type_name: str | N
             out.add(path)
 
 
-def _changed_candidates(new: dict[str, Any], old: dict[str, Any], kind: str) -> set[Path]:
+def _changed_candidates(new: dict[str, Any], old: dict[str, Any], kind: str, status: bool = False) -> set[Path]:
     """``field_set(new, kind)`` without the field paths under a map key whose value equals old's there:
     each looks up the same in both objects, so the diff would drop it anyway, and the lookups were most
-    of an update's cost (a status update leaves the spec alone; a binding changes one field of it)."""
+    of an update's cost (a status update leaves the spec alone; a binding changes one field of it).
+    ``status``: a write through the status subresource, whose manager owns the status fields it sets."""
     out: set[Path] = set()
-    _collect_changed(_top_fields(new), old, _fields_table(kind), None, (), out)
+    top = _top_fields(new)
+    if status and "status" in new:
+        top["status"] = new["status"]
+    _collect_changed(top, old, _fields_table(kind), None, (), out)
     return out
 
 
@@ -685,7 +689,8 @@ def track_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, 
             entries = _remembered_entries(manager, operation, api_version, now, known)
         new.setdefault("metadata", {})["managedFields"] = entries
         return new
-    candidates = field_set(new, kind) if old is None else _changed_candidates(new, old, kind)
+    candidates = field_set(new, kind) if old is None else \
+        _changed_candidates(new, old, kind, subresource == "status")
     changed = {p for p in candidates
                if p[-1] == "." or old is None or lookup(old, p) != lookup(new, p)}
     if old is not None:

@@ -71,6 +71,10 @@ LOOPBACK_USER = UserInfo("system:apiserver", ("system:masters",))
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 #: Field manager of a write that names none and sends no user agent.
 UNKNOWN_MANAGER = "unknown"
+#: The loopback client's user agent, as upstream's kube-apiserver sends it: its own writes (the
+#: kubernetes Service, the system Namespaces, bootstrap policy) read manager kube-apiserver.
+APISERVER_USER_AGENT = "kube-apiserver/v1.32.0 (linux/amd64) kubernetes/kconsole"
+APISERVER_MANAGER = "kube-apiserver"
 #: Simulated seconds before bootstrap retries a create that failed, doubling up to the maximum.
 BOOTSTRAP_RETRY_FIRST = 0.5
 BOOTSTRAP_RETRY_MAX = 10.0
@@ -401,7 +405,8 @@ class APIServer:
         if cache is not None and cache.get(namespace, obj["metadata"]["name"]) is not None:
             return True
         resp = await self.handle(Request("create", resource, group=group, namespace=namespace, body=obj,
-                                         credentials=Credentials(token=self._loopback), source="bootstrap"))
+                                         credentials=Credentials(token=self._loopback), source="bootstrap",
+                                         user_agent=APISERVER_USER_AGENT))
         if isinstance(resp, Response) and not resp.ok and resp.code != 409:
             message = resp.body.get("message")
             if not quiet or message != self._ensure_failed:
@@ -1008,17 +1013,20 @@ class APIServer:
     def _track(self, call: _Call, spec: ResourceSpec, old: Obj | None, new: Obj) -> None:
         """Field ownership of a non-apply write (upstream's Update managedFields entries), so a later
         server-side apply of a field another manager changed conflicts. The manager is the request's
-        fieldManager, else the user agent's product name (upstream's prefix before '/')."""
+        fieldManager, else the user agent's product name (upstream's prefix before '/'); the API
+        server's own loopback writes are kube-apiserver's. A subresource write (status, scale) has an
+        entry of its own, as upstream's fieldmanager records the subresource."""
         req = call.req
         if req.patch_type == "apply":
             return
-        manager = req.field_manager or req.user_agent.split("/", 1)[0].strip() or UNKNOWN_MANAGER
+        manager = req.field_manager or req.user_agent.split("/", 1)[0].strip() or (
+            APISERVER_MANAGER if call.user is not None and call.user.name == LOOPBACK_USER.name else UNKNOWN_MANAGER)
         if old is not None and "managedFields" not in new["metadata"]:
             kept = old["metadata"].get("managedFields")
             if kept:
                 new["metadata"]["managedFields"] = kept  # a body without them keeps the live ones
         track_update(old, new, manager, self.now(), spec.kind,
-                     subresource="scale" if req.subresource == "scale" else "")
+                     subresource=req.subresource or "")
 
     def _validate(self, call: _Call, spec: ResourceSpec, ctx: AdmissionContext, new: Obj, old: Obj,
                   plugins: _Plugins) -> None:

@@ -29,7 +29,7 @@ _pod = st.fixed_dictionaries(
     optional={"status": st.fixed_dictionaries({"phase": st.sampled_from(["Pending", "Running"])})})
 
 
-def _reference(new: dict[str, Any], old: dict[str, Any], kind: str) -> set[apply.Path]:
+def _reference(new: dict[str, Any], old: dict[str, Any], kind: str, status: bool = False) -> set[apply.Path]:
     return apply.field_set(new, kind)
 
 
