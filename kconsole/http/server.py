@@ -525,15 +525,26 @@ class HTTPFront:
         return resp
 
     async def _stream_log(self, request: web.BaseRequest, stream: Any) -> web.StreamResponse:
+        """A followed log, each line with its newline; with limitBytes no more than that many bytes
+        (the stream cuts the last line at the limit, so the newline after it is the byte too many)."""
         resp = web.StreamResponse(status=200)
         resp.headers["Content-Type"] = "text/plain"
         resp.enable_chunked_encoding()
         self._streams.add(stream)
+        limit = request.query.get("limitBytes", "")
+        remain = int(limit) if limit.isdigit() else None
         try:
             await resp.prepare(request)
             lines: AsyncIterator[str] = stream.__aiter__()
             async for line in lines:
-                await resp.write((line if line.endswith("\n") else line + "\n").encode())
+                data = (line if line.endswith("\n") else line + "\n").encode()
+                if remain is not None:
+                    data = data[:remain]
+                    remain -= len(data)
+                if data:
+                    await resp.write(data)
+                if remain == 0:
+                    break
         except (ConnectionResetError, asyncio.CancelledError):
             await stream.close()
             raise

@@ -1,0 +1,30 @@
+"""kubectl logs -f against the served cluster: a followed log with --limit-bytes ends after exactly that
+many bytes, as the kubelet's LimitWriter cuts it, even when the cut falls inside a line."""
+
+from __future__ import annotations
+
+import pytest
+
+from http_env import Cluster
+
+from kconsole.nodes.logs import LogBuffer
+
+pytestmark = [pytest.mark.kubectl, pytest.mark.asyncio(loop_scope="module")]
+
+
+async def test_follow_with_limit_bytes_writes_exactly_the_limit(cluster: Cluster) -> None:
+    await cluster.kubectl("run", "chatty", "--image=busybox")
+    log = LogBuffer(cluster.clock.now)
+    log.write("early")
+    log.write("middle")
+    cluster.api.set_log_source(lambda ns, name, container, options:
+                               log.follow(options) if options.follow else log.text(options))
+    try:
+        assert (await cluster.kubectl("logs", "-f", "chatty", "--limit-bytes=8")).out == "early\nmi"
+        assert (await cluster.kubectl("logs", "-f", "chatty", "--limit-bytes=6")).out == "early\n"
+        assert (await cluster.kubectl("logs", "-f", "chatty", "--limit-bytes=1")).out == "e"
+        log.close()
+        assert (await cluster.kubectl("logs", "-f", "chatty", "--limit-bytes=100")).out == "early\nmiddle\n"
+        assert (await cluster.kubectl("logs", "-f", "chatty")).out == "early\nmiddle\n"
+    finally:
+        cluster.api.set_log_source(None)
