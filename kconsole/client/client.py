@@ -78,6 +78,10 @@ class Client:
             by_name.setdefault(f"{info.resource}.{info.version}.{info.group}".lower(), info)
         self._by_name, self._by_kind, self._by_bare_kind = by_name, by_kind, by_bare_kind
 
+    def resources(self) -> list[ResourceInfo]:
+        """Every resource the server serves now, custom ones included (discovery, as kubectl api-resources)."""
+        return list(self.entry.resources())
+
     def resource_info(self, resource_or_kind: str, api_version: str | None = None) -> ResourceInfo:
         """Discovery entry for a plural, singular, short name, kind or ``plural.group``; with
         ``api_version`` the argument is a kind (``("Deployment", "apps/v1")``)."""

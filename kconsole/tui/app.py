@@ -388,7 +388,11 @@ class ConsoleApp(App[int]):
                     self.notify(str(err), severity="error")
 
         self.push_screen(PromptScreen(":kind (po, deploy, svc, no, ev, lease, …)", "",
-                                      "kind by name or short name", list(SHORT_KINDS)), done)
+                                      "kind by name or short name", self.kinds()), done)
+
+    def kinds(self) -> list[str]:
+        """The kinds offered to switch to: the built-in ones, then the custom resources served now."""
+        return list(SHORT_KINDS) + self.model.custom_kinds()
 
     def action_prompt_filter(self) -> None:
         from kconsole.tui.screens import PromptScreen

@@ -21,10 +21,8 @@ if TYPE_CHECKING:
 class ConsoleCommands(Provider):
     def commands(self) -> list[tuple[str, Callable[[], object], str]]:
         app: ConsoleApp = self.app  # type: ignore[assignment]
-        from kconsole.tui.app import SHORT_KINDS
-
         out: list[tuple[str, Callable[[], object], str]] = []
-        for kind in SHORT_KINDS:
+        for kind in app.kinds():
             out.append((f"Kind: {kind}", partial(app.switch_kind_safely, kind), "show this kind in Resources"))
         out += [
             ("Time: pause / resume", app.action_toggle_pause, "freeze or resume simulated time"),

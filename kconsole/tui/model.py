@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kconsole.client import Client, InformerFactory, SharedInformer, StatusError, object_key
-from kconsole.objects.printers import parse_time
+from kconsole.objects.printers import Printer, parse_time, printer_for
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +159,22 @@ class ClusterModel:
             return self.client.resource_info(resource).group_resource
         except StatusError:
             return resource
+
+    def printer(self, resource: str) -> Printer:
+        """kubectl's columns for ``resource``: a custom resource's additionalPrinterColumns, else the
+        built-in printer (NAME and AGE for a kind without one)."""
+        try:
+            info = self.client.resource_info(resource)
+        except StatusError:
+            return printer_for(resource)
+        return getattr(info.custom, "printer", None) or printer_for(info.group_resource)
+
+    def custom_kinds(self) -> list[str]:
+        """The custom resources served now, by the name a user would type (first short name, else plural)."""
+        if self.client is None:
+            return []
+        return sorted((info.short_names or (info.resource,))[0] for info in self.client.resources()
+                      if info.custom is not None and "list" in info.verbs)
 
     def watch(self, resource: str) -> Watched:
         """The watched cache of ``resource`` (any name kubectl accepts), started on first use."""

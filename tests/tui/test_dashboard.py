@@ -756,3 +756,35 @@ async def test_header_keeps_its_three_lines_on_a_narrow_terminal(cluster: Any) -
         first, second, third = header_lines()
         assert "sched control-plane-" in first and first.endswith("faults 0")
         assert second.startswith("req/s ") and third.startswith("kubectl: no HTTP front")
+
+
+async def test_a_custom_resource_shows_its_printer_columns_and_is_offered_as_a_kind(cluster: Any) -> None:
+    """A CRD applied while the console runs: ':wg' lists Widgets with the CRD's additionalPrinterColumns
+    (as kubectl get does), and the palette offers the new kind."""
+    from pathlib import Path
+
+    import yaml
+
+    from kconsole.tui.commands import ConsoleCommands
+
+    c, clock = cluster
+    admin = c.api_client(ADMIN)
+    fixtures = Path(__file__).parent.parent / "crd" / "fixtures"
+    crd = yaml.safe_load((fixtures / "crd.yaml").read_text())
+    app = ConsoleApp(c, live=False, watch_themes=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, clock, pilot)
+        await admin.create(crd)
+        await until(clock, lambda: "wg" in app.kinds(), pilot, step=0.1)
+        await admin.create(yaml.safe_load((fixtures / "widget.yaml").read_text()))
+        app.switch_kind_safely("wg")
+        await until(clock, lambda: app.resources.table.index_of("default/w1") is not None, pilot, step=0.1)
+        assert app.resources.group_resource == "widgets.example.com"
+        # Ready is priority 1 (kubectl's -o wide); all namespaces are shown, so NAMESPACE leads.
+        assert app.resources.table.columns == ("Namespace", "Name", "Size", "Color", "Age")
+        row = app.resources.table.rows[app.resources.table.index_of("default/w1")]
+        assert row.cells[:4] == ("default", "w1", "3", "blue")  # color defaulted by the schema
+        offered = [title for title, _, _ in ConsoleCommands(app.screen).commands()]
+        assert "Kind: wg" in offered
+        await admin.delete("customresourcedefinitions", "widgets.example.com")
+        await until(clock, lambda: "wg" not in app.kinds(), pilot, step=0.1, limit=120)

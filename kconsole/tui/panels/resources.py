@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from kconsole.client import StatusError
-from kconsole.objects.printers import parse_time, printer_for
+from kconsole.objects.printers import parse_time
 from kconsole.objects.selectors import LabelSelector, SelectorError, parse_label_selector
 from kconsole.tui.model import ClusterModel, Watched, event_time, newest_first
 from kconsole.tui.panels.base import Panel
@@ -291,7 +291,7 @@ class ResourcesPanel(Panel):
         watched = self.watched
         self._subscribe(watched)
         self._dirty.clear()
-        printer = printer_for(self.group_resource)
+        printer = self.model.printer(self.resource)
         shown = tuple(i for i, c in enumerate(printer.columns) if c.priority == 0)
         names = tuple(printer.columns[i].name for i in shown)
         age_col = names.index("Age") if "Age" in names else None
