@@ -49,8 +49,6 @@ MAX_WRITTEN = 50_000
 _FRAGMENTS: dict[bytes, tuple[str, Any]] = {}
 _FRAGMENTS_SIZE = 4096
 _FRAGMENT_MAX_BYTES = 16 * 1024
-#: Quoted JSON keys of the top level and metadata.
-_KEYS: dict[str, str] = {}
 #: Top-level sections that change with every write (status) are not worth remembering.
 _UNREPEATED = frozenset(("apiVersion", "kind", "metadata", "status"))
 #: JSON atoms, as a set: a hashed membership test, made inline in the encoder's loops (most values are atoms).
@@ -99,14 +97,24 @@ def _fragment(value: Any) -> tuple[str, Any]:
     return hit
 
 
-def _key(key: str) -> str:
-    """``"key":`` as JSON text (the quoted key and its colon)."""
-    text = _KEYS.get(key)
-    if text is None:
-        text = _quote(key) + ":"
-        if len(_KEYS) < 1024:
-            _KEYS[key] = text
-    return text
+def key_encoder(quote: Callable[[str], str]) -> Callable[[str], str]:
+    """``"key":`` as JSON text (the key quoted by ``quote`` and its colon), remembered: member names
+    repeat from a small set. The stored encoding (UTF-8) and the HTTP front's answers (ASCII) each
+    make one with their own quoting."""
+    known: dict[str, str] = {}
+
+    def key(name: str) -> str:
+        text = known.get(name)
+        if text is None:
+            text = quote(name) + ":"
+            if len(known) < 1024:
+                known[name] = text
+        return text
+
+    return key
+
+
+_key = key_encoder(_quote)
 
 
 class _Irregular(Exception):

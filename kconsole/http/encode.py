@@ -13,6 +13,8 @@ import json
 import marshal
 from typing import Any
 
+from kconsole.api.storage import key_encoder
+
 #: Compact, and without the circular-reference check: API objects are JSON trees (decoded from bytes or built
 #: as plain dicts), and skipping the per-container bookkeeping saves ~12% of encoding a pod.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), check_circular=False)
@@ -28,7 +30,7 @@ SECTIONS_KEPT = 2048
 SECTION_MAX_BYTES = 16 * 1024
 
 _sections: dict[bytes, str] = {}
-_keys: dict[str, str] = {}
+_key = key_encoder(_quote)
 
 
 def _encode(value: Any) -> str:
@@ -86,14 +88,4 @@ def _section(value: Any) -> str:
             if len(_sections) >= SECTIONS_KEPT:
                 _sections.clear()
             _sections[packed] = text
-    return text
-
-
-def _key(key: str) -> str:
-    """``"key":`` (member names repeat from a small set)."""
-    text = _keys.get(key)
-    if text is None:
-        text = _encode(key) + ":"
-        if len(_keys) < 1024:
-            _keys[key] = text
     return text
