@@ -591,8 +591,10 @@ def _conflict_error(conflicts: dict[str, list[Path]], kind: str, name: str) -> S
 
 
 def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], manager: str, force: bool, now: str,
-                      kind: str) -> dict[str, Any]:
-    """The object after ``manager`` applies ``applied`` to ``live`` (None: create). 409 on conflicts."""
+                      kind: str, subresource: str = "") -> dict[str, Any]:
+    """The object after ``manager`` applies ``applied`` to ``live`` (None: create). 409 on conflicts.
+    Through the ``status`` subresource only the configuration's status applies, and the manager's
+    Apply entry for status is its own (upstream's status reset fields: spec and metadata)."""
     if not isinstance(applied, dict):
         raise StatusError.bad_request("an apply configuration must be an object")
     if not manager:
@@ -600,12 +602,19 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], mana
     meta = applied.get("metadata") if isinstance(applied.get("metadata"), dict) else {}
     name = str(meta.get("name", "") or (live or {}).get("metadata", {}).get("name", ""))
     api_version = str(applied.get("apiVersion") or (live or {}).get("apiVersion", ""))
-    new_fields = field_set(applied, kind)
+    status_only = subresource == "status"
+    if status_only:
+        new_fields = set()
+        if isinstance(applied.get("status"), dict) and applied["status"]:
+            _collect({"status": applied["status"]}, _fields_table(kind), None, (), new_fields)
+    else:
+        new_fields = field_set(applied, kind)
     entries = _entries(live)
     mine_before: set[Path] = set()
     others: list[tuple[dict[str, Any], set[Path]]] = []
     for entry in entries:
-        if entry.get("manager") == manager and entry.get("operation") == "Apply" and not entry.get("subresource"):
+        if entry.get("manager") == manager and entry.get("operation") == "Apply" \
+                and entry.get("subresource", "") == subresource:
             mine_before = _owned(entry)
         else:
             others.append((entry, _owned(entry)))
@@ -631,7 +640,10 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], mana
         if path[-1] == "." and any(p[:len(path) - 1] == path[:-1] and p != path for p in owned_by_others):
             continue
         _remove(base, path)
-    config = {k: v for k, v in applied.items() if k != "status"}
+    if status_only:
+        config = {"status": applied["status"]} if isinstance(applied.get("status"), dict) else {}
+    else:
+        config = {k: v for k, v in applied.items() if k != "status"}
     config_meta = config.get("metadata")
     if isinstance(config_meta, dict):
         config["metadata"] = {k: v for k, v in config_meta.items()
@@ -639,6 +651,8 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], mana
                                            "generation")}
     result = _merge(base, config, _fields_table(kind), None)
     new_entries = [_entry(manager, "Apply", api_version, now, new_fields)] if new_fields else []
+    if new_entries and subresource:
+        new_entries[0]["subresource"] = subresource
     for entry, owned in others:
         if owned:
             kept = dict(entry)

@@ -93,9 +93,9 @@ def apply_patch(patch_type: str, original: dict[str, Any], patch: Any, kind: str
 
 
 def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], manager: str, force: bool, now: str,
-                      kind: str) -> dict[str, Any]:
+                      kind: str, subresource: str = "") -> dict[str, Any]:
     module = _optional("kconsole.api.apply")
-    return module.server_side_apply(live, applied, manager, force, now, kind)
+    return module.server_side_apply(live, applied, manager, force, now, kind, subresource)
 
 
 def _optional(name: str) -> Any:

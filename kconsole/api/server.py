@@ -985,7 +985,10 @@ class APIServer:
             if rv and rv != current["metadata"].get("resourceVersion"):
                 raise StatusError.conflict(spec.group_resource, name, spec.group)
             if sub == "status":
+                applied = new["metadata"].get("managedFields") if call.req.patch_type == "apply" else None
                 new = strategy.prepare_status_update(new, old)
+                if applied is not None:  # the apply's own entries, as it computed them
+                    new["metadata"]["managedFields"] = applied
             elif sub == "finalize":
                 new = strategy.prepare_finalize(new, old)
             else:
@@ -1099,16 +1102,18 @@ class APIServer:
         if not self._namespace_cached(call, spec):
             await self._namespace_seen(call)
 
+        via = "status" if sub == "status" else ""
+
         def applied(old: Obj | None) -> Obj:
             """The apply's result; of a served version that is not the stored one, applied to its view."""
             if spec.info.custom is not None:
-                result = server_side_apply(old, doc, manager, req.force, self.now(), spec.kind)
+                result = server_side_apply(old, doc, manager, req.force, self.now(), spec.kind, via)
                 self._check_fields(call, spec, result, patched=True, before=old)
                 return result
             if convert is None:
-                return server_side_apply(old, doc, manager, req.force, self.now(), spec.kind)
+                return server_side_apply(old, doc, manager, req.force, self.now(), spec.kind, via)
             view = convert.from_stored(old) if old is not None else None
-            return convert.to_stored(server_side_apply(view, doc, manager, req.force, self.now(), spec.kind))
+            return convert.to_stored(server_side_apply(view, doc, manager, req.force, self.now(), spec.kind, via))
 
         update = self._updater(call, spec, sub, applied)
 

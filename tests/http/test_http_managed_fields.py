@@ -52,3 +52,40 @@ async def test_the_api_servers_own_objects_are_kube_apiservers(cluster: Cluster)
         obj = (await cluster.kubectl("get", *args, "-o", "json", "--show-managed-fields")).json()
         assert [(e["manager"], e["operation"]) for e in obj["metadata"]["managedFields"]] == \
             [("kube-apiserver", "Update")], args
+
+
+STATUS_APPLY = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+  namespace: mf
+spec:
+  replicas: 9
+status:
+  conditions:
+  - type: {type}
+    status: "True"
+    reason: Checked
+"""
+
+
+async def test_server_side_apply_of_status_sets_it_and_owns_it_apart(cluster: Cluster) -> None:
+    """kubectl apply --server-side --subresource=status (controller-runtime's Status().Patch(Apply)) was
+    accepted and did nothing: the status was dropped as on a main-resource apply."""
+    await cluster.kubectl("create", "namespace", "mf", check=False)
+    await cluster.kubectl("create", "deployment", "api", "-n", "mf", "--image=nginx")
+    await cluster.kubectl("apply", "--server-side", "--subresource=status", "--field-manager=checker", "-f", "-",
+                          stdin=STATUS_APPLY.format(type="Checked"))
+    obj = (await cluster.kubectl("get", "deploy", "api", "-n", "mf", "-o", "json", "--show-managed-fields")).json()
+    assert obj["status"]["conditions"] == [{"type": "Checked", "status": "True", "reason": "Checked"}]
+    assert obj["spec"]["replicas"] == 1  # the configuration's spec does not go through /status
+    entries = _entries(obj)
+    assert set(entries) == {("kubectl-create", "Update", ""), ("checker", "Apply", "status")}
+    assert entries[("checker", "Apply", "status")]["fieldsV1"] == {"f:status": {"f:conditions": {
+        'k:{"type":"Checked"}': {".": {}, "f:reason": {}, "f:status": {}, "f:type": {}}}}}
+
+    # Applying again without that condition removes it: the manager owned it and lets go.
+    await cluster.kubectl("apply", "--server-side", "--subresource=status", "--field-manager=checker", "-f", "-",
+                          stdin=STATUS_APPLY.format(type="Audited"))
+    obj = (await cluster.kubectl("get", "deploy", "api", "-n", "mf", "-o", "json")).json()
+    assert [c["type"] for c in obj["status"]["conditions"]] == ["Audited"]
