@@ -8,8 +8,11 @@ writers or other watchers. Every event is decoded once and shared read-only by a
 
 The cache's revision ``rv`` means "every change of this resource up to rv is applied". Besides the
 store's events and progress notifications, :meth:`WatchCache.catch_up` advances it to the store's
-current revision when the API server has no write of this resource in flight: the API server is the
-store's only writer, so nothing of this resource can be missing.
+current revision when no write of this resource is in flight and the store watch is settled: this
+cache has read everything the store gave it. Settled matters: a write this server did not see
+succeed (a proposal that failed here and committed after a leader change, Raft applying its log
+after a restart) may still be on its way through the stream, and claiming its revision before it
+arrives would hide it from every list and watch started at that revision.
 """
 
 from __future__ import annotations
@@ -205,6 +208,8 @@ class WatchCache:
         self.clock = clock
         self.decode = decode
         self.is_quiet = is_quiet
+        #: The store watch being read (catch_up asks it whether it is settled).
+        self._stream: Any = None
         self.history_seconds = history_seconds
         self.min_events = min_events
         self.max_events = max_events
@@ -283,8 +288,9 @@ class WatchCache:
     async def _run(self) -> None:
         while not self._stopped:
             try:
-                stream = self.kv.watch(self.prefix, prefix_end(self.prefix), start_revision=self.rv + 1,
-                                       prev_kv=False, progress_notify=True)
+                stream = self._stream = self.kv.watch(self.prefix, prefix_end(self.prefix),
+                                                      start_revision=self.rv + 1, prev_kv=False,
+                                                      progress_notify=True)
                 async for resp in stream:
                     if resp.canceled:
                         break
@@ -408,11 +414,14 @@ class WatchCache:
         self._progress = None
 
     def catch_up(self) -> int:
-        """Advance ``rv`` to the store's revision when no write of this resource is in flight."""
+        """Advance ``rv`` to the store's revision when no write of this resource is in flight and the
+        store watch has nothing left to give (a stream that cannot tell is never trusted)."""
         if self.ready and self.is_quiet():
-            current = self.kv.revision
-            if current > self.rv:
-                self.rv = current
+            settled = getattr(self._stream, "settled", None)
+            if settled is not None and settled():
+                current = self.kv.revision
+                if current > self.rv:
+                    self.rv = current
         return self.rv
 
     async def wait_for(self, rv: int, timeout: float | None = 3.0) -> None:

@@ -396,11 +396,14 @@ class EtcdCluster:
     def watch(
         self, key: str, end: str | None = None, *, start_revision: int = 0, prev_kv: bool = True,
         progress_notify: bool = False,
-    ) -> AsyncIterator[WatchResponse]:
-        return self._watch(key, end, start_revision, prev_kv, progress_notify)
+    ) -> LeaderWatch:
+        stream = LeaderWatch(self.leader)
+        stream.responses = self._watch(key, end, start_revision, prev_kv, progress_notify, stream)
+        return stream
 
     async def _watch(
-        self, key: str, end: str | None, start_revision: int, prev_kv: bool, progress_notify: bool
+        self, key: str, end: str | None, start_revision: int, prev_kv: bool, progress_notify: bool,
+        stream: LeaderWatch,
     ) -> AsyncIterator[WatchResponse]:
         next_rev = start_revision
         while not self._closed:
@@ -416,8 +419,9 @@ class EtcdCluster:
                 await self._next_change(self.clock.now() + 1.0)
                 continue
             queue: asyncio.Queue[WatchResponse | None] = asyncio.Queue()
+            stream.queue, stream.in_transit = queue, 0
             pump = asyncio.get_running_loop().create_task(
-                _pump(leader, key, end, next_rev, prev_kv, progress_notify, queue))
+                _pump(leader, key, end, next_rev, prev_kv, progress_notify, queue, stream))
             try:
                 while True:
                     changed = self._changed
@@ -432,6 +436,7 @@ class EtcdCluster:
                         continue
                     wait.cancel()
                     resp = get.result()
+                    stream.in_transit -= 1
                     if resp is None:
                         break
                     if resp.canceled:
@@ -542,15 +547,55 @@ def member_names(n: int) -> list[str]:
     return [f"etcd-{i}" for i in range(n)]
 
 
+class LeaderWatch:
+    """A watch that follows the leader. :meth:`settled` says whether its reader holds every event up
+    to the facade's revision, which the API server's watch cache needs before it may claim that
+    revision (a write it did not see succeed may still be on its way through the stream)."""
+
+    def __init__(self, leader: Callable[[], Member | None]) -> None:
+        self.responses: AsyncIterator[WatchResponse] | None = None
+        self._leader = leader
+        self.member: Member | None = None
+        self.watcher: Any = None  # the member's watch being pumped, while one is open
+        #: The queue between the pump and the reader now, and the responses in it or just taken off
+        #: it and not yet handed to the reader (a pump of an earlier leader no longer counts).
+        self.queue: asyncio.Queue[WatchResponse | None] | None = None
+        self.in_transit = 0
+
+    def __aiter__(self) -> AsyncIterator[WatchResponse]:
+        assert self.responses is not None
+        return self.responses
+
+    def settled(self) -> bool:
+        """Reading the leader's watch (whose revision the facade reports), with nothing in between."""
+        watcher = self.watcher
+        if watcher is None or self.in_transit or self.member is not self._leader():
+            return False
+        drained = getattr(watcher, "settled", None)
+        return drained is not None and drained()
+
+    async def aclose(self) -> None:
+        if self.responses is not None:
+            await self.responses.aclose()  # type: ignore[attr-defined]
+
+
 async def _pump(member: Member, key: str, end: str | None, start: int, prev_kv: bool, progress: bool,
-                queue: asyncio.Queue[WatchResponse | None]) -> None:
+                queue: asyncio.Queue[WatchResponse | None], stream: LeaderWatch) -> None:
+    watcher = None
     try:
-        async for resp in member.kv.watch(key, end, start_revision=start, prev_kv=prev_kv,
-                                          progress_notify=progress):
+        watcher = member.kv.watch(key, end, start_revision=start, prev_kv=prev_kv, progress_notify=progress)
+        stream.member, stream.watcher = member, watcher
+        async for resp in watcher:
+            if stream.queue is queue:
+                stream.in_transit += 1
             queue.put_nowait(resp)
             if resp.canceled:
                 return
     except (StoreError, ValueError):
         pass
     finally:
+        if stream.watcher is watcher:
+            stream.member = stream.watcher = None
+        if stream.queue is queue:
+            stream.in_transit += 1
         queue.put_nowait(None)

@@ -179,6 +179,12 @@ class Watcher:
         """Still registered for live events."""
         return self._active
 
+    def settled(self) -> bool:
+        """The consumer has read everything the log gave this watch (nothing buffered, held back or
+        left to replay): it holds every event of the watch up to the log's revision, since the log
+        feeds watchers in the same step that moves its revision."""
+        return self._active and not self._queue and not self._held and self._replay_id is None
+
     # ------------------------------------------------------------------ internals
 
     async def _replay_page(self) -> None:

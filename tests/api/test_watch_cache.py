@@ -242,3 +242,26 @@ async def test_store_watch_cancel_relists_and_ends_client_watches(tmp_path, cloc
     assert events[0]["type"] == "ERROR" and events[0]["object"]["code"] == 410
     await api.stop()
     await kv.close()
+
+
+async def test_a_write_still_in_the_store_stream_is_not_skipped_by_a_list_and_watch(
+        api: APIServer, admin: Client, clock: VirtualClock, kv: Any) -> None:
+    """A write the API server did not make (a proposal that failed here and committed after a leader
+    change, Raft applying its log after a restart) reaches the cache through the store watch a moment
+    after the store's revision moved. A list in that moment must not claim the new revision: a watch
+    from the list's revision would skip the write for good (a kubelet never saw its pod bound)."""
+    from kconsole.store.kv import Put
+
+    await admin.ok("create", "configmaps", namespace="default", body={"metadata": {"name": "a"}})
+    await clock.settle()
+    value = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"late","namespace":"default","uid":"u1"}}'
+    await kv.txn([], [Put("/registry/configmaps/default/late", value)])
+    listed = await admin.ok("list", "configmaps", namespace="default")  # before the cache read its stream
+    names = [o["metadata"]["name"] for o in listed["items"]]
+    await clock.settle()  # the cache reads the write; then the client's watch comes (two requests)
+    w = await admin.do("watch", "configmaps", namespace="default",
+                       resource_version=listed["metadata"]["resourceVersion"])
+    seen = names + [e["object"]["metadata"]["name"] for e in await drain(w, clock)]
+    assert sorted(seen) == ["a", "late"], (listed["metadata"]["resourceVersion"], names)
+    again = await admin.ok("list", "configmaps", namespace="default")  # settled: the store's revision again
+    assert again["metadata"]["resourceVersion"] == str(kv.revision)

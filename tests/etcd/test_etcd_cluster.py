@@ -300,3 +300,35 @@ async def test_the_leaders_file_follows_its_writes_sooner_than_a_followers(tmp_p
     assert await lag(follower, "/pace/c") <= LEADER_COMMIT_INTERVAL + 0.002
     assert LEADER_COMMIT_INTERVAL + 0.01 < await lag(leader, "/pace/d") <= BACKEND_COMMIT_INTERVAL + 0.002
     await cluster.close()
+
+
+async def test_a_watch_is_settled_only_when_its_reader_holds_everything_up_to_the_revision(tmp_path: Path) -> None:
+    """What the API server's watch cache asks before it claims the store's revision: never while an
+    event is still between the leader's log and the reader, nor while the watch follows no leader."""
+    clock = VirtualClock()
+    cluster = await open_cluster(tmp_path, clock)
+    stream = cluster.watch("/", prefix_end("/"), start_revision=1)
+    seen: list[int] = []
+    settled_when_read: list[bool] = []
+
+    async def read() -> None:
+        async for resp in stream:
+            seen.extend(e.kv.mod_revision for e in resp.events)
+            settled_when_read.append(stream.settled())
+
+    reader = asyncio.ensure_future(read())
+    await run(clock, cluster.txn([], [Put("/a", b"1")]))
+    await clock.run_until(lambda: seen == [1] and stream.settled(), 5)
+    res = await run(clock, cluster.txn([], [Put("/b", b"2")]))
+    if seen != [1, 2]:  # the writer has its answer while the event is still on its way
+        assert not stream.settled()
+    await clock.run_until(lambda: seen == [1, 2], 5)
+    assert stream.settled() and cluster.revision == res.revision
+    old = await cluster.kill_leader()
+    assert old is not None and not stream.settled()  # following no leader: nothing is vouched for
+    await run(clock, cluster.txn([], [Put("/c", b"3")]), step=0.01)
+    await clock.run_until(lambda: seen == [1, 2, 3] and stream.settled(), 10)
+    assert all(settled_when_read)  # the reader, at each response, held everything up to it
+    reader.cancel()
+    await clock.run_until(reader.done, 5)
+    await cluster.close()
