@@ -688,6 +688,18 @@ def _remembered_entries(manager: str, operation: str, api_version: str, now: str
     return entries
 
 
+def _status_fields(new: dict[str, Any], old: dict[str, Any] | None) -> set[Path]:
+    """What a status write's manager owns: each top-level status field it changed, whole. Coarser than
+    upstream (which owns each leaf, and list items by key), because the field-by-field walk cost a
+    fifth of the CPU of a 10,000-pod rollout, where the kubelets' status writes dominate."""
+    now = new.get("status")
+    if not isinstance(now, dict):
+        return set()
+    before = (old or {}).get("status")
+    before = before if isinstance(before, dict) else {}
+    return {("f:status", f"f:{key}") for key, value in now.items() if before.get(key) != value}
+
+
 def track_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, now: str, kind: str,
                  operation: str = "Update", subresource: str = "") -> dict[str, Any]:
     """``new`` with ``manager`` owning the fields this write changed (upstream's Update entries); a
@@ -704,11 +716,13 @@ def track_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, 
         new.setdefault("metadata", {})["managedFields"] = entries
         return new
     candidates = field_set(new, kind) if old is None else \
-        _changed_candidates(new, old, kind, subresource == "status")
+        _changed_candidates(new, old, kind)
     changed = {p for p in candidates
                if p[-1] == "." or old is None or lookup(old, p) != lookup(new, p)}
     if old is not None:
         changed = {p for p in changed if p[-1] != "." or not lookup(old, p)[0]}
+    if subresource == "status":
+        changed |= _status_fields(new, old)
     entries = []
     mine: set[Path] = set()
     for entry in _entries(new):
