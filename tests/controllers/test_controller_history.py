@@ -3,56 +3,14 @@ read and rolled back by the real kubectl (rollout history / undo / status) throu
 
 from __future__ import annotations
 
-import asyncio
-import os
-import random
-import shutil
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-import pytest_asyncio
-from workload_env import Env, node, pod_template, wl  # noqa: F401 - wl is the fixture
+from kubectl_env import Kubectl, kubectl  # noqa: F401 - kubectl is the fixture
+from workload_env import Env, node, pod_template, run_daemonsets, wl  # noqa: F401 - wl is the fixture
 
-from kconsole.api.types import UserInfo
-from kconsole.client import Client
-from kconsole.controllers.daemonset import DaemonSetsController
 from kconsole.controllers.statefulset import StatefulSetController
-from kconsole.http.server import HTTPFront
-from kconsole.scheduler.scheduler import Scheduler
 
 Obj = dict[str, Any]
-
-
-class Kubectl:
-    def __init__(self, front: HTTPFront, home: Path) -> None:
-        self.front = front
-        self.home = home
-
-    async def __call__(self, *args: str, check: bool = True) -> str:
-        binary = shutil.which("kubectl")
-        if binary is None:
-            pytest.fail("kubectl is not on PATH: these tests drive the real kubectl 1.32")
-        assert self.front.kubeconfig_path is not None
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(self.home),
-               "KUBECONFIG": str(self.front.kubeconfig_path), "KUBECACHEDIR": str(self.home / "kube-cache")}
-        proc = await asyncio.create_subprocess_exec(binary, *args, stdout=asyncio.subprocess.PIPE,
-                                                    stderr=asyncio.subprocess.PIPE, env=env)
-        out, err = await asyncio.wait_for(proc.communicate(), 30)
-        if check and proc.returncode:
-            raise AssertionError(f"kubectl {' '.join(args)} failed:\n{err.decode()}{out.decode()}")
-        return out.decode() + err.decode()
-
-
-@pytest_asyncio.fixture
-async def kubectl(wl: Env, tmp_path: Path) -> AsyncIterator[Kubectl]:  # noqa: F811 - the fixture
-    front = HTTPFront(wl.api, port=0, tls=True, data_dir=tmp_path / "front", clock=wl.clock)
-    await front.start()
-    try:
-        yield Kubectl(front, tmp_path)
-    finally:
-        await front.stop()
 
 
 def statefulset(name: str, replicas: int, **spec: Any) -> Obj:
@@ -190,12 +148,7 @@ async def test_revision_history_limit_keeps_only_live_and_the_newest_old_revisio
 async def start_daemons(wl: Env) -> None:
     for n in ("worker-1", "worker-2"):
         await wl.admin.create(node(n))
-    sched = Scheduler(Client(wl.api, wl.api.tokens.issue(UserInfo("system:kube-scheduler")), wl.clock), wl.clock,
-                      rng=random.Random(3), identity="test")
-    await sched.start()
-    wl.extra.append(sched)
-    await wl.start(DaemonSetsController)
-    await wl.runner(ready_after=1)
+    await run_daemonsets(wl)
 
 
 async def test_kubectl_rollout_history_and_undo_to_revision_of_a_daemonset(wl: Env, kubectl: Kubectl) -> None:

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
-from workload_env import Env, node, pod_template, wl  # noqa: F401 - wl is the fixture
+from workload_env import Env, node, pod_template, run_daemonsets, wl  # noqa: F401 - wl is the fixture
 
-from kconsole.api.types import UserInfo
-from kconsole.client import Client
-from kconsole.controllers.daemonset import DaemonSetsController
-from kconsole.scheduler.scheduler import Scheduler
 
 Obj = dict[str, Any]
 
@@ -21,15 +16,6 @@ def daemonset(name: str, **spec: Any) -> Obj:
             "spec": {"selector": {"matchLabels": labels}, "template": pod_template(labels, image="fluentd:1"), **spec}}
 
 
-async def start(wl: Env) -> None:
-    sched = Scheduler(Client(wl.api, wl.api.tokens.issue(UserInfo("system:kube-scheduler")), wl.clock), wl.clock,
-                      rng=random.Random(3), identity="test")
-    await sched.start()
-    wl.extra.append(sched)
-    await wl.start(DaemonSetsController)
-    await wl.runner(ready_after=1)
-
-
 async def placement(wl: Env) -> dict[str, str]:
     return {p["spec"].get("nodeName", ""): p["metadata"]["name"] for p in await wl.pods()}
 
@@ -38,7 +24,7 @@ async def test_one_pod_per_eligible_node_following_nodes_and_taints(wl: Env) -> 
     await wl.admin.create(node("n1"))
     await wl.admin.create(node("n2", labels={"disk": "ssd"}))
     await wl.admin.create(node("cp", taints=[{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]))
-    await start(wl)
+    await run_daemonsets(wl)
     await wl.admin.create(daemonset("logs"))
 
     async def on(*nodes: str) -> bool:
@@ -77,7 +63,7 @@ async def test_node_selector_and_rolling_update_one_node_at_a_time(wl: Env) -> N
     for n in ("a", "b", "c"):
         await wl.admin.create(node(n, labels={"disk": "ssd"}))
     await wl.admin.create(node("d"))
-    await start(wl)
+    await run_daemonsets(wl)
     ds = daemonset("logs")
     ds["spec"]["template"]["spec"]["nodeSelector"] = {"disk": "ssd"}
     await wl.admin.create(ds)
@@ -107,7 +93,7 @@ async def test_node_selector_and_rolling_update_one_node_at_a_time(wl: Env) -> N
 async def test_max_surge_starts_the_new_pod_beside_the_old_one_so_no_node_goes_without(wl: Env) -> None:
     for n in ("a", "b", "c"):
         await wl.admin.create(node(n))
-    await start(wl)
+    await run_daemonsets(wl)
     strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
     await wl.admin.create(daemonset("proxy", updateStrategy=strategy))
 

@@ -20,7 +20,9 @@ from kconsole.api.types import UserInfo
 from kconsole.client import Client, InformerFactory, StatusError
 from kconsole.clock import VirtualClock
 from kconsole.controllers.base import Controller, ControllerContext
+from kconsole.controllers.daemonset import DaemonSetsController
 from kconsole.objects.meta import deep_copy, format_time
+from kconsole.scheduler.scheduler import Scheduler
 from kconsole.store.revlog import RevisionLog
 
 Obj = dict[str, Any]
@@ -289,3 +291,14 @@ class WatchLog:
 
     def history(self) -> list[tuple[str, str, Obj]]:
         return [(res, typ, obj) for _, res, typ, obj in sorted(self.events, key=lambda e: e[0])]
+
+
+async def run_daemonsets(wl: Env) -> None:
+    """The DaemonSet controller with a scheduler beside it (DaemonSet pods are bound by the default
+    scheduler, as upstream) and the pod runner."""
+    sched = Scheduler(Client(wl.api, wl.api.tokens.issue(UserInfo("system:kube-scheduler")), wl.clock), wl.clock,
+                      rng=random.Random(3), identity="test")
+    await sched.start()
+    wl.extra.append(sched)
+    await wl.start(DaemonSetsController)
+    await wl.runner(ready_after=1)
