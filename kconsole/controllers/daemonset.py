@@ -30,7 +30,7 @@ from kconsole.controllers.expectations import ExpectationHandlers, Expectations
 from kconsole.controllers.history import (
     HASH_LABEL,
     HashCollision,
-    collision_count,
+    collided,
     create_revision,
     delete_revision,
     history_limit,
@@ -225,9 +225,7 @@ class DaemonSetsController(ExpectationHandlers, Controller):
         try:
             current, old = await self._construct_history(ds, revisions)
         except HashCollision:
-            status = deep_copy(ds.get("status") or {})
-            status["collisionCount"] = (collision_count(ds) or 0) + 1
-            await self.write_status(ds, status)
+            await self.write_status(ds, collided(ds))
             return None
         current_hash = labels(current).get(HASH_LABEL) or template_hash(ds)
         if self.expectations.satisfied(key):

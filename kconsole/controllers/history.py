@@ -61,6 +61,13 @@ def collision_count(owner: Obj) -> int | None:
     return None if count is None else int(count)
 
 
+def collided(owner: Obj) -> Obj:
+    """The owner's status with collisionCount one higher: the next sync hashes its template anew."""
+    status = deep_copy(owner.get("status") or {})
+    status["collisionCount"] = (collision_count(owner) or 0) + 1
+    return status
+
+
 def template_hash(owner: Obj) -> str:
     """The hash of the owner's template and collisionCount (the ``controller-revision-hash`` value)."""
     return pod_template_hash((owner.get("spec") or {}).get("template") or {}, collision_count(owner))

@@ -33,7 +33,7 @@ from kconsole.client import StatusError, is_already_exists, is_not_found
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.controllers.history import (
     HashCollision,
-    collision_count,
+    collided,
     create_revision,
     delete_revision,
     equal_revision,
@@ -56,7 +56,6 @@ from kconsole.controllers.podcontrol import (
 )
 from kconsole.objects.meta import (
     controller_of,
-    deep_copy,
     generation,
     is_being_deleted,
     labels,
@@ -160,9 +159,7 @@ class StatefulSetController(Controller):
         try:
             current, update = await self._revisions(sts, revisions)
         except HashCollision:
-            status = deep_copy(sts.get("status") or {})
-            status["collisionCount"] = (collision_count(sts) or 0) + 1
-            await self.write_status(sts, status)
+            await self.write_status(sts, collided(sts))
             return None
         await self._update(sts, pods, current, name(update))
         pods = [p for p in self.pod_informer.list_by_index(CONTROLLER_UID_INDEX, uid(sts)) if ordinal_of(sts, p) >= 0]

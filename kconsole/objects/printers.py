@@ -320,11 +320,16 @@ DEPLOYMENTS = Printer(
 )
 
 
+def _replica_cells(obj: Obj, now: float, selector: str) -> list[Any]:
+    """A ReplicaSet's or ReplicationController's row: they differ only in how the selector is written."""
+    spec, status = _spec(obj), _status(obj)
+    names, images = _containers(_template_spec(obj))
+    return [_name(obj), _int(spec.get("replicas", 1)), _int(status.get("replicas")), _int(status.get("readyReplicas")),
+            _age(obj, now), names, images, selector]
+
+
 def _replicaset_cells(rs: Obj, now: float) -> list[Any]:
-    spec, status = _spec(rs), _status(rs)
-    names, images = _containers(_template_spec(rs))
-    return [_name(rs), _int(spec.get("replicas", 1)), _int(status.get("replicas")), _int(status.get("readyReplicas")),
-            _age(rs, now), names, images, format_label_selector(spec.get("selector"))]
+    return _replica_cells(rs, now, format_label_selector(_spec(rs).get("selector")))
 
 
 REPLICASETS = Printer(
@@ -376,10 +381,7 @@ STATEFULSETS = Printer(
 
 
 def _replicationcontroller_cells(rc: Obj, now: float) -> list[Any]:
-    spec, status = _spec(rc), _status(rc)
-    names, images = _containers(_template_spec(rc))
-    return [_name(rc), _int(spec.get("replicas", 1)), _int(status.get("replicas")), _int(status.get("readyReplicas")),
-            _age(rc, now), names, images, format_labels(spec.get("selector"))]
+    return _replica_cells(rc, now, format_labels(_spec(rc).get("selector")))
 
 
 REPLICATIONCONTROLLERS = Printer(
