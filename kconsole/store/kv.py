@@ -3,6 +3,10 @@
 The single-member revision log (``revlog.py``) implements :class:`KV`; so does the Raft member
 facade of the etcd-members layer. The API server depends only on this module.
 Keys are ``str`` (``/registry/pods/default/web-1``), values ``bytes`` (JSON).
+
+The request and result types are plain slotted dataclasses, treated as immutable but not frozen: a
+frozen one's ``__init__`` sets each field through ``object.__setattr__``, four times the cost, and a
+write builds several of them (its compare, put and get, the previous key-value, its watch event).
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ class ClosedError(StoreError):
         super().__init__("etcdserver: server stopped")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class KeyValue:
     key: str
     value: bytes
@@ -61,7 +65,7 @@ class KeyValue:
     lease: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Compare:
     """``target`` of ``key`` compared with ``value`` by ``op``.
 
@@ -75,14 +79,14 @@ class Compare:
     value: int | bytes
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Put:
     key: str
     value: bytes
     lease: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Delete:
     """Delete ``key`` (or the range ``[key, end)`` when ``end`` is given)."""
 
@@ -90,7 +94,7 @@ class Delete:
     end: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Get:
     key: str
     end: str | None = None
@@ -116,7 +120,7 @@ class TxnResult:
     responses: list[object] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Event:
     type: Literal["PUT", "DELETE"]
     kv: KeyValue  # for DELETE: key, mod_revision = deletion revision, version 0, value b""

@@ -66,7 +66,7 @@ import logging
 import os
 import weakref
 from collections import OrderedDict, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -738,13 +738,15 @@ class RevisionLog:
             return len(response)
         return 0 if response is None else 1
 
-    async def create(self, key: str, value: bytes, lease: int = 0) -> TxnResult:
-        """Put only if the key does not exist; on failure ``responses[0]`` is the existing key's Get."""
-        return await self.txn([Compare(key, "mod", "=", 0)], [Put(key, value, lease)], [Get(key)])
+    def create(self, key: str, value: bytes, lease: int = 0) -> Coroutine[Any, Any, TxnResult]:
+        """Put only if the key does not exist; on failure ``responses[0]`` is the existing key's Get.
 
-    async def update(self, key: str, value: bytes, mod_revision: int, lease: int = 0) -> TxnResult:
+        A plain function handing back :meth:`txn`'s coroutine: one coroutine frame less per write."""
+        return self.txn([Compare(key, "mod", "=", 0)], [Put(key, value, lease)], [Get(key)])
+
+    def update(self, key: str, value: bytes, mod_revision: int, lease: int = 0) -> Coroutine[Any, Any, TxnResult]:
         """Put only if the key's mod revision is ``mod_revision``; on failure ``responses[0]`` is its Get."""
-        return await self.txn([Compare(key, "mod", "=", mod_revision)], [Put(key, value, lease)], [Get(key)])
+        return self.txn([Compare(key, "mod", "=", mod_revision)], [Put(key, value, lease)], [Get(key)])
 
     # ------------------------------------------------------------------ group commit
 
