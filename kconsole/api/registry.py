@@ -272,7 +272,7 @@ class Registry:
 
 def _no_such_resource(resource: str, group: str | None, version: str | None) -> StatusError:
     """Upstream answers an unknown resource path with a bare 404 'the server could not find ...'."""
-    gv = f"{group}/{version}" if group else (version or "")
+    gv = "/".join(part for part in (group, version) if part)
     what = f'the server doesn\'t have a resource type "{resource}"'
     if gv:
         what += f" in {gv}"

@@ -110,12 +110,8 @@ def _optional(module: str, attr: str) -> Any:
 
 
 def _invalid(spec: ResourceSpec, name: str, causes: list[dict[str, str]]) -> StatusError:
-    """422 for ``causes``; a custom kind is named with its group (``Widget.example.com "w1" is invalid``),
-    as upstream's CRD handler names it."""
-    err = StatusError.invalid(spec.kind, name, causes, spec.group)
-    if spec.info.custom is not None:
-        err.status["message"] = f"{spec.kind}.{spec.group}{err.status['message'][len(spec.kind):]}"
-    return err
+    """422 for ``causes``, the kind named with its group (``Deployment.apps "web" is invalid``)."""
+    return StatusError.invalid(spec.kind, name, causes, spec.group)
 
 
 async def _ready(result: Response) -> Response:
@@ -772,7 +768,7 @@ class APIServer:
             try:
                 self.ipalloc.allocate_specific(ip)
             except (AllocatedError, NotInRangeError) as err:
-                raise StatusError.invalid(spec.kind, obj["metadata"].get("name", ""), [
+                raise _invalid(spec, obj["metadata"].get("name", ""), [
                     {"reason": "FieldValueInvalid", "field": "spec.clusterIPs",
                      "message": f'Invalid value: ["{ip}"]: {err}'}]) from None
             call.took(ip)

@@ -243,9 +243,12 @@ class StatusError(Exception):
 
     @classmethod
     def invalid(cls, kind: str, name: str, causes: list[dict[str, str]], group: str = "") -> StatusError:
-        """``causes``: ``{"reason": "FieldValueInvalid", "message": "...", "field": "spec.x"}``."""
+        """``causes``: ``{"reason": "FieldValueInvalid", "message": "...", "field": "spec.x"}``. The
+        message names the kind with its group, as upstream's qualified kind (``Deployment.apps "web"
+        is invalid``); details.kind is the bare kind, which kubectl prints (``The Deployment "web"``)."""
         parts = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
-        msg = f'{kind} "{name}" is invalid: ' + (parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]")
+        qualified = f"{kind}.{group}" if group else kind
+        msg = f'{qualified} "{name}" is invalid: ' + (parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]")
         return cls(status_body(422, "Invalid", msg, name=name, group=group or None, kind=kind, causes=causes))
 
     @classmethod

@@ -30,6 +30,12 @@ def test_group_and_version_constrain_resolution() -> None:
     with pytest.raises(StatusError) as err:
         reg.resolve("widgets")
     assert 'doesn\'t have a resource type "widgets"' in err.value.message
+    with pytest.raises(StatusError) as err:
+        reg.resolve("widgets", "apps")  # a group and no version: no "apps/None"
+    assert err.value.message == 'the server doesn\'t have a resource type "widgets" in apps'
+    with pytest.raises(StatusError) as err:
+        reg.resolve("widgets", "apps", "v1")
+    assert err.value.message == 'the server doesn\'t have a resource type "widgets" in apps/v1'
 
 
 def test_table_facts() -> None:

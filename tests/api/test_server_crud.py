@@ -62,6 +62,11 @@ async def test_invalid_object_is_422_naming_the_field(admin: Client) -> None:
     assert resp.code == 422 and resp.body["reason"] == "Invalid"
     assert "metadata.name" in resp.body["message"]
     assert resp.body["message"].startswith('ConfigMap "" is invalid: ')
+    bad = {"metadata": {"name": "web"}, "spec": {"replicas": -1, "selector": {"matchLabels": {"app": "web"}},
+           "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    resp = await admin.do("create", "deployments", group="apps", namespace="default", body=bad)
+    assert resp.code == 422 and resp.body["details"]["kind"] == "Deployment"  # kubectl: The Deployment "web" is invalid
+    assert resp.body["message"].startswith('Deployment.apps "web" is invalid: spec.replicas: ')  # upstream's qualified kind
 
 
 async def test_bad_input_is_a_clear_400(admin: Client) -> None:
