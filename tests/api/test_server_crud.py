@@ -303,3 +303,20 @@ async def test_secret_string_data_is_write_only_and_merged_into_data(admin: Clie
     bad = await admin.do("create", "secrets", namespace="default", body={
         "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "bad"}, "stringData": {"a b": "x"}})
     assert bad.code == 422 and "a b" in bad.body["message"]
+
+
+async def test_a_create_starts_the_status_afresh(admin: Client) -> None:
+    """A manifest exported with -o yaml and applied again does not bring its old status back."""
+    exported = {"metadata": {"name": "old"}, "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "old"}},
+                "template": {"metadata": {"labels": {"app": "old"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}},
+                "status": {"replicas": 2, "readyReplicas": 2, "availableReplicas": 2, "observedGeneration": 7,
+                           "conditions": [{"type": "Available", "status": "True"}]}}
+    resp = await admin.do("create", "deployments", group="apps", namespace="default", body=exported)
+    assert resp.code == 201 and resp.body["status"] == {}
+    svc = {"metadata": {"name": "old"}, "spec": {"ports": [{"port": 80}]},
+           "status": {"loadBalancer": {"ingress": [{"ip": "203.0.113.9"}]}}}
+    resp = await admin.do("create", "services", namespace="default", body=svc)
+    assert resp.code == 201 and resp.body["status"] == {"loadBalancer": {}}
+    node = {"metadata": {"name": "n1"}, "status": {"capacity": {"cpu": "4"}}}
+    resp = await admin.do("create", "nodes", body=node)
+    assert resp.code == 201 and resp.body["status"]["capacity"] == {"cpu": "4"}  # a kubelet registers with it

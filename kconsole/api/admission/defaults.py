@@ -358,12 +358,34 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
 }
 
 
+#: Kinds whose status a create starts afresh, whatever the body says (upstream's PrepareForCreate:
+#: ``deployment.Status = apps.DeploymentStatus{}``), as the Go zero value encodes (fields without
+#: ``omitempty`` stay): a manifest exported with ``-o yaml`` and applied again must not bring back old
+#: replica counts or conditions. Their controllers write it from there. Pods, Namespaces, volumes and
+#: Ingresses get their first status from their defaulter; a Node keeps the one its kubelet sends.
+FRESH_STATUS: dict[tuple[str, str], Obj] = {
+    ("", "Service"): {"loadBalancer": {}},
+    ("", "ReplicationController"): {"replicas": 0},
+    ("", "ResourceQuota"): {},
+    ("apps", "Deployment"): {},
+    ("apps", "ReplicaSet"): {"replicas": 0},
+    ("apps", "DaemonSet"): {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
+                            "numberReady": 0},
+    ("apps", "StatefulSet"): {"replicas": 0, "availableReplicas": 0},
+    ("batch", "Job"): {},
+    ("batch", "CronJob"): {},
+    ("autoscaling", "HorizontalPodAutoscaler"): {"desiredReplicas": 0},
+    ("policy", "PodDisruptionBudget"): {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0,
+                                        "expectedPods": 0},
+}
+
+
 class Defaults:
     """Per-kind scheme defaults, on every create and update of the main resource."""
 
     name = "Defaults"
     #: The (group, kind) pairs this plugin can act on: the server asks it about no other.
-    kinds = frozenset(DEFAULTERS)
+    kinds = frozenset(DEFAULTERS) | frozenset(FRESH_STATUS)
     #: Kinds whose spec ``admit`` replaces with a private copy before changing anything in it, so the
     #: spec it is handed may still be the caller's (see APIServer._plugins).
     privatizes_spec = frozenset({("", "Pod")})
@@ -371,6 +393,10 @@ class Defaults:
     def admit(self, ctx: AdmissionContext, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         if ctx.operation not in ("CREATE", "UPDATE") or ctx.subresource:
             return
-        defaulter = DEFAULTERS.get((ctx.info.group, ctx.info.kind))
+        kind = (ctx.info.group, ctx.info.kind)
+        fresh = FRESH_STATUS.get(kind) if ctx.operation == "CREATE" else None
+        if fresh is not None:
+            obj["status"] = dict(fresh)
+        defaulter = DEFAULTERS.get(kind)
         if defaulter is not None:
             defaulter(ctx, obj)
