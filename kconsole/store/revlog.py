@@ -870,6 +870,7 @@ class RevisionLog:
         keys = self._keys
         uncommitted = self._uncommitted
         cache = self._values
+        cache_limit = self._values_cap // 4
         batch = _Batch(items, self._next_seq)
         self._next_seq += 1
         seq = batch.seq
@@ -893,10 +894,12 @@ class RevisionLog:
                     known[rid] = value
 
         rev = self._next_revision
+        cached = 0  # bytes of values put in the cache below
         for item in items:
             ok = True
             for c in item.compares:
-                meta = lookup(c.key)
+                pending = uncommitted.get(c.key)
+                meta = keys.get(c.key) if pending is None else pending[0]
                 target = c.target
                 if target == "mod":
                     actual: int | bytes = meta[1] if meta else 0
@@ -928,18 +931,29 @@ class RevisionLog:
                 kind = type(op)
                 if kind is Put:
                     key = op.key
-                    prev = lookup(key)
+                    pending = uncommitted.get(key)
+                    prev = keys.get(key) if pending is None else pending[0]
                     rid = (rev << SUB_BITS) | sub
                     sub += 1
+                    value = op.value
                     if prev is None:
                         meta = (rev, rev, 1, op.lease, rid)
-                        rows.append((rid, rev, key, 0, rev, 0, 1, op.lease, op.value))
+                        rows.append((rid, rev, key, 0, rev, 0, 1, op.lease, value))
                         batch.created.append(key)
                     else:
                         meta = (prev[0], rev, prev[2] + 1, op.lease, rid)
-                        rows.append((rid, rev, key, 0, prev[0], prev[4], prev[2] + 1, op.lease, op.value))
-                        need(prev[4])
-                    known[rid] = op.value
+                        rows.append((rid, rev, key, 0, prev[0], prev[4], prev[2] + 1, op.lease, value))
+                        prid = prev[4]
+                        if prid not in known:
+                            old = cache.get(prid)
+                            if old is None:
+                                fetch.add(prid)
+                            else:
+                                known[prid] = old
+                    known[rid] = value
+                    if len(value) <= cache_limit:
+                        cache[rid] = value
+                        cached += len(value)
                     overlay[key] = meta
                     uncommitted[key] = (meta, seq)
                     changes.append((key, meta, prev, rev))
@@ -981,9 +995,9 @@ class RevisionLog:
                 rev += 1
         self._next_revision = rev
         batch.last_revision = rev - 1
-        for row in rows:
-            if not row[3]:
-                self._cache_value(row[0], row[8])
+        if cached:
+            self._values_bytes += cached
+            self._evict_values()
         return batch
 
     def _measure_now(self) -> bool:
@@ -1128,7 +1142,8 @@ class RevisionLog:
             for r in responses:
                 tag = r[0]
                 if tag is _KV:
-                    out.append(kv_of(r[1], r[2]))
+                    meta = r[2]
+                    out.append(None if meta is None else KeyValue(r[1], known[meta[4]], meta[0], meta[1], meta[2], meta[3]))
                 elif tag is _GET:
                     kv = kv_of(r[1], r[2])
                     out.append(RangeResult([kv] if kv else [], 1 if kv else 0, False, r[3]))
@@ -1157,7 +1172,12 @@ class RevisionLog:
                     item.fail(self._broken)
                 return False
         for item, result in answers:
-            item.resolve(result)
+            future = item.future
+            if item.group is None and future is not None:
+                if not future.done():
+                    future.set_result(result)  # type: ignore[arg-type]
+            else:
+                item.resolve(result)
         if events:
             for watcher in list(self._watchers):
                 watcher.deliver(events, self._revision)
@@ -1212,6 +1232,11 @@ class RevisionLog:
             return
         self._values[rid] = value
         self._values_bytes += size
+        self._evict_values()
+
+    def _evict_values(self) -> None:
+        """Drop the oldest values until the cache is within its cap (a put's own is put in in
+        :meth:`_prepare`, inline: one call per batch instead of one per row)."""
         while self._values_bytes > self._values_cap:
             _, old = self._values.popitem(last=False)
             self._values_bytes -= len(old)
