@@ -7,7 +7,10 @@ are written here as one record with ``O_DIRECT | O_DSYNC`` (``O_DSYNC`` alone wh
 has no direct I/O): one write of a few 4 KiB blocks into a preallocated, zero-filled file, so the
 device is asked for the data only, never for a new file size. On Linux with direct I/O the write is
 started (native AIO) before SQLite commits and waited for after, so the two overlap; elsewhere it
-follows the commit. A caller is answered once both are done.
+follows the commit. A caller is answered once both are done. A group commit of the pipeline has its
+record started from the event loop (:meth:`Journal.write_ahead`, completions on an eventfd the loop
+watches) before it is queued for the writer's thread, which then only commits; an idle log's lone
+commit starts and waits for its record on the loop itself (:meth:`Journal.start`).
 
 Layout: the file is two regions of equal size. Each region holds one chain of records written in
 order from its first block, every record starting on a fresh block (an acknowledged record is never
@@ -21,7 +24,9 @@ Recycling: when a region is full the journal moves to the other one under the ne
 overwrites that region, everything the region held must be durable in SQLite: on every switch the
 journal fsyncs SQLite's ``-wal`` and database files in the background (NORMAL checkpoints sync
 what they copy before the WAL restarts, so the two fsyncs cover every commit made before them), and
-the next switch waits for that to finish. So at any moment SQLite's synced state plus the two chains
+the next switch waits for that to finish. A record written from the loop may still wait for its
+commit when the journal switches: that sync is queued on the writer's thread behind every commit
+queued so far (the revision log's ``_sync_behind_commits``). So at any moment SQLite's synced state plus the two chains
 hold every acknowledged write.
 
 Recovery (:func:`scan` then the revision log's replay): the valid records of both chains, the older
@@ -39,6 +44,7 @@ restart serves it from the file).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import marshal
@@ -46,6 +52,7 @@ import mmap
 import os
 import struct
 import zlib
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -53,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from kconsole.store import linuxaio
+from kconsole.store.loopaio import LoopAio
 from kconsole.store.fileio import sync_dir, zero_file
 from kconsole.store.linuxaio import CMD_PWRITE, IO_EVENT, IOCB
 
@@ -66,6 +74,8 @@ HEADER = struct.Struct("<4sQQQII")
 #: The header's crc field, filled in after the crc is computed over the header with 0 there.
 _CRC = struct.Struct("<I")
 _CRC_AT = HEADER.size - _CRC.size
+#: Write-ahead records (:meth:`Journal.write_ahead`) that may be on their way to the device at once.
+WRITE_AHEAD_DEPTH = 4
 #: Padding of a record's last block (always less than a block).
 _ZEROS = memoryview(bytes(BLOCK))
 
@@ -246,8 +256,11 @@ class Journal:
                 self._aio = _Aio()
             except OSError:
                 self._aio = None
-        self._buf = mmap.mmap(-1, 16 * BLOCK)
-        self._buf_address = ctypes.addressof(ctypes.c_char.from_buffer(self._buf))
+        # Record buffers: the first for :meth:`start`, one per write-ahead record in flight.
+        self._bufs: list[mmap.mmap] = []
+        self._addresses: list[int] = []
+        self._ahead: deque[tuple[int, int]] = deque()  # (offset, span) of write-ahead records in flight
+        self._ahead_slot = 0
         self._started: tuple[int, int] | None = None  # (offset, bytes) of the write in flight
         self._oversize = False  # the started group commit is made durable by syncing SQLite
         self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="revlog-journal-sync")
@@ -271,6 +284,10 @@ class Journal:
         return cls(path, size, epoch_floor + 1, sync_backend)
 
     @property
+    def fd(self) -> int:
+        return self._fd
+
+    @property
     def overlaps(self) -> bool:
         """Whether the journal write runs while SQLite commits (native AIO on direct I/O)."""
         return self._aio is not None
@@ -288,34 +305,93 @@ class Journal:
         """
         if self._started is not None or self._oversize:
             self.finish()  # the buffer is about to be reused: the previous write must be done
+        placed = self._lay_out(first, last, rows, self.sync_in_background, 0)
+        if placed is None:
+            self._oversize = True
+            return
+        self._started = placed
+        if self._aio is not None:
+            offset, span = placed
+            try:
+                self._aio.submit(self._fd, self._addresses[0], span, offset)
+            except OSError as exc:
+                self._started = None
+                raise JournalError(exc.errno, f"journal write failed: {exc.strerror}") from exc
+
+    def write_ahead(
+        self, first: int, last: int, rows: Sequence[Any], aio: LoopAio, sync_behind: Callable[[], Future[None]],
+    ) -> asyncio.Future[int] | None:
+        """Start writing the record of rows SQLite has not committed yet, from the event loop; the
+        future resolves once it is on the device. Up to :data:`WRITE_AHEAD_DEPTH` may be in flight;
+        pass each, oldest first, to :meth:`landed`. None, and nothing written, when the record is
+        too big for a region: the caller commits it the classic way, with none in flight.
+
+        A region switch here cannot sync SQLite at once (it lags the records): ``sync_behind``
+        returns a future that resolves once SQLite holds, durably, every record written so far.
+        """
+        assert self._started is None and not self._oversize and len(self._ahead) < WRITE_AHEAD_DEPTH
+        slot = self._ahead_slot
+        placed = self._lay_out(first, last, rows, sync_behind, slot)
+        if placed is None:
+            return None
+        offset, span = placed
+        try:
+            write = aio.pwrite(self._fd, self._addresses[slot], span, offset)
+        except OSError as exc:
+            raise JournalError(exc.errno, f"journal write failed: {exc.strerror}") from exc
+        # A slot is used again WRITE_AHEAD_DEPTH records later, when this one has landed.
+        self._ahead_slot = (slot + 1) % WRITE_AHEAD_DEPTH
+        self._ahead.append(placed)
+        return write
+
+    @property
+    def writing_ahead(self) -> int:
+        """Write-ahead records in flight."""
+        return len(self._ahead)
+
+    def landed(self, write: asyncio.Future[int]) -> None:
+        """The oldest write-ahead record's write is over: returns if it is on the device."""
+        _, span = self._ahead.popleft()
+        try:
+            written = write.result()
+        except OSError as exc:
+            raise JournalError(exc.errno, f"journal write failed: {exc.strerror}") from exc
+        if written != span:
+            raise JournalError(f"journal write was short ({written} of {span} bytes)")
+
+    def _lay_out(
+        self, first: int, last: int, rows: Sequence[Any], schedule_sync: Callable[[], Future[None]], slot: int,
+    ) -> tuple[int, int] | None:
+        """Put the record in buffer ``slot``, bound for the next place in the region (switching
+        regions when full); (offset, span), or None when no region could hold it."""
         payload = marshal.dumps(rows)
         total = HEADER.size + len(payload)
         span = -(-total // BLOCK) * BLOCK
         lo, hi = self._regions[self._region]
         if span > hi - lo:
-            self._oversize = True
-            return
+            return None
         if lo + self._offset + span > hi:
-            self._switch()
+            self._switch(schedule_sync)
             lo, hi = self._regions[self._region]
-        if span > len(self._buf):
-            self._buf.close()
-            self._buf = mmap.mmap(-1, span)
-            self._buf_address = ctypes.addressof(ctypes.c_char.from_buffer(self._buf))
-        buf = self._buf
+        buf = self._buffer(slot, span)
         HEADER.pack_into(buf, 0, MAGIC, self.epoch, first, last, len(payload), 0)
         buf[HEADER.size:total] = payload
         _CRC.pack_into(buf, _CRC_AT, zlib.crc32(payload, zlib.crc32(buf[:HEADER.size])))
         if span > total:
             buf[total:span] = _ZEROS[: span - total]
-        self._started = (lo + self._offset, span)
         self._offset += span
-        if self._aio is not None:
-            try:
-                self._aio.submit(self._fd, self._buf_address, span, lo + self._offset - span)
-            except OSError as exc:
-                self._started = None
-                raise JournalError(exc.errno, f"journal write failed: {exc.strerror}") from exc
+        return lo + self._offset - span, span
+
+    def _buffer(self, slot: int, size: int) -> mmap.mmap:
+        """Buffer ``slot``, at least ``size`` bytes (page-aligned memory, as direct I/O needs)."""
+        while len(self._bufs) <= slot:
+            self._bufs.append(mmap.mmap(-1, 16 * BLOCK))
+            self._addresses.append(ctypes.addressof(ctypes.c_char.from_buffer(self._bufs[-1])))
+        if size > len(self._bufs[slot]):
+            self._bufs[slot].close()
+            self._bufs[slot] = mmap.mmap(-1, size)
+            self._addresses[slot] = ctypes.addressof(ctypes.c_char.from_buffer(self._bufs[slot]))
+        return self._bufs[slot]
 
     def finish(self) -> None:
         """Returns once the started record is on the device."""
@@ -336,7 +412,7 @@ class Journal:
             if self._aio is not None:
                 written = self._aio.wait()
             else:
-                view = memoryview(self._buf)[:span]
+                view = memoryview(self._bufs[0])[:span]
                 try:
                     written = os.pwritev(self._fd, [view], offset)
                 finally:
@@ -363,16 +439,20 @@ class Journal:
             self.finish()  # whether or not it reached the device, the cancel record withdraws it
         self.append(first, first - 1, [])
 
-    def _switch(self) -> None:
+    def _switch(self, schedule_sync: Callable[[], Future[None]]) -> None:
         """Move to the other region; first, SQLite must hold durably what that region held."""
         if self._synced is not None:
             try:
                 self._synced.result()
             except OSError as exc:
                 raise JournalError(exc.errno, f"syncing the database before reusing the journal failed: {exc.strerror}") from exc
-        # Every record written so far was committed to SQLite before it was written (same thread).
-        self._synced = self._syncer.submit(self._sync_backend)
+        self._synced = schedule_sync()
         self._next_region()
+
+    def sync_in_background(self) -> Future[None]:
+        """Sync SQLite's files on the journal's own thread. From :meth:`start` that covers every
+        record written so far: each was committed to SQLite before it was written (same thread)."""
+        return self._syncer.submit(self._sync_backend)
 
     def _next_region(self) -> None:
         self._region = 1 - self._region
@@ -385,7 +465,8 @@ class Journal:
         if self._aio is not None:
             self._aio.close()
         os.close(self._fd)
-        self._buf.close()
+        for buf in self._bufs:
+            buf.close()
 
 
 def sync_files(db_path: Path) -> Callable[[], None]:

@@ -40,7 +40,7 @@ from kconsole.clock import Clock, TimerHandle, io_tracker
 from kconsole.store.kv import KV, Compare, Delete, NoSpaceError, Put, Status, StoreError, UnavailableError
 from kconsole.store.network import Network
 from kconsole.store.raft import codec
-from kconsole.store.raft.aiosync import AioSyncer
+from kconsole.store.loopaio import LoopAio
 from kconsole.store.raft.codec import Command
 from kconsole.store.raft.core import MSG_SNAP, Message, ProposalDropped, RaftNode, Role, Snapshot
 from kconsole.store.raft.log import Entry, RaftLog
@@ -214,7 +214,7 @@ class Member:
         self._writing: list[_Write] = []  # on the device now
         self._disk_wake = asyncio.Event()
         self._device: _Device | None = None
-        self._syncer: AioSyncer | None = None
+        self._syncer: LoopAio | None = None
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._apply_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
@@ -265,7 +265,7 @@ class Member:
         self._syncer = None
         if storage.fsync and hasattr(storage, "save_for_sync"):
             probe = storage.save_for_sync(None, [])
-            self._syncer = AioSyncer.create(probe) if probe >= 0 else None
+            self._syncer = LoopAio.create(probe) if probe >= 0 else None
         self.running = True
         self.paused = False
         self._resumed.set()

@@ -66,6 +66,7 @@ import logging
 import os
 import weakref
 from collections import OrderedDict, deque
+from concurrent.futures import Future
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,7 @@ from kconsole.store.journal import (
     scan,
     sync_files,
 )
+from kconsole.store.loopaio import LoopAio
 from kconsole.store.kv import (
     DEFAULT_QUOTA_BYTES,
     MAX_REQUEST_BYTES,
@@ -233,7 +235,7 @@ class _Batch:
     """One group commit: its transactions, rows and reads, and how to answer each caller."""
 
     __slots__ = ("items", "seq", "overlay", "known", "fetch", "rows", "ranges", "changes", "plans", "errors",
-                 "created", "last_revision", "cost", "task", "io", "published")
+                 "created", "last_revision", "cost", "task", "io", "published", "record")
 
     def __init__(self, items: list[_Pending], seq: int) -> None:
         self.items = items
@@ -252,6 +254,7 @@ class _Batch:
         self.task: asyncio.Future[backend.BatchResult] | None = None
         self.io: contextlib.AbstractContextManager[Any] | None = None
         self.published = False
+        self.record: asyncio.Future[int] | None = None  # its journal record's write, started from the loop
 
 
 
@@ -315,6 +318,10 @@ class RevisionLog:
         #: 0 commits each batch at once. Reads that need SQLite, a full batch and close commit sooner.
         self.commit_interval = 0.0
         self._held: list[_Batch] = []  # published, not yet handed to SQLite (oldest first)
+        #: Native AIO from the loop: a batch's journal record is written from here while the writer's
+        #: thread commits it (see :meth:`_record`). None where direct I/O or AIO is missing.
+        self._loop_aio: LoopAio | None = None
+        self._cancel_from = 0  # first revision of records SQLite refused: withdrawn once all have landed
         self._held_cost = 0
         self._held_due = False
         self._flushed = 0  # last revision committed to SQLite
@@ -421,6 +428,8 @@ class RevisionLog:
         log._in_use = in_use
         if in_use > quota_bytes:
             log._alarms.append("NOSPACE")
+        if journal is not None and journal.direct:
+            log._loop_aio = LoopAio.create(journal.fd)
         log._flusher = asyncio.create_task(log._flush_loop(), name="revlog-flusher")
         if auto_compact_retention > 0:
             log._auto_compactor = asyncio.create_task(
@@ -452,6 +461,8 @@ class RevisionLog:
                 await self._checkpointer.close()
                 await self._reader.close()
                 await self._writer.close()
+                if self._loop_aio is not None:
+                    self._loop_aio.close()
                 if self._journal is not None:
                     await asyncio.to_thread(self._journal.close)
         fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
@@ -798,6 +809,16 @@ class RevisionLog:
                     # else park: only the writer just answered is about to run, and its next txn
                     # commits itself (see txn)
                     continue
+                if not early and self._loop_aio is not None and not self.publish_early and batch.rows:
+                    try:
+                        recorded = self._record(batch)
+                    except JournalError as exc:
+                        self._broken = BackendError(exc)
+                        self._fail_batch(batch, exc)
+                        continue
+                    if not recorded:  # the writer's thread writes this one's record: nothing of ours in flight
+                        while inflight:
+                            await self._finish_batch(inflight.popleft())
                 inflight.append(self._submit(batch))
                 if early:
                     self._publish(batch, [])
@@ -811,6 +832,8 @@ class RevisionLog:
                 await asyncio.sleep(0)  # let the writers just answered queue their next txn first
                 continue
             if self._chain.broken:
+                if self._cancel_from:
+                    self._withdraw_records()
                 self._chain.broken = False
             if self._closed and not self._pending and not self._lone:
                 return
@@ -1014,7 +1037,7 @@ class RevisionLog:
     def _submit(self, batch: _Batch) -> _Batch:
         batch.task = backend.submit_on_thread(
             self._writer, backend.apply_batch, self._chain, batch.rows, sorted(batch.fetch), batch.ranges,
-            self._measure_now(), self._journal,
+            self._measure_now(), self._journal if batch.record is None else None,
         )
         batch.io = io_tracker(self._clock)
         batch.io.__enter__()  # VirtualClock.settle() waits until _finish_batch has taken the result
@@ -1025,13 +1048,69 @@ class RevisionLog:
         try:
             result = await batch.task
         except BaseException as exc:  # noqa: BLE001 — whatever SQLite raised, the batch failed as a whole
+            if batch.record is not None:  # written or not, it must be withdrawn
+                await asyncio.wait([batch.record])
+                with contextlib.suppress(JournalError):
+                    self._journal.landed(batch.record)  # type: ignore[union-attr]
+                self._cancel_from = min(self._cancel_from or batch.rows[0][1], batch.rows[0][1])
             batch.io.__exit__(None, None, None)
             self._batch_failed(batch, exc)
             if isinstance(exc, asyncio.CancelledError):
                 raise
             return
+        if batch.record is not None:
+            try:
+                if not batch.record.done():
+                    await asyncio.wait([batch.record])
+                self._journal.landed(batch.record)  # type: ignore[union-attr]
+            except JournalError as exc:
+                batch.io.__exit__(None, None, None)
+                self._batch_failed(batch, exc)  # SQLite has it, the device may not: the log is broken
+                return
         batch.io.__exit__(None, None, None)
         self._batch_committed(batch, result)
+
+    def _record(self, batch: _Batch) -> bool:
+        """Start the batch's journal record from the loop, before its SQLite commit is queued: the
+        writer's thread then only commits (it no longer takes the GIL back to submit the write and
+        again after waiting for it), and the device writes while the batch waits in its queue. The
+        batch is answered once both are done. False, nothing started, for a record too big for the
+        journal: the writer's thread handles that one the classic way (:func:`backend.apply_batch`).
+        """
+        rows = batch.rows
+        batch.record = self._journal.write_ahead(  # type: ignore[union-attr]
+            rows[0][1], rows[-1][1], rows, self._loop_aio, self._sync_behind_commits)  # type: ignore[arg-type]
+        return batch.record is not None
+
+    def _sync_behind_commits(self) -> Future[None]:
+        """The journal moves to a region whose records SQLite may not have committed yet: every
+        batch recorded so far is queued on the writer's thread, so a sync queued behind them (its
+        queue is in order) makes them durable. The journal waits for it before it overwrites the region."""
+        done: Future[None] = Future()
+        journal = self._journal
+        assert journal is not None
+
+        def sync(_db: Any) -> None:  # on the writer's thread, after the commits queued before
+            try:
+                synced = journal.sync_in_background()
+            except BaseException as exc:  # noqa: BLE001 — the journal's next switch reports it
+                done.set_exception(exc)
+                return
+            synced.add_done_callback(
+                lambda f: done.set_exception(f.exception()) if f.exception() else done.set_result(None))  # type: ignore[arg-type]
+
+        backend.submit_on_thread(self._writer, sync)
+        return done
+
+    def _withdraw_records(self) -> None:
+        """SQLite refused batches whose records are on the device: a cancel record from the first
+        one's revision, before those revisions are given out again (see :mod:`~kconsole.store.journal`)."""
+        first, self._cancel_from = self._cancel_from, 0
+        try:
+            self._journal.append(first, first - 1, [])  # type: ignore[union-attr]
+        except JournalError as exc:
+            self._broken = BackendError(exc)
+            self._flushed_to(0)
 
     def _finish_journal_write(self) -> Callable[[], None] | None:
         """What makes an inline commit's journal record durable (nothing to wait for without one)."""

@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 
 from kconsole.clock import VirtualClock
+from kconsole.store import backend
 from kconsole.store import journal as journal_module
 from kconsole.store.journal import BLOCK, JournalError, journal_path, scan
 from kconsole.store.kv import KeyValue
@@ -251,3 +253,66 @@ async def test_a_refused_group_commit_in_the_pipeline_never_comes_back(
         assert await log.get("/poison") is None
         assert (await log.range("/q/", "/q0", count_only=True)).count == 0
         assert (await log.range("/r/", "/r0", count_only=True)).count == 40
+
+
+async def test_pipelined_commits_write_their_records_from_the_loop_and_wrap_safely(
+        tmp_path: Path, db_path: Path, clock: VirtualClock, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Group commits of concurrent writers get their records written from the event loop while
+    SQLite commits them. When the journal moves on to a region, SQLite must already hold, durably,
+    every record that region held: each sync it asks for runs after the commits of all records
+    written before the switch, however slow the disk is to commit them."""
+    apply_batch = backend.apply_batch
+
+    def slow_disk(*args: object, **kwargs: object) -> object:
+        time.sleep(0.005)  # a slow commit on the writer's thread (I/O, not simulated time)
+        return apply_batch(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(backend, "apply_batch", slow_disk)
+    log = await RevisionLog.open(db_path, clock=clock, journal_bytes=4 * 2 * BLOCK)  # two regions of 4 records
+    try:
+        await _write_across_switches(log, db_path, tmp_path)
+    finally:
+        await log.close()  # a failed assertion must not leave the writer's thread holding the process
+    _power_loss(db_path, tmp_path / "durable")
+
+    async with await RevisionLog.open(db_path, clock=clock, journal_bytes=4 * 2 * BLOCK) as log:
+        assert [(await log.get(f"/p/{i}")).value for i in range(32)] == [b"last"] * 32  # type: ignore[union-attr]
+
+
+async def _write_across_switches(log: RevisionLog, db_path: Path, tmp_path: Path) -> None:
+    journal = log._journal  # noqa: SLF001
+    assert journal is not None
+    if log._loop_aio is None:  # noqa: SLF001
+        pytest.skip("no native AIO from the loop here")
+    seen_at_sync: list[int] = []
+    backend_sync = journal._sync_backend  # noqa: SLF001
+
+    def sync() -> None:
+        with sqlite3.connect(db_path) as raw:
+            seen_at_sync.append(raw.execute("SELECT MAX(revision) FROM kv").fetchone()[0])
+        backend_sync()
+
+    journal._sync_backend = sync  # noqa: SLF001
+    needed: list[int] = []
+    write_ahead = journal.write_ahead
+
+    def recording(first: int, *args: object) -> object:
+        switches = journal.switches
+        started = write_ahead(first, *args)  # type: ignore[arg-type]
+        if journal.switches > switches:
+            needed.append(first - 1)  # every revision before this record's is in the region left behind
+        return started
+
+    journal.write_ahead = recording  # type: ignore[method-assign]
+    async def writer(w: int) -> None:  # 32 of them: pipelined group commits, two on the writer's thread
+        for round_ in range(10):
+            await log.put(f"/p/{w}", f"{round_}".encode())
+
+    await asyncio.gather(*(writer(w) for w in range(32)))
+    assert len(needed) >= 4
+    assert journal._synced is not None  # noqa: SLF001
+    await asyncio.wrap_future(journal._synced)  # noqa: SLF001  # each switch waited for the one before
+    assert len(seen_at_sync) == len(needed)
+    assert all(seen >= need for seen, need in zip(seen_at_sync, needed))
+    _copy_sqlite(db_path, tmp_path / "durable")
+    await asyncio.gather(*(log.put(f"/p/{i}", b"last") for i in range(32)))

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from kconsole.store.raft.aiosync import AioSyncer
+from kconsole.store.loopaio import LoopAio
 
 
 async def test_syncs_complete_on_the_loop_and_bad_descriptors_are_refused(tmp_path: Path) -> None:
     fd = os.open(tmp_path / "f", os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        syncer = AioSyncer.create(fd)
+        syncer = LoopAio.create(fd)
         if syncer is None:
             pytest.skip("no native AIO fdatasync on this kernel")
         for i in range(20):
@@ -34,7 +34,7 @@ async def test_syncs_complete_on_the_loop_and_bad_descriptors_are_refused(tmp_pa
 async def test_a_file_without_fsync_gets_no_syncer() -> None:
     r, w = os.pipe()  # a pipe has no fsync: the caller falls back to its thread
     try:
-        assert AioSyncer.create(w) is None
+        assert LoopAio.create(w) is None
     finally:
         os.close(r)
         os.close(w)
