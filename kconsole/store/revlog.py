@@ -967,7 +967,7 @@ class RevisionLog:
                         meta = (prev[0], rev, prev[2] + 1, op.lease, rid)
                         rows.append((rid, rev, key, 0, prev[0], prev[4], prev[2] + 1, op.lease, value))
                         prid = prev[4]
-                        if prid not in known:
+                        if prid not in known:  # need(prid), inline: a put is the one op of nearly every write
                             old = cache.get(prid)
                             if old is None:
                                 fetch.add(prid)
