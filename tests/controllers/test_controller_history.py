@@ -6,18 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_env import Kubectl, kubectl  # noqa: F401 - kubectl is the fixture
-from workload_env import Env, node, pod_template, run_daemonsets, wl  # noqa: F401 - wl is the fixture
+from workload_env import Env, node, pod_template, run_daemonsets, statefulset, wl  # noqa: F401 - wl is the fixture
 
 from kconsole.controllers.statefulset import StatefulSetController
 
 Obj = dict[str, Any]
-
-
-def statefulset(name: str, replicas: int, **spec: Any) -> Obj:
-    labels = {"app": name}
-    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"replicas": replicas, "serviceName": name, "selector": {"matchLabels": labels},
-                     "template": pod_template(labels), **spec}}
 
 
 def daemonset(name: str, **spec: Any) -> Obj:

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from workload_env import Env, WatchLog, pod_template, wl  # noqa: F401 - wl is the fixture
+from workload_env import Env, WatchLog, pod_template, statefulset, wl  # noqa: F401 - wl is the fixture
 
 from kconsole.controllers.statefulset import StatefulSetController, identity_pod
 from kconsole.objects.meta import parse_time
 
 Obj = dict[str, Any]
-
-
-def statefulset(name: str, replicas: int, **spec: Any) -> Obj:
-    labels = {"app": name}
-    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"replicas": replicas, "serviceName": name, "selector": {"matchLabels": labels},
-                     "template": pod_template(labels), **spec}}
 
 
 async def names(wl: Env) -> list[str]:

@@ -227,6 +227,13 @@ def pod_template(labels: dict[str, str], image: str = "nginx:1.25", command: lis
             "spec": {"containers": [container], "terminationGracePeriodSeconds": 0, **spec}}
 
 
+def statefulset(name: str, replicas: int, **spec: Any) -> Obj:
+    labels = {"app": name}
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"replicas": replicas, "serviceName": name, "selector": {"matchLabels": labels},
+                     "template": pod_template(labels), **spec}}
+
+
 def node(name: str, labels: dict[str, str] | None = None, taints: list[Obj] | None = None,
          ready: bool = True) -> Obj:
     alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
