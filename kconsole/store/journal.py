@@ -344,11 +344,6 @@ class Journal:
         self._ahead.append(placed)
         return write
 
-    @property
-    def writing_ahead(self) -> int:
-        """Write-ahead records in flight."""
-        return len(self._ahead)
-
     def landed(self, write: asyncio.Future[int]) -> None:
         """The oldest write-ahead record's write is over: returns if it is on the device."""
         _, span = self._ahead.popleft()

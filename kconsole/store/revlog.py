@@ -66,8 +66,8 @@ import logging
 import os
 import weakref
 from collections import OrderedDict, deque
-from concurrent.futures import Future
 from collections.abc import Callable, Coroutine, Mapping, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -1049,9 +1049,8 @@ class RevisionLog:
             result = await batch.task
         except BaseException as exc:  # noqa: BLE001 — whatever SQLite raised, the batch failed as a whole
             if batch.record is not None:  # written or not, it must be withdrawn
-                await asyncio.wait([batch.record])
                 with contextlib.suppress(JournalError):
-                    self._journal.landed(batch.record)  # type: ignore[union-attr]
+                    await self._record_landed(batch.record)
                 self._cancel_from = min(self._cancel_from or batch.rows[0][1], batch.rows[0][1])
             batch.io.__exit__(None, None, None)
             self._batch_failed(batch, exc)
@@ -1060,15 +1059,19 @@ class RevisionLog:
             return
         if batch.record is not None:
             try:
-                if not batch.record.done():
-                    await asyncio.wait([batch.record])
-                self._journal.landed(batch.record)  # type: ignore[union-attr]
+                await self._record_landed(batch.record)
             except JournalError as exc:
                 batch.io.__exit__(None, None, None)
                 self._batch_failed(batch, exc)  # SQLite has it, the device may not: the log is broken
                 return
         batch.io.__exit__(None, None, None)
         self._batch_committed(batch, result)
+
+    async def _record_landed(self, record: asyncio.Future[int]) -> None:
+        """Wait for a loop-written record (the oldest in flight); raises JournalError if it is not on the device."""
+        if not record.done():
+            await asyncio.wait([record])
+        self._journal.landed(record)  # type: ignore[union-attr]
 
     def _record(self, batch: _Batch) -> bool:
         """Start the batch's journal record from the loop, before its SQLite commit is queued: the

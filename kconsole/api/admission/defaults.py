@@ -396,7 +396,7 @@ class Defaults:
         kind = (ctx.info.group, ctx.info.kind)
         fresh = FRESH_STATUS.get(kind) if ctx.operation == "CREATE" else None
         if fresh is not None:
-            obj["status"] = dict(fresh)
+            obj["status"] = deep_copy(fresh)  # its own: a controller may fill in the nested ones
         defaulter = DEFAULTERS.get(kind)
         if defaulter is not None:
             defaulter(ctx, obj)
