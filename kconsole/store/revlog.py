@@ -16,7 +16,7 @@ evaluates the transactions in order against the index plus the writes of earlier
 (serializable), and queues one function on aiosqlite's thread that inserts all rows with a single
 autocommit INSERT (insert, commit and fsync in one statement) and reads what the transactions
 asked for. Up to :data:`PIPELINE` such batches are on the thread at once: batch N+1 is evaluated
-while N fsyncs, on top of N's uncommitted writes. Callers are answered, and watchers fed, in order
+while N fsyncs, on top of N's uncommitted writes. Watchers are fed, and callers answered, in order
 and only after their batch's commit returned. If a commit fails, that batch and every batch queued
 behind it fail as a whole (the thread refuses them: they were evaluated on top of it); the index is
 only ever updated from committed batches, so nothing half-written is seen.
@@ -682,12 +682,7 @@ class RevisionLog:
             except Exception as exc:  # a bug must fail this caller, not hang it
                 self._abandon([item], exc, self._inflight)
                 return
-            result = self._apply_inline(batch)
-            if result is not None:
-                try:
-                    await asyncio.sleep(0)
-                finally:  # cancelled or not, the commit happened: publish it
-                    self._batch_committed(batch, result, self._finish_journal_write())
+            await self._commit_inline(batch)
         finally:
             self._lone = False
             if self._pending or self._closed:
@@ -803,7 +798,7 @@ class RevisionLog:
                 if self._held:  # commit order is revision order
                     inflight.append(self._submit(self._merge_held()))
                 if not early and len(items) <= INLINE_MAX and self._can_commit_inline():
-                    self._commit_inline(batch)
+                    await self._commit_inline(batch)
                     if len(items) > 1 or _ready_callbacks(asyncio.get_running_loop()) != 1:
                         await asyncio.sleep(0)  # let the writers just answered queue their next txn first
                     # else park: only the writer just answered is about to run, and its next txn
@@ -1128,15 +1123,20 @@ class RevisionLog:
         return not (self._inflight or self._held or self._writer_calls or self.publish_early
                     or self._chain.broken or self._closed or self._lone)
 
-    def _commit_inline(self, batch: _Batch) -> None:
+    async def _commit_inline(self, batch: _Batch) -> None:
         """Commit ``batch`` on the loop (see :meth:`_can_commit_inline`) and answer its callers.
 
-        The journal write overlaps SQLite's commit and the answers' construction; the callers
-        are answered once it is on the device. No await: nothing else runs meanwhile.
+        The journal write overlaps SQLite's commit; then the loop turns once while the device
+        writes (what is ready runs: watchers woken by the previous commit, other writers, whose
+        txns queue), and the index is published and the callers answered once the record is on
+        the device, so nothing of the batch is seen before it is durable.
         """
         result = self._apply_inline(batch)
         if result is not None:
-            self._batch_committed(batch, result, self._finish_journal_write())
+            try:
+                await asyncio.sleep(0)
+            finally:  # cancelled or not, the commit happened: publish it
+                self._batch_committed(batch, result, self._finish_journal_write())
 
     def _apply_inline(self, batch: _Batch) -> backend.BatchResult | None:
         """SQLite's commit of ``batch`` on the loop, its journal write left in flight; None (its
@@ -1180,7 +1180,8 @@ class RevisionLog:
         self._flushed_to(batch.last_revision)
 
     def _publish(self, batch: _Batch, range_results: list[Any], durable: Callable[[], None] | None = None) -> bool:
-        """Publish the index, then answer callers and feed watchers.
+        """Publish the index, then feed watchers and answer callers (in that order, so a watcher's
+        task, such as a watch cache fanning the event out, runs before the callers' next requests).
 
         ``durable`` waits for the batch's journal record (an inline commit): the answers and
         events are built while the device writes, and given out only once it has. Nothing else
@@ -1253,6 +1254,9 @@ class RevisionLog:
                 for item, _ in answers:
                     item.fail(self._broken)
                 return False
+        if events:
+            for watcher in list(self._watchers):
+                watcher.deliver(events, self._revision)
         for item, result in answers:
             future = item.future
             if item.group is None and future is not None:
@@ -1260,9 +1264,6 @@ class RevisionLog:
                     future.set_result(result)  # type: ignore[arg-type]
             else:
                 item.resolve(result)
-        if events:
-            for watcher in list(self._watchers):
-                watcher.deliver(events, self._revision)
         return True
 
     async def _checkpoint(self) -> None:

@@ -1,6 +1,7 @@
-"""A lone writer's txn commits in its own task and lets the loop turn while its journal record is
-on the device: what runs in that turn sees the log as it was, queues behind the write, and a
-cancelled writer's write still lands (it was committed before the turn)."""
+"""A small commit on the event loop (a lone writer's txn in its own task, or the flusher's batch of a
+few) lets the loop turn while its journal record is on the device: what runs in that turn sees the
+log as it was, queues behind the write, and a cancelled writer's write still lands (it was committed
+before the turn). Watchers are fed a commit before the writers waiting on it are woken."""
 
 from __future__ import annotations
 
@@ -66,3 +67,44 @@ async def test_a_lone_writer_cancelled_while_its_record_is_written_still_commits
     assert log.revision == 2
     assert await log.get("/b") == KeyValue("/b", b"2", 2, 2, 1, 0)
     assert await log.put("/c", b"3") == 3
+
+
+async def test_the_flushers_small_batch_lets_the_loop_turn_while_its_record_is_on_the_device(
+    log: RevisionLog,
+) -> None:
+    await log.put("/a", b"1")
+    tasks: dict[str, asyncio.Task[Any]] = {}
+
+    def meanwhile() -> None:
+        tasks["read"] = asyncio.create_task(log.get("/b"))
+        tasks["write"] = asyncio.create_task(log.put("/d", b"4"))
+
+    seen = _during_record_write(log, meanwhile)
+    # Two writers at once: neither is alone, the flusher commits both in one batch on the loop.
+    first, second = asyncio.create_task(log.put("/b", b"2")), asyncio.create_task(log.put("/c", b"3"))
+    await asyncio.wait([first, second])
+    assert seen == [False]  # the flusher's commit, not a lone writer's
+    assert (first.result(), second.result()) == (2, 3)
+    assert await tasks["read"] is None  # ran during the device write: not durable, not visible yet
+    assert await tasks["write"] == 4
+    assert await log.get("/b") == KeyValue("/b", b"2", 2, 2, 1, 0)
+
+
+async def test_a_watcher_hears_of_a_commit_before_its_writers_are_woken(log: RevisionLog) -> None:
+    order: list[str] = []
+    watcher = log.watch("/w", "/x")
+
+    async def consume() -> None:
+        async for resp in watcher:
+            order.append("watch " + ",".join(str(e.kv.mod_revision) for e in resp.events))
+            return
+
+    async def write(key: str) -> None:
+        revision = await log.put(key, b"v")
+        order.append(f"answer {revision}")
+
+    consumer = asyncio.create_task(consume())
+    await asyncio.sleep(0)  # the consumer waits on the stream
+    await asyncio.gather(write("/w1"), write("/w2"))  # two at once: the flusher commits them
+    await consumer
+    assert order == ["watch 1,2", "answer 1", "answer 2"]
