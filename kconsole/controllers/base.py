@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -57,9 +57,17 @@ class Controller:
         self.queue = WorkQueue(ctx.clock, name=self.name)
         self.recorder = ctx.recorder(self.component) if self.component else None
         self._tasks: list[asyncio.Task[None]] = []
+        self._background: set[asyncio.Task[Any]] = set()
 
     def informer(self, resource: str, **kw: Any) -> SharedInformer:
         return self.ctx.informers.informer(resource, **kw)
+
+    def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Run ``work`` beside the workers (an informer started or stopped from an event handler),
+        held until done and cancelled when the controller stops."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def settings(self) -> dict[str, Any]:
         return self.ctx.settings.get(self.name, {})
@@ -110,6 +118,7 @@ class Controller:
 
     async def stop(self) -> None:
         self.queue.shutdown()
+        self._tasks.extend(self._background)
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

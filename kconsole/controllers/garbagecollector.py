@@ -18,7 +18,6 @@ An object with a live owner and a dangling one only loses the dangling reference
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
@@ -93,7 +92,6 @@ class GarbageCollector(Controller):
             except StatusError:
                 continue
             self._follow(resource, namespace)
-        self._informer_starts: set[asyncio.Task[None]] = set()
         try:
             self.client.resource_info(CRDS)
         except StatusError:
@@ -119,24 +117,19 @@ class GarbageCollector(Controller):
         group = (crd.get("spec") or {}).get("group")
         return f"{plural}.{group}" if plural and group else None
 
-    def _spawn(self, work: Any) -> None:
-        task = asyncio.get_running_loop().create_task(work)
-        self._informer_starts.add(task)
-        task.add_done_callback(self._informer_starts.discard)
-
     def _custom_kind(self, crd: dict[str, Any]) -> None:
         resource = self._custom_resource(crd)
         if resource is None or resource in self.watched or (crd.get("metadata") or {}).get("deletionTimestamp"):
             return
         self._follow(resource)
-        self._spawn(self.ctx.informers.start_all())
+        self.spawn(self.ctx.informers.start_all())
 
     def _custom_kind_gone(self, crd: dict[str, Any]) -> None:
         resource = self._custom_resource(crd)
         if resource is None or resource not in self.watched:
             return
         self.watched.remove(resource)
-        self._spawn(self.informer(resource).stop())
+        self.spawn(self.informer(resource).stop())
 
     # ------------------------------------------------------------------ graph
 

@@ -108,3 +108,35 @@ async def test_an_update_that_adds_node_ports_is_charged(ctrl: Ctrl) -> None:
     except StatusError as err:
         assert "exceeded quota: q, requested: services.nodeports=2, used: services.nodeports=0, " \
                "limited: services.nodeports=1" in str(err)
+
+
+def gizmo_crd() -> Obj:
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "gizmos.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                     "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": {"type": "object",
+                                                                  "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+async def test_object_counts_of_any_kind_including_one_defined_after_the_quota(ctrl: Ctrl) -> None:
+    await ctrl.manager("resourcequota-controller")
+    await ctrl.admin.create(quota({"count/leases.coordination.k8s.io": "2", "count/gizmos.example.com": "1"}))
+
+    def used_now() -> dict[str, str]:
+        return ctrl.api.list_objects("resourcequotas", "default")[0].get("status", {}).get("used") or {}
+
+    await ctrl.wait(lambda: used_now() == {"count/leases.coordination.k8s.io": "0", "count/gizmos.example.com": "0"})
+    await ctrl.admin.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                             "metadata": {"name": "l", "namespace": "default"}, "spec": {}})
+    await ctrl.wait(lambda: used_now().get("count/leases.coordination.k8s.io") == "1")
+    await ctrl.admin.create(gizmo_crd())
+    await ctrl.wait(lambda: any(c.get("type") == "Established" for c in ctrl.api.get_object(
+        "customresourcedefinitions", None, "gizmos.example.com").get("status", {}).get("conditions", ())))
+    await ctrl.admin.create({"apiVersion": "example.com/v1", "kind": "Gizmo",
+                             "metadata": {"name": "g", "namespace": "default"}})
+    await ctrl.wait(lambda: used_now() == {"count/leases.coordination.k8s.io": "1", "count/gizmos.example.com": "1"})
+    await ctrl.admin.delete("customresourcedefinitions", "gizmos.example.com")
+    await ctrl.admin.delete("leases", "l", "default")
+    await ctrl.wait(lambda: used_now().get("count/leases.coordination.k8s.io") == "0")
