@@ -12,14 +12,18 @@ named (``spec.replicas``), or at the document's first line.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from kconsole.client import Client, StatusError, is_not_found
+from kconsole.clock import Clock
 from kconsole.objects.meta import deep_copy
 from kconsole.sync.parse import Document, SyncError
 from kconsole.sync.report import AppliedObject
 
 FIELD_MANAGER = "kconsole-sync"
+#: Simulated seconds between two looks for a kind whose definition the pass just applied.
+SERVED_POLL = 0.1
 
 #: Apply order by kind (unlisted kinds go after these, before workloads that use them).
 KIND_ORDER = (
@@ -48,6 +52,51 @@ def prepare(client: Client, doc: Document) -> dict[str, Any]:
     else:
         meta.pop("namespace", None)
     return obj
+
+
+def declared_kinds(docs: Iterable[Document]) -> dict[tuple[str, str], tuple[bool, str]]:
+    """(apiVersion, kind) -> (namespaced, file of the definition), for each served version of the
+    CustomResourceDefinitions among ``docs``: documents of those kinds wait for their definition
+    instead of failing."""
+    kinds: dict[tuple[str, str], tuple[bool, str]] = {}
+    for doc in docs:
+        obj = doc.obj
+        if obj.get("kind") != "CustomResourceDefinition" or not str(obj.get("apiVersion", "")).startswith(
+                "apiextensions.k8s.io/"):
+            continue
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
+        versions = spec.get("versions") if isinstance(spec.get("versions"), list) else []
+        for version in versions:
+            if isinstance(version, dict) and version.get("served", True) and names.get("kind"):
+                kinds[(f"{spec.get('group')}/{version.get('name')}", str(names["kind"]))] = (
+                    spec.get("scope") != "Cluster", doc.path)
+    return kinds
+
+
+def prepare_declared(doc: Document, namespaced: bool) -> dict[str, Any]:
+    """:func:`prepare` for a kind whose definition is in the folder but not served yet."""
+    obj = deep_copy(doc.obj)
+    meta = obj["metadata"]
+    if namespaced:
+        meta["namespace"] = meta.get("namespace") or "default"
+    else:
+        meta.pop("namespace", None)
+    return obj
+
+
+async def when_served(client: Client, clock: Clock, doc: Document, timeout: float) -> dict[str, Any]:
+    """:func:`prepare` once the server serves the document's kind (its definition was just applied
+    and becomes Established shortly); the server's "no matches" error after ``timeout`` simulated s."""
+    waited = 0.0
+    while True:
+        try:
+            return prepare(client, doc)
+        except StatusError:
+            if waited >= timeout:
+                raise
+        await clock.sleep(SERVED_POLL)
+        waited += SERVED_POLL
 
 
 def error_for(doc: Document, err: StatusError) -> SyncError:

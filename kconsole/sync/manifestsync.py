@@ -8,7 +8,9 @@ processed in one pass, one pass at a time:
 3. dry-run every document of the file on the server (admission, validation, conflicts); any
    refusal marks the file ``error`` and sends nothing, so the objects it applied before stay as
    they were;
-4. apply the files that passed, all their documents in dependency order;
+4. apply the files that passed, all their documents in dependency order (a custom resource whose
+   CustomResourceDefinition is in the folder waits for that definition to be served, instead of
+   failing with "no matches for kind" until a later pass);
 5. prune: objects a file created and no longer declares (or whose file is gone) are deleted,
    unless another file now declares them (a document moved between files is not deleted). A
    pruned Namespace takes other files' objects with it: those files go through another pass.
@@ -39,6 +41,9 @@ log = logging.getLogger(__name__)
 
 RETRY_MIN = 2.0
 RETRY_MAX = 60.0
+#: Simulated seconds a document waits for the CustomResourceDefinition of its kind, applied in the
+#: same pass, to be served; then its file fails with the server's "no matches" and is retried.
+DEFINITION_WAIT = 10.0
 
 Key = tuple[str, str, str, str]
 
@@ -68,6 +73,9 @@ class ManifestSync:
         self._worker: asyncio.Task[None] | None = None
         self._retry: TimerHandle | None = None
         self._prepared: dict[str, list[tuple[Document, dict]]] = {}
+        #: The pass's documents waiting for their kind's definition, by (file, document index): the
+        #: server's refusal of the kind, their error if the definition never comes.
+        self._deferred: dict[tuple[str, int], StatusError] = {}
         self._stale: dict[str, list[AppliedObject]] = {}
         #: Namespaces this sync pruned, until they are seen gone or created again: while one is
         #: terminating, applying into it would "succeed" on objects about to be deleted with it.
@@ -185,11 +193,13 @@ class ManifestSync:
 
         declared_ns = {d.obj["metadata"]["name"] for pf in parsed.values() if not pf.errors
                        for d in pf.documents if d.obj.get("kind") == "Namespace" and d.obj.get("apiVersion") == "v1"}
+        declared_kinds = applier.declared_kinds(d for pf in parsed.values() if not pf.errors for d in pf.documents)
         ready: dict[str, list[tuple[Document, dict]]] = {}
         claims: dict[Key, str] = {}
         self._prepared = {}
+        self._deferred = {}
         for rel, pf in parsed.items():
-            errors = list(pf.errors) or await self._check(pf, removed, parsed, claims, declared_ns)
+            errors = list(pf.errors) or await self._check(pf, removed, parsed, claims, declared_ns, declared_kinds)
             if errors:
                 self._fail(rel, errors, now)
                 continue
@@ -197,6 +207,13 @@ class ManifestSync:
 
         applied: dict[str, list[AppliedObject]] = {}
         failed: dict[str, list[SyncError]] = {}
+        for rel, docs in ready.items():  # a definition that failed its checks is not waited for
+            for doc, _ in docs:
+                declared = declared_kinds.get((doc.obj.get("apiVersion"), doc.obj.get("kind")))
+                refused = self._deferred.get((rel, doc.index))
+                if refused is not None and declared is not None and declared[1] not in ready:
+                    failed[rel] = [applier.error_for(doc, refused)]
+                    break
         owned = {identity(o): o.created for objs in self.inventory.files.values() for o in objs}
         order = sorted(((applier.apply_rank(obj["kind"]), rel, doc.index, doc, obj)
                         for rel, docs in ready.items() for doc, obj in docs), key=lambda t: t[:3])
@@ -204,6 +221,8 @@ class ManifestSync:
             if rel in failed:
                 continue
             try:
+                if (rel, doc.index) in self._deferred:
+                    obj = await applier.when_served(self.client, self.clock, doc, DEFINITION_WAIT)
                 key = _key(obj)
                 created = owned[key] if key in owned else not await applier.existed(self.client, obj)
                 applied.setdefault(rel, []).append(await applier.apply_object(self.client, obj, created))
@@ -248,16 +267,25 @@ class ManifestSync:
     # ------------------------------------------------------------------ checks
 
     async def _check(self, pf: ParsedFile, removed: list[str], parsed: dict[str, ParsedFile],
-                     claims: dict[Key, str], declared_ns: set[str]) -> list[SyncError]:
-        """Kinds, duplicates and a server dry run for one file; fills ``_prepared`` on success."""
+                     claims: dict[Key, str], declared_ns: set[str],
+                     declared_kinds: dict[tuple[str, str], tuple[bool, str]]) -> list[SyncError]:
+        """Kinds, duplicates and a server dry run for one file; fills ``_prepared`` on success.
+
+        A document of a kind the server does not serve yet, defined by a CustomResourceDefinition
+        of this pass, is deferred: no dry run, applied once its definition is served."""
         rel = pf.path
         prepared: list[tuple[Document, dict]] = []
+        deferred: dict[tuple[str, int], StatusError] = {}
         seen: dict[Key, Document] = {}
         for doc in pf.documents:
             try:
                 obj = applier.prepare(self.client, doc)
             except StatusError as err:
-                return [applier.error_for(doc, err)]
+                declared = declared_kinds.get((doc.obj.get("apiVersion"), doc.obj.get("kind")))
+                if declared is None:
+                    return [applier.error_for(doc, err)]
+                obj = applier.prepare_declared(doc, declared[0])
+                deferred[(rel, doc.index)] = err
             key = _key(obj)
             if key in seen:
                 first = seen[key].position
@@ -271,6 +299,8 @@ class ManifestSync:
         if going is not None:
             return [going]
         for doc, obj in sorted(prepared, key=lambda p: (applier.apply_rank(p[1]["kind"]), p[0].index)):
+            if (rel, doc.index) in deferred:
+                continue
             try:
                 await applier.dry_run(self.client, doc, obj, declared_ns)
             except StatusError as err:
@@ -278,6 +308,7 @@ class ManifestSync:
         for doc, obj in prepared:
             claims[_key(obj)] = rel
         self._prepared[rel] = prepared
+        self._deferred.update(deferred)
         return []
 
     async def _terminating_namespace(self, prepared: list[tuple[Document, dict]]) -> SyncError | None:

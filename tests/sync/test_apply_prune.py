@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from kconsole.client import StatusError
+from kconsole.sync.manifestsync import DEFINITION_WAIT
 
 from sync_env import Env
 
@@ -302,3 +303,54 @@ async def test_each_change_of_a_files_state_is_logged_once_fixed_and_removed_too
         ("INFO", "manifest sync: a.yaml: removed; the objects it created were deleted"),
     ], rv
     assert await get(env, "configmaps", "one") is None
+
+
+GIZMO_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gizmos.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gizmos, singular: gizmo, kind: Gizmo}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+"""
+
+
+def gizmo(name: str) -> str:
+    return f"apiVersion: example.com/v1\nkind: Gizmo\nmetadata:\n  name: {name}\nspec:\n  size: 3\n"
+
+
+async def test_custom_resources_wait_for_their_definition_in_the_same_pass(env: Env) -> None:
+    # The resources sort before their definition, one file holds both: all land in the first pass.
+    env.write("a-gizmo.yaml", gizmo("one"))
+    env.write("bundle.yaml", GIZMO_CRD + "---\n" + gizmo("two"))
+    env.write("c-typo.yaml", gizmo("three").replace("kind: Gizmo", "kind: Gizmoo"))
+    # A definition the server refuses: its resources fail at once instead of waiting for it.
+    env.write("d-bad-crd.yaml", GIZMO_CRD.replace("gizmo", "doohickey").replace("Gizmo", "Doohickey")
+              .replace("scope: Namespaced", "scope: Sideways"))
+    env.write("e-doohickey.yaml", gizmo("four").replace("Gizmo", "Doohickey"))
+    sync = env.new_sync()
+    start = asyncio.ensure_future(sync.start())
+    try:
+        took = await env.clock.run_until(start.done, 30, step=0.1)
+        await start
+        assert took < DEFINITION_WAIT
+        assert sync.passes == 1
+        assert sync.files["a-gizmo.yaml"].status == "applied", sync.files["a-gizmo.yaml"].summary()
+        assert [o.kind for o in sync.files["bundle.yaml"].objects] == ["CustomResourceDefinition", "Gizmo"]
+        for name in ("one", "two"):
+            found = await get(env, "gizmos.example.com", name)
+            assert found is not None and found["metadata"]["namespace"] == "default"
+        assert sync.files["c-typo.yaml"].status == "error"
+        assert 'no matches for kind "Gizmoo"' in sync.files["c-typo.yaml"].summary()
+        assert "spec.scope" in sync.files["d-bad-crd.yaml"].summary()
+        assert 'no matches for kind "Doohickey"' in sync.files["e-doohickey.yaml"].summary()
+    finally:
+        await sync.stop()
