@@ -224,6 +224,8 @@ class APIServer:
         self._ensure_failed: str | None = None
         self._event_gc_task: asyncio.Task[None] | None = None
         self._lookup: dict[str, tuple[Any, bool]] = {}
+        #: Bumped whenever the served resources change: a client's discovery made before is stale.
+        self.resources_version = 0
         self._impersonations: dict[tuple[str, UserInfo], UserInfo] = {}
         #: Cluster-wide admission lists by resource: (cache, its generation then, the objects).
         self._listed: dict[str, tuple[Any, int, list[Obj]]] = {}
@@ -425,9 +427,11 @@ class APIServer:
         }
 
     def resources_changed(self) -> None:
-        """The resource table grew or shrank (a CRD): forget lookups made by resource name."""
+        """The resource table grew, shrank or changed (a CRD): forget lookups made by resource name,
+        and tell in-process clients their discovery is stale (:attr:`resources_version`)."""
         self._lookup.clear()
         self._listed.clear()
+        self.resources_version += 1
 
     def set_log_source(self, source: LogSource | None) -> None:
         """Where pods/log reads come from: fn(namespace, pod, container, options), as the kubelet's endpoint."""

@@ -149,7 +149,8 @@ class AuditRecord:
 
 
 class Entry(Protocol):
-    """The API server, as clients see it."""
+    """The API server, as clients see it. One may also carry ``resources_version``, an int it bumps
+    whenever :meth:`resources` changes, so clients know to look their discovery up again."""
 
     async def handle(self, request: Request) -> Response | WatchStream | LogStream: ...
 

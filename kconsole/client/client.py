@@ -59,10 +59,12 @@ class Client:
         self._by_name: dict[str, ResourceInfo] = {}
         self._by_kind: dict[tuple[str, str], ResourceInfo] = {}
         self._by_bare_kind: dict[str, ResourceInfo] = {}
+        self._resources_version = -1
 
     # ------------------------------------------------------------------ discovery
 
     def _load_resources(self) -> None:
+        self._resources_version = getattr(self.entry, "resources_version", 0)
         by_name: dict[str, ResourceInfo] = {}
         by_kind: dict[tuple[str, str], ResourceInfo] = {}
         by_bare_kind: dict[str, ResourceInfo] = {}
@@ -84,9 +86,11 @@ class Client:
 
     def resource_info(self, resource_or_kind: str, api_version: str | None = None) -> ResourceInfo:
         """Discovery entry for a plural, singular, short name, kind or ``plural.group``; with
-        ``api_version`` the argument is a kind (``("Deployment", "apps/v1")``)."""
+        ``api_version`` the argument is a kind (``("Deployment", "apps/v1")``). Looked up again
+        after a miss, and after the server says its resources changed (a CRD re-created with
+        another scope or version: an entry from before would send requests to the wrong path)."""
         for attempt in range(2):
-            if attempt or not self._by_name:
+            if attempt or not self._by_name or self._resources_version != getattr(self.entry, "resources_version", 0):
                 self._load_resources()
             if api_version is not None:
                 info = self._by_kind.get((api_version, resource_or_kind))

@@ -12,6 +12,7 @@ import yaml
 from crd_env import FIXTURES, close_api, established, handle, open_api
 
 from kconsole.api.types import Credentials, Request, Response, UserInfo
+from kconsole.client import Client
 from kconsole.clock import VirtualClock
 
 CRD: dict[str, Any] = yaml.safe_load((FIXTURES / "crd.yaml").read_text())
@@ -177,5 +178,31 @@ async def test_generation_of_a_kind_without_status_subresource_counts_status(tmp
         same = await handle(api, "update", "widgets", group="example.com", namespace="default", name="g",
                             body={**updated.body, "metadata": {**updated.body["metadata"], "labels": {"a": "b"}}})
         assert same.body["metadata"]["generation"] == 2  # metadata alone does not move it
+    finally:
+        await close_api(api)
+
+
+async def test_a_client_sees_a_crd_recreated_with_another_scope_and_version(tmp_path: Path) -> None:
+    clock = VirtualClock()
+    api = await open_api(tmp_path, clock)
+    try:
+        client = Client(api, api.tokens.issue(UserInfo("admin", ("system:masters",))), clock)
+        await established(api, clock, CRD)
+        before = client.resource_info("widgets.example.com")
+        assert (before.namespaced, before.version) == (True, "v1")
+        await client.delete("customresourcedefinitions", CRD["metadata"]["name"])
+        for _ in range(50):
+            if api.registry.get("example.com", "widgets") is None:
+                break
+            await clock.advance(0.01)
+        again = copy.deepcopy(CRD)
+        again["spec"]["scope"] = "Cluster"
+        again["spec"]["versions"][0]["name"] = "v2"
+        await established(api, clock, again)
+        after = client.resource_info("widgets.example.com")
+        assert (after.namespaced, after.version) == (False, "v2")
+        made = await client.create({"apiVersion": "example.com/v2", "kind": "Widget",
+                                    "metadata": {"name": "w"}, "spec": {"size": 2}})
+        assert "namespace" not in made["metadata"]
     finally:
         await close_api(api)
