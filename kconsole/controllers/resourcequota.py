@@ -39,7 +39,6 @@ class ResourceQuotaController(Controller):
             if resource != "resourcequotas":
                 self._watch(resource, group)
         self.objects[("resourcequotas", "")] = self.quotas
-        self.quotas.add_event_handler(**self.handlers(self._enqueue_if_quota))
         try:
             self.client.resource_info(CRDS)
         except StatusError:

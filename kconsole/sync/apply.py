@@ -44,14 +44,8 @@ def apply_rank(kind: str) -> int:
 def prepare(client: Client, doc: Document) -> dict[str, Any]:
     """The object as it will be sent: namespace filled in ("default") or dropped as the kind's
     scope says. Raises StatusError for a kind the server does not serve."""
-    obj = deep_copy(doc.obj)
-    info = client.resource_info(obj["kind"], obj["apiVersion"])
-    meta = obj["metadata"]
-    if info.namespaced:
-        meta["namespace"] = meta.get("namespace") or "default"
-    else:
-        meta.pop("namespace", None)
-    return obj
+    info = client.resource_info(doc.obj["kind"], doc.obj["apiVersion"])
+    return prepare_declared(doc, info.namespaced)
 
 
 def declared_kinds(docs: Iterable[Document]) -> dict[tuple[str, str], tuple[bool, str]]:
@@ -75,7 +69,7 @@ def declared_kinds(docs: Iterable[Document]) -> dict[tuple[str, str], tuple[bool
 
 
 def prepare_declared(doc: Document, namespaced: bool) -> dict[str, Any]:
-    """:func:`prepare` for a kind whose definition is in the folder but not served yet."""
+    """:func:`prepare` with the kind's scope given (its definition is in the folder, not served yet)."""
     obj = deep_copy(doc.obj)
     meta = obj["metadata"]
     if namespaced:
