@@ -488,7 +488,11 @@ class HTTPFront:
         warning = ", ".join(_warning(w) for w in result.warnings) if result.warnings else None
         body = result.body
         if isinstance(body, str):
-            return Reply(result.code, body.encode(), TEXT, None, warning)
+            data = body.encode()
+            limit = request.query.get("limitBytes", "") if req.subresource == "log" else ""
+            if limit.isdigit():  # the kubelet's LimitWriter: exactly that many bytes, even inside a character
+                data = data[:int(limit)]
+            return Reply(result.code, data, TEXT, None, warning)
         if result.ok and req.verb in ("get", "list") and req.subresource in (None, "status", "scale"):
             rendering = tables.negotiate(request.headers.get("Accept"), request.query.get("includeObject"))
             body = tables.render(body, group_resource, self.clock.now(), rendering,

@@ -63,7 +63,10 @@ class _Writer:
         if self.remain is not None:
             data = out.encode()
             if len(data) > self.remain:
-                out = data[:self.remain].decode(errors="ignore")
+                cut = self.remain
+                while cut < len(data) and data[cut] & 0xC0 == 0x80:
+                    cut += 1  # inside a character: keep it whole here, the HTTP front sends the exact bytes
+                out = data[:cut].decode()
                 self.remain = 0
             else:
                 self.remain -= len(data)

@@ -62,7 +62,8 @@ class Cluster:
             binary, *args, stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
         out, err = await asyncio.wait_for(proc.communicate(stdin.encode() if stdin is not None else None), timeout)
-        result = KubectlResult(proc.returncode or 0, out.decode(), err.decode())
+        # surrogateescape: output cut inside a UTF-8 character (logs --limit-bytes) keeps its bytes
+        result = KubectlResult(proc.returncode or 0, out.decode(errors="surrogateescape"), err.decode())
         if check and result.code != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({result.code}):\n{result.err}\n{result.out}")
         return result
