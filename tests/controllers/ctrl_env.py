@@ -41,6 +41,17 @@ def node(name: str, *, zone: str = "", ready: str = "True", labels: dict[str, st
     return obj
 
 
+def open_crd(plural: str, kind: str, group: str = "example.com") -> Obj:
+    """A namespaced CustomResourceDefinition, served as v1, whose schema keeps any field."""
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": {"type": "object",
+                                                                  "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
 def pod(name: str, *, namespace: str = "default", labels: dict[str, str] | None = None, node_name: str = "",
         ports: list[Obj] | None = None, owner: Obj | None = None, tolerations: list[Obj] | None = None,
         grace: int = 0) -> Obj:

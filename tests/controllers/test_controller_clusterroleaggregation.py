@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ctrl_env import open_crd
 from kubectl_env import Kubectl, kubectl  # noqa: F401 - kubectl is the fixture
 from workload_env import Env, wl  # noqa: F401 - wl is the fixture
 
@@ -15,21 +16,7 @@ Obj = dict[str, Any]
 WIDGET_RULE = {"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get", "list", "watch"]}
 AGG_VIEW = "rbac.authorization.k8s.io/aggregate-to-view"
 
-WIDGET_CRD = """apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.com
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-"""
+WIDGET_CRD = json.dumps(open_crd("widgets", "Widget"))
 
 WIDGET_READER = f"""apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctrl_env import Ctrl, ctrl, pod  # noqa: F401 - ctrl is the fixture
+from ctrl_env import Ctrl, ctrl, open_crd, pod  # noqa: F401 - ctrl is the fixture
 
 from kconsole.client import StatusError
 
@@ -110,16 +110,6 @@ async def test_an_update_that_adds_node_ports_is_charged(ctrl: Ctrl) -> None:
                "limited: services.nodeports=1" in str(err)
 
 
-def gizmo_crd() -> Obj:
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": "gizmos.example.com"},
-            "spec": {"group": "example.com", "scope": "Namespaced",
-                     "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
-                     "versions": [{"name": "v1", "served": True, "storage": True,
-                                   "schema": {"openAPIV3Schema": {"type": "object",
-                                                                  "x-kubernetes-preserve-unknown-fields": True}}}]}}
-
-
 async def test_object_counts_of_any_kind_including_one_defined_after_the_quota(ctrl: Ctrl) -> None:
     await ctrl.manager("resourcequota-controller")
     await ctrl.admin.create(quota({"count/leases.coordination.k8s.io": "2", "count/gizmos.example.com": "1"}))
@@ -131,7 +121,7 @@ async def test_object_counts_of_any_kind_including_one_defined_after_the_quota(c
     await ctrl.admin.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                              "metadata": {"name": "l", "namespace": "default"}, "spec": {}})
     await ctrl.wait(lambda: used_now().get("count/leases.coordination.k8s.io") == "1")
-    await ctrl.admin.create(gizmo_crd())
+    await ctrl.admin.create(open_crd("gizmos", "Gizmo"))
     await ctrl.wait(lambda: any(c.get("type") == "Established" for c in ctrl.api.get_object(
         "customresourcedefinitions", None, "gizmos.example.com").get("status", {}).get("conditions", ())))
     await ctrl.admin.create({"apiVersion": "example.com/v1", "kind": "Gizmo",

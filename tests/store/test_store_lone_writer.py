@@ -30,17 +30,25 @@ def _during_record_write(log: RevisionLog, action: Callable[[], None]) -> list[b
     return seen
 
 
+def _read_and_write_meanwhile(
+    log: RevisionLog, read: str, write: str, value: bytes,
+) -> tuple[list[bool], dict[str, asyncio.Task[Any]]]:
+    """:func:`_during_record_write` with a read of ``read`` and a put of ``write`` as the action;
+    their tasks come back as ``"read"`` and ``"write"``."""
+    tasks: dict[str, asyncio.Task[Any]] = {}
+
+    def meanwhile() -> None:
+        tasks["read"] = asyncio.create_task(log.get(read))
+        tasks["write"] = asyncio.create_task(log.put(write, value))
+
+    return _during_record_write(log, meanwhile), tasks
+
+
 async def test_what_runs_while_a_lone_write_is_on_the_device_sees_it_only_once_durable_and_queues_behind(
     log: RevisionLog,
 ) -> None:
     await log.put("/a", b"1")
-    tasks: dict[str, asyncio.Task[Any]] = {}
-
-    def meanwhile() -> None:
-        tasks["read"] = asyncio.create_task(log.get("/b"))
-        tasks["write"] = asyncio.create_task(log.put("/c", b"3"))
-
-    seen = _during_record_write(log, meanwhile)
+    seen, tasks = _read_and_write_meanwhile(log, "/b", "/c", b"3")
     writer = asyncio.create_task(log.put("/b", b"2"))
     await asyncio.wait([writer])
     assert seen == [True]
@@ -73,13 +81,7 @@ async def test_the_flushers_small_batch_lets_the_loop_turn_while_its_record_is_o
     log: RevisionLog,
 ) -> None:
     await log.put("/a", b"1")
-    tasks: dict[str, asyncio.Task[Any]] = {}
-
-    def meanwhile() -> None:
-        tasks["read"] = asyncio.create_task(log.get("/b"))
-        tasks["write"] = asyncio.create_task(log.put("/d", b"4"))
-
-    seen = _during_record_write(log, meanwhile)
+    seen, tasks = _read_and_write_meanwhile(log, "/b", "/d", b"4")
     # Two writers at once: neither is alone, the flusher commits both in one batch on the loop.
     first, second = asyncio.create_task(log.put("/b", b"2")), asyncio.create_task(log.put("/c", b"3"))
     await asyncio.wait([first, second])
