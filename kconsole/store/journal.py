@@ -10,7 +10,8 @@ started (native AIO) before SQLite commits and waited for after, so the two over
 follows the commit. A caller is answered once both are done. A group commit of the pipeline has its
 record started from the event loop (:meth:`Journal.write_ahead`, completions on an eventfd the loop
 watches) before it is queued for the writer's thread, which then only commits; an idle log's lone
-commit starts and waits for its record on the loop itself (:meth:`Journal.start`).
+commit starts and waits for its record on the loop itself (:meth:`Journal.start`), polling the
+completion ring for a moment before it sleeps (``_Aio._poll``).
 
 Layout: the file is two regions of equal size. Each region holds one chain of records written in
 order from its first block, every record starting on a fresh block (an acknowledged record is never
@@ -51,6 +52,7 @@ import marshal
 import mmap
 import os
 import struct
+import time
 import zlib
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -76,6 +78,9 @@ _CRC = struct.Struct("<I")
 _CRC_AT = HEADER.size - _CRC.size
 #: Write-ahead records (:meth:`Journal.write_ahead`) that may be on their way to the device at once.
 WRITE_AHEAD_DEPTH = 4
+#: How long a lone commit polls for its record's completion before it sleeps (see ``_Aio._poll``):
+#: a few device writes' time; a slower device is waited for in the kernel.
+POLL_SECONDS = 0.001
 #: Padding of a record's last block (always less than a block).
 _ZEROS = memoryview(bytes(BLOCK))
 
@@ -202,6 +207,7 @@ class _Aio:
 
     def __init__(self) -> None:
         self._numbers, self._ctx = linuxaio.setup(4)
+        self._landed = linuxaio.completions_waiting(self._ctx)
         # The submit is short and must not give the GIL away; the wait must.
         self._quick = linuxaio.syscall(releases_gil=False)
         self._slow = linuxaio.syscall(releases_gil=True)
@@ -220,6 +226,8 @@ class _Aio:
 
     def wait(self) -> int:
         """Bytes written by the submitted write (raises its error)."""
+        if self._landed is not None and not self._landed():
+            self._poll()
         while True:
             got = self._slow(*self._wait_args)
             if got == 1:
@@ -230,6 +238,20 @@ class _Aio:
         if res < 0:
             raise OSError(-res, os.strerror(-res))
         return res
+
+    def _poll(self) -> None:
+        """Watch the completion ring for up to :data:`POLL_SECONDS` before sleeping in the kernel,
+        as the block layer's hybrid polling does for fast devices. A sleeping waiter is woken from
+        the CPU that took the device's interrupt, which on a virtual machine costs a cross-CPU
+        wake-up (an exit to the host) per commit; a polling one just sees the completion. Each
+        turn yields the CPU (and the GIL), so the kernel's own completion work, which may need
+        this CPU, runs at once.
+        """
+        landed, pause, now = self._landed, os.sched_yield, time.perf_counter
+        assert landed is not None
+        deadline = now() + POLL_SECONDS
+        while not landed() and now() < deadline:
+            pause()
 
     def close(self) -> None:
         linuxaio.destroy(self._numbers, self._ctx)

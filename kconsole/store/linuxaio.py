@@ -12,6 +12,7 @@ import ctypes
 import os
 import platform
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,11 @@ CMD_FDSYNC = 3
 #: iocb flag: signal the completion on the eventfd in ``resfd``.
 FLAG_RESFD = 1
 EINTR = 4
+#: struct aio_ring (fs/aio.c), which the context id points at in the caller's memory: id, nr,
+#: head, tail, magic. The kernel adds completions at ``tail``; io_getevents takes them from ``head``.
+_RING = struct.Struct("<IIIII")
+_RING_HEAD, _RING_TAIL = 8, 12
+RING_MAGIC = 0xA10A10A1
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +74,18 @@ def setup(depth: int) -> tuple[Numbers, ctypes.c_ulong]:
     if syscall(releases_gil=False)(ctypes.c_long(numbers.setup), ctypes.c_long(depth), ctypes.byref(ctx)) != 0:
         raise error("io_setup")
     return numbers, ctx
+
+
+def completions_waiting(ctx: ctypes.c_ulong) -> Callable[[], bool] | None:
+    """A check, without a system call, for completions waiting to be taken from the context's
+    ring (libaio's ``io_getevents`` reads the same two fields); None where the ring is not the
+    layout above. Only valid until the context is destroyed (its ring is unmapped then)."""
+    base = ctx.value
+    if _RING.unpack(ctypes.string_at(base, _RING.size))[4] != RING_MAGIC:
+        return None
+    head = ctypes.c_uint.from_address(base + _RING_HEAD)
+    tail = ctypes.c_uint.from_address(base + _RING_TAIL)
+    return lambda: head.value != tail.value
 
 
 def destroy(numbers: Numbers, ctx: ctypes.c_ulong) -> None:

@@ -316,3 +316,29 @@ async def _write_across_switches(log: RevisionLog, db_path: Path, tmp_path: Path
     assert all(seen >= need for seen, need in zip(seen_at_sync, needed))
     _copy_sqlite(db_path, tmp_path / "durable")
     await asyncio.gather(*(log.put(f"/p/{i}", b"last") for i in range(32)))
+
+
+def test_a_lone_commit_sees_its_record_land_on_the_completion_ring(tmp_path: Path, journal_mode: str) -> None:
+    """A lone commit polls the AIO completion ring instead of sleeping until its record is on the
+    device: the ring shows the completion once the device has the write, and nothing after it is
+    taken, so the next wait polls again rather than trusting a stale completion."""
+    if journal_mode != "overlapped":
+        pytest.skip("the ring belongs to native AIO")
+    journal = journal_module.Journal.open(tmp_path / "j", 4 * 2 * BLOCK, 0, lambda: None)
+    try:
+        aio = journal._aio  # noqa: SLF001
+        if aio is None or aio._landed is None:  # noqa: SLF001
+            pytest.skip("no native AIO ring on this machine")
+        for revision in (1, 2, 3):
+            assert not aio._landed()  # noqa: SLF001
+            journal.start(revision, revision, [(revision, "/k", b"v")])
+            deadline = time.monotonic() + 10
+            while not aio._landed() and time.monotonic() < deadline:  # noqa: SLF001
+                time.sleep(0.0005)
+            assert aio._landed()  # noqa: SLF001
+            journal.finish()
+        assert not aio._landed()  # noqa: SLF001
+    finally:
+        journal.close()
+    records, _ = scan(tmp_path / "j")
+    assert [(record.first, record.rows) for record in records] == [(r, [(r, "/k", b"v")]) for r in (1, 2, 3)]
