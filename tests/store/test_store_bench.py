@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from kconsole.bench.common import steal_pct
 from kconsole.bench.store import add_arguments, run
 from kconsole.clock import VirtualClock
 from kconsole.store.kv import prefix_end
@@ -19,6 +20,8 @@ async def test_bench_store_writes_a_distinct_value_of_the_asked_size_per_write(t
     out = await run(args)
     assert out["writes"] == 40 and out["concurrency"] == 4 and out["writes_per_s"] > 0
     assert out["single_writer_writes_per_s"] > 0 and out["p99_ms"] >= out["p50_ms"] > 0
+    if Path("/proc/stat").exists():
+        assert 0 <= out["cpu_steal_pct"] <= 100
 
     log = await RevisionLog.open(tmp_path / "bench-store.db", clock=VirtualClock())
     try:
@@ -29,3 +32,11 @@ async def test_bench_store_writes_a_distinct_value_of_the_asked_size_per_write(t
     assert current.count == 50  # each writer's few writes all go to keys of their own
     assert {len(kv.value) for kv in current.kvs} == {64}
     assert len({kv.value for kv in current.kvs}) == 50
+
+
+def test_steal_is_the_hypervisors_share_of_the_cpu_time_between_two_readings() -> None:
+    before = [100, 0, 50, 800, 10, 0, 0, 40]
+    after = [400, 0, 150, 1000, 10, 0, 0, 140]  # 700 ticks passed, 100 of them stolen
+    assert steal_pct(before, after) == 14.3
+    assert steal_pct(before, before) == 0.0
+    assert steal_pct(None, after) is None and steal_pct(before, after[:5]) is None
