@@ -1255,8 +1255,10 @@ class RevisionLog:
                     item.fail(self._broken)
                 return False
         if events:
+            names = [change[0] for change in batch.changes]
+            lowest, highest = min(names), max(names)
             for watcher in list(self._watchers):
-                watcher.deliver(events, self._revision)
+                watcher.deliver(events, self._revision, lowest, highest)
         for item, result in answers:
             future = item.future
             if item.group is None and future is not None:

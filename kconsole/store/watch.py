@@ -98,11 +98,16 @@ class Watcher:
 
     # ------------------------------------------------------------------ fed by the log
 
-    def deliver(self, events: list[Event], revision: int) -> None:
-        """Take this watcher's share of one committed batch (never blocks)."""
+    def deliver(self, events: list[Event], revision: int, lowest: str, highest: str) -> None:
+        """Take this watcher's share of one committed batch (never blocks). ``lowest`` and ``highest``
+        are the batch's smallest and largest keys: a watcher whose range lies outside them (most of
+        the API server's per-resource watchers, for a batch of one resource's writes) is done without
+        looking at each event."""
         if not self._active:
             return
         key, end, start = self.key, self.end, self.start
+        if highest < key or (lowest >= end if end is not None and end != "\0" else end is None and lowest > key):
+            return
         if end is None:
             mine = [e for e in events if e.kv.key == key and e.kv.mod_revision >= start]
         elif end == "\0":

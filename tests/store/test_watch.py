@@ -9,7 +9,7 @@ import pytest
 
 from kconsole.clock import VirtualClock
 from kconsole.store import watch as watch_module
-from kconsole.store.kv import Event, WatchResponse, prefix_end
+from kconsole.store.kv import Event, Put, WatchResponse, prefix_end
 from kconsole.store.revlog import RevisionLog
 
 
@@ -227,3 +227,36 @@ async def test_closing_mid_replay_ends_the_stream_without_a_gap(
     await log.close()
     got = revisions([first]) + revisions([r async for r in w])
     assert got == list(range(1, len(got) + 1))  # a prefix of the history, never 1,2,11
+
+
+async def test_each_watcher_gets_exactly_its_keys_of_a_batch_spanning_many(log: RevisionLog) -> None:
+    """One commit writes /b, /d and /f: a watcher sees the batch's writes inside its range (even
+    when the range lies between the batch's first and last key) and nothing when the range misses
+    them all, its end being exclusive."""
+    ranges: dict[str, tuple[str, str | None]] = {
+        "key /b": ("/b", None),
+        "key /e": ("/e", None),
+        "between": ("/c", "/e"),
+        "up to /b": ("/a", "/b"),
+        "from /f on": ("/f", "\0"),
+        "after": ("/g", "\0"),
+    }
+    watchers = {label: log.watch(key, end) for label, (key, end) in ranges.items()}
+    batch = await log.txn([], [Put("/b", b"1"), Put("/d", b"1"), Put("/f", b"1")])
+    # A second commit writes a key in every range, so each watcher's first response comes.
+    marks = await log.txn([], [Put(key, b"2") for key, _ in ranges.values()])
+    seen: dict[str, list[tuple[str, int]]] = {}
+    for label, w in watchers.items():
+        response = await anext(aiter(w))
+        seen[label] = [(e.kv.key, e.kv.mod_revision) for e in response.events]
+        await w.close()
+    one, two = batch.revision, marks.revision
+    assert seen == {
+        "key /b": [("/b", one)],
+        "key /e": [("/e", two)],
+        "between": [("/d", one)],
+        "up to /b": [("/a", two)],
+        "from /f on": [("/f", one)],
+        "after": [("/g", two)],
+    }
+
