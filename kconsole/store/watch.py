@@ -106,13 +106,17 @@ class Watcher:
         if not self._active:
             return
         key, end, start = self.key, self.end, self.start
-        if highest < key or (lowest >= end if end is not None and end != "\0" else end is None and lowest > key):
+        if highest < key:
             return
         if end is None:
+            if lowest > key:
+                return
             mine = [e for e in events if e.kv.key == key and e.kv.mod_revision >= start]
         elif end == "\0":
             mine = [e for e in events if e.kv.key >= key and e.kv.mod_revision >= start]
         else:
+            if lowest >= end:
+                return
             mine = [e for e in events if key <= e.kv.key < end and e.kv.mod_revision >= start]
         if not mine:
             return
