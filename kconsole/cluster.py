@@ -263,6 +263,7 @@ class Cluster:
         self.etcd = await EtcdCluster.open(self.data_dir / MEMBERS_DIR, clock=self.clock,
                                            members=cfg.control_planes, seed=cfg.seed)
         self.api = APIServer(self.etcd, self.clock, seed=cfg.seed, transformers=transformers)
+        self.api.set_component_probe(self.components_running)
         await self.api.start()
 
         if cfg.http:
@@ -318,6 +319,11 @@ class Cluster:
         self.proxies = self.node_pool.proxies
         assert self.api is not None
         self.api.set_log_source(self.node_pool.logs)
+
+    def components_running(self) -> dict[str, bool]:
+        """Whether any replica of each component runs: what ComponentStatus reports."""
+        return {"scheduler": any(replica.running for replica in self.schedulers),
+                "controller-manager": any(replica.running for replica in self.controller_managers)}
 
     def static_pod_status(self) -> dict[str, dict[str, bool]]:
         """Which control-plane components run on each control-plane node, for its static pods."""

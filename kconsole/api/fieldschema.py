@@ -41,6 +41,7 @@ KINDS: dict[str, str] = {
     "ResourceQuota": "ResourceQuota",
     "LimitRange": "LimitRange",
     "NetworkPolicy": "NetworkPolicy",
+    "ComponentStatus": "ComponentStatus",
 }
 
 TYPES: dict[str, str] = {
@@ -67,6 +68,8 @@ TYPES: dict[str, str] = {
     "ClusterRoleBinding": "apiVersion kind metadata:ObjectMeta roleRef:RoleRef subjects:[]Subject",
     "ClusterTrustBundleProjection": "labelSelector:LabelSelector name optional:b path signerName user:i",
     "Condition": "lastTransitionTime:t message observedGeneration:i reason status type",
+    "ComponentCondition": "error message status type",
+    "ComponentStatus": "apiVersion conditions:[]ComponentCondition kind metadata:ObjectMeta",
     "ConfigMap": "apiVersion binaryData:{}s data:{}s immutable:b kind metadata:ObjectMeta",
     "ConfigMapEnvSource": "name optional:b",
     "ConfigMapKeySelector": "key name optional:b",

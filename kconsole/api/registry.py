@@ -144,6 +144,9 @@ TABLE: tuple[ResourceSpec, ...] = (
     # Enforced by the LimitRanger and ResourceQuota admission plugins; the resourcequota-controller keeps status.
     _entry("", "v1", "resourcequotas", "ResourceQuota", short=("quota",), status=True),
     _entry("", "v1", "limitranges", "LimitRange", short=("limits",)),
+    # Deprecated upstream (v1.19) but served: probed on each read, never stored (api/componentstatus.py).
+    _entry("", "v1", "componentstatuses", "ComponentStatus", namespaced=False, short=("cs",), verbs=("get", "list"),
+           stored=False),
     _entry("apps", "v1", "deployments", "Deployment", short=("deploy",), categories=ALL, status=True, scale=True,
            generation=True),
     _entry("apps", "v1", "replicasets", "ReplicaSet", short=("rs",), categories=ALL, status=True, scale=True,

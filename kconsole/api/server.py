@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from functools import partial
 from typing import Any, NamedTuple
 
-from kconsole.api import marshalled, strategy
+from kconsole.api import componentstatus, marshalled, strategy
 from kconsole.api.admission.metadata import new_uid
 from kconsole.api.apply import track_update
 from kconsole.api.crd.registration import CRD_SPEC, Registration, terminating_error
@@ -216,6 +216,7 @@ class APIServer:
         self._judged_early = {type(p) for p in self.mutating if getattr(p, "repeats_admit", False)}
         self._plugin_index: tuple[Any, Any, Any, dict[tuple[str, str], _Plugins]] = (None, None, None, {})
         self._log_source: LogSource | None = None
+        self._component_probe: componentstatus.ComponentProbe | None = None
         #: Simulated seconds an Event lives after its last write (upstream's --event-ttl); 0 keeps them.
         self.event_ttl = event_ttl
         self._event_gc: TimerHandle | None = None
@@ -433,6 +434,10 @@ class APIServer:
         self._listed.clear()
         self.resources_version += 1
 
+    def set_component_probe(self, probe: componentstatus.ComponentProbe | None) -> None:
+        """Which control-plane components run, for ComponentStatus (upstream probes their /healthz)."""
+        self._component_probe = probe
+
     def set_log_source(self, source: LogSource | None) -> None:
         """Where pods/log reads come from: fn(namespace, pod, container, options), as the kubelet's endpoint."""
         self._log_source = source
@@ -556,6 +561,8 @@ class APIServer:
         self._authorize(self._attributes(user, verb, spec, sub or "", namespace or "", req.name or ""))
         call.stage = "storage"
         if not spec.stored:
+            if spec.kind == "ComponentStatus":
+                return _ready(componentstatus.answer(self, call, spec, self._component_probe))
             return _ready(self._sub.review(self, call, spec))
         if sub is not None and sub != "status":
             return self._sub.dispatch(self, call, spec, sub)

@@ -245,6 +245,15 @@ TYPES: dict[str, tuple[str, str, Fields]] = {
         "nodePort": ("integer", "The port on each node on which this service is exposed when type is NodePort "
                      "or LoadBalancer."),
     }),
+    "ComponentCondition": ("io.k8s.api.core.v1.ComponentCondition", "Information about the condition of a "
+                           "component.", {
+        "type": ("string", 'Type of condition for a component. Valid value: "Healthy"'),
+        "status": ("string", 'Status of the condition for a component. Valid values for "Healthy": "True", '
+                   '"False", or "Unknown".'),
+        "message": ("string", "Message about the condition for a component. For example, information about a "
+                    "health check."),
+        "error": ("string", "Condition error code for a component. For example, a health check error code."),
+    }),
 }
 
 #: Fields a type cannot do without (``kubectl explain`` marks them -required-).
@@ -256,6 +265,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "EnvVar": ("name",),
     "DeploymentSpec": ("selector", "template"),
     "ServicePort": ("port",),
+    "ComponentCondition": ("status", "type"),
 }
 
 #: (group, kind) -> the kind's description and its top-level fields besides apiVersion, kind and metadata.
@@ -275,6 +285,10 @@ KINDS: dict[tuple[str, str], tuple[str, Fields]] = {
                       "which pods will answer requests sent through the proxy.", {
         "spec": ("ServiceSpec", "Spec defines the behavior of a service."),
         "status": ("object", "Most recently observed status of the service. Populated by the system. Read-only."),
+    }),
+    ("", "ComponentStatus"): ("ComponentStatus (and ComponentStatusList) holds the cluster validation info. "
+                              "Deprecated: This API is deprecated in v1.19+", {
+        "conditions": ("[]ComponentCondition", "List of component conditions observed"),
     }),
     ("", "ConfigMap"): ("ConfigMap holds configuration data for pods to consume.", {
         "data": ("map[string]string", "Data contains the configuration data. Each key must consist of "

@@ -978,6 +978,24 @@ SCHEDULINGDECISIONS = Printer(
     _decision_cells,
 )
 
+def _component_cells(c: Obj, now: float) -> list[Any]:
+    """upstream printComponentStatus: the Healthy condition, Healthy only when True."""
+    status, message, error = "Unknown", "", ""
+    for cond in c.get("conditions") or ():
+        if isinstance(cond, dict) and cond.get("type") == "Healthy":
+            status = "Healthy" if cond.get("status") == "True" else "Unhealthy"
+            message, error = cond.get("message") or "", cond.get("error") or ""
+            break
+    return [_name(c), status, message, error]
+
+
+COMPONENTSTATUSES = Printer(
+    (NAME, Column("Status", description="Status of the component conditions"),
+     Column("Message", description="Message of the component conditions"),
+     Column("Error", description="Error of the component conditions")),
+    _component_cells,
+)
+
 #: group-resource -> printer, as upstream's printers register them.
 PRINTERS: dict[str, Printer] = {
     "pods": PODS,
@@ -1012,6 +1030,7 @@ PRINTERS: dict[str, Printer] = {
     "rolebindings.rbac.authorization.k8s.io": BINDINGS,
     "clusterrolebindings.rbac.authorization.k8s.io": BINDINGS,
     "schedulingdecisions.kconsole.dev": SCHEDULINGDECISIONS,
+    "componentstatuses": COMPONENTSTATUSES,
 }
 
 #: Upstream's DefaultTableConvertor for kinds without a printer: NAME and CREATED AT.

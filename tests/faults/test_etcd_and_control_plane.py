@@ -141,6 +141,35 @@ async def test_killing_the_controller_manager_and_scheduler_leaders_hands_the_le
         assert event["involvedObject"]["kind"] == "Lease" and event["involvedObject"]["name"] == lease
 
 
+async def test_componentstatuses_follow_the_components_faults_stop_and_heal(cluster: Cluster) -> None:
+    """kubectl get cs: every component Healthy; with no scheduler replica left the scheduler's probe is
+    refused; with etcd's quorum gone etcd-0 fails as upstream's probe times out; healed, all Healthy."""
+    faults, etcd, admin, clock = cluster.faults, cluster.etcd, cluster.api_client(), vclock(cluster)
+    assert faults is not None and etcd is not None
+
+    async def health() -> dict[str, tuple[str, str, str]]:
+        items = await admin.list_all("componentstatuses")
+        return {c["metadata"]["name"]: (c["conditions"][0]["status"], c["conditions"][0].get("message", ""),
+                                        c["conditions"][0].get("error", "")) for c in items}
+
+    assert await health() == {name: ("True", "ok", "") for name in ("controller-manager", "scheduler", "etcd-0")}
+    killed = []
+    while any(replica.running for replica in cluster.schedulers):
+        await clock.run_until(lambda: any(r.is_leader and r.running for r in cluster.schedulers), timeout=40, step=1)
+        killed.append(await faults.apply("kill-scheduler-leader", "leader"))
+    assert len(killed) == 3
+    assert (await health())["scheduler"] == (
+        "Unknown", "", 'Get "https://127.0.0.1:10259/healthz": dial tcp 127.0.0.1:10259: connect: connection refused')
+    assert (await health())["controller-manager"] == ("True", "ok", "")
+
+    stopped = [await faults.apply("etcd-stop", member.name) for member in etcd.members[:2]]
+    assert (await health())["etcd-0"] == ("False", "", "context deadline exceeded")
+    for fault in [*stopped, *killed]:
+        await faults.heal(fault.id)
+    await clock.run_until(lambda: etcd.leader() is not None and etcd.quorum().ok, timeout=20, step=0.1)
+    assert await health() == {name: ("True", "ok", "") for name in ("controller-manager", "scheduler", "etcd-0")}
+
+
 async def test_apiserver_latency_and_errors(cluster: Cluster) -> None:
     faults, admin, clock = cluster.faults, cluster.api_client(), vclock(cluster)
     assert faults is not None and cluster.api is not None

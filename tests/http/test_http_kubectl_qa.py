@@ -4,6 +4,7 @@ for kinds kconsole does not serve, JSON patch failures, rollout undo."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -171,6 +172,29 @@ async def test_health_checks_list_in_upstreams_order(cluster: Cluster) -> None:
     for page, last in (("/livez?verbose", "livez check passed"), ("/readyz?verbose", "readyz check passed")):
         lines = (await cluster.kubectl("get", "--raw", page)).out.splitlines()
         assert lines[:3] == ["[+]ping ok", "[+]log ok", "[+]etcd ok"] and lines[-1] == last
+
+
+async def test_get_componentstatuses_prints_upstreams_table_and_deprecation_warning(cluster: Cluster) -> None:
+    cluster.api.set_component_probe(lambda: {"scheduler": False, "controller-manager": True})
+    try:
+        got = await cluster.kubectl("get", "cs")
+        assert got.err.strip() == "Warning: v1 ComponentStatus is deprecated in v1.19+"
+        rows = [re.split(r"\s{2,}", line.strip()) for line in got.out.splitlines()]  # MESSAGE may be empty
+        assert rows == [["NAME", "STATUS", "MESSAGE", "ERROR"], ["controller-manager", "Healthy", "ok"],
+                        ["scheduler", "Unhealthy", 'Get "https://127.0.0.1:10259/healthz": dial tcp '
+                                                   "127.0.0.1:10259: connect: connection refused"],
+                        ["etcd-0", "Healthy", "ok"]]
+        one = json.loads((await cluster.kubectl("get", "componentstatus", "etcd-0", "-o", "json")).out)
+        assert one["conditions"] == [{"type": "Healthy", "status": "True", "message": "ok"}]
+        missing = await cluster.kubectl("get", "cs", "kube-proxy", check=False)
+        assert 'componentstatuses "kube-proxy" not found' in missing.err
+        refused = await cluster.kubectl("delete", "cs", "scheduler", check=False)
+        assert refused.code == 1 and "(MethodNotAllowed)" in refused.err
+        explained = (await cluster.kubectl("explain", "cs.conditions.status")).out
+        assert 'Valid values for "Healthy": "True",' in explained
+    finally:
+        cluster.api.set_component_probe(None)
+    assert [c.split()[0] for c in (await cluster.kubectl("get", "cs")).out.splitlines()[1:]] == ["etcd-0"]
 
 
 PRUNED = """apiVersion: v1
