@@ -978,6 +978,7 @@ SCHEDULINGDECISIONS = Printer(
     _decision_cells,
 )
 
+
 def _component_cells(c: Obj, now: float) -> list[Any]:
     """upstream printComponentStatus: the Healthy condition, Healthy only when True."""
     status, message, error = "Unknown", "", ""
