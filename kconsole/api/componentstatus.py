@@ -49,8 +49,9 @@ def _etcd_error(server: APIServer) -> str:
     return "" if ok else message
 
 
-def statuses(server: APIServer, probe: ComponentProbe | None) -> list[Obj]:
+def statuses(server: APIServer) -> list[Obj]:
     """Every component's ComponentStatus, in upstream's usual order."""
+    probe = server._component_probe  # set by the cluster (set_component_probe)
     running = probe() if probe is not None else {}
     out = []
     for name, address in HEALTHZ.items():
@@ -72,12 +73,12 @@ def _status(name: str, error: str, failed: str) -> Obj:
     return {"kind": "ComponentStatus", "apiVersion": "v1", "metadata": {"name": name}, "conditions": [condition]}
 
 
-def answer(server: APIServer, call: _Call, spec: ResourceSpec, probe: ComponentProbe | None) -> Response:
+def answer(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
     """get or list; selectors are ignored, as upstream ignores them."""
     req = call.req
     if req.verb not in ("get", "list"):
         raise StatusError.method_not_supported(spec.group_resource, req.verb)
-    items = statuses(server, probe)
+    items = statuses(server)
     if req.verb == "get":
         found = [item for item in items if item["metadata"]["name"] == req.name]
         if not found:

@@ -561,8 +561,6 @@ class APIServer:
         self._authorize(self._attributes(user, verb, spec, sub or "", namespace or "", req.name or ""))
         call.stage = "storage"
         if not spec.stored:
-            if spec.kind == "ComponentStatus":
-                return _ready(componentstatus.answer(self, call, spec, self._component_probe))
             return _ready(self._sub.review(self, call, spec))
         if sub is not None and sub != "status":
             return self._sub.dispatch(self, call, spec, sub)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kconsole.api import metrics
+from kconsole.api import componentstatus, metrics
 from kconsole.api.authn import service_account_user
 from kconsole.api.filters import format_selector, selector_matches
 from kconsole.api.patch import apply_patch, parse_patch
@@ -365,10 +365,13 @@ def _terminated_before(pod: Obj, container: str) -> bool:
 
 
 def review(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
-    """Access reviews: answered from the authorizer, never stored (and the metrics API, computed)."""
+    """Access reviews: answered from the authorizer, never stored (and the metrics API and
+    ComponentStatus, computed on each read)."""
     req = call.req
     if spec.group == "metrics.k8s.io":
         return metrics.answer(server, call, spec)
+    if spec.kind == "ComponentStatus":
+        return componentstatus.answer(server, call, spec)
     if req.verb != "create":
         raise StatusError.method_not_supported(spec.group_resource, req.verb)
     body = req.body if isinstance(req.body, dict) else None
