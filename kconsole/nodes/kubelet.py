@@ -125,6 +125,9 @@ class Kubelet:
         self.client: Client | None = None
         self.recorder: EventRecorder | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        #: Mirror pods posted and not yet seen by the informer: name -> when to post again if still unseen
+        #: (two syncs in a row must not both post one, the second only to hear 409 AlreadyExists).
+        self._mirrors_posted: dict[str, float] = {}
         self._dirty: dict[str, Worker] = {}
         self._deletes: dict[str, Worker] = {}
         self._wake = asyncio.Event()
@@ -628,12 +631,20 @@ class Kubelet:
         for w in self.workers.values():
             if isinstance(w, MirrorPodWorker):
                 w.sync()
-        missing = [c for c in COMPONENTS if mirror_pod_name(c, self.name) not in have]
+        now = self.clock.now()
+        posted = self._mirrors_posted
+        for name in [n for n, until in posted.items() if n in have or until <= now]:
+            del posted[name]
+        names = {c: mirror_pod_name(c, self.name) for c in COMPONENTS}
+        missing = [c for c, name in names.items() if name not in have and name not in posted]
         if missing:
+            for component in missing:
+                posted[names[component]] = now + STATIC_POD_INTERVAL
             self._tasks.append(asyncio.create_task(self._create_mirror_pods(missing)))
 
     async def _create_mirror_pods(self, components: list[str]) -> None:
         if self.client is None or not self.node_uid:
+            self._mirrors_posted.clear()
             return
         for component in components:
             pod = mirror_pod(component, self.name, self.node_uid, self.clock.rfc3339())
@@ -641,8 +652,10 @@ class Kubelet:
                 await self.client.create(pod)
             except StatusError as err:
                 if not is_already_exists(err):
+                    self._mirrors_posted.pop(pod["metadata"]["name"], None)
                     log.warning("kubelet %s: mirror pod %s: %s", self.name, pod["metadata"]["name"], err)
             except LinkDown:
+                self._mirrors_posted.clear()
                 return
 
     async def _static_loop(self) -> None:

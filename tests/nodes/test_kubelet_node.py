@@ -130,6 +130,24 @@ async def test_static_pods_reflect_whether_each_component_runs(env: NodeEnv) -> 
     assert pod["status"]["containerStatuses"][0]["restartCount"] == 1
 
 
+async def test_mirror_pods_are_posted_once_each_and_posted_again_when_deleted(env: NodeEnv) -> None:
+    """The kubelet's syncs do not race each other into 409 AlreadyExists; a deleted mirror pod comes back."""
+    await env.fleet(workers=0, control_planes=1)
+    names = ["etcd-control-plane", "kube-apiserver-control-plane", "kube-scheduler-control-plane",
+             "kube-controller-manager-control-plane"]
+    await env.wait(lambda: _all_ready(env, names), timeout=20)
+    await env.clock.advance(12)
+    posts = [(r.name, r.code) for r in env.api.audit_recent(5000)
+             if r.resource == "pods" and r.verb == "create" and r.user == "system:node:control-plane"]
+    assert sorted(posts) == sorted((name, 201) for name in names)
+
+    await env.admin.delete("pods", "kube-scheduler-control-plane", "kube-system", grace_period_seconds=0)
+    await env.wait(lambda: _all_ready(env, names), timeout=20)
+    posts = [(r.name, r.code) for r in env.api.audit_recent(5000)
+             if r.resource == "pods" and r.verb == "create" and r.user == "system:node:control-plane"]
+    assert posts.count(("kube-scheduler-control-plane", 201)) == 2 and not [p for p in posts if p[1] != 201]
+
+
 async def _all_ready(env: NodeEnv, names: list[str]) -> bool:
     pods = {p["metadata"]["name"]: p for p in await env.admin.list_all("pods", "kube-system")}
     return all(n in pods and condition_status(pods[n], "Ready") == "True" for n in names)
