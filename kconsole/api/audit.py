@@ -120,3 +120,8 @@ class AuditLog:
 
     def __len__(self) -> int:
         return min(self._added, len(self._ring))
+
+    @property
+    def total(self) -> int:
+        """Records ever added, including those the ring has since dropped."""
+        return self._added

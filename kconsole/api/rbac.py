@@ -522,6 +522,8 @@ _CONSOLE_RULES = [
 _DISCOVERY_URLS = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*",
                    "/readyz", "/version", "/version/"]
 _PUBLIC_URLS = ["/healthz", "/livez", "/readyz", "/version", "/version/"]
+_MONITORING_URLS = ["/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz", "/livez/*", "/readyz/*",
+                    "/healthz/*"]
 
 
 def bootstrap_objects() -> list[Obj]:
@@ -546,6 +548,7 @@ def bootstrap_objects() -> list[Obj]:
         ]),
         cluster_role("system:discovery", [url_rule(["get"], _DISCOVERY_URLS)]),
         cluster_role("system:public-info-viewer", [url_rule(["get"], _PUBLIC_URLS)]),
+        cluster_role("system:monitoring", [url_rule(["get"], _MONITORING_URLS)]),
         cluster_role("system:kube-scheduler", _SCHEDULER_RULES),
         cluster_role("system:kube-controller-manager", _CONTROLLER_MANAGER_RULES),
         cluster_role("system:node", _NODE_RULES),
@@ -556,6 +559,7 @@ def bootstrap_objects() -> list[Obj]:
         cluster_role_binding("system:discovery", "system:discovery", [("Group", "system:authenticated")]),
         cluster_role_binding("system:public-info-viewer", "system:public-info-viewer",
                              [("Group", "system:authenticated"), ("Group", "system:unauthenticated")]),
+        cluster_role_binding("system:monitoring", "system:monitoring", [("Group", "system:monitoring")]),
         cluster_role_binding("system:kube-scheduler", "system:kube-scheduler", [("User", "system:kube-scheduler")]),
         cluster_role_binding("system:kube-controller-manager", "system:kube-controller-manager",
                              [("User", "system:kube-controller-manager")]),

@@ -29,6 +29,8 @@ from kconsole.api.filters import compile_filter
 from kconsole.api.impersonation import impersonated_user
 from kconsole.api.ipalloc import AllocatedError, ClusterIPAllocator, NotInRangeError, RangeFullError, service_ips
 from kconsole.api.patch import apply_patch, parse_patch, server_side_apply
+from kconsole.api import prometheus
+from kconsole.api.prometheus import READ_ONLY, RequestMetrics
 from kconsole.api.rbac import RBACAuthorizer, bootstrap_objects, forbidden_error
 from kconsole.api.registry import BUILTIN_PRIORITY_CLASSES, Registry, ResourceSpec
 from kconsole.api.stages import AdmissionContext, Attributes
@@ -201,6 +203,7 @@ class APIServer:
         self.crds = Registration(self)
         self.storage = Storage(kv, clock, self.registry, transformers, cache_options=cache_options)
         self.audit = AuditLog(audit_capacity)
+        self.request_metrics = RequestMetrics()
         self.ipalloc = ClusterIPAllocator(service_cidr, random.Random(seed * 7919 + 1))
         self.tokens = TokenAuthenticator(now=clock.now)
         self.authorizer = RBACAuthorizer(self._rbac_lister)
@@ -453,6 +456,38 @@ class APIServer:
     def audit_follow(self) -> AsyncIterator[AuditRecord]:
         return self.audit.follow()
 
+    async def metrics(self, credentials: Credentials, source: str = "in-process") -> str:
+        """``GET /metrics``: upstream's apiserver_* families in Prometheus' text format, for whom RBAC
+        lets get that path (cluster-admin, the system:monitoring group). Counted and audited as the
+        non-resource request it is."""
+        t0 = time.perf_counter()
+        user: UserInfo | None = None
+        stage: str | None = "authentication"
+        code, message = 500, ""
+        try:
+            user = self.tokens.authenticate(credentials)
+            stage = "authorization"
+            if credentials.impersonate_user is not None:
+                user = self._impersonated(user, credentials)
+            self._authorize(Attributes(user=user, verb="get", resource_request=False, path="/metrics"))
+            stage = "storage"
+            try:
+                db_size: int | None = (await self.kv.status()).db_size
+            except StoreError:
+                db_size = None  # upstream reports the size it could not read as -1
+            text = prometheus.render(self, db_size)
+            code, stage = 200, None
+            return text
+        except StatusError as err:
+            code, message = err.code, err.message
+            raise
+        finally:
+            elapsed = time.perf_counter() - t0
+            audit = self.audit
+            audit.add_row((audit.next_seq(), self.clock.now(), user.name if user else "", "get", "/metrics", None,
+                           None, code, elapsed * 1000.0, stage, source, message))
+            self.request_metrics.observe_path("/metrics", code, elapsed)
+
     def loopback_credentials(self) -> Credentials:
         """Credentials of the API server's own (system:masters) user, for in-process bootstrap work."""
         return Credentials(token=self._loopback)
@@ -461,6 +496,9 @@ class APIServer:
         t0 = time.perf_counter()
         call = _Call(request)
         message = ""
+        inflight = self.request_metrics.inflight
+        kind = "readOnly" if request.verb in READ_ONLY else "mutating"
+        inflight[kind] += 1
         try:
             if self.fault_injector is not None:
                 call.stage = "fault-injection"
@@ -488,9 +526,11 @@ class APIServer:
             result = Response(500, status)
             code, stage, message = 500, call.stage, status["message"]
         finally:
+            inflight[kind] -= 1
             for ip in call.allocated:
                 # Addresses handed to a request that did not store its Service go back to the pool.
                 self.ipalloc.release(ip)
+        elapsed = time.perf_counter() - t0
         spec = call.spec
         if spec is not None:
             resource = spec.group_resource
@@ -501,8 +541,9 @@ class APIServer:
         audit = self.audit
         audit.add_row((  # AuditRecord's fields, in its order
             audit.next_seq(), self.clock.now(), call.user.name if call.user else "", request.verb, resource,
-            request.namespace, call.name, code, (time.perf_counter() - t0) * 1000.0, stage, request.source, message,
+            request.namespace, call.name, code, elapsed * 1000.0, stage, request.source, message,
         ))
+        self.request_metrics.observe(request, spec, code, elapsed)
         return result
 
     def _store_status(self, err: StoreError) -> dict[str, Any]:

@@ -230,6 +230,9 @@ class WatchCache:
         self.generation = 0
         self.ready = False
         self.relists = 0
+        #: Events read from the store, and those handed to watchers (both only ever grow): /metrics.
+        self.events_received = 0
+        self.events_dispatched = 0
         self._sorted: list[Obj] | None = None
         self._all: set[CacheWatcher] = set()
         self._by_ns: dict[str, set[CacheWatcher]] = {}
@@ -334,6 +337,7 @@ class WatchCache:
                 self._wake_progress()
             return
         now = self.clock.now()
+        self.events_received += len(resp.events)
         plen = len(self.prefix)
         objects = self.objects
         history = self.history
@@ -391,6 +395,7 @@ class WatchCache:
             self.window_start = history.popleft().rv
 
     def _dispatch(self, ev: CacheEvent) -> None:
+        self.events_dispatched += 1
         if self._all:
             for w in tuple(self._all):
                 w.offer(ev)
@@ -575,7 +580,13 @@ class WatchCache:
             self._bookmarkers -= 1
 
     def watcher_count(self) -> int:
-        return len(self._all) + sum(len(s) for s in self._by_ns.values()) + sum(len(s) for s in self._by_name.values())
+        return sum(self.watcher_counts())
+
+    def watcher_counts(self) -> tuple[int, int, int]:
+        """Watchers of every namespace, of one namespace, of one object: upstream's cluster,
+        namespace and resource scopes."""
+        return (len(self._all), sum(len(s) for s in self._by_ns.values()),
+                sum(len(s) for s in self._by_name.values()))
 
     # ------------------------------------------------------------------ bookmarks
 

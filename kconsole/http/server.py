@@ -25,6 +25,7 @@ from typing import Any
 from aiohttp import web
 
 from kconsole import kubeconfig as kc
+from kconsole.api import prometheus
 from kconsole.api.types import Credentials, Request, Response, StatusError, UserInfo, status_body
 from kconsole.clock import Clock, RealClock
 from kconsole.http import encode, rest, tables
@@ -300,6 +301,8 @@ class HTTPFront:
         creds = self._credentials(request)
         if path.startswith(("/api/", "/apis/")) or path in ("/api", "/apis"):
             return await self._api(request, path, creds, body)
+        if path == "/metrics":
+            return await self._metrics(creds)
         self._authenticate(creds)
         if path == "/version" or path == "/version/":
             return _json_response(200, VERSION)
@@ -310,8 +313,8 @@ class HTTPFront:
                 return Reply(200, OPENAPI_V2_PROTOBUF_BODY, OPENAPI_V2_PROTOBUF, NO_CACHE)
             return _json_response(200, OPENAPI_V2_JSON)
         if path in ("/", ""):
-            return _json_response(200, {"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2",
-                                                  "/openapi/v3", "/readyz", "/version"]})
+            return _json_response(200, {"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics",
+                                                  "/openapi/v2", "/openapi/v3", "/readyz", "/version"]})
         raise rest.not_found()
 
     # ------------------------------------------------------------------ non-resource pages
@@ -349,6 +352,13 @@ class HTTPFront:
         lines = [f"[+]{name} ok" if ok else f"[-]{name} failed: reason withheld" for name, ok, _ in checks]
         lines.append(f"{kind} check {'failed' if failed else 'passed'}")
         return _text(code, "\n".join(lines) + "\n")
+
+    async def _metrics(self, creds: Credentials) -> Reply:
+        metrics = getattr(self.entry, "metrics", None)
+        if metrics is None:
+            raise rest.not_found()
+        text = await metrics(creds, "http")
+        return Reply(200, text.encode(), prometheus.CONTENT_TYPE, NO_CACHE)
 
     def _openapi_doc(self, path: str) -> Reply:
         _, openapi = self._docs()

@@ -197,6 +197,27 @@ async def test_get_componentstatuses_prints_upstreams_table_and_deprecation_warn
     assert [c.split()[0] for c in (await cluster.kubectl("get", "cs")).out.splitlines()[1:]] == ["etcd-0"]
 
 
+async def test_get_raw_metrics_counts_kubectls_own_requests_for_whom_rbac_lets_read_it(cluster: Cluster) -> None:
+    """``kubectl get --raw /metrics``: upstream's apiserver_* lines, kubectl's list counted in them; a user
+    without a grant on the path is refused, the system:monitoring group is not."""
+    await cluster.kubectl("get", "namespaces")
+    text = (await cluster.kubectl("get", "--raw", "/metrics")).out
+    lists = re.search(r'^apiserver_request_total\{code="200",component="apiserver",dry_run="",group="",'
+                      r'resource="namespaces",scope="cluster",subresource="",verb="LIST",version="v1"\} (\d+)$',
+                      text, re.M)
+    assert lists and int(lists[1]) >= 1
+    assert "# TYPE apiserver_request_duration_seconds histogram" in text
+    assert re.search(r'^apiserver_storage_objects\{resource="namespaces"\} [1-9]', text, re.M)
+    denied = await cluster.kubectl("get", "--raw", "/metrics", "--as=jane", check=False)
+    assert (denied.code, denied.err.strip()) == (
+        1, 'Error from server (Forbidden): forbidden: User "jane" cannot get path "/metrics"')
+    monitored = await cluster.kubectl("get", "--raw", "/metrics", "--as=prom", "--as-group=system:monitoring")
+    assert 'code="403",component="apiserver",dry_run="",group="",resource="",scope="",subresource="/metrics",' \
+           'verb="GET",version=""} 1' in monitored.out
+    assert (await cluster.kubectl("auth", "can-i", "get", "/metrics", "--as=prom",
+                                  "--as-group=system:monitoring")).out.strip() == "yes"
+
+
 PRUNED = """apiVersion: v1
 kind: ConfigMap
 metadata: {name: keep, labels: {set: prune}}
