@@ -2,9 +2,12 @@
 
 The simulated kubelets publish each running pod's usage as the ``kconsole.dev/cpu-usage`` and
 ``kconsole.dev/memory-usage`` annotations (the HPA controller reads the same); this answers from the
-pods cache: a pod's usage split evenly over its containers, a node's the sum of its pods'. A pod with
-no published usage yet has no metrics (kubectl says "metrics not available yet"), as with
-metrics-server before its first scrape. Read-only: get and list, with label and name selectors.
+pods cache: a pod's usage split evenly over its containers, a node's the sum of its pods' plus what
+its kubelet registered as running outside pods (``kconsole.dev/system-*-usage`` on the Node). A pod
+with no published usage yet has no metrics (kubectl says "metrics not available yet"), as with
+metrics-server before its first scrape; neither has a node that is not Ready nor its pods, whose
+kubelet metrics-server could not scrape (``kubectl top node`` prints ``<unknown>``). Read-only: get
+and list, with label and name selectors.
 """
 
 from __future__ import annotations
@@ -13,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from kconsole.api.filters import compile_filter
 from kconsole.api.types import Response, StatusError
-from kconsole.objects.pod import CPU_USAGE_ANNOTATION, MEMORY_USAGE_ANNOTATION
+from kconsole.objects.meta import condition_status
+from kconsole.objects.pod import (
+    CPU_USAGE_ANNOTATION,
+    MEMORY_USAGE_ANNOTATION,
+    SYSTEM_CPU_USAGE_ANNOTATION,
+    SYSTEM_MEMORY_USAGE_ANNOTATION,
+)
 from kconsole.objects.quantity import QuantityError, parse_quantity
 
 if TYPE_CHECKING:
@@ -30,14 +39,27 @@ def _usage(pod: Obj) -> tuple[float, float] | None:
     """(cores, bytes) a running pod published, or None."""
     if (pod.get("status") or {}).get("phase") != "Running":
         return None
-    annotations = pod["metadata"].get("annotations") or {}
-    cpu, memory = annotations.get(CPU_USAGE_ANNOTATION), annotations.get(MEMORY_USAGE_ANNOTATION)
+    return _published(pod, CPU_USAGE_ANNOTATION, MEMORY_USAGE_ANNOTATION)
+
+
+def _published(obj: Obj, cpu_key: str, memory_key: str) -> tuple[float, float] | None:
+    annotations = obj["metadata"].get("annotations") or {}
+    cpu, memory = annotations.get(cpu_key), annotations.get(memory_key)
     if cpu is None or memory is None:
         return None
     try:
         return float(parse_quantity(cpu)), float(parse_quantity(memory))
     except QuantityError:
         return None
+
+
+def _scraped_nodes(server: APIServer) -> set[str]:
+    """Nodes whose kubelet metrics-server would reach: the Ready ones."""
+    nodes = server.storage.caches.get("nodes")
+    if nodes is None:
+        raise StatusError.unavailable("the nodes cache is not running")
+    return {node["metadata"]["name"] for node in nodes.values()
+            if condition_status(node.get("status"), "Ready") == "True"}
 
 
 def _quantities(cores: float, nbytes: float) -> Obj:
@@ -55,11 +77,12 @@ def answer(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
         raise StatusError.unavailable("the pods cache is not running")
     now = server.now()
     items: list[Obj] = []
+    scraped = _scraped_nodes(server)
     if spec.kind == "PodMetrics":
         flt = compile_filter(pods_spec, req.label_selector, req.field_selector, req.namespace, req.name)
         for pod in cache.list(flt):
             usage = _usage(pod)
-            if usage is None:
+            if usage is None or (pod.get("spec") or {}).get("nodeName") not in scraped:
                 continue
             meta = pod["metadata"]
             containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or ()] or [""]
@@ -84,7 +107,12 @@ def answer(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
         flt = compile_filter(nodes_spec, req.label_selector, req.field_selector, None, req.name)
         for node in nodes.list(flt):
             name = node["metadata"]["name"]
+            if name not in scraped:
+                continue
             cores, nbytes = totals.get(name, (0.0, 0.0))
+            system = _published(node, SYSTEM_CPU_USAGE_ANNOTATION, SYSTEM_MEMORY_USAGE_ANNOTATION)
+            if system is not None:
+                cores, nbytes = cores + system[0], nbytes + system[1]
             items.append({"metadata": {"name": name, "creationTimestamp": now,
                                        "labels": dict(node["metadata"].get("labels") or {})},
                           "timestamp": now, "window": WINDOW, "usage": _quantities(cores, nbytes)})

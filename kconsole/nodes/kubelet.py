@@ -46,7 +46,12 @@ from kconsole.nodes.logs import LogFollower
 from kconsole.nodes.podworker import PodWorker
 from kconsole.nodes.staticpods import COMPONENTS, MirrorPodWorker, is_mirror_pod, mirror_pod, mirror_pod_name
 from kconsole.objects.meta import format_time
-from kconsole.objects.pod import CPU_USAGE_ANNOTATION, MEMORY_USAGE_ANNOTATION
+from kconsole.objects.pod import (
+    CPU_USAGE_ANNOTATION,
+    MEMORY_USAGE_ANNOTATION,
+    SYSTEM_CPU_USAGE_ANNOTATION,
+    SYSTEM_MEMORY_USAGE_ANNOTATION,
+)
 from kconsole.objects.podlog import LogOptions
 
 log = logging.getLogger(__name__)
@@ -305,6 +310,7 @@ class Kubelet:
             return
         if is_mirror_pod(pod):
             w = MirrorPodWorker(self, pod)
+            w.usage_model = usage_mod.static_pod_usage(w.component, self._usage_rng)
         else:
             w = PodWorker(self, pod)
             w.start_time = self.clock.now()
@@ -470,13 +476,17 @@ class Kubelet:
 
     def _node_object(self) -> Obj:
         cidr = self.config.pod_cidr
+        system_cpu, system_memory = usage_mod.system_usage(self.name)
         spec: Obj = {"podCIDR": cidr, "podCIDRs": [cidr], "providerID": f"kconsole://{self.name}"}
         if self.config.taints:
             spec["taints"] = [dict(t) for t in self.config.taints]
         return {"apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": self.name, "labels": self.config.all_labels(),
                              "annotations": {"node.alpha.kubernetes.io/ttl": "0",
-                                             "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
+                                             "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+                                             SYSTEM_CPU_USAGE_ANNOTATION: usage_mod.format_cpu(system_cpu),
+                                             SYSTEM_MEMORY_USAGE_ANNOTATION:
+                                                 usage_mod.format_memory(system_memory)}},
                 "spec": spec, "status": self._node_status(None)}
 
     async def _register(self) -> None:
@@ -673,9 +683,9 @@ class Kubelet:
             if not self.connected or self.client is None:
                 continue
             for w in list(self.workers.values()):
-                if not isinstance(w, PodWorker) or w.usage_model is None or w.removed or w.terminating:
+                if w.usage_model is None or w.removed or w.terminating:
                     continue
-                if not any(c.status == "running" for c in w.main):
+                if not (w.up if isinstance(w, MirrorPodWorker) else any(c.status == "running" for c in w.main)):
                     continue
                 model = w.usage_model
                 if w.cpu_load is not None:

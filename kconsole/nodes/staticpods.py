@@ -120,6 +120,10 @@ class MirrorPodWorker:
         self.deleting = False
         self.terminating = False
         self.containers: list[Any] = []
+        #: What the kubelet's usage loop reads and writes, as for any pod (kconsole.nodes.usage).
+        self.usage_model: Any = None
+        self.published_usage: tuple[int, int] | None = None
+        self.cpu_load: float | None = None
 
     @property
     def key(self) -> str:

@@ -6,11 +6,16 @@ sample. The kubelet publishes the sum over containers on the pod as the annotati
 ``kconsole.dev/cpu-usage`` (``"250m"``) and ``kconsole.dev/memory-usage`` (``"64Mi"``), only when
 a value moved by 5 % or more, so a quiet cluster does not write every 15 s. ``Kubelet.set_load``
 sets the CPU fraction of a pod (the console's "load" key) to watch the HPA react.
+
+Static pods (etcd, kube-apiserver, ...) use what such components use on an idle small cluster, and
+every node has some usage outside pods (kubelet, runtime, OS), fixed per node name; both are what a
+``kubectl top`` on a fresh kubeadm cluster shows before any workload runs.
 """
 
 from __future__ import annotations
 
 import random
+import zlib
 from dataclasses import dataclass
 
 from kconsole.objects.pod import pod_requests
@@ -46,6 +51,26 @@ def usage_model(pod: dict, rng: random.Random) -> PodUsage | None:
     if cpu_m <= 0 and mem <= 0:
         return None
     return PodUsage(cpu_m, mem, rng.uniform(0.2, 0.6), rng.uniform(0.3, 0.7))
+
+
+#: (CPU millicores, memory MiB) ranges of each control-plane component at rest, as on a small kubeadm cluster.
+STATIC_POD_USAGE = {"etcd": ((20, 45), (40, 90)), "kube-apiserver": ((40, 90), (250, 400)),
+                    "kube-controller-manager": ((12, 30), (45, 80)), "kube-scheduler": ((3, 8), (20, 35))}
+
+
+def static_pod_usage(component: str, rng: random.Random) -> PodUsage | None:
+    """A static pod's model: what its component uses, whatever it requests."""
+    ranges = STATIC_POD_USAGE.get(component)
+    if ranges is None:
+        return None
+    (cpu_lo, cpu_hi), (mem_lo, mem_hi) = ranges
+    return PodUsage(rng.randint(cpu_lo, cpu_hi), rng.randint(mem_lo, mem_hi) * MI, 1.0, 1.0)
+
+
+def system_usage(node: str) -> tuple[int, int]:
+    """(CPU millicores, memory bytes) a node uses outside pods: 40-99m and 400-799Mi, fixed per name."""
+    h = zlib.crc32(node.encode())
+    return 40 + h % 60, (400 + (h // 60) % 400) * MI
 
 
 def format_cpu(millis: int) -> str:

@@ -29,6 +29,10 @@ HOSTNAME_LABEL = "kubernetes.io/hostname"
 #: metrics-server): the HPA controller and the metrics API read it, NodeRestriction guards it.
 CPU_USAGE_ANNOTATION = "kconsole.dev/cpu-usage"
 MEMORY_USAGE_ANNOTATION = "kconsole.dev/memory-usage"
+#: On a Node: what runs outside pods (kubelet, container runtime, the OS), which metrics-server counts
+#: in the node's usage. Set by the kubelet when it registers the node.
+SYSTEM_CPU_USAGE_ANNOTATION = "kconsole.dev/system-cpu-usage"
+SYSTEM_MEMORY_USAGE_ANNOTATION = "kconsole.dev/system-memory-usage"
 _LEGACY_ZONE_LABEL = "failure-domain.beta.kubernetes.io/zone"
 _LEGACY_REGION_LABEL = "failure-domain.beta.kubernetes.io/region"
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from fault_env import condition, fault_events, pod, running_pod, vclock
 
 from kconsole.cluster import Cluster
 from kconsole.faults import FaultError
+from kconsole.objects.quantity import parse_quantity
 
 
 async def node(cluster: Cluster, name: str) -> dict[str, Any]:
@@ -150,3 +152,39 @@ async def _ready(cluster: Cluster, name: str, want: str) -> bool:
 
 async def _gone(cluster: Cluster, name: str) -> bool:
     return await pod(cluster, name) is None
+
+
+async def test_top_shows_the_control_plane_and_system_usage_and_loses_a_stopped_kubelets_node(
+        cluster: Cluster) -> None:
+    """As on a fresh kubeadm cluster: ``kubectl top pods -A`` lists the static pods, every node uses
+    something outside pods; a node whose kubelet stopped has no metrics once it is not Ready."""
+    faults, admin, clock = cluster.faults, cluster.api_client(), vclock(cluster)
+    assert faults is not None
+    await clock.advance(20)  # one usage period
+    static = {p["metadata"]["name"]: p["containers"][0]["usage"]
+              for p in await admin.list_all("pods.metrics.k8s.io", "kube-system")}
+    assert sorted(static) == sorted(f"{component}-control-plane-{i}" for i in range(3)
+                                    for component in ("etcd", "kube-apiserver", "kube-controller-manager",
+                                                      "kube-scheduler"))
+    assert all(parse_quantity(u["cpu"]) > 0 and parse_quantity(u["memory"]) > 0 for u in static.values())
+
+    nodes = {n["metadata"]["name"]: n["usage"] for n in await admin.list_all("nodes.metrics.k8s.io")}
+    assert sorted(nodes) == ["control-plane-0", "control-plane-1", "control-plane-2", "worker-1", "worker-2"]
+    for name, usage in nodes.items():
+        annotations = (await node(cluster, name))["metadata"]["annotations"]
+        system_cpu = parse_quantity(annotations["kconsole.dev/system-cpu-usage"])
+        system_memory = parse_quantity(annotations["kconsole.dev/system-memory-usage"])
+        pods_cpu = sum(parse_quantity(u["cpu"]) for pod_name, u in static.items() if pod_name.endswith(name))
+        assert parse_quantity(usage["cpu"]) == pytest.approx(float(system_cpu + pods_cpu), abs=1e-6)
+        assert parse_quantity(usage["memory"]) >= system_memory > 0
+
+    stopped = await faults.apply("kubelet-stop", "worker-2")
+    await clock.run_until(lambda: _node_ready(cluster, "worker-2", "Unknown"), timeout=120, step=1)
+    assert "worker-2" not in {n["metadata"]["name"] for n in await admin.list_all("nodes.metrics.k8s.io")}
+    await faults.heal(stopped.id)
+    await clock.run_until(lambda: _node_ready(cluster, "worker-2", "True"), timeout=60, step=1)
+    assert "worker-2" in {n["metadata"]["name"] for n in await admin.list_all("nodes.metrics.k8s.io")}
+
+
+async def _node_ready(cluster: Cluster, name: str, want: str) -> bool:
+    return condition(await node(cluster, name), "Ready") == want

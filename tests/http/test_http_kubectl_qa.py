@@ -395,10 +395,13 @@ async def test_a_node_port_another_service_holds_is_refused(cluster: Cluster) ->
 async def test_kubectl_top_reads_the_usage_the_kubelets_publish(cluster: Cluster) -> None:
     """kubectl top said 'Metrics API not available'; metrics.k8s.io is now served from the usage the
     simulated kubelets publish on running pods."""
-    await cluster.admin("create", "nodes", body={"apiVersion": "v1", "kind": "Node",
-                                                 "metadata": {"name": "top-node"},
-                                                 "status": {"allocatable": {"cpu": "4", "memory": "8Gi"},
-                                                            "capacity": {"cpu": "4", "memory": "8Gi"}}})
+    ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}
+    await cluster.admin("create", "nodes", body={
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "top-node", "annotations": {"kconsole.dev/system-cpu-usage": "100m",
+                                                         "kconsole.dev/system-memory-usage": "512Mi"}},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi"}, "capacity": {"cpu": "4", "memory": "8Gi"},
+                   "conditions": [ready]}})
     await cluster.kubectl("create", "namespace", "top")
     for name, cpu, memory in (("busy", "750m", "256Mi"), ("idle", "250m", "64Mi"), ("new", None, None)):
         await cluster.kubectl("run", name, "-n", "top", "--image=nginx", "--labels=app=top")
@@ -417,11 +420,20 @@ async def test_kubectl_top_reads_the_usage_the_kubelets_publish(cluster: Cluster
     assert pods[1].split() == ["busy", "750m", "256Mi"] and pods[2].split() == ["idle", "250m", "64Mi"]
     assert pods[-1].split() == ["1000m", "320Mi"]
     node = (await cluster.kubectl("top", "node", "top-node")).out.splitlines()
-    assert node[1].split() == ["top-node", "1000m", "25%", "320Mi", "3%"]
+    assert node[1].split() == ["top-node", "1100m", "27%", "832Mi", "10%"], "its pods and what runs outside them"
     pending = await cluster.kubectl("top", "pod", "new", "-n", "top", check=False)
     assert pending.err.strip() == 'Error from server (NotFound): podmetrics.metrics.k8s.io "top/new" not found'
     listed = await cluster.kubectl("top", "pod", "-n", "top", "--field-selector=metadata.name=new", check=False)
     assert listed.code == 1 and "Metrics not available for pod top/new" in listed.err
+
+    # Its kubelet stops posting: metrics-server could not scrape it, nor its pods.
+    node_obj = await cluster.admin("get", "nodes", name="top-node")
+    node_obj["status"]["conditions"] = [{**ready, "status": "Unknown", "reason": "NodeStatusUnknown"}]
+    await cluster.admin("update", "nodes", name="top-node", subresource="status", body=node_obj)
+    unknown = await cluster.kubectl("top", "node", "top-node", check=False)
+    assert unknown.err.strip() == 'Error from server (NotFound): nodemetrics.metrics.k8s.io "top-node" not found'
+    gone = await cluster.kubectl("top", "pods", "-n", "top", check=False)
+    assert gone.code == 1 and gone.err.startswith("error: Metrics not available for pod top/busy, age: ")
 
 
 async def test_statefulset_history_reads_controller_revisions(cluster: Cluster) -> None:
