@@ -189,6 +189,7 @@ class Kubelet:
         self.client = Client(self._link, self.base_client.token, self.clock,
                              user_agent=f"kubelet/{KUBELET_VERSION} ({self.name})")
         self.recorder = EventRecorder(self.client, self.clock, component="kubelet", host=self.name)
+        self.event(self._node_ref(), "Normal", "Starting", "Starting kubelet.")
         self._lease = None
         self._registered = False
         self._last_report = float("-inf")
@@ -198,6 +199,8 @@ class Kubelet:
                 await self._register()
             except (StatusError, LinkDown) as err:
                 log.warning("kubelet %s: registration failed, will retry: %s", self.name, err)
+        # The container manager's, once it has set the pods' cgroup limits from the node's allocatable.
+        self.event(self._node_ref(), "Normal", "NodeAllocatableEnforced", "Updated Node Allocatable limit across pods")
         if self._shared_informer is None:
             self._informer = SharedInformer(self.client, "pods", field_selector=f"spec.nodeName={self.name}",
                                             indexers={NODE_INDEX: index_by_node_name}, clock=self.clock)
@@ -494,6 +497,10 @@ class Kubelet:
         try:
             node = await self.client.create(self._node_object())
             self._last_report = self.clock.now()
+            # Upstream's condition setters start a new node's pressure conditions as Unknown, so its
+            # first status records 'Node X status is now: NodeHasSufficientMemory' and the like.
+            self._record_transitions({"conditions": [{"type": kind, "status": "Unknown"} for kind in _TRANSITION_EVENTS
+                                                     if kind != "Ready"]}, node.get("status") or {})
         except StatusError as err:
             if not is_already_exists(err):
                 raise
@@ -535,18 +542,21 @@ class Kubelet:
         self._last_report = self.clock.now()
         self._record_transitions(current, status)
 
+    def _node_ref(self) -> Obj:
+        """The involvedObject of the kubelet's node events (upstream's nodeRef: the name as UID)."""
+        return {"apiVersion": "v1", "kind": "Node", "name": self.name, "uid": self.name}
+
     def _record_transitions(self, before: Obj, after: Obj) -> None:
         """The kubelet's node status events (upstream's condition setters): each condition that
         changes status, e.g. back from Unknown after a stop, gets 'Node X status is now: NodeReady'.
-        A node's first status (registration) has nothing to change from and records none."""
+        Ready, new on a registering node, records nothing (upstream: only a change of it does)."""
         old = {c.get("type"): c.get("status") for c in before.get("conditions") or ()}
         for cond in after.get("conditions") or ():
             names = _TRANSITION_EVENTS.get(cond["type"])
             if names is None or cond["type"] not in old or old[cond["type"]] == cond["status"]:
                 continue
             reason = names[0] if cond["status"] == _CONDITIONS[cond["type"]][0] else names[1]
-            self.event({"apiVersion": "v1", "kind": "Node", "name": self.name, "uid": self.name}, "Normal", reason,
-                       f"Node {self.name} status is now: {reason}")
+            self.event(self._node_ref(), "Normal", reason, f"Node {self.name} status is now: {reason}")
 
     async def _renew_lease(self) -> None:
         assert self.client is not None

@@ -33,9 +33,10 @@ def container_facts(pod: Obj) -> list[tuple[str, int, str, str]]:
 
 
 async def kubelet_events(cluster: Cluster) -> list[tuple[str, str, str]]:
+    """The kubelets' pod events (a restarted kubelet records its node's 'Starting kubelet.' again)."""
     events = await cluster.api_client().list_all("events", "default")
     return sorted((e["involvedObject"]["name"], e["reason"], e["metadata"]["name"]) for e in events
-                  if e["source"].get("component") == "kubelet")
+                  if e["source"].get("component") == "kubelet" and e["involvedObject"]["kind"] == "Pod")
 
 
 async def test_restart_adopts_running_pods_without_new_events_or_restarts(tmp_path: Path) -> None:
@@ -71,6 +72,9 @@ async def test_restart_adopts_running_pods_without_new_events_or_restarts(tmp_pa
         assert after["status"]["podIP"] == before["status"]["podIP"]
         assert all(c["ready"] for c in after["status"]["containerStatuses"])
         assert await kubelet_events(cluster) == events_before
+        starts = [e["count"] for e in await admin.list_all("events", "default")
+                  if e["reason"] == "Starting" and e["involvedObject"]["name"] == "worker-1"]
+        assert starts == [1, 1], "a restarted kubelet's correlator is new: one more 'Starting kubelet.' event"
         # The adopted sleep still ends 60 s after it started, and restarts as the second instance.
         await clock.advance(40)
         later = await admin.get("pods", "web", "default")

@@ -15,8 +15,9 @@ async def test_stop_of_a_partitioned_kubelet_with_queued_events_returns(env: Nod
     fleet = await env.fleet(workers=2)
     kubelet = fleet.kubelets["worker-1"]
     node = await env.admin.get("nodes", "worker-1")
-    kubelet.partition()
     assert kubelet.recorder is not None
+    await kubelet.recorder.flush()  # its start's node events
+    kubelet.partition()
     for i in range(5):
         kubelet.recorder.event(node, "Normal", "Probe", f"queued while cut off {i}")
     await asyncio.sleep(0)
