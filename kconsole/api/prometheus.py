@@ -53,7 +53,8 @@ class RequestMetrics:
     def __init__(self) -> None:
         #: raw key -> [{code: count}, bucket counts (one more for +Inf), sum of seconds]
         self.series: dict[SeriesKey, list[Any]] = {}
-        #: request_kind -> requests being answered now (watches are long-running, not in flight)
+        #: request_kind -> requests being answered now (a watch only while it is set up: once it streams,
+        #: it is long-running, counted in apiserver_longrunning_requests)
         self.inflight = {"mutating": 0, "readOnly": 0}
 
     def observe(self, req: Request, spec: ResourceSpec | None, code: int, seconds: float) -> None:
@@ -107,11 +108,47 @@ def _number(value: float) -> str:
     return repr(value)
 
 
+#: Each family's TYPE and HELP, upstream's words.
+FAMILIES: dict[str, tuple[str, str]] = {
+    "apiserver_request_total": (
+        "counter", "[STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, version, "
+        "resource, scope, component, and HTTP response code."),
+    "apiserver_request_duration_seconds": (
+        "histogram", "[STABLE] Response latency distribution in seconds for each verb, dry run value, group, "
+        "version, resource, subresource, scope and component."),
+    "apiserver_current_inflight_requests": (
+        "gauge", "[STABLE] Maximal number of currently used inflight request limit of this apiserver per request "
+        "kind in last second."),
+    "apiserver_storage_objects": (
+        "gauge", "[STABLE] Number of stored objects at the time of last check split by kind. In case of a fetching "
+        "error, the value will be -1."),
+    "apiserver_longrunning_requests": (
+        "gauge", "[STABLE] Gauge of all active long-running apiserver requests broken out by verb, group, version, "
+        "resource, scope and component. Not all requests are tracked this way."),
+    "apiserver_watch_cache_events_received_total": (
+        "counter", "[ALPHA] Counter of events received in watch cache broken by resource type."),
+    "apiserver_watch_cache_events_dispatched_total": (
+        "counter", "[ALPHA] Counter of events dispatched in watch cache broken by resource type."),
+    "apiserver_watch_cache_resource_version": (
+        "gauge", "[ALPHA] Current resource version of watch cache broken by resource type."),
+    "process_cpu_seconds_total": ("counter", "Total user and system CPU time spent in seconds."),
+    "process_start_time_seconds": ("gauge", "Start time of the process since unix epoch in seconds."),
+    "process_resident_memory_bytes": ("gauge", "Resident memory size in bytes."),
+    "process_virtual_memory_bytes": ("gauge", "Virtual memory size in bytes."),
+    "process_open_fds": ("gauge", "Number of open file descriptors."),
+    "apiserver_audit_event_total": (
+        "counter", "[ALPHA] Counter of audit events generated and sent to the audit backend."),
+    "apiserver_storage_size_bytes": (
+        "gauge", "[STABLE] Size of the storage database file physically allocated in bytes."),
+}
+
+
 class _Family:
     """One metric's HELP and TYPE lines and its samples."""
 
-    def __init__(self, name: str, kind: str, help_text: str) -> None:
-        self.name, self.kind, self.help = name, kind, help_text
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.kind, self.help = FAMILIES[name]
         self.samples: list[tuple[str, dict[str, str], float]] = []
 
     def add(self, labels: dict[str, str], value: float, suffix: str = "") -> None:
@@ -125,12 +162,8 @@ class _Family:
 
 
 def _request_families(metrics: RequestMetrics) -> list[_Family]:
-    total = _Family("apiserver_request_total", "counter",
-                    "[STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, "
-                    "version, resource, scope, component, and HTTP response code.")
-    duration = _Family("apiserver_request_duration_seconds", "histogram",
-                       "[STABLE] Response latency distribution in seconds for each verb, dry run value, group, "
-                       "version, resource, subresource, scope and component.")
+    total = _Family("apiserver_request_total")
+    duration = _Family("apiserver_request_duration_seconds")
     merged: dict[tuple[tuple[str, str], ...], list[Any]] = {}
     for key, (codes, buckets, seconds) in list(metrics.series.items()):
         labels = _labels(key)
@@ -158,27 +191,18 @@ def _request_families(metrics: RequestMetrics) -> list[_Family]:
             duration.add({**labels, "le": "+Inf" if bound is None else _number(bound)}, running, "_bucket")
         duration.add(labels, seconds, "_sum")
         duration.add(labels, count, "_count")
-    inflight = _Family("apiserver_current_inflight_requests", "gauge",
-                       "[STABLE] Maximal number of currently used inflight request limit of this apiserver per "
-                       "request kind in last second.")
+    inflight = _Family("apiserver_current_inflight_requests")
     for kind, n in metrics.inflight.items():
         inflight.add({"request_kind": kind}, n)
     return [total, duration, inflight]
 
 
 def _cache_families(server: APIServer) -> list[_Family]:
-    objects = _Family("apiserver_storage_objects", "gauge",
-                      "[STABLE] Number of stored objects at the time of last check split by kind. In case of a "
-                      "fetching error, the value will be -1.")
-    watches = _Family("apiserver_longrunning_requests", "gauge",
-                      "[STABLE] Gauge of all active long-running apiserver requests broken out by verb, group, "
-                      "version, resource, scope and component. Not all requests are tracked this way.")
-    received = _Family("apiserver_watch_cache_events_received_total", "counter",
-                       "[ALPHA] Counter of events received in watch cache broken by resource type.")
-    dispatched = _Family("apiserver_watch_cache_events_dispatched_total", "counter",
-                         "[ALPHA] Counter of events dispatched in watch cache broken by resource type.")
-    revision = _Family("apiserver_watch_cache_resource_version", "gauge",
-                       "[ALPHA] Current resource version of watch cache broken by resource type.")
+    objects = _Family("apiserver_storage_objects")
+    watches = _Family("apiserver_longrunning_requests")
+    received = _Family("apiserver_watch_cache_events_received_total")
+    dispatched = _Family("apiserver_watch_cache_events_dispatched_total")
+    revision = _Family("apiserver_watch_cache_resource_version")
     for name, cache in sorted(server.storage.caches.items()):
         spec = cache.spec
         objects.add({"resource": name}, cache.count if cache.ready else -1)
@@ -197,20 +221,20 @@ def _cache_families(server: APIServer) -> list[_Family]:
 
 
 def _process_families() -> list[_Family]:
-    cpu = _Family("process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.")
+    cpu = _Family("process_cpu_seconds_total")
     cpu.add({}, round(time.process_time(), 3))
-    start = _Family("process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.")
+    start = _Family("process_start_time_seconds")
     start.add({}, round(_START, 3))
     out = [cpu, start]
     try:
         with open("/proc/self/statm") as f:
             pages = [int(x) for x in f.read().split()[:2]]
         page = os.sysconf("SC_PAGE_SIZE")
-        resident = _Family("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.")
+        resident = _Family("process_resident_memory_bytes")
         resident.add({}, pages[1] * page)
-        virtual = _Family("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.")
+        virtual = _Family("process_virtual_memory_bytes")
         virtual.add({}, pages[0] * page)
-        fds = _Family("process_open_fds", "gauge", "Number of open file descriptors.")
+        fds = _Family("process_open_fds")
         fds.add({}, len(os.listdir("/proc/self/fd")))
         out += [resident, virtual, fds]
     except (OSError, ValueError, IndexError):  # no procfs (not Linux): what the platform gives
@@ -222,12 +246,10 @@ def render(server: APIServer, db_size: int | None) -> str:
     """The whole exposition; ``db_size`` is the store's size in bytes, None when it did not answer."""
     families = _request_families(server.request_metrics)
     families += _cache_families(server)
-    audit = _Family("apiserver_audit_event_total", "counter",
-                    "[ALPHA] Counter of audit events generated and sent to the audit backend.")
+    audit = _Family("apiserver_audit_event_total")
     audit.add({}, server.audit.total)
     families.append(audit)
-    size = _Family("apiserver_storage_size_bytes", "gauge",
-                   "[STABLE] Size of the storage database file physically allocated in bytes.")
+    size = _Family("apiserver_storage_size_bytes")
     size.add({"storage_cluster_id": "etcd-0"}, -1 if db_size is None else db_size)
     families.append(size)
     families += _process_families()
