@@ -150,7 +150,9 @@ class AuditRecord:
 
 class Entry(Protocol):
     """The API server, as clients see it. One may also carry ``resources_version``, an int it bumps
-    whenever :meth:`resources` changes, so clients know to look their discovery up again."""
+    whenever :meth:`resources` changes, so clients know to look their discovery up again;
+    ``health_checks()`` for /healthz, /livez and /readyz; and ``async metrics(credentials, source)``,
+    the text of /metrics for a user RBAC lets read it (the HTTP front answers 404 without it)."""
 
     async def handle(self, request: Request) -> Response | WatchStream | LogStream: ...
 
