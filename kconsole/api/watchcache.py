@@ -233,7 +233,9 @@ class WatchCache:
         #: Events read from the store, and those handed to watchers (both only ever grow): /metrics.
         self.events_received = 0
         self.events_dispatched = 0
-        self._sorted: list[Obj] | None = None
+        #: Every object's (namespace, name) in key order, for lists across namespaces; rebuilt when one
+        #: comes or goes. Keys, not objects: a modified object replaces its entry in ``objects`` only.
+        self._sorted: list[tuple[str, str]] | None = None
         self._all: set[CacheWatcher] = set()
         self._by_ns: dict[str, set[CacheWatcher]] = {}
         self._by_name: dict[tuple[str, str], set[CacheWatcher]] = {}
@@ -479,10 +481,11 @@ class WatchCache:
             candidates = [bucket[n] for n in sorted(bucket)]
         else:
             if self._sorted is None:
-                self._sorted = [b[n] for _, b in sorted(self.objects.items()) for n in sorted(b)]
-            candidates = self._sorted
+                self._sorted = [(ns, n) for ns, b in sorted(self.objects.items()) for n in sorted(b)]
+            objects = self.objects
+            candidates = [objects[ns][n] for ns, n in self._sorted]
         if flt.everything:
-            return list(candidates)
+            return candidates  # a list of its own in every branch above
         return [o for o in candidates if flt.matches(o)]
 
     def values(self) -> list[Obj]:

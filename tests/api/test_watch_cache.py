@@ -43,6 +43,26 @@ async def test_watch_from_list_rv_sees_later_changes_in_order(api: APIServer, ad
     await w.close()
 
 
+async def test_a_list_across_namespaces_shows_objects_as_modified_since_the_last_one(
+        admin: Client, clock: VirtualClock) -> None:
+    """The cache's key order for such lists held the objects themselves and was renewed only when one
+    came or went: after a change, every list across namespaces (and an informer's first list, which
+    then watched from a revision past the change) answered the object as it was."""
+    await admin.ok("create", "configmaps", namespace="default", body={"metadata": {"name": "a"}, "data": {"v": "1"}})
+    await admin.ok("create", "nodes", body={"metadata": {"name": "n1"}})
+    assert [c.get("data") for c in (await admin.ok("list", "configmaps"))["items"]
+            if c["metadata"]["name"] == "a"] == [{"v": "1"}]
+    assert (await admin.ok("list", "nodes"))["items"][0]["metadata"].get("labels") is None
+    await admin.ok("patch", "configmaps", namespace="default", name="a", patch_type="merge", body={"data": {"v": "2"}})
+    await admin.ok("patch", "nodes", name="n1", patch_type="merge", body={"metadata": {"labels": {"zone": "b"}}})
+    await clock.settle()
+    assert [c.get("data") for c in (await admin.ok("list", "configmaps"))["items"]
+            if c["metadata"]["name"] == "a"] == [{"v": "2"}]
+    assert (await admin.ok("list", "nodes"))["items"][0]["metadata"]["labels"] == {"zone": "b"}
+    selected = await admin.ok("list", "configmaps", field_selector="metadata.namespace=default")
+    assert [c.get("data") for c in selected["items"] if c["metadata"]["name"] == "a"] == [{"v": "2"}]
+
+
 async def test_watch_without_rv_starts_with_synthetic_added(admin: Client, clock: VirtualClock) -> None:
     for n in ("x", "y"):
         await admin.ok("create", "configmaps", namespace="default", body={"metadata": {"name": n}})
