@@ -53,13 +53,9 @@ def _published(obj: Obj, cpu_key: str, memory_key: str) -> tuple[float, float] |
         return None
 
 
-def _scraped_nodes(server: APIServer) -> set[str]:
-    """Nodes whose kubelet metrics-server would reach: the Ready ones."""
-    nodes = server.storage.caches.get("nodes")
-    if nodes is None:
-        raise StatusError.unavailable("the nodes cache is not running")
-    return {node["metadata"]["name"] for node in nodes.values()
-            if condition_status(node.get("status"), "Ready") == "True"}
+def _scraped(node: Obj) -> bool:
+    """metrics-server reaches the node's kubelet: the node is Ready."""
+    return condition_status(node.get("status"), "Ready") == "True"
 
 
 def _quantities(cores: float, nbytes: float) -> Obj:
@@ -75,10 +71,14 @@ def answer(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
     cache = server.storage.caches.get("pods")
     if pods_spec is None or cache is None:
         raise StatusError.unavailable("the pods cache is not running")
+    nodes = server.storage.caches.get("nodes")
+    nodes_spec = server.registry.get("", "nodes")
+    if nodes is None or nodes_spec is None:
+        raise StatusError.unavailable("the nodes cache is not running")
     now = server.now()
     items: list[Obj] = []
-    scraped = _scraped_nodes(server)
     if spec.kind == "PodMetrics":
+        scraped = {node["metadata"]["name"] for node in nodes.values() if _scraped(node)}
         flt = compile_filter(pods_spec, req.label_selector, req.field_selector, req.namespace, req.name)
         for pod in cache.list(flt):
             usage = _usage(pod)
@@ -92,10 +92,6 @@ def answer(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
                           "timestamp": now, "window": WINDOW,
                           "containers": [{"name": name, "usage": _quantities(*share)} for name in containers]})
     else:
-        nodes = server.storage.caches.get("nodes")
-        nodes_spec = server.registry.get("", "nodes")
-        if nodes is None or nodes_spec is None:
-            raise StatusError.unavailable("the nodes cache is not running")
         totals: dict[str, list[float]] = {}
         for pod in cache.values():
             usage = _usage(pod)
@@ -106,9 +102,9 @@ def answer(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
                 total[1] += usage[1]
         flt = compile_filter(nodes_spec, req.label_selector, req.field_selector, None, req.name)
         for node in nodes.list(flt):
-            name = node["metadata"]["name"]
-            if name not in scraped:
+            if not _scraped(node):
                 continue
+            name = node["metadata"]["name"]
             cores, nbytes = totals.get(name, (0.0, 0.0))
             system = _published(node, SYSTEM_CPU_USAGE_ANNOTATION, SYSTEM_MEMORY_USAGE_ANNOTATION)
             if system is not None:

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from functools import partial
 from typing import Any, NamedTuple
 
-from kconsole.api import componentstatus, marshalled, strategy
+from kconsole.api import componentstatus, marshalled, prometheus, strategy
 from kconsole.api.admission.metadata import new_uid
 from kconsole.api.apply import track_update
 from kconsole.api.crd.registration import CRD_SPEC, Registration, terminating_error
@@ -29,7 +29,6 @@ from kconsole.api.filters import compile_filter
 from kconsole.api.impersonation import impersonated_user
 from kconsole.api.ipalloc import AllocatedError, ClusterIPAllocator, NotInRangeError, RangeFullError, service_ips
 from kconsole.api.patch import apply_patch, parse_patch, server_side_apply
-from kconsole.api import prometheus
 from kconsole.api.prometheus import READ_ONLY, RequestMetrics
 from kconsole.api.rbac import RBACAuthorizer, bootstrap_objects, forbidden_error
 from kconsole.api.registry import BUILTIN_PRIORITY_CLASSES, Registry, ResourceSpec

@@ -693,9 +693,7 @@ class Kubelet:
             if not self.connected or self.client is None:
                 continue
             for w in list(self.workers.values()):
-                if w.usage_model is None or w.removed or w.terminating:
-                    continue
-                if not (w.up if isinstance(w, MirrorPodWorker) else any(c.status == "running" for c in w.main)):
+                if w.usage_model is None or w.removed or w.terminating or not w.consuming:
                     continue
                 model = w.usage_model
                 if w.cpu_load is not None:

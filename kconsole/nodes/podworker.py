@@ -180,6 +180,11 @@ class PodWorker:
         return f"{self.namespace}/{self.name}"
 
     @property
+    def consuming(self) -> bool:
+        """A main container runs: the pod uses CPU and memory (the kubelet's usage loop publishes it)."""
+        return any(c.status == "running" for c in self.main)
+
+    @property
     def containers(self) -> list[Container]:
         return self.init + self.main
 

@@ -129,6 +129,11 @@ class MirrorPodWorker:
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
+    @property
+    def consuming(self) -> bool:
+        """Its component runs: it uses CPU and memory (the kubelet's usage loop publishes it)."""
+        return bool(self.up)
+
     def update(self, pod: dict[str, Any]) -> None:
         self.pod = pod
         if (pod.get("metadata") or {}).get("deletionTimestamp") and not self.deleting:
