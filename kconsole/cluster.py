@@ -262,7 +262,12 @@ class Cluster:
         transformers = cfg.encryption_transformers(self.data_dir)
         self.etcd = await EtcdCluster.open(self.data_dir / MEMBERS_DIR, clock=self.clock,
                                            members=cfg.control_planes, seed=cfg.seed)
-        self.api = APIServer(self.etcd, self.clock, seed=cfg.seed, transformers=transformers)
+        from kconsole.api.controlplane import Instance
+        from kconsole.nodes.config import address_for
+
+        # One kube-apiserver per control-plane node, advertising its InternalIP (see api.controlplane).
+        instances = [Instance(name, address_for(i)) for i, name in enumerate(self.replica_names())]
+        self.api = APIServer(self.etcd, self.clock, seed=cfg.seed, transformers=transformers, instances=instances)
         self.api.set_component_probe(self.components_running)
         await self.api.start()
 

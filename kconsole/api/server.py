@@ -14,7 +14,7 @@ import importlib
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -23,6 +23,7 @@ from kconsole.api.admission.metadata import new_uid
 from kconsole.api.apply import track_update
 from kconsole.api.crd.registration import CRD_SPEC, Registration, terminating_error
 from kconsole.api.audit import AuditLog
+from kconsole.api.controlplane import ControlPlaneLoops, Instance
 from kconsole.api.authn import TokenAuthenticator
 from kconsole.api.fieldvalidation import check as check_fields
 from kconsole.api.filters import compile_filter
@@ -83,8 +84,6 @@ BOOTSTRAP_RETRY_MAX = 10.0
 MAX_QUESTIONS = 4096
 #: Simulated seconds between sweeps for expired Events.
 EVENT_GC_INTERVAL = 60.0
-#: Upstream's bootstrap controller re-creates the default/kubernetes Service this often.
-KUBERNETES_SERVICE_INTERVAL = 10.0
 
 
 def _event_time(event: Obj) -> float:
@@ -192,7 +191,8 @@ class APIServer:
 
     def __init__(self, kv: Any, clock: Clock, *, seed: int = 1, transformers: dict[str, Transformer] | None = None,
                  audit_capacity: int = 10_000, cache_options: dict[str, Any] | None = None,
-                 service_cidr: str = "10.96.0.0/12", event_ttl: float = 3600.0) -> None:
+                 service_cidr: str = "10.96.0.0/12", event_ttl: float = 3600.0,
+                 instances: Sequence[Instance] = ()) -> None:
         self.kv = kv
         self.clock = clock
         self.rng = random.Random(seed)
@@ -222,8 +222,9 @@ class APIServer:
         #: Simulated seconds an Event lives after its last write (upstream's --event-ttl); 0 keeps them.
         self.event_ttl = event_ttl
         self._event_gc: TimerHandle | None = None
-        self._service_check: TimerHandle | None = None
-        self._service_task: asyncio.Task[bool] | None = None
+        #: The kubernetes Service, its endpoints and the identity Leases of ``instances`` (the
+        #: control plane's API servers this one stands for).
+        self._loops = ControlPlaneLoops(self, instances, random.Random(seed * 7919 + 2))
         self._ensure_failed: str | None = None
         self._event_gc_task: asyncio.Task[None] | None = None
         self._lookup: dict[str, tuple[Any, bool]] = {}
@@ -269,10 +270,7 @@ class APIServer:
                 pass
         if self._event_gc is not None:
             self._event_gc.cancel()
-        if self._service_check is not None:
-            self._service_check.cancel()
-        if self._service_task is not None and not self._service_task.done():
-            self._service_task.cancel()
+        await self._loops.stop()
         if self._event_gc_task is not None and not self._event_gc_task.done():
             self._event_gc_task.cancel()
             try:
@@ -377,18 +375,13 @@ class APIServer:
     def _bootstrap_done(self) -> None:
         self._bootstrapped = True
         self._schedule_event_gc()
-        self._schedule_service_check()
+        if self._started:
+            self._loops.start()
 
-    def _schedule_service_check(self) -> None:
+    async def ensure_kubernetes_service(self) -> bool:
         """The default/kubernetes Service comes back when deleted (upstream's bootstrap controller
         reconciles it every 10 s): in-cluster clients and ``kubectl cluster-info`` rely on it."""
-        if self._started:
-            self._service_check = self.clock.call_later(KUBERNETES_SERVICE_INTERVAL, self._spawn_service_check)
-
-    def _spawn_service_check(self) -> None:
-        task = self._service_task = asyncio.get_running_loop().create_task(
-            self._ensure(*self._kubernetes_service(), quiet=True), name="kubernetes-service")
-        task.add_done_callback(lambda _: self._schedule_service_check())
+        return await self._ensure(*self._kubernetes_service(), quiet=True)
 
     async def _ensure_all(self, wanted: list[_Wanted]) -> list[_Wanted]:
         """Create what is missing; returns what could not be created yet."""
@@ -405,10 +398,8 @@ class APIServer:
         cache = self.storage.caches.get(f"{resource}.{group}" if group else resource)
         if cache is not None and cache.get(namespace, obj["metadata"]["name"]) is not None:
             return True
-        resp = await self.handle(Request("create", resource, group=group, namespace=namespace, body=obj,
-                                         credentials=Credentials(token=self._loopback), source="bootstrap",
-                                         user_agent=APISERVER_USER_AGENT))
-        if isinstance(resp, Response) and not resp.ok and resp.code != 409:
+        resp = await self.loopback("create", resource, namespace, body=obj, group=group)
+        if not resp.ok and resp.code != 409:
             message = resp.body.get("message")
             if not quiet or message != self._ensure_failed:
                 log.warning("bootstrap of %s %s failed (will retry): %s", resource, obj["metadata"]["name"], message)
@@ -486,6 +477,16 @@ class APIServer:
             audit.add_row((audit.next_seq(), self.clock.now(), user.name if user else "", "get", "/metrics", None,
                            None, code, elapsed * 1000.0, stage, source, message))
             self.request_metrics.observe_path("/metrics", code, elapsed)
+
+    async def loopback(self, verb: str, resource: str, namespace: str | None, name: str | None = None,
+                       body: Obj | None = None, group: str = "") -> Response:
+        """A request of the API server's own client, as its post-start hooks and control loops make
+        them (system:masters, user agent kube-apiserver, audited with source "bootstrap")."""
+        resp = await self.handle(Request(verb, resource, group=group, namespace=namespace, name=name, body=body,
+                                         credentials=Credentials(token=self._loopback), source="bootstrap",
+                                         user_agent=APISERVER_USER_AGENT))
+        assert isinstance(resp, Response)  # no watch or log verb comes this way
+        return resp
 
     def loopback_credentials(self) -> Credentials:
         """Credentials of the API server's own (system:masters) user, for in-process bootstrap work."""

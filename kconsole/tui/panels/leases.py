@@ -1,5 +1,5 @@
-"""Leases: kube-system leaders (holder, age of the last renew, duration, transitions) and node
-heartbeats (fresh / stale counts, stale nodes listed)."""
+"""Leases: kube-system leaders (holder, age of the last renew, duration, transitions), and the
+heartbeats of API servers (identity leases) and nodes (fresh / stale counts, stale ones listed)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,39 @@ Obj = dict[str, Any]
 COLUMNS = ("Lease", "Holder", "Renewed", "Duration", "Transitions")
 #: Upstream's node lease duration: a lease not renewed for this long is stale.
 NODE_LEASE_SECONDS = 40
+#: An API server's identity lease (upstream's label and duration).
+IDENTITY_LABEL = "apiserver.kubernetes.io/identity"
+IDENTITY_LEASE_SECONDS = 3600
+
+
+class _Heartbeats:
+    """Leases that only say "still here" (nodes, API servers): one summary row, the stale ones listed."""
+
+    def __init__(self, key: str, title: str, default_seconds: int) -> None:
+        self.key = key
+        self.title = title
+        self.default_seconds = default_seconds
+        self.leases: list[tuple[str, Obj, float | None]] = []
+
+    def stale(self) -> list[tuple[str, Obj, float | None]]:
+        return sorted((entry for entry in self.leases
+                       if entry[2] is None or entry[2] > self._seconds(entry[1])), key=lambda entry: entry[0])
+
+    def _seconds(self, lease: Obj) -> int:
+        return (lease.get("spec") or {}).get("leaseDurationSeconds") or self.default_seconds
+
+    def rows(self, watched: Any, objects: dict[str, Obj]) -> tuple[int, list[Row]]:
+        """(fresh count, the summary row and one per stale lease)."""
+        stale = self.stale()
+        fresh = len(self.leases) - len(stale)
+        rows = [Row(self.key, (self.title, f"{fresh} fresh, {len(stale)} stale", "", "", ""),
+                    "failed" if stale else "running")]
+        for label, lease, ago in stale:
+            key = object_key(lease)
+            objects[key] = lease
+            rows.append(Row(key, (f"  {label}", "stale", "never" if ago is None else f"{human_duration(ago)} ago",
+                                  f"{self._seconds(lease)}s", ""), "failed", watched.mark(key)))
+        return fresh, rows
 
 
 def renewed_ago(lease: Obj, now: float) -> float | None:
@@ -44,12 +77,17 @@ class LeasesPanel(Panel):
         now = self.now()
         rows: list[Row] = []
         objects: dict[str, Obj] = {}
-        node_leases: list[tuple[str, Obj, float | None]] = []
+        nodes = _Heartbeats("~node-leases", "node leases", NODE_LEASE_SECONDS)
+        apiservers = _Heartbeats("~apiserver-leases", "apiserver identities", IDENTITY_LEASE_SECONDS)
         for lease in watched.informer.list():
             meta = lease.get("metadata") or {}
             ns = meta.get("namespace")
+            name = meta.get("name", "")
             if ns == "kube-node-lease":
-                node_leases.append((meta.get("name", ""), lease, renewed_ago(lease, now)))
+                nodes.leases.append((f"{ns}/{name}", lease, renewed_ago(lease, now)))
+                continue
+            if (meta.get("labels") or {}).get(IDENTITY_LABEL):
+                apiservers.leases.append((f"{ns}/{name}", lease, renewed_ago(lease, now)))
                 continue
             spec = lease.get("spec") or {}
             key = object_key(lease)
@@ -57,7 +95,7 @@ class LeasesPanel(Panel):
             duration = spec.get("leaseDurationSeconds")
             expired = ago is not None and duration is not None and ago > duration
             holder = spec.get("holderIdentity") or "<none>"
-            rows.append(Row(key, (f"{ns}/{meta.get('name')}", holder,
+            rows.append(Row(key, (f"{ns}/{name}", holder,
                                   "-" if ago is None else f"{human_duration(ago)} ago",
                                   f"{duration}s" if duration is not None else "-",
                                   str(spec.get("leaseTransitions", 0))),
@@ -65,22 +103,11 @@ class LeasesPanel(Panel):
                             str(meta.get("resourceVersion", ""))))
             objects[key] = lease
         rows.sort(key=lambda r: r.key)
-        stale = sorted(name for name, lease, ago in node_leases
-                       if ago is None or ago > ((lease.get("spec") or {}).get("leaseDurationSeconds")
-                                                or NODE_LEASE_SECONDS))
-        self.fresh = len(node_leases) - len(stale)
-        self.stale = stale
-        rows.append(Row("~node-leases", ("node leases", f"{self.fresh} fresh, {len(stale)} stale", "", "", ""),
-                        "failed" if stale else "running"))
-        for name in stale:
-            lease = next(l for n, l, _ in node_leases if n == name)
-            ago = renewed_ago(lease, now)
-            key = object_key(lease)
-            objects[key] = lease
-            rows.append(Row(key, (f"  kube-node-lease/{name}", "stale",
-                                  "never" if ago is None else f"{human_duration(ago)} ago",
-                                  f"{(lease.get('spec') or {}).get('leaseDurationSeconds', NODE_LEASE_SECONDS)}s",
-                                  ""), "failed", watched.mark(key)))
+        if apiservers.leases:
+            rows.extend(apiservers.rows(watched, objects)[1])
+        self.fresh, node_rows = nodes.rows(watched, objects)
+        self.stale = [label.split("/", 1)[1] for label, _, _ in nodes.stale()]
+        rows.extend(node_rows)
         self._objects = objects
         self.set_rows(COLUMNS, rows)
 
