@@ -241,6 +241,15 @@ class Cluster:
     def server_url(self) -> str | None:
         return getattr(self.http, "url", None)
 
+    def root_ca_file(self) -> Path | None:
+        """The CA the HTTPS front's certificate is issued by (None without a TLS front)."""
+        from kconsole.kubeconfig import CA_CERT
+
+        if self.http is None or not self.config.tls:
+            return None
+        path = self.data_dir / CA_CERT
+        return path if path.exists() else None
+
     def replica_names(self) -> list[str]:
         return [f"control-plane-{i}" if self.config.control_planes > 1 else "control-plane"
                 for i in range(self.config.control_planes)]
@@ -297,9 +306,14 @@ class Cluster:
         from kconsole.scheduler.replicas import SchedulerReplica
 
         client = self.api_client(CONTROLLER_MANAGER)
+        settings = dict(self.config.controllers)
+        ca = self.root_ca_file()
+        if ca is not None:  # upstream's --root-ca-file: the CA pods verify the API server with
+            publisher = "root-ca-certificate-publisher-controller"
+            settings[publisher] = {"root_ca_file": str(ca), **settings.get(publisher, {})}
         for name in names:
             manager = ControllerManagerReplica(client, self.clock, identity=f"{name}_kube-controller-manager",
-                                               rng=random.Random(self.rng.random()), settings=self.config.controllers)
+                                               rng=random.Random(self.rng.random()), settings=settings)
             self.controller_managers.append(manager)
             await manager.start()
         sched_config = parse_config(self.config.scheduler) if self.config.scheduler else None

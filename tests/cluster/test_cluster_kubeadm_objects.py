@@ -1,0 +1,64 @@
+"""A fresh cluster holds what a kubeadm cluster's API shows, read with the real kubectl: the
+kubernetes Service's endpoints at each control plane's API server, their identity Leases, and
+kube-root-ca.crt in every namespace, whose CA verifies the API server's certificate."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from test_cluster_identities import kubectl
+
+from kconsole.cluster import Cluster, ClusterConfig
+from kconsole.clock import VirtualClock
+
+
+def _handshake(url: str, ca_pem: str) -> str:
+    """Connect to the API server trusting only ``ca_pem``; the verified peer's subject CN."""
+    import socket
+
+    parts = urlsplit(url)
+    ctx = ssl.create_default_context(cadata=ca_pem)
+    ctx.check_hostname = False  # the loopback address, not kubernetes.default.svc: the chain is what counts
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as raw, \
+            ctx.wrap_socket(raw) as tls:
+        subject = dict(item[0] for item in tls.getpeercert()["subject"])
+    return str(subject.get("commonName", ""))
+
+
+async def test_endpoints_identity_leases_and_the_root_ca_are_there_and_the_ca_verifies_the_server(
+        tmp_path: Path) -> None:
+    clock = VirtualClock()
+    cluster = Cluster(ClusterConfig(data_dir=tmp_path / "data", manifests=None, nodes=0, control_planes=3, port=0),
+                      clock=clock)
+    task = asyncio.create_task(cluster.start())
+    await clock.run_until(task.done, timeout=60, step=0.1)
+    task.result()
+    try:
+        await clock.run_until(lambda: any(m.is_leader for m in cluster.controller_managers), timeout=30, step=0.5)
+        await clock.advance(2)
+        endpoints = await kubectl(cluster, tmp_path, "get", "endpoints", "kubernetes", "-o",
+                                  "jsonpath={.subsets[0].addresses[*].ip} {.subsets[0].ports[0].port}")
+        assert endpoints == "172.18.0.2 172.18.0.3 172.18.0.4 6443"
+        described = await kubectl(cluster, tmp_path, "describe", "service", "kubernetes")
+        assert "172.18.0.2:6443,172.18.0.3:6443,172.18.0.4:6443" in described
+        hosts = await kubectl(cluster, tmp_path, "get", "leases", "-n", "kube-system", "-l",
+                              "apiserver.kubernetes.io/identity=kube-apiserver", "-o",
+                              "jsonpath={.items[*].metadata.labels.kubernetes\\.io/hostname}")
+        assert sorted(hosts.split()) == ["control-plane-0", "control-plane-1", "control-plane-2"]
+
+        namespaces = (await kubectl(cluster, tmp_path, "get", "configmaps", "-A", "--field-selector",
+                                    "metadata.name=kube-root-ca.crt", "-o",
+                                    "jsonpath={.items[*].metadata.namespace}")).split()
+        assert sorted(namespaces) == ["default", "kube-node-lease", "kube-public", "kube-system"]
+        published = await kubectl(cluster, tmp_path, "get", "configmap", "kube-root-ca.crt", "-n", "kube-public",
+                                  "-o", "jsonpath={.data.ca\\.crt}")
+        assert published.startswith("-----BEGIN CERTIFICATE-----")
+        assert cluster.server_url is not None
+        common_name = await asyncio.to_thread(_handshake, cluster.server_url, published)
+        assert common_name == "kube-apiserver"
+    finally:
+        task = asyncio.create_task(cluster.stop())
+        await clock.run_until(task.done, timeout=30, step=0.1)
