@@ -82,6 +82,10 @@ BOOTSTRAP_RETRY_FIRST = 0.5
 BOOTSTRAP_RETRY_MAX = 10.0
 #: Authorization questions kept for reuse (see APIServer._attributes).
 MAX_QUESTIONS = 4096
+#: ObjectMeta's collections are ``omitempty`` upstream: one sent empty (``labels: {}``) is neither
+#: stored nor shown, as the Go types drop it.
+OMIT_EMPTY_META = ("labels", "annotations", "finalizers", "ownerReferences")
+_EMPTY: tuple[object, ...] = ({}, [], None)
 #: Simulated seconds between sweeps for expired Events.
 EVENT_GC_INTERVAL = 60.0
 
@@ -112,6 +116,12 @@ def _optional(module: str, attr: str) -> Any:
 def _invalid(spec: ResourceSpec, name: str, causes: list[dict[str, str]]) -> StatusError:
     """422 for ``causes``, the kind named with its group (``Deployment.apps "web" is invalid``)."""
     return StatusError.invalid(spec.kind, name, causes, spec.group)
+
+
+def _omit_empty_meta(meta: Obj) -> None:
+    for key in OMIT_EMPTY_META:
+        if key in meta and meta[key] in _EMPTY:
+            del meta[key]
 
 
 async def _ready(result: Response) -> Response:
@@ -784,6 +794,7 @@ class APIServer:
         call.stage = "validation"
         causes: list[dict[str, str]] = []
         meta = obj["metadata"]
+        _omit_empty_meta(meta)
         if not meta.get("name"):
             causes.append({"reason": "FieldValueRequired", "field": "metadata.name",
                            "message": "Required value: name or generateName is required"})
@@ -1056,6 +1067,7 @@ class APIServer:
         if sub in (None, "scale"):
             # The main-resource strategy runs after mutating admission, as upstream's BeforeUpdate.
             strategy.prepare_update(spec, new, old)
+        _omit_empty_meta(new["metadata"])
         self._validate(call, spec, ctx, new, current, plugins)
         self._track(call, spec, old, new)
 

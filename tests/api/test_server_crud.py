@@ -181,6 +181,22 @@ async def test_uid_is_immutable_and_creation_timestamp_kept(admin: Client) -> No
     assert out["metadata"]["uid"] == cm["metadata"]["uid"]
 
 
+async def test_empty_metadata_collections_are_not_stored_as_upstreams_omitempty_drops_them(
+        api: APIServer, admin: Client) -> None:
+    cm = await admin.ok("create", "configmaps", namespace="default", body={"metadata": {
+        "name": "bare", "labels": {}, "annotations": {}, "finalizers": [], "ownerReferences": []}})
+    assert set(cm["metadata"]) == {"name", "namespace", "uid", "resourceVersion", "creationTimestamp",
+                                   "managedFields"}
+    cm["metadata"]["labels"] = {"team": "blue"}
+    labelled = await admin.ok("update", "configmaps", namespace="default", name="bare", body=cm)
+    labelled["metadata"]["labels"] = {}  # clearing them leaves no empty map behind
+    cleared = await admin.ok("update", "configmaps", namespace="default", name="bare", body=labelled)
+    assert "labels" not in cleared["metadata"]
+    assert "labels" not in (await admin.ok("get", "configmaps", namespace="default", name="bare"))["metadata"]
+    bad = await admin.do("create", "configmaps", namespace="default", body={"metadata": {"name": "x", "labels": ""}})
+    assert bad.code in (400, 422)
+
+
 async def test_noop_update_does_not_write(api: APIServer, admin: Client) -> None:
     cm = await admin.ok("create", "configmaps", namespace="default", body={"metadata": {"name": "same"},
                                                                           "data": {"a": "1"}})
