@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from kconsole.api import componentstatus, marshalled, prometheus, strategy
 from kconsole.api.admission.metadata import new_uid
+from kconsole.api.admission.serviceaccount import named_account
 from kconsole.api.apply import track_update
 from kconsole.api.crd.registration import CRD_SPEC, Registration, terminating_error
 from kconsole.api.audit import AuditLog
@@ -994,6 +995,15 @@ class APIServer:
                 call.live = {}
             call.live[("namespaces", None, namespace)] = live
 
+    async def _account_seen(self, call: _Call, pod: Obj) -> None:
+        """ServiceAccount admission reads the cache: a pod naming an account the cache does not hold
+        (yet) waits for the writes this server acknowledged, as for a Namespace (upstream looks live)."""
+        account = named_account(pod)
+        accounts = self.registry.get("", "serviceaccounts")
+        if account is None or accounts is None or self.get_object("serviceaccounts", call.req.namespace, account):
+            return
+        await self.storage.fresh_cache(accounts)
+
     async def _create(self, call: _Call, spec: ResourceSpec) -> Response:
         if spec.info.custom is not None and spec.info.custom.terminating:
             raise terminating_error()
@@ -1008,6 +1018,8 @@ class APIServer:
         if not meta.get("name") and not meta.get("generateName"):
             if call.req.name:
                 meta["name"] = call.req.name
+        if spec.kind == "Pod" and not spec.group:
+            await self._account_seen(call, obj)
         self.admit(call, spec, "CREATE", obj, None)
         self._track(call, spec, None, obj)
         call.name = meta["name"]
