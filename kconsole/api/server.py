@@ -121,8 +121,10 @@ def _invalid(spec: ResourceSpec, name: str, causes: list[dict[str, str]]) -> Sta
 
 def _omit_empty_meta(meta: Obj) -> None:
     for key in OMIT_EMPTY_META:
-        if key in meta and meta[key] in _EMPTY:
-            del meta[key]
+        if key in meta:
+            value = meta[key]
+            if not value and value in _EMPTY:  # "" or 0 stay for validation to refuse
+                del meta[key]
 
 
 async def _ready(result: Response) -> Response:
@@ -995,14 +997,12 @@ class APIServer:
                 call.live = {}
             call.live[("namespaces", None, namespace)] = live
 
-    async def _account_seen(self, call: _Call, pod: Obj) -> None:
+    async def _account_seen(self) -> None:
         """ServiceAccount admission reads the cache: a pod naming an account the cache does not hold
         (yet) waits for the writes this server acknowledged, as for a Namespace (upstream looks live)."""
-        account = named_account(pod)
         accounts = self.registry.get("", "serviceaccounts")
-        if account is None or accounts is None or self.get_object("serviceaccounts", call.req.namespace, account):
-            return
-        await self.storage.fresh_cache(accounts)
+        if accounts is not None:
+            await self.storage.fresh_cache(accounts)
 
     async def _create(self, call: _Call, spec: ResourceSpec) -> Response:
         if spec.info.custom is not None and spec.info.custom.terminating:
@@ -1019,7 +1019,9 @@ class APIServer:
             if call.req.name:
                 meta["name"] = call.req.name
         if spec.kind == "Pod" and not spec.group:
-            await self._account_seen(call, obj)
+            account = named_account(obj)
+            if account is not None and self.get_object("serviceaccounts", call.req.namespace, account) is None:
+                await self._account_seen()
         self.admit(call, spec, "CREATE", obj, None)
         self._track(call, spec, None, obj)
         call.name = meta["name"]
