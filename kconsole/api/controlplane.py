@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kconsole.api.tasks import cancel_and_wait
 from kconsole.clock import TimerHandle
 from kconsole.objects.meta import format_micro_time, parse_time
 
@@ -99,12 +100,7 @@ class ControlPlaneLoops:
         if self._timer is not None:
             self._timer.cancel()
         task, self._task = self._task, None
-        if task is not None and not task.done():
-            task.cancel()
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down
-                pass
+        await cancel_and_wait(task)
 
     def _spawn(self, first: bool = False) -> None:
         if not self._running:

@@ -36,6 +36,7 @@ from kconsole.api.rbac import RBACAuthorizer, bootstrap_objects, forbidden_error
 from kconsole.api.registry import BUILTIN_PRIORITY_CLASSES, Registry, ResourceSpec
 from kconsole.api.stages import AdmissionContext, Attributes
 from kconsole.api.storage import DeleteOptions, Storage, Transformer, clone, object_rv, own_copy, parse_rv
+from kconsole.api.tasks import cancel_and_wait
 from kconsole.api.types import (
     AuditRecord,
     Credentials,
@@ -275,21 +276,11 @@ class APIServer:
         self._started = False
         await self.crds.stop()
         task, self._bootstrap_task = self._bootstrap_task, None
-        if task is not None and not task.done():
-            task.cancel()
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down
-                pass
+        await cancel_and_wait(task)
         if self._event_gc is not None:
             self._event_gc.cancel()
         await self._loops.stop()
-        if self._event_gc_task is not None and not self._event_gc_task.done():
-            self._event_gc_task.cancel()
-            try:
-                await self._event_gc_task
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down
-                pass
+        await cancel_and_wait(self._event_gc_task)
         await self.storage.stop_caches()
         self._lookup.clear()
         self._listed.clear()
