@@ -135,7 +135,8 @@ class ControlPlaneLoops:
                      body: Obj | None = None, group: str = "", allow: tuple[int, ...] = ()) -> None:
         resp = await self.api.loopback(verb, resource, namespace, name, body, group)
         if not resp.ok and resp.code not in allow:
-            raise _WriteFailed(f"{verb} {resource} {namespace}/{name or body and body['metadata']['name']}: "
+            target = name or (body["metadata"]["name"] if body else "")
+            raise _WriteFailed(f"{verb} {resource} {namespace}/{target}: "
                                f"{resp.body.get('message') if isinstance(resp.body, dict) else resp.body}")
 
     def _addresses(self) -> list[str]:
@@ -143,21 +144,11 @@ class ControlPlaneLoops:
         return sorted({i.address for i in self.instances})
 
     async def _reconcile_endpoints(self) -> None:
-        labels = {SKIP_MIRROR_LABEL: "true"}
         subsets = [{"addresses": [{"ip": ip} for ip in self._addresses()], "ports": PORTS}]
-        current = self.api.get_object("endpoints", "default", "kubernetes")
-        if current is None:
-            await self._write("create", "endpoints", "default", body={
-                "apiVersion": "v1", "kind": "Endpoints",
-                "metadata": {"name": "kubernetes", "namespace": "default", "labels": labels},
-                "subsets": subsets}, allow=(409,))
-        elif current.get("subsets") != subsets or (current["metadata"].get("labels") or {}) != labels:
-            await self._write("update", "endpoints", "default", "kubernetes", {
-                **current, "metadata": {**current["metadata"], "labels": labels}, "subsets": subsets}, allow=(409,))
+        await self._keep("endpoints", "", "Endpoints", self.api.get_object("endpoints", "default", "kubernetes"),
+                         {SKIP_MIRROR_LABEL: "true"}, {"subsets": subsets})
 
     async def _reconcile_endpoint_slice(self) -> None:
-        labels = {SERVICE_NAME_LABEL: "kubernetes"}
-        endpoints = [{"addresses": [ip], "conditions": {"ready": True}} for ip in self._addresses()]
         current = None
         for slice_ in self.api.list_objects("endpointslices", "default"):
             meta = slice_["metadata"]
@@ -168,17 +159,23 @@ class ControlPlaneLoops:
             else:  # as far as the API servers know, no other slice of theirs should exist
                 await self._write("delete", "endpointslices", "default", meta["name"], group="discovery.k8s.io",
                                   allow=(404,))
+        endpoints = [{"addresses": [ip], "conditions": {"ready": True}} for ip in self._addresses()]
+        await self._keep("endpointslices", "discovery.k8s.io", "EndpointSlice", current,
+                         {SERVICE_NAME_LABEL: "kubernetes"},
+                         {"addressType": "IPv4", "endpoints": endpoints, "ports": PORTS})
+
+    async def _keep(self, resource: str, group: str, kind: str, current: Obj | None, labels: dict[str, str],
+                    fields: Obj) -> None:
+        """Create ``default/kubernetes`` of ``resource`` with ``labels`` and top-level ``fields``, or
+        reset the one there when any of them differs (what upstream's reconciler compares)."""
         if current is None:
-            await self._write("create", "endpointslices", "default", body={
-                "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-                "metadata": {"name": "kubernetes", "namespace": "default", "labels": labels},
-                "addressType": "IPv4", "endpoints": endpoints, "ports": PORTS},
-                group="discovery.k8s.io", allow=(409,))
-        elif current.get("endpoints") != endpoints or current.get("ports") != PORTS \
-                or (current["metadata"].get("labels") or {}) != labels:
-            await self._write("update", "endpointslices", "default", "kubernetes", {
-                **current, "metadata": {**current["metadata"], "labels": labels}, "endpoints": endpoints,
-                "ports": PORTS}, group="discovery.k8s.io", allow=(409,))
+            await self._write("create", resource, "default", body={
+                "apiVersion": f"{group}/v1" if group else "v1", "kind": kind,
+                "metadata": {"name": "kubernetes", "namespace": "default", "labels": labels}, **fields},
+                group=group, allow=(409,))
+        elif (current["metadata"].get("labels") or {}) != labels or any(current.get(k) != v for k, v in fields.items()):
+            await self._write("update", resource, "default", "kubernetes", {
+                **current, "metadata": {**current["metadata"], "labels": labels}, **fields}, group=group, allow=(409,))
 
     async def _renew_identity(self, instance: Instance) -> None:
         """Create the instance's lease, or renew it (taking it over after a restart, as upstream's

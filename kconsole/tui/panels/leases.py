@@ -30,16 +30,13 @@ class _Heartbeats:
         self.default_seconds = default_seconds
         self.leases: list[tuple[str, Obj, float | None]] = []
 
-    def stale(self) -> list[tuple[str, Obj, float | None]]:
-        return sorted((entry for entry in self.leases
-                       if entry[2] is None or entry[2] > self._seconds(entry[1])), key=lambda entry: entry[0])
-
     def _seconds(self, lease: Obj) -> int:
         return (lease.get("spec") or {}).get("leaseDurationSeconds") or self.default_seconds
 
-    def rows(self, watched: Any, objects: dict[str, Obj]) -> tuple[int, list[Row]]:
-        """(fresh count, the summary row and one per stale lease)."""
-        stale = self.stale()
+    def rows(self, watched: Any, objects: dict[str, Obj]) -> tuple[list[str], list[Row]]:
+        """(the stale leases' labels, the summary row and one per stale lease)."""
+        stale = sorted((entry for entry in self.leases if entry[2] is None or entry[2] > self._seconds(entry[1])),
+                       key=lambda entry: entry[0])
         fresh = len(self.leases) - len(stale)
         rows = [Row(self.key, (self.title, f"{fresh} fresh, {len(stale)} stale", "", "", ""),
                     "failed" if stale else "running")]
@@ -48,7 +45,7 @@ class _Heartbeats:
             objects[key] = lease
             rows.append(Row(key, (f"  {label}", "stale", "never" if ago is None else f"{human_duration(ago)} ago",
                                   f"{self._seconds(lease)}s", ""), "failed", watched.mark(key)))
-        return fresh, rows
+        return [label for label, _, _ in stale], rows
 
 
 def renewed_ago(lease: Obj, now: float) -> float | None:
@@ -105,8 +102,9 @@ class LeasesPanel(Panel):
         rows.sort(key=lambda r: r.key)
         if apiservers.leases:
             rows.extend(apiservers.rows(watched, objects)[1])
-        self.fresh, node_rows = nodes.rows(watched, objects)
-        self.stale = [label.split("/", 1)[1] for label, _, _ in nodes.stale()]
+        stale, node_rows = nodes.rows(watched, objects)
+        self.fresh = len(nodes.leases) - len(stale)
+        self.stale = [label.split("/", 1)[1] for label in stale]
         rows.extend(node_rows)
         self._objects = objects
         self.set_rows(COLUMNS, rows)
