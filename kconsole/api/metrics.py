@@ -4,8 +4,10 @@ The simulated kubelets publish each running pod's usage as the ``kconsole.dev/cp
 ``kconsole.dev/memory-usage`` annotations (the HPA controller reads the same); this answers from the
 pods cache: a pod's usage split evenly over its containers, a node's the sum of its pods' plus what
 its kubelet registered as running outside pods (``kconsole.dev/system-*-usage`` on the Node). A pod
-with no published usage yet has no metrics (kubectl says "metrics not available yet"), as with
-metrics-server before its first scrape; neither has a node that is not Ready nor its pods, whose
+that requests neither CPU nor memory shows its steady idle use until its kubelet publishes more
+(``objects.pod.unpublished_usage``: idle pods cost no writes); any other pod with no published
+usage yet has no metrics (kubectl says "metrics not available yet"), as with metrics-server before
+its first scrape; neither has a node that is not Ready nor its pods, whose
 kubelet metrics-server could not scrape (``kubectl top node`` prints ``<unknown>``). Read-only: get
 and list, with label and name selectors.
 """
@@ -22,6 +24,7 @@ from kconsole.objects.pod import (
     MEMORY_USAGE_ANNOTATION,
     SYSTEM_CPU_USAGE_ANNOTATION,
     SYSTEM_MEMORY_USAGE_ANNOTATION,
+    unpublished_usage,
 )
 from kconsole.objects.quantity import QuantityError, parse_quantity
 
@@ -39,7 +42,11 @@ def _usage(pod: Obj) -> tuple[float, float] | None:
     """(cores, bytes) a running pod published, or None."""
     if (pod.get("status") or {}).get("phase") != "Running":
         return None
-    return _published(pod, CPU_USAGE_ANNOTATION, MEMORY_USAGE_ANNOTATION)
+    published = _published(pod, CPU_USAGE_ANNOTATION, MEMORY_USAGE_ANNOTATION)
+    if published is None:
+        idle = unpublished_usage(pod)
+        return None if idle is None else (idle[0] / 1000, float(idle[1]))
+    return published
 
 
 def _published(obj: Obj, cpu_key: str, memory_key: str) -> tuple[float, float] | None:

@@ -318,6 +318,7 @@ class Kubelet:
             w = PodWorker(self, pod)
             w.start_time = self.clock.now()
             w.usage_model = usage_mod.usage_model(pod, self._usage_rng)
+            w.published_usage = usage_mod.last_published(pod)
             w.adopt(pod.get("status") or {})
         self.workers[uid] = w
         w.update(pod)
@@ -768,7 +769,8 @@ class Kubelet:
         self._pod_worker(namespace, pod).set_fail_readiness(on)
 
     def set_load(self, namespace: str, pod: str, cpu_fraction: float | None) -> None:
-        """CPU usage as a fraction of the pod's requests (None: back to its own base load)."""
+        """CPU usage as a multiple of the pod's CPU request, or of its idle use when it requests none
+        (None: back to its own base load)."""
         if cpu_fraction is not None and cpu_fraction < 0:
             raise ValueError(f"load must be >= 0, got {cpu_fraction}")
         w = self._pod_worker(namespace, pod)

@@ -1,8 +1,11 @@
 """Simulated CPU and memory usage per pod: what metrics-server would report, for the HPA.
 
-Each running pod with CPU or memory requests gets a steady base load (a fraction of its requests
-drawn from the cluster's seeded generator when the pod starts) plus a small wobble per 15 s
-sample. The kubelet publishes the sum over containers on the pod as the annotations
+Each running pod has a base load: of a resource it requests, a fraction of the request drawn from
+the cluster's seeded generator when the pod starts, with a small wobble per 15 s sample; of one it
+does not request, its containers' steady idle use (:func:`kconsole.objects.pod.idle_usage`).
+A pod that requests neither publishes nothing while it idles: the metrics API shows the same idle
+figures for it, so ``kubectl top`` lists every running pod, as metrics-server does, without a
+write per pod (the HPA still refuses to scale on a resource the pod does not request). The kubelet publishes the sum over containers on the pod as the annotations
 ``kconsole.dev/cpu-usage`` (``"250m"``) and ``kconsole.dev/memory-usage`` (``"64Mi"``), only when
 a value moved by 5 % or more, so a quiet cluster does not write every 15 s. ``Kubelet.set_load``
 sets the CPU fraction of a pod (the console's "load" key) to watch the HPA react.
@@ -18,7 +21,14 @@ import random
 import zlib
 from dataclasses import dataclass
 
-from kconsole.objects.pod import pod_requests
+from kconsole.objects.pod import (
+    CPU_USAGE_ANNOTATION,
+    MEMORY_USAGE_ANNOTATION,
+    idle_usage,
+    pod_requests,
+    unpublished_usage,
+)
+from kconsole.objects.quantity import QuantityError, parse_quantity
 
 PERIOD = 15.0
 #: Relative change below which a new sample is not published.
@@ -28,29 +38,46 @@ MI = 1024 * 1024
 
 @dataclass(slots=True)
 class PodUsage:
-    """Usage model of one pod: requests and the base fractions drawn at start."""
+    """Usage model of one pod: the bases (requests, or idle use where nothing is requested) and the
+    fractions of them drawn at start (1.0 for an idle base)."""
 
-    cpu_request_m: int
-    memory_request: int
+    cpu_base_m: int
+    memory_base: int
     cpu_fraction: float
     memory_fraction: float
+    #: Idle CPU is steady: no wobble, so an idle pod's figure never moves by itself.
+    wobble: bool = True
 
     def sample(self, rng: random.Random) -> tuple[int, int]:
         """(CPU millicores, memory bytes) for this period."""
-        wobble = 1 + rng.uniform(-0.04, 0.04)
-        cpu = max(1, round(self.cpu_request_m * self.cpu_fraction * wobble)) if self.cpu_request_m else 0
-        mem = max(MI, int(self.memory_request * self.memory_fraction)) if self.memory_request else 0
+        wobble = 1 + rng.uniform(-0.04, 0.04) if self.wobble else 1.0
+        cpu = max(1, round(self.cpu_base_m * self.cpu_fraction * wobble))
+        mem = max(MI, int(self.memory_base * self.memory_fraction))
         return cpu, mem
 
 
-def usage_model(pod: dict, rng: random.Random) -> PodUsage | None:
-    """The pod's model, or None when it requests neither CPU nor memory (nothing to scale on)."""
+def usage_model(pod: dict, rng: random.Random) -> PodUsage:
+    """The pod's model: a fraction of each requested resource, idle use of each other one."""
     req = pod_requests(pod)
+    idle_cpu, idle_mem = idle_usage(pod)
     cpu_m = int(req.get("cpu", 0))
     mem = int(req.get("memory", 0))
-    if cpu_m <= 0 and mem <= 0:
+    cpu_fraction = rng.uniform(0.2, 0.6) if cpu_m > 0 else 1.0
+    mem_fraction = rng.uniform(0.3, 0.7) if mem > 0 else 1.0
+    return PodUsage(cpu_m or idle_cpu, mem or idle_mem, cpu_fraction, mem_fraction, wobble=cpu_m > 0)
+
+
+def last_published(pod: dict) -> tuple[int, int] | None:
+    """(CPU millicores, memory bytes) the pod's metrics show now: its usage annotations, or what the
+    metrics API shows without them; a (re)started kubelet writes only what differs from this."""
+    annotations = pod["metadata"].get("annotations") or {}
+    cpu, memory = annotations.get(CPU_USAGE_ANNOTATION), annotations.get(MEMORY_USAGE_ANNOTATION)
+    if cpu is None or memory is None:
+        return unpublished_usage(pod)
+    try:
+        return int(parse_quantity(cpu) * 1000), int(parse_quantity(memory))
+    except QuantityError:
         return None
-    return PodUsage(cpu_m, mem, rng.uniform(0.2, 0.6), rng.uniform(0.3, 0.7))
 
 
 #: (CPU millicores, memory MiB) ranges of each control-plane component at rest, as on a small kubeadm cluster.

@@ -7,6 +7,7 @@ are ints: cpu in millicores, everything else in whole units (bytes for memory).
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -149,6 +150,32 @@ def pod_requests(pod: Obj, non_zero: bool = False) -> dict[str, int]:
     _max_into(reqs, init_max)
     _add_into(reqs, spec.get("overhead"))
     return _to_amounts(reqs)
+
+
+#: What an idle container uses: CPU millicores and memory MiB, inclusive ranges.
+IDLE_CPU_M = (1, 3)
+IDLE_MEMORY_MI = (3, 15)
+
+
+def idle_usage(pod: Obj) -> tuple[int, int]:
+    """(CPU millicores, memory bytes) the pod's containers use idle, as an idle nginx or busybox
+    shows in ``kubectl top``; fixed per pod uid and container name, so the kubelet and the metrics
+    API arrive at the same figures without the kubelet writing a value that never changes."""
+    meta = pod.get("metadata") or _EMPTY
+    uid = meta.get("uid") or meta.get("name") or ""
+    cpu = mem = 0
+    for c in (pod.get("spec") or _EMPTY).get("containers") or (_EMPTY,):
+        h = zlib.crc32(f"{uid}/{c.get('name', '')}".encode())
+        cpu += IDLE_CPU_M[0] + h % (IDLE_CPU_M[1] - IDLE_CPU_M[0] + 1)
+        mem += IDLE_MEMORY_MI[0] + (h >> 8) % (IDLE_MEMORY_MI[1] - IDLE_MEMORY_MI[0] + 1)
+    return cpu, mem * 1024 * 1024
+
+
+def unpublished_usage(pod: Obj) -> tuple[int, int] | None:
+    """What metrics show for a running pod whose kubelet published no usage: the idle use of a pod
+    that requests neither CPU nor memory (its kubelet need not write it), else nothing yet."""
+    req = pod_requests(pod)
+    return None if req.get("cpu", 0) > 0 or req.get("memory", 0) > 0 else idle_usage(pod)
 
 
 def pod_limits(pod: Obj) -> dict[str, int]:

@@ -394,7 +394,8 @@ async def test_a_node_port_another_service_holds_is_refused(cluster: Cluster) ->
 
 async def test_kubectl_top_reads_the_usage_the_kubelets_publish(cluster: Cluster) -> None:
     """kubectl top said 'Metrics API not available'; metrics.k8s.io is now served from the usage the
-    simulated kubelets publish on running pods."""
+    simulated kubelets publish on running pods, and the steady idle use of pods requesting nothing
+    (`kubectl create deployment` pods had no metrics at all)."""
     ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}
     await cluster.admin("create", "nodes", body={
         "apiVersion": "v1", "kind": "Node",
@@ -403,8 +404,11 @@ async def test_kubectl_top_reads_the_usage_the_kubelets_publish(cluster: Cluster
         "status": {"allocatable": {"cpu": "4", "memory": "8Gi"}, "capacity": {"cpu": "4", "memory": "8Gi"},
                    "conditions": [ready]}})
     await cluster.kubectl("create", "namespace", "top")
-    for name, cpu, memory in (("busy", "750m", "256Mi"), ("idle", "250m", "64Mi"), ("new", None, None)):
-        await cluster.kubectl("run", name, "-n", "top", "--image=nginx", "--labels=app=top")
+    requesting = '{"spec": {"containers": [{"name": "new", "image": "nginx", "resources": {"requests": {"cpu": "1"}}}]}}'
+    for name, cpu, memory in (("busy", "750m", "256Mi"), ("idle", "250m", "64Mi"), ("new", None, None),
+                              ("quiet", None, None)):
+        await cluster.kubectl("run", name, "-n", "top", "--image=nginx", "--labels=app=top",
+                              *(["--overrides", requesting] if name == "new" else []))
         await cluster.admin("create", "pods", namespace="top", name=name, subresource="binding", body={
             "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
             "target": {"kind": "Node", "name": "top-node"}})
@@ -418,9 +422,13 @@ async def test_kubectl_top_reads_the_usage_the_kubelets_publish(cluster: Cluster
     pods = (await cluster.kubectl("top", "pods", "-n", "top", "--sum")).out.splitlines()
     assert pods[0].split() == ["NAME", "CPU(cores)", "MEMORY(bytes)"]
     assert pods[1].split() == ["busy", "750m", "256Mi"] and pods[2].split() == ["idle", "250m", "64Mi"]
-    assert pods[-1].split() == ["1000m", "320Mi"]
+    name, quiet_cpu, quiet_memory = pods[3].split()
+    assert name == "quiet" and 1 <= int(quiet_cpu.rstrip("m")) <= 3 and 3 <= int(quiet_memory.rstrip("Mi")) <= 15
+    cpu_sum, memory_sum = 1000 + int(quiet_cpu.rstrip("m")), 320 + int(quiet_memory.rstrip("Mi"))
+    assert pods[-1].split() == [f"{cpu_sum}m", f"{memory_sum}Mi"]
     node = (await cluster.kubectl("top", "node", "top-node")).out.splitlines()
-    assert node[1].split() == ["top-node", "1100m", "27%", "832Mi", "10%"], "its pods and what runs outside them"
+    assert node[1].split()[:2] == ["top-node", f"{cpu_sum + 100}m"], "its pods and what runs outside them"
+    assert node[1].split()[3] == f"{memory_sum + 512}Mi"
     pending = await cluster.kubectl("top", "pod", "new", "-n", "top", check=False)
     assert pending.err.strip() == 'Error from server (NotFound): podmetrics.metrics.k8s.io "top/new" not found'
     listed = await cluster.kubectl("top", "pod", "-n", "top", "--field-selector=metadata.name=new", check=False)

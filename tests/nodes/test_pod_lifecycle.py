@@ -222,6 +222,35 @@ async def test_usage_annotations_for_pods_with_requests(env: NodeEnv) -> None:
     assert int(ann["kconsole.dev/cpu-usage"].rstrip("m")) >= 700
 
 
+async def test_pods_without_requests_show_idle_usage_without_a_write(env: NodeEnv) -> None:
+    """`kubectl top pods` listed nothing for a pod without requests ("metrics not available yet"
+    for ever); metrics-server reports every running pod. Idle use is steady and the metrics API
+    derives it, so the kubelet writes nothing for an idle pod until a load fault moves it."""
+    await env.fleet(workers=1, delay_factor=0)
+    await env.admin.create(pod("idle"))
+    await env.admin.create(pod("half", resources={"requests": {"cpu": "1"}}))
+    await env.clock.advance(16)
+    idle = await env.pod("idle")
+    assert "kconsole.dev/cpu-usage" not in (idle["metadata"].get("annotations") or {})
+    shown = {m["metadata"]["name"]: m["containers"][0]["usage"]
+             for m in await env.admin.list_all("pods.metrics.k8s.io", "default")}
+    cpu_m = int(shown["idle"]["cpu"].rstrip("n")) // 1_000_000
+    assert 1 <= cpu_m <= 3 and 3 * 1024 <= int(shown["idle"]["memory"].rstrip("Ki")) <= 15 * 1024
+    half = (await env.pod("half"))["metadata"]["annotations"]
+    assert 100 <= int(half["kconsole.dev/cpu-usage"].rstrip("m")) <= 700
+    assert 3 <= int(half["kconsole.dev/memory-usage"].rstrip("Mi")) <= 15, "memory not requested: idle use"
+    await env.clock.advance(60)
+    assert (await env.pod("idle"))["metadata"]["resourceVersion"] == idle["metadata"]["resourceVersion"]
+    kubelet = env.fleets[0].kubelets["worker-1"]
+    kubelet.set_load("default", "idle", 10)
+    await env.clock.advance(15)
+    loaded = (await env.pod("idle"))["metadata"]["annotations"]["kconsole.dev/cpu-usage"]
+    assert int(loaded.rstrip("m")) == 10 * cpu_m, "the load fault multiplies idle use"
+    kubelet.set_load("default", "idle", None)
+    await env.clock.advance(15)
+    assert (await env.pod("idle"))["metadata"]["annotations"]["kconsole.dev/cpu-usage"] == f"{cpu_m}m"
+
+
 async def test_a_kubelet_may_patch_only_usage_annotations_of_its_own_pods(env: NodeEnv) -> None:
     from kconsole.client import StatusError
 
