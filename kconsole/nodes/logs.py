@@ -3,8 +3,9 @@
 
 Each container instance (a restart is a new instance, as with containerd) has a bounded buffer of
 lines, each kept with the simulated time it was written, as the CRI log file keeps them: what its
-program prints (see :mod:`kconsole.nodes.runtime`), probe requests a server logs, and ``[kconsole]``
-lines saying when the simulated process started and exited. Reads apply the kubelet's ReadLogs
+program prints (see :mod:`kconsole.nodes.runtime`; an image whose output it cannot know logs one
+``[kconsole] <image> started`` line) and probe requests a server logs; nothing else, so a script
+reading a Job's ``kubectl logs`` gets exactly the program's output. Reads apply the kubelet's ReadLogs
 order: the tail first, then the since filter, the timestamp prefix, and the byte limit on what is
 written. A follow stream yields the existing lines, then new ones as they are written, and ends when
 the instance exits or the byte limit is reached.

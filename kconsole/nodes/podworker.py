@@ -579,8 +579,7 @@ class PodWorker:
         c.ready = False
         c.started = False
         c.stage = "exited"
-        if c.log is not None:
-            c.log.write(f"[kconsole] process exited with code {code}")
+        if c.log is not None:  # the exit code is in the status, not the log (scripts read `kubectl logs`)
             c.log.close()
         if not report:
             return
