@@ -287,6 +287,7 @@ class Cluster:
                                   data_dir=self.data_dir, clock=self.clock)
             await self.http.start()
 
+        await self._ensure_addons()
         await self._start_replicas()
         await self._start_nodes()
         await self._start_sync()
@@ -298,6 +299,22 @@ class Cluster:
         await self.admin.start()
         self._save_clock()
         self.started = True
+
+    async def _ensure_addons(self) -> None:
+        """The default StorageClass, created when missing at every start, as an addon manager's
+        EnsureExists mode does (kind and cloud clusters ship one; a deleted one comes back on restart)."""
+        from kconsole.client import is_already_exists
+        from kconsole.controllers.volumeprovisioner import DEFAULT_CLASS
+        from kconsole.objects.meta import deep_copy
+
+        client = self.api_client()
+        try:
+            if (await client.list("storageclasses", limit=1))["items"]:
+                return
+            await client.create(deep_copy(DEFAULT_CLASS))
+        except Exception as err:  # noqa: BLE001 - a cluster without its default class still runs
+            if not is_already_exists(err):
+                log.warning("could not create the default StorageClass: %s", err)
 
     async def _start_replicas(self) -> None:
         names = self.replica_names()

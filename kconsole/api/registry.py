@@ -134,9 +134,9 @@ TABLE: tuple[ResourceSpec, ...] = (
     _entry("", "v1", "secrets", "Secret", fields=("type",)),
     _entry("", "v1", "serviceaccounts", "ServiceAccount", short=("sa",), subresources=("token",)),
     _entry("", "v1", "events", "Event", short=("ev",), fields=EVENT_FIELDS),
-    # Stored and served, reconciled by nothing (no volumes, no ReplicationController or Ingress
-    # controller), as on a cluster without those add-ons: kubectl's default --prune allowlist lists them,
-    # and prune failed with 'no matches for kind "PersistentVolumeClaim"' when they were missing.
+    # Claims and volumes: bound by the persistentvolume-binder-controller, dynamically provisioned by
+    # kconsole's local-path provisioner (controllers/persistentvolume.py). kubectl's default --prune
+    # allowlist lists them: prune failed with 'no matches for kind "PersistentVolumeClaim"' without them.
     _entry("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", short=("pvc",), status=True),
     _entry("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False, short=("pv",), status=True),
     _entry("", "v1", "replicationcontrollers", "ReplicationController", short=("rc",), categories=ALL,
@@ -180,6 +180,7 @@ TABLE: tuple[ResourceSpec, ...] = (
     _entry("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", short=("pdb",), status=True,
            generation=True),
     _entry("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False, short=("pc",)),
+    _entry("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False, short=("sc",)),
     _entry("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", verbs=("get", "list"), stored=False),
     _entry("metrics.k8s.io", "v1beta1", "nodes", "NodeMetrics", namespaced=False, verbs=("get", "list"),
            stored=False),

@@ -57,6 +57,8 @@ RULES: dict[tuple[str, str], KindRules] = {
     ("autoscaling", "HorizontalPodAutoscaler"): KindRules(name_is_path_segment, cluster.validate_hpa),
     ("scheduling.k8s.io", "PriorityClass"): KindRules(create=cluster.validate_priorityclass,
                                                       update=cluster.validate_priorityclass_update),
+    ("storage.k8s.io", "StorageClass"): KindRules(create=cluster.validate_storageclass,
+                                                  update=cluster.validate_storageclass_update),
     ("coordination.k8s.io", "Lease"): KindRules(create=cluster.validate_lease),
     ("rbac.authorization.k8s.io", "Role"): KindRules(name_is_path_segment, cluster.validate_role),
     ("rbac.authorization.k8s.io", "ClusterRole"): KindRules(name_is_path_segment, cluster.validate_cluster_role),

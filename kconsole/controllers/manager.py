@@ -54,6 +54,8 @@ CONTROLLER_PATHS: dict[str, str] = {
     "disruption-controller": "kconsole.controllers.disruption:DisruptionController",
     "horizontal-pod-autoscaler-controller": "kconsole.controllers.hpa:HorizontalController",
     "resourcequota-controller": "kconsole.controllers.resourcequota:ResourceQuotaController",
+    "persistentvolume-binder-controller": "kconsole.controllers.persistentvolume:PersistentVolumeController",
+    "kconsole-volume-provisioner": "kconsole.controllers.volumeprovisioner:VolumeProvisioner",
 }
 
 _unavailable: dict[str, str] = {}

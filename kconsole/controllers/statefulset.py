@@ -8,8 +8,11 @@ upstream's pkg/controller/statefulset (stateful_set_control.updateStatefulSet):
 * a failed or succeeded pod is deleted and recreated with the same name;
 * each pod carries its identity: ``hostname`` = its name, ``subdomain`` = ``serviceName``, the
   labels ``statefulset.kubernetes.io/pod-name`` and ``apps.kubernetes.io/pod-index``, and for each
-  of ``volumeClaimTemplates`` a volume of that name on the claim ``<template>-<set>-<ordinal>``
-  (upstream's updateStorage; kconsole has no PersistentVolumeClaims to create, so none are);
+  of ``volumeClaimTemplates`` a volume of that name on the claim ``<template>-<set>-<ordinal>``,
+  which is created before the pod when missing (createPersistentVolumeClaims: the template with the
+  set's selector labels; event ``SuccessfulCreate`` "create Claim data-web-0 Pod web-0 in StatefulSet
+  web success"); claims outlive their pods and the set unless ``persistentVolumeClaimRetentionPolicy``
+  says ``whenDeleted: Delete``, which makes the set their owner (``whenScaled`` is not simulated);
 * revisions are ControllerRevisions ``<set>-<template hash>`` (upstream's getStatefulSetRevisions:
   a template equal to an old revision's re-uses it with the next revision number, as after ``kubectl
   rollout undo``; non-live ones beyond ``revisionHistoryLimit`` are deleted), named in each pod's
@@ -56,11 +59,13 @@ from kconsole.controllers.podcontrol import (
 )
 from kconsole.objects.meta import (
     controller_of,
+    deep_copy,
     generation,
     is_being_deleted,
     labels,
     name,
     namespace,
+    owner_ref,
     uid,
 )
 from kconsole.objects.pod import is_pod_available, is_pod_ready
@@ -112,6 +117,26 @@ def identity_pod(sts: Obj, ordinal: int, revision: str, template: Obj | None = N
     return pod
 
 
+def identity_claims(sts: Obj, ordinal: int) -> list[Obj]:
+    """getPersistentVolumeClaims: each template as claim ``<template>-<set>-<ordinal>``, labelled with
+    the set's selector labels; owned by the set when its retention policy deletes claims with it."""
+    spec = sts["spec"]
+    match_labels = (spec.get("selector") or {}).get("matchLabels") or {}
+    owned = ((spec.get("persistentVolumeClaimRetentionPolicy") or {}).get("whenDeleted") == "Delete")
+    claims = []
+    for template in spec.get("volumeClaimTemplates") or ():
+        tmeta = template.get("metadata") or {}
+        meta: Obj = {"name": f"{tmeta.get('name') or ''}-{name(sts)}-{ordinal}", "namespace": namespace(sts),
+                     "labels": {**(tmeta.get("labels") or {}), **match_labels}}
+        if tmeta.get("annotations"):
+            meta["annotations"] = dict(tmeta["annotations"])
+        if owned:
+            meta["ownerReferences"] = [owner_ref(sts)]
+        claims.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
+                       "spec": deep_copy(template.get("spec") or {})})
+    return claims
+
+
 class StatefulSetController(Controller):
     name = "statefulset"
     component = "statefulset-controller"
@@ -122,6 +147,7 @@ class StatefulSetController(Controller):
         self.sts_informer = self.informer("statefulsets")
         self.pod_informer = self.informer("pods", indexers=CLAIM_INDEXERS)
         self.revision_informer = self.informer("controllerrevisions", indexers=CLAIM_INDEXERS)
+        self.claim_informer = self.informer("persistentvolumeclaims")
         self.sts_informer.add_event_handler(**self.handlers())
         self.revision_informer.add_event_handler(on_delete=lambda r: self.enqueue_owner(r, "StatefulSet"))
         self.pod_informer.add_event_handler(on_add=self._pod_changed, on_update=lambda o, n: self._pod_changed(n),
@@ -270,6 +296,7 @@ class StatefulSetController(Controller):
         else:
             pod = identity_pod(sts, ordinal, update_revision)
         pod_name = name(pod)
+        await self._create_claims(sts, ordinal, pod_name)
         try:
             await self.client.create(pod)
         except StatusError as err:
@@ -279,6 +306,26 @@ class StatefulSetController(Controller):
                         f"create Pod {pod_name} in StatefulSet {name(sts)} failed error: {err.message}")
             raise
         self._event(sts, "Normal", "SuccessfulCreate", f"create Pod {pod_name} in StatefulSet {name(sts)} successful")
+
+    async def _create_claims(self, sts: Obj, ordinal: int, pod_name: str) -> None:
+        """The pod's claims that do not exist yet, before the pod (a claim being deleted fails the pod's
+        creation, as upstream: the new pod must not mount the old volume)."""
+        for claim in identity_claims(sts, ordinal):
+            existing = self.claim_informer.get_by_name(namespace(sts), name(claim))
+            if existing is not None:
+                if is_being_deleted(existing):
+                    raise RuntimeError(f"pvc {name(claim)} is being deleted")
+                continue
+            try:
+                await self.client.create(claim)
+            except StatusError as err:
+                if is_already_exists(err):
+                    continue
+                self._event(sts, "Warning", "FailedCreate", f"create Claim {name(claim)} for Pod {pod_name} in "
+                            f"StatefulSet {name(sts)} failed error: {err.message}")
+                raise
+            self._event(sts, "Normal", "SuccessfulCreate",
+                        f"create Claim {name(claim)} Pod {pod_name} in StatefulSet {name(sts)} success")
 
     async def _delete(self, sts: Obj, pod: Obj) -> None:
         try:

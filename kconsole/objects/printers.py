@@ -923,6 +923,32 @@ PRIORITYCLASSES = Printer(
                      pc.get("preemptionPolicy") or "PreemptLowerPriority"],
 )
 
+#: The annotations that make a StorageClass the default (GA and beta), as upstream's IsDefaultAnnotation.
+DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
+                             "storageclass.beta.kubernetes.io/is-default-class")
+
+
+def _storageclass_cells(sc: Obj, now: float) -> list[Any]:
+    annotations = _meta(sc).get("annotations") or {}
+    default = any(annotations.get(key) == "true" for key in DEFAULT_CLASS_ANNOTATIONS)
+    return [_name(sc) + (" (default)" if default else ""), sc.get("provisioner") or "",
+            sc.get("reclaimPolicy") or "Delete", sc.get("volumeBindingMode") or "Immediate",
+            str(bool(sc.get("allowVolumeExpansion"))).lower(), _age(sc, now)]
+
+
+STORAGECLASSES = Printer(
+    (NAME, Column("Provisioner", description="provisioner indicates the type of the provisioner."),
+     Column("ReclaimPolicy", description="reclaimPolicy controls the reclaimPolicy for dynamically provisioned "
+            "PersistentVolumes of this storage class. Defaults to Delete."),
+     Column("VolumeBindingMode", description="volumeBindingMode indicates how PersistentVolumeClaims should be "
+            "provisioned and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by "
+            "servers that enable the VolumeScheduling feature."),
+     Column("AllowVolumeExpansion", description="allowVolumeExpansion shows whether the storage class allow volume "
+            "expand."),
+     AGE),
+    _storageclass_cells,
+)
+
 _CREATED_AT = Column("Created At", type="date", description="CreationTimestamp is a timestamp representing the "
                      "server time when this object was created.")
 
@@ -1026,6 +1052,7 @@ PRINTERS: dict[str, Printer] = {
     "horizontalpodautoscalers.autoscaling": HPAS,
     "poddisruptionbudgets.policy": PDBS,
     "priorityclasses.scheduling.k8s.io": PRIORITYCLASSES,
+    "storageclasses.storage.k8s.io": STORAGECLASSES,
     "roles.rbac.authorization.k8s.io": ROLES,
     "clusterroles.rbac.authorization.k8s.io": ROLES,
     "rolebindings.rbac.authorization.k8s.io": BINDINGS,

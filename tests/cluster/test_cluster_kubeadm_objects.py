@@ -1,6 +1,7 @@
 """A fresh cluster holds what a kubeadm cluster's API shows, read with the real kubectl: the
 kubernetes Service's endpoints at each control plane's API server, their identity Leases, and
-kube-root-ca.crt in every namespace, whose CA verifies the API server's certificate."""
+kube-root-ca.crt in every namespace, whose CA verifies the API server's certificate; and, as kind
+and cloud clusters ship one, a default StorageClass whose claims get volumes."""
 
 from __future__ import annotations
 
@@ -26,6 +27,14 @@ def _handshake(url: str, ca_pem: str) -> str:
             ctx.wrap_socket(raw) as tls:
         subject = dict(item[0] for item in tls.getpeercert()["subject"])
     return str(subject.get("commonName", ""))
+
+
+CLAIM = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "cache", "namespace": "default"},
+         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "2Gi"}}}}
+
+
+async def _bound(cluster: Cluster, tmp_path: Path) -> bool:
+    return await kubectl(cluster, tmp_path, "get", "pvc", "cache", "-o", "jsonpath={.status.phase}") == "Bound"
 
 
 async def test_endpoints_identity_leases_and_the_root_ca_are_there_and_the_ca_verifies_the_server(
@@ -59,6 +68,14 @@ async def test_endpoints_identity_leases_and_the_root_ca_are_there_and_the_ca_ve
         assert cluster.server_url is not None
         common_name = await asyncio.to_thread(_handshake, cluster.server_url, published)
         assert common_name == "kube-apiserver"
+
+        classes = await kubectl(cluster, tmp_path, "get", "storageclass")
+        assert classes.splitlines()[1].split()[:5] == ["standard", "(default)", "disk.csi.kconsole.dev", "Delete",
+                                                       "Immediate"]
+        await cluster.api_client().create(CLAIM)
+        await clock.run_until(lambda: _bound(cluster, tmp_path), timeout=20, step=0.5)
+        pvs = await kubectl(cluster, tmp_path, "get", "pv", "--no-headers")
+        assert pvs.split()[1:6] == ["2Gi", "RWO", "Delete", "Bound", "default/cache"]
     finally:
         task = asyncio.create_task(cluster.stop())
         await clock.run_until(task.done, timeout=30, step=0.1)

@@ -105,3 +105,33 @@ async def test_pods_mount_their_own_claim_per_volume_claim_template(wl: Env) -> 
     assert pod["spec"]["volumes"] == [{"name": "data", "persistentVolumeClaim": {"claimName": "data-pg-5"}},
                                       {"name": "cfg", "emptyDir": {}}]
     assert (pod["metadata"]["name"], pod["spec"]["hostname"], pod["spec"]["subdomain"]) == ("pg-5", "pg-5", "pg")
+
+
+async def test_claims_are_created_before_their_pods_and_outlive_the_set_unless_told(wl: Env) -> None:
+    """createPersistentVolumeClaims: `kubectl get pvc` was empty after applying a StatefulSet with
+    volumeClaimTemplates, and its pods named claims that did not exist."""
+    await wl.start(StatefulSetController)
+    await wl.runner(ready_after=1)
+    template = {"metadata": {"name": "data", "labels": {"disk": "ssd"}},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    await wl.admin.create(statefulset("db", 2, volumeClaimTemplates=[template]))
+    await wl.admin.create(statefulset("tmp", 1, volumeClaimTemplates=[template],
+                                      persistentVolumeClaimRetentionPolicy={"whenDeleted": "Delete"}))
+    await wl.wait(lambda: ready(wl, "db", 2))
+    claims = {c["metadata"]["name"]: c for c in await wl.admin.list_all("persistentvolumeclaims", "default")}
+    assert sorted(claims) == ["data-db-0", "data-db-1", "data-tmp-0"]
+    db0 = claims["data-db-0"]
+    assert db0["metadata"]["labels"] == {"disk": "ssd", "app": "db"}, "the template's labels and the selector's"
+    assert db0["spec"]["resources"] == {"requests": {"storage": "1Gi"}}
+    assert "ownerReferences" not in db0["metadata"], "Retain (the default): the claim outlives the set"
+    owner = claims["data-tmp-0"]["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"]) == ("StatefulSet", "tmp")
+    pod = await wl.get("pods", "db-0")
+    assert parse_time(db0["metadata"]["creationTimestamp"]) <= parse_time(pod["metadata"]["creationTimestamp"])
+    messages = [e["message"] for e in await wl.events("SuccessfulCreate") if e["involvedObject"]["name"] == "db"]
+    assert messages[:2] == ["create Claim data-db-0 Pod db-0 in StatefulSet db success",
+                            "create Pod db-0 in StatefulSet db successful"]
+    await wl.admin.delete("pods", "db-1", "default")
+    await wl.wait(lambda: ready(wl, "db", 2))
+    again = await wl.admin.get("persistentvolumeclaims", "data-db-1", "default")
+    assert again["metadata"]["uid"] == claims["data-db-1"]["metadata"]["uid"], "a new pod keeps its claim"

@@ -17,6 +17,7 @@ from kconsole.api.admission.priority import Priority
 from kconsole.api.admission.resourcequota import ResourceQuota
 from kconsole.api.admission.serviceaccount import ServiceAccount
 from kconsole.api.admission.services import ServiceAllocation
+from kconsole.api.admission.storageclass import DefaultStorageClass
 from kconsole.api.admission.tolerations import DefaultTolerationSeconds
 from kconsole.api.stages import MutatingAdmission, ValidatingAdmission
 
@@ -25,7 +26,8 @@ __all__ = ["mutating_plugins", "validating_plugins"]
 
 def mutating_plugins() -> list[MutatingAdmission]:
     """NamespaceLifecycle first (a missing namespace is 404 before any work), then ObjectMeta (the
-    Job selector needs the uid), scheme defaults, allocation, and the Pod plugins in upstream order."""
+    Job selector needs the uid), scheme defaults, allocation, the Pod plugins in upstream order, then
+    DefaultStorageClass."""
     return [
         NamespaceLifecycle(),
         ObjectMetaDefaults(),
@@ -35,6 +37,7 @@ def mutating_plugins() -> list[MutatingAdmission]:
         ServiceAccount(),
         Priority(),
         DefaultTolerationSeconds(),
+        DefaultStorageClass(),
     ]
 
 

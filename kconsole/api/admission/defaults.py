@@ -312,6 +312,14 @@ def default_volume(ctx: AdmissionContext, obj: Obj) -> None:
         obj["status"] = {"phase": "Pending"}
 
 
+def default_storageclass(ctx: AdmissionContext, obj: Obj) -> None:
+    """SetDefaults_StorageClass."""
+    if not obj.get("reclaimPolicy"):
+        obj["reclaimPolicy"] = "Delete"
+    if not obj.get("volumeBindingMode"):
+        obj["volumeBindingMode"] = "Immediate"
+
+
 def default_replication_controller(ctx: AdmissionContext, obj: Obj) -> None:
     """SetDefaults_ReplicationController: the selector and labels default to the template's labels."""
     spec = _spec(obj)
@@ -353,6 +361,7 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("batch", "CronJob"): default_cronjob,
     ("autoscaling", "HorizontalPodAutoscaler"): default_hpa,
     ("scheduling.k8s.io", "PriorityClass"): default_priorityclass,
+    ("storage.k8s.io", "StorageClass"): default_storageclass,
     ("rbac.authorization.k8s.io", "RoleBinding"): default_binding,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): default_binding,
 }

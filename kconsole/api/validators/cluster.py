@@ -1,5 +1,5 @@
 """The smaller groups: policy (PDBs), autoscaling (HPAs), scheduling (PriorityClasses),
-coordination (Leases) and rbac (Roles, ClusterRoles and their bindings)."""
+storage (StorageClasses), coordination (Leases) and rbac (Roles, ClusterRoles and their bindings)."""
 
 from __future__ import annotations
 
@@ -193,3 +193,38 @@ def validate_binding_update(obj: Obj, old: Obj) -> list[Cause]:
                                              f'Kind:"{ref.get("kind", "")}", Name:"{ref.get("name", "")}"}}'),
                         "cannot change roleRef")]
     return []
+
+
+RECLAIM_POLICIES = ("Delete", "Retain")
+BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
+
+
+def validate_storageclass(obj: Obj) -> list[Cause]:
+    """ValidateStorageClass: a provisioner, and a known reclaim policy and binding mode."""
+    causes: list[Cause] = []
+    provisioner = obj.get("provisioner")
+    if not provisioner:
+        causes.append(required("provisioner"))
+    elif not isinstance(provisioner, str) or len(provisioner) > 63 * 4:
+        causes.append(invalid("provisioner", provisioner, "must be a qualified name"))
+    parameters = obj.get("parameters")
+    if parameters is not None and (not isinstance(parameters, dict)
+                                   or not all(isinstance(v, str) for v in parameters.values())):
+        causes.append(invalid("parameters", GoLiteral("map[string]string{...}"), "must map names to strings"))
+    policy = obj.get("reclaimPolicy")
+    if policy not in RECLAIM_POLICIES:
+        causes.append(not_supported("reclaimPolicy", policy or "", RECLAIM_POLICIES))
+    mode = obj.get("volumeBindingMode")
+    if mode not in BINDING_MODES:
+        causes.append(not_supported("volumeBindingMode", mode or "", BINDING_MODES))
+    return causes
+
+
+def validate_storageclass_update(obj: Obj, old: Obj) -> list[Cause]:
+    causes: list[Cause] = []
+    for key in ("parameters", "provisioner", "reclaimPolicy"):
+        if obj.get(key) != old.get(key):
+            causes.append(forbidden(key, f"updates to {key} are forbidden."))
+    if obj.get("volumeBindingMode") != old.get("volumeBindingMode"):
+        causes.append(invalid("volumeBindingMode", obj.get("volumeBindingMode"), "field is immutable"))
+    return causes

@@ -1,0 +1,257 @@
+"""The PersistentVolume binder: claims meet volumes (upstream's pkg/controller/volume/persistentvolume).
+
+A claim without a volume is bound to a volume pre-bound to it (``claimRef`` naming the claim), else
+to the smallest Available volume of its class that has every access mode it asks for and at least
+the storage it requests (and matches its ``selector``). Binding writes the volume first
+(``claimRef`` with the claim's uid, annotation ``pv.kubernetes.io/bound-by-controller``), then the
+claim (``volumeName``, ``pv.kubernetes.io/bind-completed``), then both statuses: ``Bound``, the
+claim with the volume's capacity and access modes. Nothing to bind: a class with a provisioner gets
+the claim annotated ``volume.kubernetes.io/storage-provisioner`` for that provisioner to create a
+volume (event ``ExternalProvisioning``); a class in ``WaitForFirstConsumer`` mode waits for the
+scheduler's ``volume.kubernetes.io/selected-node`` (event ``WaitForFirstConsumer``); no class,
+event ``FailedBinding``.
+
+Volumes: no claim, ``Available``; bound, ``Bound``; its claim deleted, ``Released`` (a ``Delete``
+reclaim policy is carried out by the volume's provisioner, see :mod:`kconsole.controllers.volumeprovisioner`);
+a bound claim whose volume disappeared is ``Lost``. Recycling, volume expansion and the
+pvc-protection finalizers are not simulated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kconsole.client import StatusError, is_conflict, is_not_found
+from kconsole.controllers.base import Controller, ControllerContext
+from kconsole.objects.meta import deep_copy, is_being_deleted
+from kconsole.objects.quantity import QuantityError, parse_quantity
+from kconsole.objects.selectors import SelectorError, from_label_selector_dict
+
+Obj = dict[str, Any]
+
+BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
+BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
+STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
+BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+
+CLAIM, VOLUME = "claim:", "volume:"
+
+
+def storage(obj: Obj, path: str) -> int:
+    """Bytes of ``spec.resources.requests.storage`` (claim) or ``spec.capacity.storage`` (volume)."""
+    spec = obj.get("spec") or {}
+    section = (spec.get("resources") or {}).get("requests") if path == "requests" else spec.get("capacity")
+    try:
+        return int(parse_quantity((section or {}).get("storage", "0")))
+    except QuantityError:
+        return 0
+
+
+def claim_class(claim: Obj) -> str:
+    return (claim.get("spec") or {}).get("storageClassName") or ""
+
+
+def claim_ref_of(claim: Obj) -> Obj:
+    meta = claim["metadata"]
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": meta.get("namespace"),
+            "name": meta["name"], "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}
+
+
+def _refers_to(volume: Obj, claim: Obj) -> bool:
+    """The volume's claimRef names this claim (a uid, when set, must be this claim's)."""
+    ref = (volume.get("spec") or {}).get("claimRef") or {}
+    meta = claim["metadata"]
+    return (ref.get("name") == meta["name"] and ref.get("namespace") == meta.get("namespace")
+            and ref.get("uid") in (None, "", meta.get("uid")))
+
+
+def matches(volume: Obj, claim: Obj) -> bool:
+    """The volume can serve the claim: same class and volume mode, the access modes, enough storage,
+    the claim's label selector."""
+    vspec, cspec = volume.get("spec") or {}, claim.get("spec") or {}
+    if (vspec.get("storageClassName") or "") != claim_class(claim):
+        return False
+    if (vspec.get("volumeMode") or "Filesystem") != (cspec.get("volumeMode") or "Filesystem"):
+        return False
+    if not set(cspec.get("accessModes") or ()) <= set(vspec.get("accessModes") or ()):
+        return False
+    if storage(volume, "capacity") < storage(claim, "requests"):
+        return False
+    selector = cspec.get("selector")
+    if selector:
+        try:
+            return from_label_selector_dict(selector).matches(volume["metadata"].get("labels") or {})
+        except SelectorError:
+            return False
+    return True
+
+
+class PersistentVolumeController(Controller):
+    name = "persistentvolume-binder-controller"
+    component = "persistentvolume-controller"
+    workers = 2
+
+    def __init__(self, ctx: ControllerContext) -> None:
+        super().__init__(ctx)
+        self.claims = self.informer("persistentvolumeclaims")
+        self.volumes = self.informer("persistentvolumes")
+        self.classes = self.informer("storageclasses")
+        self.claims.add_event_handler(**self.handlers(self._claim_changed))
+        self.volumes.add_event_handler(**self.handlers(self._volume_changed))
+        self.classes.add_event_handler(on_add=lambda sc: self._pending_claims())
+
+    def _claim_changed(self, claim: Obj) -> None:
+        meta = claim["metadata"]
+        self.queue.add(f"{CLAIM}{meta.get('namespace')}/{meta['name']}")
+        volume = (claim.get("spec") or {}).get("volumeName")
+        if volume:
+            self.queue.add(VOLUME + volume)
+
+    def _volume_changed(self, volume: Obj) -> None:
+        self.queue.add(VOLUME + volume["metadata"]["name"])
+        ref = (volume.get("spec") or {}).get("claimRef")
+        if ref and ref.get("name"):
+            self.queue.add(f"{CLAIM}{ref.get('namespace')}/{ref['name']}")
+
+    def _pending_claims(self) -> None:
+        for claim in self.claims.list():
+            if not (claim.get("spec") or {}).get("volumeName"):
+                self._claim_changed(claim)
+
+    async def sync(self, key: str) -> None:
+        try:
+            if key.startswith(CLAIM):
+                namespace, _, name = key[len(CLAIM):].partition("/")
+                claim = self.claims.get_by_name(namespace, name)
+                if claim is not None:
+                    await self._sync_claim(claim)
+            else:
+                volume = self.volumes.get_by_name(None, key[len(VOLUME):])
+                if volume is not None:
+                    await self._sync_volume(volume)
+        except StatusError as err:
+            if is_not_found(err):
+                return
+            if is_conflict(err):  # our cache lags a write: look again once it has caught up
+                self.queue.add_after(key, 0.5)
+                return
+            raise
+
+    # ------------------------------------------------------------------ claims
+
+    async def _sync_claim(self, claim: Obj) -> None:
+        if is_being_deleted(claim):
+            return
+        name = (claim.get("spec") or {}).get("volumeName")
+        if name:
+            await self._sync_bound_claim(claim, name)
+            return
+        volume = self._find_volume(claim)
+        if volume is not None:
+            await self._bind(volume, claim)
+            return
+        cls_name = claim_class(claim)
+        if not cls_name:
+            self._event(claim, "Normal", "FailedBinding",
+                        "no persistent volumes available for this claim and no storage class is set")
+            return
+        sc = self.classes.get_by_name(None, cls_name)
+        if sc is None:
+            self._event(claim, "Warning", "ProvisioningFailed", f'storageclass.storage.k8s.io "{cls_name}" not found')
+            return
+        annotations = claim["metadata"].get("annotations") or {}
+        if sc.get("volumeBindingMode") == "WaitForFirstConsumer" and not annotations.get(SELECTED_NODE):
+            self._event(claim, "Normal", "WaitForFirstConsumer",
+                        "waiting for first consumer to be created before binding")
+            return
+        provisioner = sc.get("provisioner") or ""
+        if annotations.get(STORAGE_PROVISIONER) != provisioner:
+            new = deep_copy(claim)
+            new["metadata"]["annotations"] = {**annotations, STORAGE_PROVISIONER: provisioner,
+                                              BETA_STORAGE_PROVISIONER: provisioner}
+            await self.client.update(new)
+        self._event(claim, "Normal", "ExternalProvisioning",
+                    f"Waiting for a volume to be created either by the external provisioner '{provisioner}' or "
+                    "manually by the system administrator. If volume creation is delayed, please verify that the "
+                    "provisioner is running and correctly registered.")
+
+    def _find_volume(self, claim: Obj) -> Obj | None:
+        """A volume pre-bound to the claim, else the smallest Available one that matches it."""
+        best: Obj | None = None
+        for volume in self.volumes.list():
+            if is_being_deleted(volume):
+                continue
+            ref = (volume.get("spec") or {}).get("claimRef")
+            if ref:
+                if _refers_to(volume, claim):
+                    return volume
+                continue
+            if matches(volume, claim) and (best is None or storage(volume, "capacity") < storage(best, "capacity")):
+                best = volume
+        return best
+
+    async def _bind(self, volume: Obj, claim: Obj) -> None:
+        """Volume first (it is the one a second claim could race for), then the claim, then statuses."""
+        vspec = volume.get("spec") or {}
+        ref = vspec.get("claimRef") or {}
+        if ref.get("uid") != claim["metadata"].get("uid"):
+            new = deep_copy(volume)
+            new["spec"]["claimRef"] = claim_ref_of(claim)
+            if not ref:
+                annotations = new["metadata"].get("annotations") or {}
+                new["metadata"]["annotations"] = {**annotations, BOUND_BY_CONTROLLER: "yes"}
+            volume = await self.client.update(new)
+        await self.write_status(volume, {**(volume.get("status") or {}), "phase": "Bound"})
+        new_claim = deep_copy(claim)
+        new_claim["spec"]["volumeName"] = volume["metadata"]["name"]
+        annotations = new_claim["metadata"].get("annotations") or {}
+        new_claim["metadata"]["annotations"] = {**annotations, BIND_COMPLETED: "yes", BOUND_BY_CONTROLLER: "yes"}
+        claim = await self.client.update(new_claim)
+        await self._claim_bound_status(claim, volume)
+
+    async def _claim_bound_status(self, claim: Obj, volume: Obj) -> None:
+        vspec = volume.get("spec") or {}
+        status = {**(claim.get("status") or {}), "phase": "Bound",
+                  "accessModes": list(vspec.get("accessModes") or ()),
+                  "capacity": dict(vspec.get("capacity") or {})}
+        await self.write_status(claim, status)
+
+    async def _sync_bound_claim(self, claim: Obj, name: str) -> None:
+        volume = self.volumes.get_by_name(None, name)
+        annotations = claim["metadata"].get("annotations") or {}
+        if volume is None:
+            if annotations.get(BIND_COMPLETED) and (claim.get("status") or {}).get("phase") != "Lost":
+                await self.write_status(claim, {**(claim.get("status") or {}), "phase": "Lost"})
+                self._event(claim, "Warning", "ClaimLost", "Bound claim has lost its PersistentVolume. "
+                            "Data on the volume is lost!")
+            return
+        ref = (volume.get("spec") or {}).get("claimRef")
+        if not ref or _refers_to(volume, claim):
+            await self._bind(volume, claim)  # writes only what is missing
+            return
+        self._event(claim, "Warning", "FailedBinding", f'volume "{name}" already bound to a different claim.')
+
+    # ------------------------------------------------------------------ volumes
+
+    async def _sync_volume(self, volume: Obj) -> None:
+        if is_being_deleted(volume):
+            return
+        ref = (volume.get("spec") or {}).get("claimRef")
+        status = volume.get("status") or {}
+        if not ref:
+            await self.write_status(volume, {**status, "phase": "Available"})
+            return
+        claim = self.claims.get_by_name(ref.get("namespace"), ref.get("name") or "")
+        if claim is not None and _refers_to(volume, claim):
+            if (claim.get("spec") or {}).get("volumeName") == volume["metadata"]["name"]:
+                await self.write_status(volume, {**status, "phase": "Bound"})
+            elif status.get("phase") != "Available" and not ref.get("uid"):
+                await self.write_status(volume, {**status, "phase": "Available"})  # pre-bound, waiting
+            return
+        if not ref.get("uid"):  # pre-bound to a claim not created yet
+            await self.write_status(volume, {**status, "phase": "Available"})
+            return
+        if status.get("phase") != "Released":  # a Retain policy keeps it so, for an administrator to reclaim
+            await self.write_status(volume, {**status, "phase": "Released"})
