@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kconsole.client import StatusError, is_conflict, is_not_found
+from kconsole.client import StatusError, is_already_exists, is_conflict, is_not_found
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.objects.meta import deep_copy, is_being_deleted
 from kconsole.objects.quantity import QuantityError, parse_quantity
@@ -88,37 +88,26 @@ def matches(volume: Obj, claim: Obj) -> bool:
     return True
 
 
-class PersistentVolumeController(Controller):
-    name = "persistentvolume-binder-controller"
-    component = "persistentvolume-controller"
-    workers = 2
+class ClaimsAndVolumes(Controller):
+    """What the binder and a provisioner share: informers on claims, volumes and classes, and a
+    queue of ``claim:<ns>/<name>`` and ``volume:<name>`` keys synced by :meth:`sync_claim` and
+    :meth:`sync_volume`. An object gone meanwhile is no error; a conflict (our cache lags a write
+    of ours) is looked at again shortly."""
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)
         self.claims = self.informer("persistentvolumeclaims")
         self.volumes = self.informer("persistentvolumes")
         self.classes = self.informer("storageclasses")
-        self.claims.add_event_handler(**self.handlers(self._claim_changed))
-        self.volumes.add_event_handler(**self.handlers(self._volume_changed))
-        self.classes.add_event_handler(on_add=lambda sc: self._pending_claims())
+        self.claims.add_event_handler(**self.handlers(self.claim_changed))
+        self.volumes.add_event_handler(**self.handlers(self.volume_changed))
 
-    def _claim_changed(self, claim: Obj) -> None:
+    def claim_changed(self, claim: Obj) -> None:
         meta = claim["metadata"]
         self.queue.add(f"{CLAIM}{meta.get('namespace')}/{meta['name']}")
-        volume = (claim.get("spec") or {}).get("volumeName")
-        if volume:
-            self.queue.add(VOLUME + volume)
 
-    def _volume_changed(self, volume: Obj) -> None:
+    def volume_changed(self, volume: Obj) -> None:
         self.queue.add(VOLUME + volume["metadata"]["name"])
-        ref = (volume.get("spec") or {}).get("claimRef")
-        if ref and ref.get("name"):
-            self.queue.add(f"{CLAIM}{ref.get('namespace')}/{ref['name']}")
-
-    def _pending_claims(self) -> None:
-        for claim in self.claims.list():
-            if not (claim.get("spec") or {}).get("volumeName"):
-                self._claim_changed(claim)
 
     async def sync(self, key: str) -> None:
         try:
@@ -126,22 +115,55 @@ class PersistentVolumeController(Controller):
                 namespace, _, name = key[len(CLAIM):].partition("/")
                 claim = self.claims.get_by_name(namespace, name)
                 if claim is not None:
-                    await self._sync_claim(claim)
+                    await self.sync_claim(claim)
             else:
                 volume = self.volumes.get_by_name(None, key[len(VOLUME):])
                 if volume is not None:
-                    await self._sync_volume(volume)
+                    await self.sync_volume(volume)
         except StatusError as err:
-            if is_not_found(err):
+            if is_not_found(err) or is_already_exists(err):
                 return
-            if is_conflict(err):  # our cache lags a write: look again once it has caught up
+            if is_conflict(err):
                 self.queue.add_after(key, 0.5)
                 return
             raise
 
+    async def sync_claim(self, claim: Obj) -> None:
+        raise NotImplementedError
+
+    async def sync_volume(self, volume: Obj) -> None:
+        raise NotImplementedError
+
+
+class PersistentVolumeController(ClaimsAndVolumes):
+    name = "persistentvolume-binder-controller"
+    component = "persistentvolume-controller"
+    workers = 2
+
+    def __init__(self, ctx: ControllerContext) -> None:
+        super().__init__(ctx)
+        self.classes.add_event_handler(on_add=lambda sc: self._pending_claims())
+
+    def claim_changed(self, claim: Obj) -> None:
+        super().claim_changed(claim)
+        volume = (claim.get("spec") or {}).get("volumeName")
+        if volume:
+            self.queue.add(VOLUME + volume)
+
+    def volume_changed(self, volume: Obj) -> None:
+        super().volume_changed(volume)
+        ref = (volume.get("spec") or {}).get("claimRef")
+        if ref and ref.get("name"):
+            self.queue.add(f"{CLAIM}{ref.get('namespace')}/{ref['name']}")
+
+    def _pending_claims(self) -> None:
+        for claim in self.claims.list():
+            if not (claim.get("spec") or {}).get("volumeName"):
+                self.claim_changed(claim)
+
     # ------------------------------------------------------------------ claims
 
-    async def _sync_claim(self, claim: Obj) -> None:
+    async def sync_claim(self, claim: Obj) -> None:
         if is_being_deleted(claim):
             return
         name = (claim.get("spec") or {}).get("volumeName")
@@ -235,7 +257,7 @@ class PersistentVolumeController(Controller):
 
     # ------------------------------------------------------------------ volumes
 
-    async def _sync_volume(self, volume: Obj) -> None:
+    async def sync_volume(self, volume: Obj) -> None:
         if is_being_deleted(volume):
             return
         ref = (volume.get("spec") or {}).get("claimRef")

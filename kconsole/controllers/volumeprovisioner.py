@@ -17,9 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kconsole.client import StatusError, is_already_exists, is_not_found
-from kconsole.controllers.base import Controller, ControllerContext
-from kconsole.controllers.persistentvolume import PROVISIONED_BY, SELECTED_NODE, STORAGE_PROVISIONER, claim_ref_of
+from kconsole.controllers.persistentvolume import (
+    PROVISIONED_BY,
+    SELECTED_NODE,
+    STORAGE_PROVISIONER,
+    ClaimsAndVolumes,
+    claim_ref_of,
+)
 from kconsole.objects.meta import is_being_deleted
 
 Obj = dict[str, Any]
@@ -34,43 +38,16 @@ DEFAULT_CLASS = {
     "allowVolumeExpansion": False,
 }
 
-CLAIM, VOLUME = "claim:", "volume:"
-
-
 def volume_name(claim: Obj) -> str:
     return f"pvc-{claim['metadata'].get('uid')}"
 
 
-class VolumeProvisioner(Controller):
+class VolumeProvisioner(ClaimsAndVolumes):
     name = "kconsole-volume-provisioner"
     component = DRIVER
     workers = 1
 
-    def __init__(self, ctx: ControllerContext) -> None:
-        super().__init__(ctx)
-        self.claims = self.informer("persistentvolumeclaims")
-        self.volumes = self.informer("persistentvolumes")
-        self.classes = self.informer("storageclasses")
-        self.claims.add_event_handler(**self.handlers(
-            lambda c: self.queue.add(f"{CLAIM}{c['metadata'].get('namespace')}/{c['metadata']['name']}")))
-        self.volumes.add_event_handler(**self.handlers(lambda v: self.queue.add(VOLUME + v["metadata"]["name"])))
-
-    async def sync(self, key: str) -> None:
-        try:
-            if key.startswith(CLAIM):
-                namespace, _, name = key[len(CLAIM):].partition("/")
-                claim = self.claims.get_by_name(namespace, name)
-                if claim is not None:
-                    await self._provision(claim)
-            else:
-                volume = self.volumes.get_by_name(None, key[len(VOLUME):])
-                if volume is not None:
-                    await self._reclaim(volume)
-        except StatusError as err:
-            if not (is_not_found(err) or is_already_exists(err)):
-                raise
-
-    async def _provision(self, claim: Obj) -> None:
+    async def sync_claim(self, claim: Obj) -> None:
         meta, spec = claim["metadata"], claim.get("spec") or {}
         annotations = meta.get("annotations") or {}
         if spec.get("volumeName") or is_being_deleted(claim) or annotations.get(STORAGE_PROVISIONER) != DRIVER:
@@ -107,7 +84,7 @@ class VolumeProvisioner(Controller):
         await self.client.create(volume)
         self._event(claim, "Normal", "ProvisioningSucceeded", f"Successfully provisioned volume {name}")
 
-    async def _reclaim(self, volume: Obj) -> None:
+    async def sync_volume(self, volume: Obj) -> None:
         meta, spec = volume["metadata"], volume.get("spec") or {}
         if ((meta.get("annotations") or {}).get(PROVISIONED_BY) != DRIVER or is_being_deleted(volume)
                 or (volume.get("status") or {}).get("phase") != "Released"
