@@ -226,11 +226,15 @@ class PersistentVolumeController(ClaimsAndVolumes):
                 new["metadata"]["annotations"] = {**annotations, BOUND_BY_CONTROLLER: "yes"}
             volume = await self.client.update(new)
         await self.write_status(volume, {**(volume.get("status") or {}), "phase": "Bound"})
-        new_claim = deep_copy(claim)
-        new_claim["spec"]["volumeName"] = volume["metadata"]["name"]
-        annotations = new_claim["metadata"].get("annotations") or {}
-        new_claim["metadata"]["annotations"] = {**annotations, BIND_COMPLETED: "yes", BOUND_BY_CONTROLLER: "yes"}
-        claim = await self.client.update(new_claim)
+        annotations = claim["metadata"].get("annotations") or {}
+        if (claim["spec"].get("volumeName") != volume["metadata"]["name"]
+                or annotations.get(BIND_COMPLETED) != "yes"):
+            new_claim = deep_copy(claim)
+            new_claim["spec"]["volumeName"] = volume["metadata"]["name"]
+            added = {BIND_COMPLETED: "yes"} if claim["spec"].get("volumeName") else {
+                BIND_COMPLETED: "yes", BOUND_BY_CONTROLLER: "yes"}  # a user's pre-bound claim is not ours
+            new_claim["metadata"]["annotations"] = {**annotations, **added}
+            claim = await self.client.update(new_claim)
         await self._claim_bound_status(claim, volume)
 
     async def _claim_bound_status(self, claim: Obj, volume: Obj) -> None:

@@ -73,6 +73,11 @@ async def test_static_volumes_bind_the_smallest_match_and_are_retained(ctrl: Ctr
     assert [e["message"] for e in await ctrl.events("FailedBinding", "shared")] == [
         "no persistent volumes available for this claim and no storage class is set"]
     assert {await phase(ctrl, "persistentvolumes", n, None) for n in ("big", "cheap")} == {"Available"}
+    await ctrl.clock.advance(30)
+    settled = [(await ctrl.admin.get(r, n, ns))["metadata"]["resourceVersion"]
+               for r, n, ns in (("persistentvolumeclaims", "gold", "default"), ("persistentvolumes", "fit", None))]
+    assert settled == [gold["metadata"]["resourceVersion"], fit["metadata"]["resourceVersion"]], \
+        "a bound pair is not written again"
 
     await ctrl.admin.delete("persistentvolumeclaims", "gold", "default")
     await ctrl.wait(lambda: _is(ctrl, "persistentvolumes", "fit", "Released", None), timeout=10)
