@@ -20,13 +20,11 @@ from kconsole.api.filters import compile_filter
 from kconsole.api.types import Response, StatusError
 from kconsole.objects.meta import condition_status
 from kconsole.objects.pod import (
-    CPU_USAGE_ANNOTATION,
-    MEMORY_USAGE_ANNOTATION,
     SYSTEM_CPU_USAGE_ANNOTATION,
     SYSTEM_MEMORY_USAGE_ANNOTATION,
+    published_usage,
     unpublished_usage,
 )
-from kconsole.objects.quantity import QuantityError, parse_quantity
 
 if TYPE_CHECKING:
     from kconsole.api.registry import ResourceSpec
@@ -42,22 +40,11 @@ def _usage(pod: Obj) -> tuple[float, float] | None:
     """(cores, bytes) a running pod published, or None."""
     if (pod.get("status") or {}).get("phase") != "Running":
         return None
-    published = _published(pod, CPU_USAGE_ANNOTATION, MEMORY_USAGE_ANNOTATION)
+    published = published_usage(pod)
     if published is None:
         idle = unpublished_usage(pod)
         return None if idle is None else (idle[0] / 1000, float(idle[1]))
     return published
-
-
-def _published(obj: Obj, cpu_key: str, memory_key: str) -> tuple[float, float] | None:
-    annotations = obj["metadata"].get("annotations") or {}
-    cpu, memory = annotations.get(cpu_key), annotations.get(memory_key)
-    if cpu is None or memory is None:
-        return None
-    try:
-        return float(parse_quantity(cpu)), float(parse_quantity(memory))
-    except QuantityError:
-        return None
 
 
 def _scraped(node: Obj) -> bool:
@@ -113,7 +100,7 @@ def answer(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
                 continue
             name = node["metadata"]["name"]
             cores, nbytes = totals.get(name, (0.0, 0.0))
-            system = _published(node, SYSTEM_CPU_USAGE_ANNOTATION, SYSTEM_MEMORY_USAGE_ANNOTATION)
+            system = published_usage(node, SYSTEM_CPU_USAGE_ANNOTATION, SYSTEM_MEMORY_USAGE_ANNOTATION)
             if system is not None:
                 cores, nbytes = cores + system[0], nbytes + system[1]
             items.append({"metadata": {"name": name, "creationTimestamp": now,

@@ -310,22 +310,22 @@ class StatefulSetController(Controller):
     async def _create_claims(self, sts: Obj, ordinal: int, pod_name: str) -> None:
         """The pod's claims that do not exist yet, before the pod (a claim being deleted fails the pod's
         creation, as upstream: the new pod must not mount the old volume)."""
-        for claim in identity_claims(sts, ordinal):
-            existing = self.claim_informer.get_by_name(namespace(sts), name(claim))
+        for pvc in identity_claims(sts, ordinal):
+            existing = self.claim_informer.get_by_name(namespace(sts), name(pvc))
             if existing is not None:
                 if is_being_deleted(existing):
-                    raise RuntimeError(f"pvc {name(claim)} is being deleted")
+                    raise RuntimeError(f"pvc {name(pvc)} is being deleted")
                 continue
             try:
-                await self.client.create(claim)
+                await self.client.create(pvc)
             except StatusError as err:
                 if is_already_exists(err):
                     continue
-                self._event(sts, "Warning", "FailedCreate", f"create Claim {name(claim)} for Pod {pod_name} in "
+                self._event(sts, "Warning", "FailedCreate", f"create Claim {name(pvc)} for Pod {pod_name} in "
                             f"StatefulSet {name(sts)} failed error: {err.message}")
                 raise
             self._event(sts, "Normal", "SuccessfulCreate",
-                        f"create Claim {name(claim)} Pod {pod_name} in StatefulSet {name(sts)} success")
+                        f"create Claim {name(pvc)} Pod {pod_name} in StatefulSet {name(sts)} success")
 
     async def _delete(self, sts: Obj, pod: Obj) -> None:
         try:

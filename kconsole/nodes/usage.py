@@ -5,7 +5,9 @@ the cluster's seeded generator when the pod starts, with a small wobble per 15 s
 does not request, its containers' steady idle use (:func:`kconsole.objects.pod.idle_usage`).
 A pod that requests neither publishes nothing while it idles: the metrics API shows the same idle
 figures for it, so ``kubectl top`` lists every running pod, as metrics-server does, without a
-write per pod (the HPA still refuses to scale on a resource the pod does not request). The kubelet publishes the sum over containers on the pod as the annotations
+write per pod (the HPA still refuses to scale on a resource the pod does not request).
+
+The kubelet publishes the sum over containers on the pod as the annotations
 ``kconsole.dev/cpu-usage`` (``"250m"``) and ``kconsole.dev/memory-usage`` (``"64Mi"``), only when
 a value moved by 5 % or more, so a quiet cluster does not write every 15 s. ``Kubelet.set_load``
 sets the CPU fraction of a pod (the console's "load" key) to watch the HPA react.
@@ -21,14 +23,7 @@ import random
 import zlib
 from dataclasses import dataclass
 
-from kconsole.objects.pod import (
-    CPU_USAGE_ANNOTATION,
-    MEMORY_USAGE_ANNOTATION,
-    idle_usage,
-    pod_requests,
-    unpublished_usage,
-)
-from kconsole.objects.quantity import QuantityError, parse_quantity
+from kconsole.objects.pod import idle_usage, pod_requests, published_usage, unpublished_usage
 
 PERIOD = 15.0
 #: Relative change below which a new sample is not published.
@@ -70,14 +65,10 @@ def usage_model(pod: dict, rng: random.Random) -> PodUsage:
 def last_published(pod: dict) -> tuple[int, int] | None:
     """(CPU millicores, memory bytes) the pod's metrics show now: its usage annotations, or what the
     metrics API shows without them; a (re)started kubelet writes only what differs from this."""
-    annotations = pod["metadata"].get("annotations") or {}
-    cpu, memory = annotations.get(CPU_USAGE_ANNOTATION), annotations.get(MEMORY_USAGE_ANNOTATION)
-    if cpu is None or memory is None:
+    published = published_usage(pod)
+    if published is None:
         return unpublished_usage(pod)
-    try:
-        return int(parse_quantity(cpu) * 1000), int(parse_quantity(memory))
-    except QuantityError:
-        return None
+    return round(published[0] * 1000), int(published[1])
 
 
 #: (CPU millicores, memory MiB) ranges of each control-plane component at rest, as on a small kubeadm cluster.

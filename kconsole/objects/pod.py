@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kconsole.objects.meta import get_condition, is_being_deleted, parse_time
-from kconsole.objects.quantity import NANO, _nanos
+from kconsole.objects.quantity import NANO, QuantityError, _nanos, parse_quantity
 from kconsole.objects.selectors import NodeSelector, selector_from_set
 
 Obj = Mapping[str, Any]
@@ -169,6 +169,20 @@ def idle_usage(pod: Obj) -> tuple[int, int]:
         cpu += IDLE_CPU_M[0] + h % (IDLE_CPU_M[1] - IDLE_CPU_M[0] + 1)
         mem += IDLE_MEMORY_MI[0] + (h >> 8) % (IDLE_MEMORY_MI[1] - IDLE_MEMORY_MI[0] + 1)
     return cpu, mem * 1024 * 1024
+
+
+def published_usage(obj: Obj, cpu_key: str = CPU_USAGE_ANNOTATION,
+                    memory_key: str = MEMORY_USAGE_ANNOTATION) -> tuple[float, float] | None:
+    """(cores, bytes) a kubelet published on ``obj`` under the two annotations; None when either is
+    missing or unreadable."""
+    annotations = (obj.get("metadata") or _EMPTY).get("annotations") or _EMPTY
+    cpu, memory = annotations.get(cpu_key), annotations.get(memory_key)
+    if cpu is None or memory is None:
+        return None
+    try:
+        return float(parse_quantity(cpu)), float(parse_quantity(memory))
+    except QuantityError:
+        return None
 
 
 def unpublished_usage(pod: Obj) -> tuple[int, int] | None:

@@ -20,6 +20,7 @@ from typing import Any
 from kconsole.objects.duration import format_age as human_duration
 from kconsole.objects.meta import parse_time as parse_rfc3339
 from kconsole.objects.quantity import format_quantity
+from kconsole.objects.storage import is_default_class
 
 Obj = dict[str, Any]
 
@@ -923,15 +924,8 @@ PRIORITYCLASSES = Printer(
                      pc.get("preemptionPolicy") or "PreemptLowerPriority"],
 )
 
-#: The annotations that make a StorageClass the default (GA and beta), as upstream's IsDefaultAnnotation.
-DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
-                             "storageclass.beta.kubernetes.io/is-default-class")
-
-
 def _storageclass_cells(sc: Obj, now: float) -> list[Any]:
-    annotations = _meta(sc).get("annotations") or {}
-    default = any(annotations.get(key) == "true" for key in DEFAULT_CLASS_ANNOTATIONS)
-    return [_name(sc) + (" (default)" if default else ""), sc.get("provisioner") or "",
+    return [_name(sc) + (" (default)" if is_default_class(sc) else ""), sc.get("provisioner") or "",
             sc.get("reclaimPolicy") or "Delete", sc.get("volumeBindingMode") or "Immediate",
             str(bool(sc.get("allowVolumeExpansion"))).lower(), _age(sc, now)]
 

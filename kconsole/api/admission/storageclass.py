@@ -11,19 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from kconsole.api.stages import AdmissionContext
-from kconsole.objects.printers import DEFAULT_CLASS_ANNOTATIONS
+from kconsole.objects.storage import is_default_class
 
 
 def default_class(ctx: AdmissionContext) -> dict[str, Any] | None:
-    best: dict[str, Any] | None = None
-    for sc in ctx.list_objects("storageclasses", None):
-        annotations = sc["metadata"].get("annotations") or {}
-        if not any(annotations.get(key) == "true" for key in DEFAULT_CLASS_ANNOTATIONS):
-            continue
-        key = (sc["metadata"].get("creationTimestamp") or "", sc["metadata"]["name"])
-        if best is None or key > (best["metadata"].get("creationTimestamp") or "", best["metadata"]["name"]):
-            best = sc
-    return best
+    defaults = (sc for sc in ctx.list_objects("storageclasses", None) if is_default_class(sc))
+    return max(defaults, key=lambda sc: (sc["metadata"].get("creationTimestamp") or "", sc["metadata"]["name"]),
+               default=None)
 
 
 class DefaultStorageClass:
