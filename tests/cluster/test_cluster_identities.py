@@ -5,8 +5,10 @@ the real kubectl."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -31,18 +33,28 @@ async def kubectl(cluster: Cluster, home: Path, *args: str) -> str:
     return out.decode()
 
 
+@contextlib.asynccontextmanager
+async def booted(tmp_path: Path, nodes: int, control_planes: int) -> AsyncIterator[tuple[Cluster, VirtualClock]]:
+    """A cluster composed as ``kconsole serve`` does, on a virtual clock, stopped on the way out."""
+    clock = VirtualClock()
+    cluster = Cluster(ClusterConfig(data_dir=tmp_path / "data", manifests=None, nodes=nodes,
+                                    control_planes=control_planes, port=0), clock=clock)
+    task = asyncio.create_task(cluster.start())
+    await clock.run_until(task.done, timeout=60, step=0.1)
+    task.result()
+    try:
+        yield cluster, clock
+    finally:
+        task = asyncio.create_task(cluster.stop())
+        await clock.run_until(task.done, timeout=60, step=0.1)
+
+
 def managers(obj: Obj) -> set[tuple[str, str]]:
     return {(m["manager"], m.get("subresource", "")) for m in obj["metadata"].get("managedFields") or ()}
 
 
 async def test_field_managers_and_event_sources_read_as_upstream(tmp_path: Path) -> None:
-    clock = VirtualClock()
-    cluster = Cluster(ClusterConfig(data_dir=tmp_path / "data", manifests=None, nodes=1, control_planes=1, port=0),
-                      clock=clock)
-    task = asyncio.create_task(cluster.start())
-    await clock.run_until(task.done, timeout=60, step=0.1)
-    task.result()
-    try:
+    async with booted(tmp_path, nodes=1, control_planes=1) as (cluster, clock):
         admin = cluster.api_client()
         await clock.run_until(lambda: any(s.is_leader for s in cluster.schedulers)
                               and any(m.is_leader for m in cluster.controller_managers), timeout=30, step=0.5)
@@ -82,6 +94,3 @@ async def test_field_managers_and_event_sources_read_as_upstream(tmp_path: Path)
         yaml_out = await kubectl(cluster, tmp_path, "get", "rs", rs["metadata"]["name"], "-o", "yaml",
                                  "--show-managed-fields")
         assert "manager: kube-controller-manager" in yaml_out and "manager: kconsole" not in yaml_out
-    finally:
-        task = asyncio.create_task(cluster.stop())
-        await clock.run_until(task.done, timeout=60, step=0.1)

@@ -10,10 +10,9 @@ import ssl
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from test_cluster_identities import kubectl
+from test_cluster_identities import booted, kubectl
 
-from kconsole.cluster import Cluster, ClusterConfig
-from kconsole.clock import VirtualClock
+from kconsole.cluster import Cluster
 
 
 def _handshake(url: str, ca_pem: str) -> str:
@@ -39,13 +38,7 @@ async def _bound(cluster: Cluster, tmp_path: Path) -> bool:
 
 async def test_endpoints_identity_leases_and_the_root_ca_are_there_and_the_ca_verifies_the_server(
         tmp_path: Path) -> None:
-    clock = VirtualClock()
-    cluster = Cluster(ClusterConfig(data_dir=tmp_path / "data", manifests=None, nodes=0, control_planes=3, port=0),
-                      clock=clock)
-    task = asyncio.create_task(cluster.start())
-    await clock.run_until(task.done, timeout=60, step=0.1)
-    task.result()
-    try:
+    async with booted(tmp_path, nodes=0, control_planes=3) as (cluster, clock):
         await clock.run_until(lambda: any(m.is_leader for m in cluster.controller_managers), timeout=30, step=0.5)
         await clock.advance(2)
         endpoints = await kubectl(cluster, tmp_path, "get", "endpoints", "kubernetes", "-o",
@@ -76,6 +69,3 @@ async def test_endpoints_identity_leases_and_the_root_ca_are_there_and_the_ca_ve
         await clock.run_until(lambda: _bound(cluster, tmp_path), timeout=20, step=0.5)
         pvs = await kubectl(cluster, tmp_path, "get", "pv", "--no-headers")
         assert pvs.split()[1:6] == ["2Gi", "RWO", "Delete", "Bound", "default/cache"]
-    finally:
-        task = asyncio.create_task(cluster.stop())
-        await clock.run_until(task.done, timeout=30, step=0.1)
