@@ -471,6 +471,13 @@ _SCHEDULER_RULES = [
     rule(READ_WRITE, [KCONSOLE_GROUP], ["schedulingdecisions"]),
 ]
 
+#: Upstream's system:volume-scheduler, bound to the scheduler: VolumeBinding's PreBind writes volumes'
+#: claimRefs and claims' selected-node annotations.
+_VOLUME_SCHEDULER_RULES = [
+    rule(["get", "list", "watch", "patch", "update"], [""], ["persistentvolumes", "persistentvolumeclaims"]),
+    rule(READ, ["storage.k8s.io"], ["storageclasses"]),
+]
+
 #: Upstream splits this over one service account per controller; kconsole runs every controller as one
 #: user, so the role is their union: read everything, write every non-RBAC group, delete anything
 #: (the namespace controller empties namespaces, RBAC objects included), and update ClusterRoles
@@ -550,6 +557,7 @@ def bootstrap_objects() -> list[Obj]:
         cluster_role("system:public-info-viewer", [url_rule(["get"], _PUBLIC_URLS)]),
         cluster_role("system:monitoring", [url_rule(["get"], _MONITORING_URLS)]),
         cluster_role("system:kube-scheduler", _SCHEDULER_RULES),
+        cluster_role("system:volume-scheduler", _VOLUME_SCHEDULER_RULES),
         cluster_role("system:kube-controller-manager", _CONTROLLER_MANAGER_RULES),
         cluster_role("system:node", _NODE_RULES),
         cluster_role("system:kconsole-sync", [rule(["*"], ["*"], ["*"]), url_rule(["*"], ["*"])]),
@@ -561,6 +569,7 @@ def bootstrap_objects() -> list[Obj]:
                              [("Group", "system:authenticated"), ("Group", "system:unauthenticated")]),
         cluster_role_binding("system:monitoring", "system:monitoring", [("Group", "system:monitoring")]),
         cluster_role_binding("system:kube-scheduler", "system:kube-scheduler", [("User", "system:kube-scheduler")]),
+        cluster_role_binding("system:volume-scheduler", "system:volume-scheduler", [("User", "system:kube-scheduler")]),
         cluster_role_binding("system:kube-controller-manager", "system:kube-controller-manager",
                              [("User", "system:kube-controller-manager")]),
         cluster_role_binding("system:node", "system:node", [("Group", "system:nodes")]),

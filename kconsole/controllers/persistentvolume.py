@@ -8,8 +8,8 @@ claim (``volumeName``, ``pv.kubernetes.io/bind-completed``), then both statuses:
 claim with the volume's capacity and access modes. Nothing to bind: a class with a provisioner gets
 the claim annotated ``volume.kubernetes.io/storage-provisioner`` for that provisioner to create a
 volume (event ``ExternalProvisioning``); a class in ``WaitForFirstConsumer`` mode waits for the
-scheduler's ``volume.kubernetes.io/selected-node`` (event ``WaitForFirstConsumer``); no class,
-event ``FailedBinding``.
+scheduler (event ``WaitForFirstConsumer``): its VolumeBinding plugin pre-binds a volume to the claim
+or sets ``volume.kubernetes.io/selected-node`` for the provisioner; no class, event ``FailedBinding``.
 
 Volumes: no claim, ``Available``; bound, ``Bound``; its claim deleted, ``Released`` (a ``Delete``
 reclaim policy is carried out by the volume's provisioner, see :mod:`kconsole.controllers.volumeprovisioner`);
@@ -24,68 +24,23 @@ from typing import Any
 from kconsole.client import StatusError, is_already_exists, is_conflict, is_not_found
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.objects.meta import deep_copy, is_being_deleted
-from kconsole.objects.quantity import QuantityError, parse_quantity
-from kconsole.objects.selectors import SelectorError, from_label_selector_dict
+from kconsole.objects.storage import (
+    BETA_STORAGE_PROVISIONER,
+    BIND_COMPLETED,
+    BOUND_BY_CONTROLLER,
+    SELECTED_NODE,
+    STORAGE_PROVISIONER,
+    claim_class,
+    claim_ref_of,
+    matches,
+    refers_to,
+    storage,
+    waits_for_first_consumer,
+)
 
 Obj = dict[str, Any]
 
-BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
-BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
-PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
-STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
-BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
-SELECTED_NODE = "volume.kubernetes.io/selected-node"
-
 CLAIM, VOLUME = "claim:", "volume:"
-
-
-def storage(obj: Obj, path: str) -> int:
-    """Bytes of ``spec.resources.requests.storage`` (claim) or ``spec.capacity.storage`` (volume)."""
-    spec = obj.get("spec") or {}
-    section = (spec.get("resources") or {}).get("requests") if path == "requests" else spec.get("capacity")
-    try:
-        return int(parse_quantity((section or {}).get("storage", "0")))
-    except QuantityError:
-        return 0
-
-
-def claim_class(claim: Obj) -> str:
-    return (claim.get("spec") or {}).get("storageClassName") or ""
-
-
-def claim_ref_of(claim: Obj) -> Obj:
-    meta = claim["metadata"]
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": meta.get("namespace"),
-            "name": meta["name"], "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}
-
-
-def _refers_to(volume: Obj, claim: Obj) -> bool:
-    """The volume's claimRef names this claim (a uid, when set, must be this claim's)."""
-    ref = (volume.get("spec") or {}).get("claimRef") or {}
-    meta = claim["metadata"]
-    return (ref.get("name") == meta["name"] and ref.get("namespace") == meta.get("namespace")
-            and ref.get("uid") in (None, "", meta.get("uid")))
-
-
-def matches(volume: Obj, claim: Obj) -> bool:
-    """The volume can serve the claim: same class and volume mode, the access modes, enough storage,
-    the claim's label selector."""
-    vspec, cspec = volume.get("spec") or {}, claim.get("spec") or {}
-    if (vspec.get("storageClassName") or "") != claim_class(claim):
-        return False
-    if (vspec.get("volumeMode") or "Filesystem") != (cspec.get("volumeMode") or "Filesystem"):
-        return False
-    if not set(cspec.get("accessModes") or ()) <= set(vspec.get("accessModes") or ()):
-        return False
-    if storage(volume, "capacity") < storage(claim, "requests"):
-        return False
-    selector = cspec.get("selector")
-    if selector:
-        try:
-            return from_label_selector_dict(selector).matches(volume["metadata"].get("labels") or {})
-        except SelectorError:
-            return False
-    return True
 
 
 class ClaimsAndVolumes(Controller):
@@ -155,6 +110,8 @@ class PersistentVolumeController(ClaimsAndVolumes):
         ref = (volume.get("spec") or {}).get("claimRef")
         if ref and ref.get("name"):
             self.queue.add(f"{CLAIM}{ref.get('namespace')}/{ref['name']}")
+        elif (volume.get("status") or {}).get("phase") == "Available":
+            self._pending_claims()  # upstream finds it at its 15 s resync; waiting claims may fit it now
 
     def _pending_claims(self) -> None:
         for claim in self.claims.list():
@@ -170,11 +127,12 @@ class PersistentVolumeController(ClaimsAndVolumes):
         if name:
             await self._sync_bound_claim(claim, name)
             return
-        volume = self._find_volume(claim)
+        cls_name = claim_class(claim)
+        delayed = waits_for_first_consumer(self.classes.get_by_name(None, cls_name) if cls_name else None)
+        volume = self._find_volume(claim, delayed)
         if volume is not None:
             await self._bind(volume, claim)
             return
-        cls_name = claim_class(claim)
         if not cls_name:
             self._event(claim, "Normal", "FailedBinding",
                         "no persistent volumes available for this claim and no storage class is set")
@@ -184,7 +142,7 @@ class PersistentVolumeController(ClaimsAndVolumes):
             self._event(claim, "Warning", "ProvisioningFailed", f'storageclass.storage.k8s.io "{cls_name}" not found')
             return
         annotations = claim["metadata"].get("annotations") or {}
-        if sc.get("volumeBindingMode") == "WaitForFirstConsumer" and not annotations.get(SELECTED_NODE):
+        if delayed and not annotations.get(SELECTED_NODE):
             self._event(claim, "Normal", "WaitForFirstConsumer",
                         "waiting for first consumer to be created before binding")
             return
@@ -199,16 +157,20 @@ class PersistentVolumeController(ClaimsAndVolumes):
                     "manually by the system administrator. If volume creation is delayed, please verify that the "
                     "provisioner is running and correctly registered.")
 
-    def _find_volume(self, claim: Obj) -> Obj | None:
-        """A volume pre-bound to the claim, else the smallest Available one that matches it."""
+    def _find_volume(self, claim: Obj, delayed: bool) -> Obj | None:
+        """A volume pre-bound to the claim, else the smallest Available one that matches it. A claim of a
+        WaitForFirstConsumer class (``delayed``) takes only a pre-bound volume: the scheduler chooses
+        among the others, on the node it picks for the pod."""
         best: Obj | None = None
         for volume in self.volumes.list():
             if is_being_deleted(volume):
                 continue
             ref = (volume.get("spec") or {}).get("claimRef")
             if ref:
-                if _refers_to(volume, claim):
+                if refers_to(volume, claim):
                     return volume
+                continue
+            if delayed:
                 continue
             if matches(volume, claim) and (best is None or storage(volume, "capacity") < storage(best, "capacity")):
                 best = volume
@@ -254,7 +216,7 @@ class PersistentVolumeController(ClaimsAndVolumes):
                             "Data on the volume is lost!")
             return
         ref = (volume.get("spec") or {}).get("claimRef")
-        if not ref or _refers_to(volume, claim):
+        if not ref or refers_to(volume, claim):
             await self._bind(volume, claim)  # writes only what is missing
             return
         self._event(claim, "Warning", "FailedBinding", f'volume "{name}" already bound to a different claim.')
@@ -270,7 +232,7 @@ class PersistentVolumeController(ClaimsAndVolumes):
             await self.write_status(volume, {**status, "phase": "Available"})
             return
         claim = self.claims.get_by_name(ref.get("namespace"), ref.get("name") or "")
-        if claim is not None and _refers_to(volume, claim):
+        if claim is not None and refers_to(volume, claim):
             if (claim.get("spec") or {}).get("volumeName") == volume["metadata"]["name"]:
                 await self.write_status(volume, {**status, "phase": "Bound"})
             elif status.get("phase") != "Available" and not ref.get("uid"):

@@ -17,14 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kconsole.controllers.persistentvolume import (
-    PROVISIONED_BY,
-    SELECTED_NODE,
-    STORAGE_PROVISIONER,
-    ClaimsAndVolumes,
-    claim_ref_of,
-)
+from kconsole.controllers.persistentvolume import ClaimsAndVolumes
 from kconsole.objects.meta import is_being_deleted
+from kconsole.objects.storage import PROVISIONED_BY, SELECTED_NODE, STORAGE_PROVISIONER, claim_ref_of
 
 Obj = dict[str, Any]
 

@@ -1,8 +1,14 @@
-"""StorageClass helpers shared by the API server and the printers."""
+"""Storage helpers (classes, claims, volumes) shared by the API server, the printers, the volume
+controllers and the scheduler's VolumeBinding plugin."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from kconsole.objects.quantity import QuantityError, parse_quantity
+from kconsole.objects.selectors import SelectorError, from_label_selector_dict
+
+Obj = dict[str, Any]
 
 #: The annotations that make a StorageClass the default (GA and beta), as upstream's IsDefaultAnnotation.
 DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
@@ -12,3 +18,93 @@ DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
 def is_default_class(sc: dict[str, Any]) -> bool:
     annotations = (sc.get("metadata") or {}).get("annotations") or {}
     return any(annotations.get(key) == "true" for key in DEFAULT_CLASS_ANNOTATIONS)
+
+
+BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
+BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
+STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
+BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+
+
+def storage(obj: Obj, path: str) -> int:
+    """Bytes of ``spec.resources.requests.storage`` (claim) or ``spec.capacity.storage`` (volume)."""
+    spec = obj.get("spec") or {}
+    section = (spec.get("resources") or {}).get("requests") if path == "requests" else spec.get("capacity")
+    try:
+        return int(parse_quantity((section or {}).get("storage", "0")))
+    except QuantityError:
+        return 0
+
+
+def claim_class(claim: Obj) -> str:
+    return (claim.get("spec") or {}).get("storageClassName") or ""
+
+
+def claim_ref_of(claim: Obj) -> Obj:
+    meta = claim["metadata"]
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": meta.get("namespace"),
+            "name": meta["name"], "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}
+
+
+def refers_to(volume: Obj, claim: Obj) -> bool:
+    """The volume's claimRef names this claim (a uid, when set, must be this claim's)."""
+    ref = (volume.get("spec") or {}).get("claimRef") or {}
+    meta = claim["metadata"]
+    return (ref.get("name") == meta["name"] and ref.get("namespace") == meta.get("namespace")
+            and ref.get("uid") in (None, "", meta.get("uid")))
+
+
+def matches(volume: Obj, claim: Obj) -> bool:
+    """The volume can serve the claim: same class and volume mode, the access modes, enough storage,
+    the claim's label selector."""
+    vspec, cspec = volume.get("spec") or {}, claim.get("spec") or {}
+    if (vspec.get("storageClassName") or "") != claim_class(claim):
+        return False
+    if (vspec.get("volumeMode") or "Filesystem") != (cspec.get("volumeMode") or "Filesystem"):
+        return False
+    if not set(cspec.get("accessModes") or ()) <= set(vspec.get("accessModes") or ()):
+        return False
+    if storage(volume, "capacity") < storage(claim, "requests"):
+        return False
+    selector = cspec.get("selector")
+    if selector:
+        try:
+            return from_label_selector_dict(selector).matches(volume["metadata"].get("labels") or {})
+        except SelectorError:
+            return False
+    return True
+
+
+def is_fully_bound(claim: Obj) -> bool:
+    """Upstream's isPVCFullyBound: the claim names its volume and the binder finished the binding."""
+    meta = claim.get("metadata") or {}
+    return bool((claim.get("spec") or {}).get("volumeName")) and BIND_COMPLETED in (meta.get("annotations") or {})
+
+
+def waits_for_first_consumer(sc: Obj | None) -> bool:
+    """A class whose claims are bound only once a pod using them is scheduled (WaitForFirstConsumer)."""
+    return sc is not None and sc.get("volumeBindingMode") == "WaitForFirstConsumer"
+
+
+def pod_claims(pod_name: str, volumes: list[Obj] | None) -> tuple[tuple[str, bool], ...]:
+    """(claim name, from a generic ephemeral volume) for each claim a pod's volumes use; an ephemeral
+    volume's claim is ``<pod>-<volume>``, as the ephemeral volume controller names it."""
+    out: list[tuple[str, bool]] = []
+    for vol in volumes or ():
+        pvc = vol.get("persistentVolumeClaim")
+        if pvc and pvc.get("claimName"):
+            out.append((pvc["claimName"], False))
+        elif vol.get("ephemeral") is not None:
+            out.append((f"{pod_name}-{vol.get('name', '')}", True))
+    return tuple(out)
+
+
+def topology_allows(sc: Obj, labels: dict[str, str]) -> bool:
+    """A class's ``allowedTopologies`` admit a node with these labels (none: every node)."""
+    terms = sc.get("allowedTopologies") or []
+    if not terms:
+        return True
+    return any(all(labels.get(e.get("key", "")) in (e.get("values") or ())
+                   for e in term.get("matchLabelExpressions") or ()) for term in terms)

@@ -35,12 +35,12 @@ import yaml
 from kconsole.scheduler import framework
 from kconsole.scheduler.framework import Plugin
 
-POINTS = ("queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "reserve", "bind")
+POINTS = ("queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "reserve", "preBind", "bind")
 
 #: Upstream's default profile (multiPoint) in order, with score weights.
 DEFAULT_PLUGINS: list[tuple[str, int]] = [
     ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0), ("TaintToleration", 3), ("NodeAffinity", 2),
-    ("NodePorts", 0), ("NodeResourcesFit", 1), ("PodTopologySpread", 2), ("InterPodAffinity", 2),
+    ("NodePorts", 0), ("NodeResourcesFit", 1), ("VolumeBinding", 0), ("PodTopologySpread", 2), ("InterPodAffinity", 2),
     ("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", 0),
 ]
 TOP_LEVEL = {"apiVersion", "kind", "profiles", "percentageOfNodesToScore", "podInitialBackoffSeconds",
@@ -60,6 +60,7 @@ def extends(cls: type[Plugin], point: str) -> bool:
         "preScore": lambda: over("pre_score"),
         "score": lambda: over("score"),
         "reserve": lambda: over("reserve"),
+        "preBind": lambda: hasattr(cls, "pre_bind"),
         "bind": lambda: hasattr(cls, "bind"),
     }[point]()
 
@@ -138,7 +139,7 @@ def build_profile(spec: dict[str, Any], global_percentage: int = 0, index: int =
     plugins = spec.get("plugins") or {}
     if not isinstance(plugins, dict):
         raise ValueError(f"{where}.plugins: expected a mapping")
-    unknown = set(plugins) - set(POINTS) - {"multiPoint", "permit", "preBind", "postBind", "preEnqueue"}
+    unknown = set(plugins) - set(POINTS) - {"multiPoint", "permit", "postBind", "preEnqueue"}
     if unknown:
         raise ValueError(f"{where}.plugins: unknown extension point(s) {', '.join(sorted(unknown))}")
     multi = plugins.get("multiPoint") or {}

@@ -8,7 +8,8 @@ loops to be list comprehensions over precomputed :class:`~kconsole.scheduler.cac
 Plugins that are simpler per node implement :meth:`Plugin.filter_node` and inherit the loop.
 
 Extension points: QueueSort (``less``), PreFilter, Filter, PostFilter, PreScore, Score (+ normalise
-to 0..100), Reserve/Unreserve, Bind. A PreFilter or PreScore answering :data:`SKIP` turns that
+to 0..100), Reserve/Unreserve, PreBind (``async pre_bind``, with ``pre_bind_pre_flight`` answering
+:data:`SKIP` when there is nothing to do, as upstream's PreBindPreFlight), Bind. A PreFilter or PreScore answering :data:`SKIP` turns that
 plugin's Filter or Score off for the pod, as upstream's Skip status does.
 """
 
@@ -80,6 +81,8 @@ class Handle:
     #: default topology-spread selector for a pod (Services/ReplicaSets/StatefulSets selecting it)
     default_selector: Callable[[PodInfo], Any] = lambda pod: None
     framework: Framework | None = None
+    #: the scheduler's informer factory (kconsole.client.InformerFactory): listers for claims, volumes...
+    informers: Any = None
 
 
 class Plugin:
@@ -87,7 +90,8 @@ class Plugin:
 
     name: ClassVar[str] = ""
     #: Cluster events that may make a pod this plugin rejected schedulable (queue moves on them):
-    #: NodeAdd, NodeUpdate, NodeDelete, PodAdd (assigned), PodUpdate, PodDelete, PriorityClass, PDB, Namespace, Service.
+    #: NodeAdd, NodeUpdate, NodeDelete, PodAdd (assigned), PodUpdate, PodDelete, PriorityClass, PDB, Namespace, Service,
+    #: PersistentVolumeClaim, PersistentVolume, StorageClass.
     events: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, handle: Handle, args: dict[str, Any]) -> None:
@@ -138,6 +142,10 @@ class Plugin:
         return None
 
     def unreserve(self, state: dict[str, Any], pod: PodInfo, node_name: str) -> None:
+        return None
+
+    # PreBind: a plugin implementing it defines ``async def pre_bind(state, pod, node_name) -> Status | None``
+    def pre_bind_pre_flight(self, state: dict[str, Any], pod: PodInfo, node_name: str) -> Status | None:
         return None
 
 
@@ -262,6 +270,7 @@ class Framework:
         #: (plugin, weight, has its own normalisation step); the base class's step returns the scores as they are
         self._score_steps = [(p, w, type(p).normalize is not Plugin.normalize) for p, w in self.scores]
         self.reserves = [get(n) for n in points.get("reserve", ())]
+        self.pre_binds = [get(n) for n in points.get("preBind", ())]
         self.binds = [get(n) for n in points.get("bind", ())]
         self.plugins = instances
         self.filter_names = [p.name for p in self.filters]
@@ -431,6 +440,19 @@ class Framework:
     def run_unreserve(self, state: dict[str, Any], pod: PodInfo, node_name: str) -> None:
         for p in reversed(self.reserves):
             p.unreserve(state, pod, node_name)
+
+    def pre_binds_for(self, state: dict[str, Any], pod: PodInfo, node_name: str) -> list[Plugin]:
+        """The PreBind plugins with work to do for this pod (the others' pre-flight said Skip)."""
+        return [p for p in self.pre_binds if (st := p.pre_bind_pre_flight(state, pod, node_name)) is None
+                or st.code != SKIP]
+
+    async def run_pre_bind(self, plugins: list[Plugin], state: dict[str, Any], pod: PodInfo,
+                           node_name: str) -> Status | None:
+        for p in plugins:
+            st = await p.pre_bind(state, pod, node_name)  # type: ignore[attr-defined]
+            if st is not None and st.code not in (SUCCESS, SKIP):
+                return Status(ERROR, f'running PreBind plugin "{p.name}": {st.message}', plugin=p.name)
+        return None
 
     async def run_bind(self, state: dict[str, Any], pod: PodInfo, node_name: str) -> Status | None:
         for p in self.binds:

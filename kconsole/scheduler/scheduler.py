@@ -43,6 +43,14 @@ CYCLES_PER_TURN = 16
 #: compiled default-spread selectors kept (per Service/ReplicaSet/StatefulSet version)
 MAX_COMPILED_SELECTORS = 256
 TERMINAL = ("Succeeded", "Failed")
+#: Informers whose changes only move unschedulable pods back to the queue: (resource, cluster event,
+#: on updates too). VolumeBinding reads the storage ones through the handle's informer factory.
+WAKE_EVENTS = (
+    ("poddisruptionbudgets", "PDB", False),
+    ("persistentvolumeclaims", "PersistentVolumeClaim", True),
+    ("persistentvolumes", "PersistentVolume", True),
+    ("storageclasses", "StorageClass", True),
+)
 
 
 def _assigned(pod: Mapping[str, Any]) -> bool:
@@ -86,8 +94,9 @@ class Scheduler:
         self.recorder = recorder or scheduler_recorder(client, clock, identity)
         self._own_recorder = recorder is None
         self.cache = Cache()
+        self.factory = InformerFactory(client)
         self.handle = Handle(cache=self.cache, rng=rng, client=client, recorder=self.recorder, clock=clock,
-                             default_selector=self._default_selector, pdbs=self._pdbs)
+                             default_selector=self._default_selector, pdbs=self._pdbs, informers=self.factory)
         self.frameworks: dict[str, Framework] = {}
         for profile in self.config.profiles:
             self.frameworks[profile.scheduler_name] = Framework(profile, self.handle)
@@ -102,7 +111,6 @@ class Scheduler:
         self.binds_idle.set()
         self.records = DecisionRecorder(client, clock, enabled=self.config.decision_records,
                                         retain=self.config.decision_retain, idle=self.binds_idle)
-        self.factory = InformerFactory(client)
         self.pods: SharedInformer = self.factory.informer("pods")
         self.nodes: SharedInformer = self.factory.informer("nodes")
         self.pdb_informer: SharedInformer = self.factory.informer("poddisruptionbudgets")
@@ -114,6 +122,8 @@ class Scheduler:
         self.next_start = 0
         self._loop_task: asyncio.Task[None] | None = None
         self._binds: set[asyncio.Task[None]] = set()
+        #: binding tasks waiting in PreBind for their volumes (not writing: they keep nothing waiting)
+        self._volume_waits = 0
         self.scheduled = 0
         self.attempts = 0
         #: called after every attempt with (pod key, result, node); tests and benchmarks hook in here
@@ -126,7 +136,9 @@ class Scheduler:
         self.nodes.add_event_handler(self._node_added, self._node_updated, self._node_deleted)
         self.namespaces.add_event_handler(lambda o: self._namespace(o, False), lambda a, b: self._namespace(b, False),
                                           lambda o: self._namespace(o, True))
-        self.pdb_informer.add_event_handler(lambda o: self.queue.move_all("PDB"), None, None)
+        for resource, event, updates in WAKE_EVENTS:
+            wake = self._waker(event)
+            self.factory.informer(resource).add_event_handler(wake, wake if updates else None, None)
         await self.factory.start_all()
         await self.factory.wait_for_cache_sync()
         await self.records.load_existing()
@@ -151,9 +163,9 @@ class Scheduler:
             await self.recorder.close()
 
     async def flush(self) -> None:
-        """Wait for in-flight bindings, records and events (tests and benchmarks)."""
-        while self._binds:
-            await asyncio.gather(*list(self._binds), return_exceptions=True)
+        """Wait for in-flight bindings (not those waiting for their volumes), records and events
+        (tests and benchmarks)."""
+        await self.binds_idle.wait()
         await self.records.flush()
         await self.recorder.flush()
 
@@ -267,6 +279,11 @@ class Scheduler:
     def _namespace(self, ns: dict[str, Any], deleted: bool) -> None:
         self.cache.set_namespace(ns, deleted)
         self.queue.move_all("Namespace")
+
+    def _waker(self, event: str) -> Callable[..., None]:
+        def wake(*_objs: Any) -> None:
+            self.queue.move_all(event)
+        return wake
 
     def _interested(self, q: QueuedPodInfo, event: str) -> bool:
         fw = self.frameworks.get(q.pod.scheduler_name)
@@ -387,7 +404,12 @@ class Scheduler:
 
     def _bind_done(self, task: asyncio.Task[None]) -> None:
         self._binds.discard(task)
-        if not self._binds:
+        self._writing_changed()
+
+    def _writing_changed(self) -> None:
+        if len(self._binds) > self._volume_waits:
+            self.binds_idle.clear()
+        else:
             self.binds_idle.set()
 
     def _nominated_fast_path(self, fw: Framework, state: dict[str, Any], pod: PodInfo,
@@ -429,7 +451,18 @@ class Scheduler:
     async def _bind(self, q: QueuedPodInfo, fw: Framework, state: dict[str, Any], pod: PodInfo, node: str,
                     outcome: FilterOutcome, scored: ScoreOutcome | None, total: int,
                     skipped_names: list[str] | None) -> None:
-        st = await fw.run_bind(state, pod, node)
+        st = None
+        pre_binds = fw.pre_binds_for(state, pod, node)
+        if pre_binds:
+            self._volume_waits += 1
+            self._writing_changed()
+            try:
+                st = await fw.run_pre_bind(pre_binds, state, pod, node)
+            finally:
+                self._volume_waits -= 1
+                self._writing_changed()
+        if st is None:
+            st = await fw.run_bind(state, pod, node)
         if st is None or st.code == SUCCESS:
             self.scheduled += 1
             self.recorder.event(pod.pod, "Normal", "Scheduled", f"Successfully assigned {pod.key} to {node}")
