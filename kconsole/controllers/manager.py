@@ -56,6 +56,9 @@ CONTROLLER_PATHS: dict[str, str] = {
     "resourcequota-controller": "kconsole.controllers.resourcequota:ResourceQuotaController",
     "persistentvolume-binder-controller": "kconsole.controllers.persistentvolume:PersistentVolumeController",
     "kconsole-volume-provisioner": "kconsole.controllers.volumeprovisioner:VolumeProvisioner",
+    "ephemeral-volume-controller": "kconsole.controllers.ephemeralvolume:EphemeralVolumeController",
+    "persistentvolumeclaim-protection-controller": "kconsole.controllers.volumeprotection:PVCProtectionController",
+    "persistentvolume-protection-controller": "kconsole.controllers.volumeprotection:PVProtectionController",
 }
 
 _unavailable: dict[str, str] = {}

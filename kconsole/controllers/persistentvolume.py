@@ -13,8 +13,9 @@ or sets ``volume.kubernetes.io/selected-node`` for the provisioner; no class, ev
 
 Volumes: no claim, ``Available``; bound, ``Bound``; its claim deleted, ``Released`` (a ``Delete``
 reclaim policy is carried out by the volume's provisioner, see :mod:`kconsole.controllers.volumeprovisioner`);
-a bound claim whose volume disappeared is ``Lost``. Recycling, volume expansion and the
-pvc-protection finalizers are not simulated.
+a bound claim whose volume disappeared is ``Lost``. A volume being deleted still has its phase kept
+current: its pv-protection finalizer waits for it to leave Bound. Recycling and volume expansion are
+not simulated.
 """
 
 from __future__ import annotations
@@ -224,8 +225,6 @@ class PersistentVolumeController(ClaimsAndVolumes):
     # ------------------------------------------------------------------ volumes
 
     async def sync_volume(self, volume: Obj) -> None:
-        if is_being_deleted(volume):
-            return
         ref = (volume.get("spec") or {}).get("claimRef")
         status = volume.get("status") or {}
         if not ref:

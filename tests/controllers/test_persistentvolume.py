@@ -6,14 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ctrl_env import Ctrl, ctrl  # noqa: F401 - ctrl is the fixture
+from ctrl_env import Ctrl, ctrl, pod  # noqa: F401 - ctrl is the fixture
 
 from kconsole.client import StatusError
 from kconsole.controllers.volumeprovisioner import DEFAULT_CLASS, DRIVER
 from kconsole.objects.meta import deep_copy
 
 Obj = dict[str, Any]
-CONTROLLERS = ("persistentvolume-binder-controller", "kconsole-volume-provisioner")
+CONTROLLERS = ("persistentvolume-binder-controller", "kconsole-volume-provisioner",
+               "persistentvolumeclaim-protection-controller", "persistentvolume-protection-controller")
 
 
 def claim(name: str, storage: str = "1Gi", modes: tuple[str, ...] = ("ReadWriteOnce",), **spec: Any) -> Obj:
@@ -105,6 +106,32 @@ async def test_wait_for_first_consumer_provisions_on_the_selected_node(ctrl: Ctr
                                             "values": ["worker-2"]}]}]
 
 
+async def test_a_claim_in_use_and_a_bound_volume_are_protected_from_deletion(ctrl: Ctrl) -> None:
+    await ctrl.admin.create(deep_copy(DEFAULT_CLASS))
+    await ctrl.manager(*CONTROLLERS)
+    created = await ctrl.admin.create(claim("data"))
+    assert created["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    await ctrl.wait(lambda: _is(ctrl, "persistentvolumeclaims", "data", "Bound"), timeout=10)
+    pv_name = f"pvc-{created['metadata']['uid']}"
+    assert (await ctrl.admin.get("persistentvolumes", pv_name, None))["metadata"]["finalizers"] == [
+        "kubernetes.io/pv-protection"]
+    user = pod("db", node_name="worker-1")
+    user["spec"]["volumes"] = [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
+    await ctrl.admin.create(user)
+    await ctrl.set_pod_status("db")
+
+    await ctrl.admin.delete("persistentvolumes", pv_name)
+    await ctrl.admin.delete("persistentvolumeclaims", "data", "default")
+    await ctrl.clock.advance(30)
+    terminating = await ctrl.admin.get("persistentvolumeclaims", "data", "default")
+    assert terminating["metadata"].get("deletionTimestamp"), "a running pod still uses the claim"
+    assert await ctrl.exists("persistentvolumes", pv_name, None), "a Bound volume stays"
+
+    await ctrl.set_pod_status("db", phase="Succeeded", ready=False)
+    gone = await ctrl.wait(lambda: _all_gone(ctrl, pv_name), timeout=10)
+    assert gone <= 10, "the pod finished: the claim goes, its volume is Released and goes too"
+
+
 async def test_storage_classes_are_validated_and_their_provisioner_is_immutable(ctrl: Ctrl) -> None:
     bad = deep_copy(DEFAULT_CLASS)
     del bad["provisioner"]
@@ -133,6 +160,10 @@ async def _is(ctrl: Ctrl, resource: str, name: str, want: str, namespace: str | 
 
 async def _gone(ctrl: Ctrl, name: str) -> bool:
     return not await ctrl.exists("persistentvolumes", name, None)
+
+
+async def _all_gone(ctrl: Ctrl, pv_name: str) -> bool:
+    return not await ctrl.exists("persistentvolumeclaims", "data") and await _gone(ctrl, pv_name)
 
 
 async def _has_events(ctrl: Ctrl, reason: str, name: str) -> bool:

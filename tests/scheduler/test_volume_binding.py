@@ -9,16 +9,17 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from conftest import Env, node, pod
 
 from kconsole.api.types import UserInfo
 from kconsole.client import Client
 from kconsole.controllers.manager import ControllerManagerReplica
 from kconsole.controllers.volumeprovisioner import DRIVER
 from kconsole.scheduler.config import parse_config
+from tests.scheduler.conftest import Env, node, pod
 
 Obj = dict[str, Any]
-CONTROLLERS = ["persistentvolume-binder-controller", "kconsole-volume-provisioner"]
+CONTROLLERS = ["persistentvolume-binder-controller", "kconsole-volume-provisioner", "ephemeral-volume-controller",
+               "persistentvolumeclaim-protection-controller", "persistentvolume-protection-controller"]
 PREEMPTION_NOT_HELPFUL = " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.."
 
 
@@ -152,6 +153,33 @@ async def test_prebind_gives_up_when_provisioning_never_happens(vols: Env) -> No
     assert not (await get(env, "pods", "app"))["spec"].get("nodeName")
     selected = (await get(env, "persistentvolumeclaims", "data"))["metadata"]["annotations"]
     assert selected["volume.kubernetes.io/selected-node"] in ("n1", "n2")
+
+
+async def test_a_generic_ephemeral_volume_gets_a_claim_owned_by_its_pod(vols: Env) -> None:
+    env = vols
+    await env.admin.create(storage_class("local-path"))
+    await env.scheduler()
+    template = {"metadata": {"labels": {"type": "scratch"}},
+                "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "local-path",
+                         "resources": {"requests": {"storage": "2Gi"}}}}
+    created = await env.admin.create(pod("cache", volumes=[{"name": "scratch",
+                                                             "ephemeral": {"volumeClaimTemplate": template}}]))
+    node_name = (await env.wait_bound("cache"))["cache"]
+    made = await get(env, "persistentvolumeclaims", "cache-scratch")
+    assert made["metadata"]["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "cache",
+                                                    "uid": created["metadata"]["uid"], "controller": True,
+                                                    "blockOwnerDeletion": True}]
+    assert made["metadata"]["labels"] == {"type": "scratch"}
+    assert made["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    assert made["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == node_name
+    assert made["status"]["phase"] == "Bound"
+
+    await env.admin.create(claim("squatter-scratch", "local-path"))
+    await env.admin.create(pod("squatter", volumes=[{"name": "scratch", "ephemeral": {"volumeClaimTemplate": template}}]))
+    await env.wait(lambda: failed_scheduling(env, "squatter"))
+    assert (await failed_scheduling(env, "squatter"))[0].startswith(
+        "0/2 nodes are available: PVC default/squatter-scratch was not created for pod default/squatter "
+        "(pod is not owner).")
 
 
 async def _phase(env: Env, resource: str, name: str, want: str, namespace: str | None = "default") -> bool:

@@ -18,6 +18,7 @@ from kconsole.api.admission.resourcequota import ResourceQuota
 from kconsole.api.admission.serviceaccount import ServiceAccount
 from kconsole.api.admission.services import ServiceAllocation
 from kconsole.api.admission.storageclass import DefaultStorageClass
+from kconsole.api.admission.storageprotection import StorageObjectInUseProtection
 from kconsole.api.admission.tolerations import DefaultTolerationSeconds
 from kconsole.api.stages import MutatingAdmission, ValidatingAdmission
 
@@ -27,7 +28,7 @@ __all__ = ["mutating_plugins", "validating_plugins"]
 def mutating_plugins() -> list[MutatingAdmission]:
     """NamespaceLifecycle first (a missing namespace is 404 before any work), then ObjectMeta (the
     Job selector needs the uid), scheme defaults, allocation, the Pod plugins in upstream order, then
-    DefaultStorageClass."""
+    DefaultStorageClass and StorageObjectInUseProtection."""
     return [
         NamespaceLifecycle(),
         ObjectMetaDefaults(),
@@ -38,6 +39,7 @@ def mutating_plugins() -> list[MutatingAdmission]:
         Priority(),
         DefaultTolerationSeconds(),
         DefaultStorageClass(),
+        StorageObjectInUseProtection(),
     ]
 
 

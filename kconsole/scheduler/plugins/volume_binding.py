@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kconsole.client import StatusError
-from kconsole.objects.meta import deep_copy, is_being_deleted
+from kconsole.objects.meta import deep_copy, is_being_deleted, is_controlled_by
 from kconsole.objects.storage import (
     BOUND_BY_CONTROLLER,
     SELECTED_NODE,
@@ -144,8 +144,7 @@ class VolumeBinding(Plugin):
                     return Status(UNRESOLVABLE, "waiting for ephemeral volume controller to create the "
                                                 f'persistentvolumeclaim "{name}"')
                 return Status(UNRESOLVABLE, f'persistentvolumeclaim "{name}" not found')
-            if ephemeral and not any(ref.get("uid") == pod.uid and ref.get("controller")
-                                     for ref in claim["metadata"].get("ownerReferences") or ()):
+            if ephemeral and not is_controlled_by(claim, pod.pod):
                 return Status(UNRESOLVABLE, f"PVC {pod.namespace}/{name} was not created for pod {pod.key} "
                                             "(pod is not owner)")
             if (claim.get("status") or {}).get("phase") == "Lost":
