@@ -12,7 +12,8 @@ upstream's pkg/controller/statefulset (stateful_set_control.updateStatefulSet):
   which is created before the pod when missing (createPersistentVolumeClaims: the template with the
   set's selector labels; event ``SuccessfulCreate`` "create Claim data-web-0 Pod web-0 in StatefulSet
   web success"); claims outlive their pods and the set unless ``persistentVolumeClaimRetentionPolicy``
-  says ``whenDeleted: Delete``, which makes the set their owner (``whenScaled`` is not simulated);
+  says ``whenDeleted: Delete``, which makes the set their owner, or ``whenScaled: Delete``, which makes a
+  scaled-down pod their owner;
 * revisions are ControllerRevisions ``<set>-<template hash>`` (upstream's getStatefulSetRevisions:
   a template equal to an old revision's re-uses it with the next revision number, as after ``kubectl
   rollout undo``; non-live ones beyond ``revisionHistoryLimit`` are deleted), named in each pod's
@@ -233,6 +234,11 @@ class StatefulSetController(Controller):
             elif o >= 0:
                 condemned.append(pod)
         condemned.sort(key=lambda p: ordinal_of(sts, p), reverse=True)
+        if spec.get("volumeClaimTemplates"):
+            for pod in replicas.values():
+                await self._claim_owners(sts, pod, scaled_down=False)
+            for pod in condemned:
+                await self._claim_owners(sts, pod, scaled_down=True)
         unhealthy = [p for p in list(replicas.values()) + condemned if not healthy(p)]
         first_unhealthy = min(unhealthy, key=lambda p: ordinal_of(sts, p)) if unhealthy else None
 
@@ -326,6 +332,31 @@ class StatefulSetController(Controller):
                 raise
             self._event(sts, "Normal", "SuccessfulCreate",
                         f"create Claim {name(pvc)} Pod {pod_name} in StatefulSet {name(sts)} success")
+
+    async def _claim_owners(self, sts: Obj, pod: Obj, scaled_down: bool) -> None:
+        """updateClaimOwnerRefForSetAndPod: ``whenDeleted: Delete`` makes the set own a pod's claims,
+        ``whenScaled: Delete`` makes a scaled-down pod own them instead, so the garbage collector
+        deletes them with it; Retain takes that owner off again (the policy may change)."""
+        policy = sts["spec"].get("persistentVolumeClaimRetentionPolicy") or {}
+        by_pod = policy.get("whenScaled") == "Delete" and scaled_down
+        by_set = policy.get("whenDeleted") == "Delete" and not by_pod
+        set_uid, pod_uid = uid(sts), uid(pod)
+        for pvc in identity_claims(sts, ordinal_of(sts, pod)):
+            existing = self.claim_informer.get_by_name(namespace(sts), name(pvc))
+            if existing is None or is_being_deleted(existing):
+                continue
+            refs = existing["metadata"].get("ownerReferences") or []
+            owners = {r.get("uid") for r in refs}
+            if (set_uid in owners, pod_uid in owners) == (by_set, by_pod):
+                continue
+            new_refs = [r for r in refs if r.get("uid") not in (set_uid, pod_uid)]
+            if by_set:
+                new_refs.append(owner_ref(sts))
+            if by_pod:
+                new_refs.append(owner_ref(with_kind(pod, "v1", "Pod"), controller=False, block_owner_deletion=False))
+            updated = deep_copy(existing)
+            updated["metadata"]["ownerReferences"] = new_refs
+            await self.client.update(updated)
 
     async def _delete(self, sts: Obj, pod: Obj) -> None:
         try:

@@ -135,3 +135,22 @@ async def test_claims_are_created_before_their_pods_and_outlive_the_set_unless_t
     await wl.wait(lambda: ready(wl, "db", 2))
     again = await wl.admin.get("persistentvolumeclaims", "data-db-1", "default")
     assert again["metadata"]["uid"] == claims["data-db-1"]["metadata"]["uid"], "a new pod keeps its claim"
+
+
+async def test_when_scaled_delete_makes_a_scaled_down_pod_own_its_claim(wl: Env) -> None:
+    await wl.start(StatefulSetController)
+    await wl.runner(ready_after=1)
+    template = {"metadata": {"name": "data"},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    await wl.admin.create(statefulset("cache", 2, volumeClaimTemplates=[template],
+                                      persistentVolumeClaimRetentionPolicy={"whenScaled": "Delete"}))
+    await wl.wait(lambda: ready(wl, "cache", 2))
+    doomed = await wl.get("pods", "cache-1")
+    await wl.admin.patch("statefulsets", "cache", {"spec": {"replicas": 1}}, "default", subresource="scale")
+    await wl.wait(lambda: ready(wl, "cache", 1))
+    kept = await wl.admin.get("persistentvolumeclaims", "data-cache-0", "default")
+    assert "ownerReferences" not in kept["metadata"], "a pod still in range keeps its claim unowned"
+    scaled = await wl.admin.get("persistentvolumeclaims", "data-cache-1", "default")
+    assert scaled["metadata"]["ownerReferences"] == [
+        {"apiVersion": "v1", "kind": "Pod", "name": "cache-1", "uid": doomed["metadata"]["uid"]}], \
+        "the garbage collector deletes the claim with its scaled-down pod"
