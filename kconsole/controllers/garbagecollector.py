@@ -50,6 +50,7 @@ GRAPH_RESOURCES: tuple[tuple[str, str | None], ...] = (
     ("serviceaccounts", None),
     ("horizontalpodautoscalers.autoscaling", None),
     ("poddisruptionbudgets.policy", None),
+    ("persistentvolumeclaims", None),
     ("nodes", None),
     ("leases.coordination.k8s.io", "kube-node-lease"),
 )

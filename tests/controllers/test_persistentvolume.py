@@ -132,6 +132,20 @@ async def test_a_claim_in_use_and_a_bound_volume_are_protected_from_deletion(ctr
     assert gone <= 10, "the pod finished: the claim goes, its volume is Released and goes too"
 
 
+async def test_a_claim_owned_by_a_pod_goes_with_it(ctrl: Ctrl) -> None:
+    """An ephemeral volume's claim (or a StatefulSet's, by its retention policy) is owned: the garbage
+    collector did not watch claims, so they outlived their owners."""
+    await ctrl.admin.create(deep_copy(DEFAULT_CLASS))
+    await ctrl.manager(*CONTROLLERS, "ephemeral-volume-controller", "garbage-collector-controller")
+    user = pod("cache", node_name="worker-1")
+    user["spec"]["volumes"] = [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}]
+    await ctrl.admin.create(user)
+    await ctrl.wait(lambda: _is(ctrl, "persistentvolumeclaims", "cache-scratch", "Bound"), timeout=10)
+    await ctrl.admin.delete("pods", "cache", "default", grace_period_seconds=0)
+    await ctrl.wait(lambda: _claim_gone(ctrl, "cache-scratch"), timeout=10)
+
+
 async def test_storage_classes_are_validated_and_their_provisioner_is_immutable(ctrl: Ctrl) -> None:
     bad = deep_copy(DEFAULT_CLASS)
     del bad["provisioner"]
@@ -160,6 +174,10 @@ async def _is(ctrl: Ctrl, resource: str, name: str, want: str, namespace: str | 
 
 async def _gone(ctrl: Ctrl, name: str) -> bool:
     return not await ctrl.exists("persistentvolumes", name, None)
+
+
+async def _claim_gone(ctrl: Ctrl, name: str) -> bool:
+    return not await ctrl.exists("persistentvolumeclaims", name)
 
 
 async def _all_gone(ctrl: Ctrl, pv_name: str) -> bool:
