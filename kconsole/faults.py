@@ -37,6 +37,7 @@ from kconsole.api.types import Request, StatusError, status_body
 from kconsole.client import Client, is_not_found
 from kconsole.client.events import event_name
 from kconsole.cluster import CONSOLE
+from kconsole.objects.pod import pod_requests
 
 log = logging.getLogger(__name__)
 
@@ -478,7 +479,8 @@ async def _cpu_load(cat: FaultCatalog, target: str, params: dict[str, str]) -> A
     async def heal() -> None:
         await _call(kubelet, "set_load", ns, name, None)
 
-    return Applied(_pod_name(pod), _pod_ref(pod), heal, detail=f"cpu usage {load:g}x its request")
+    base = "its request" if pod_requests(pod).get("cpu") else "its idle usage (no CPU request)"
+    return Applied(_pod_name(pod), _pod_ref(pod), heal, detail=f"cpu usage {load:g}x {base}")
 
 
 # --------------------------------------------------------------------------- node faults
@@ -764,10 +766,11 @@ CATALOG: dict[str, FaultType] = {f.name: f for f in [
               "After failureThreshold probes: Unhealthy events, Ready=False, the pod leaves its Service's "
               "endpoints and its Deployment's available count drops; no restarts.",
               _pod_toggle("fail_readiness")),
-    FaultType("cpu-load", "pod", "Make the pod burn CPU: usage becomes a multiple of its CPU request.",
+    FaultType("cpu-load", "pod", "Make the pod burn CPU: usage becomes a multiple of its CPU request "
+              "(of its idle usage when it requests none).",
               "The kubelet publishes the higher usage within 15 s; a HorizontalPodAutoscaler targeting it "
               "scales the workload out (SuccessfulRescale) within its sync period, and back in 5 min after heal.",
-              _cpu_load, (Param("load", "2", "CPU usage as a multiple of the request"),)),
+              _cpu_load, (Param("load", "2", "CPU usage as a multiple of the request (or idle usage)"),)),
     FaultType("kubelet-stop", "node", "Stop the node's kubelet: no Lease renewals, no status updates.",
               "After 50 s the node controller marks it NotReady (Ready=Unknown, NodeNotReady), taints it "
               "unreachable:NoExecute; its pods are evicted 300 s later and replaced elsewhere.", _kubelet_toggle("stop", "start")),

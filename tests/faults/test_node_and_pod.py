@@ -61,6 +61,10 @@ async def test_readiness_failure_container_kill_and_pod_kill(cluster: Cluster) -
     await faults.heal(fault.id)
     await clock.run_until(lambda: _ready(cluster, "api", "True"), timeout=60, step=1)
 
+    load = await faults.apply("cpu-load", "api", {"load": "3"})
+    assert load.detail == "cpu usage 3x its idle usage (no CPU request)", "the pod requests no CPU"
+    await faults.heal(load.id)
+
     kill = await faults.apply("container-kill", "default/api")
     assert kill.id not in faults.active  # one-shot: nothing to heal
 
@@ -71,7 +75,7 @@ async def test_readiness_failure_container_kill_and_pod_kill(cluster: Cluster) -
 
     await faults.apply("pod-kill", "default/api")
     assert await pod(cluster, "api") is None
-    assert [e["involvedObject"]["name"] for e in await fault_events(cluster, "FaultInjected")] == ["api"] * 3
+    assert [e["involvedObject"]["name"] for e in await fault_events(cluster, "FaultInjected")] == ["api"] * 4
 
 
 async def test_cordon_drain_and_uncordon_go_through_the_api(cluster: Cluster) -> None:
