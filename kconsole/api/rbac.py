@@ -508,7 +508,7 @@ _NODE_RULES = [
     rule(["update", "patch"], [""], ["pods/status"]),
     rule(["create"], [""], ["pods/eviction"]),
     rule(["get", "list", "watch"], [""], ["secrets", "configmaps"]),
-    rule(["get"], [""], ["persistentvolumeclaims", "persistentvolumes"]),
+    rule(READ, [""], ["persistentvolumeclaims", "persistentvolumes"]),
     rule(["create"], [""], ["serviceaccounts/token"]),
 ]
 

@@ -3,7 +3,8 @@
 Upstream each kubelet watches its own pods (``fieldSelector=spec.nodeName=<node>``) and each
 kube-proxy watches all Services and EndpointSlices. With 1,000 nodes in one process that is 1,000
 watches fanning out every pod change; instead the fleet keeps ONE pods informer (indexed by node)
-and ONE Services/EndpointSlices pair, and dispatches each pod change to the kubelet it is bound
+and ONE Services/EndpointSlices pair (and one set of ConfigMap/Secret/claim caches for the pods'
+references), and dispatches each pod change to the kubelet it is bound
 to. Likewise ONE nodes informer stands in for each kubelet's informer on its own Node, which its
 status loop reads instead of GETting the Node every 10 s (upstream's first try does the same). Those shared watches read as ``system:node:kconsole-node-agents`` (group ``system:nodes``);
 every write still goes out as the node's own user (``system:node:<name>``), one Client per node,
@@ -24,6 +25,7 @@ from kconsole.nodes.kubelet import NODE_INDEX, Kubelet
 from kconsole.nodes.logs import LogFollower
 from kconsole.objects.podlog import LogOptions
 from kconsole.nodes.proxy import KubeProxy, ServiceTable
+from kconsole.nodes.volumes import PodObjects
 
 Obj = dict[str, Any]
 #: The user the shared read-only watches act as.
@@ -58,6 +60,7 @@ class NodeFleet:
         self.node_informer = SharedInformer(reader, "nodes", clock=clock)
         self.service_informer = SharedInformer(reader, "services", clock=clock)
         self.slice_informer = SharedInformer(reader, "endpointslices", clock=clock)
+        self.objects = PodObjects(reader, clock)
         self.table = ServiceTable(self.service_informer, self.slice_informer)
         self.pod_informer.add_event_handler(on_add=self._pod_added, on_update=self._pod_updated,
                                             on_delete=self._pod_deleted)
@@ -92,7 +95,7 @@ class NodeFleet:
                           rng=random.Random(self.rng.random()),
                           static_pod_status=self._static_for(config.name) if config.control_plane else None,
                           delay_factor=self.delay_factor, pod_informer=self.pod_informer,
-                          node_informer=self.node_informer)
+                          node_informer=self.node_informer, objects=self.objects)
         proxy = KubeProxy(config.name, self.table)
         kubelet.partition_listeners.append(proxy.set_partitioned)
         self.kubelets[config.name] = kubelet
@@ -107,6 +110,7 @@ class NodeFleet:
         for informer in informers:
             await informer.start()
         await asyncio.gather(*(i.wait_synced() for i in informers))
+        await self.objects.start()
         kubelets = [self._build(c) for c in self.configs if c.name not in self.kubelets]
         await asyncio.gather(*(k.start() for k in kubelets))
 
@@ -119,6 +123,7 @@ class NodeFleet:
             await proxy.stop()
         for informer in (self.pod_informer, self.node_informer, self.service_informer, self.slice_informer):
             await informer.stop()
+        await self.objects.stop()
 
     async def add_node(self, config: NodeConfig) -> Kubelet:
         """A new node joins: its kubelet registers and starts taking pods."""

@@ -44,6 +44,7 @@ from kconsole.nodes.images import ImageStore
 from kconsole.nodes.link import GatedEntry, LinkDown
 from kconsole.nodes.logs import LogFollower
 from kconsole.nodes.podworker import PodWorker
+from kconsole.nodes.volumes import PodObjects
 from kconsole.nodes.staticpods import COMPONENTS, MirrorPodWorker, is_mirror_pod, mirror_pod, mirror_pod_name
 from kconsole.objects.meta import format_time
 from kconsole.objects.pod import (
@@ -107,7 +108,8 @@ class Kubelet:
 
     def __init__(self, client: Client, clock: Clock, *, node: NodeConfig, rng: random.Random,
                  static_pod_status: Callable[[], dict[str, bool]] | None = None, delay_factor: float = 1.0,
-                 pod_informer: SharedInformer | None = None, node_informer: SharedInformer | None = None) -> None:
+                 pod_informer: SharedInformer | None = None, node_informer: SharedInformer | None = None,
+                 objects: PodObjects | None = None) -> None:
         self.base_client = client
         self.clock = clock
         self.config = node
@@ -126,6 +128,8 @@ class Kubelet:
         self._shared_informer = pod_informer
         self._node_informer = node_informer
         self._informer: SharedInformer | None = pod_informer
+        self._shared_objects = objects
+        self._objects: PodObjects | None = objects
         self._link: GatedEntry | None = None
         self.client: Client | None = None
         self.recorder: EventRecorder | None = None
@@ -207,6 +211,9 @@ class Kubelet:
             self._informer.add_event_handler(on_add=self.on_pod, on_update=lambda _o, n: self.on_pod(n),
                                              on_delete=self.on_pod_deleted)
             await self._informer.start()
+        if self._shared_objects is None:
+            self._objects = PodObjects(self.client, self.clock)
+            await self._objects.start()
         self._tasks = [asyncio.create_task(self._heartbeat_loop(), name=f"kubelet:{self.name}:heartbeat"),
                        asyncio.create_task(self._status_loop(), name=f"kubelet:{self.name}:status"),
                        asyncio.create_task(self._usage_loop(), name=f"kubelet:{self.name}:usage")]
@@ -232,6 +239,9 @@ class Kubelet:
         if self._shared_informer is None and self._informer is not None:
             await self._informer.stop()
             self._informer = None
+        if self._shared_objects is None and self._objects is not None:
+            await self._objects.stop()
+            self._objects = None
         for w in self.workers.values():
             w.suspend()
         self.images_store.abort_pulls()
@@ -275,6 +285,10 @@ class Kubelet:
             self.resync()
             self._status_kick.set()
             self._wake.set()
+
+    def lookup(self, resource: str, namespace: str, name: str) -> Obj | None:
+        """A ConfigMap, Secret or claim a pod here refers to, from the kubelet's caches."""
+        return self._objects.get(resource, namespace, name) if self._objects is not None else None
 
     def resync(self) -> None:
         """Reconcile workers with the pods the API says are bound here (after a start or a heal)."""

@@ -21,6 +21,7 @@ from kconsole.clock import TimerHandle
 from kconsole.nodes import images as img
 from kconsole.nodes.logs import LogBuffer
 from kconsole.nodes.probes import KINDS, ProbeState, probe_spec
+from kconsole.nodes.volumes import env_error, mount_problems
 from kconsole.nodes.runtime import (
     BACKOFF_INITIAL,
     BACKOFF_RESET,
@@ -46,6 +47,11 @@ SANDBOX_SECONDS = 0.2
 OWNED_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready")
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 DEADLINE_MESSAGE = "Pod was active on the node longer than the specified deadline"
+#: The volume manager's retries (upstream's exponential back-off, 500 ms doubling to 2m2s) and how
+#: long a pod waits for its volumes before the kubelet reports it (podAttachAndMountTimeout).
+MOUNT_BACKOFF_INITIAL, MOUNT_BACKOFF_MAX, MOUNT_TIMEOUT = 0.5, 122.0, 120.0
+#: The pod worker's retry after a failed sync (a container's config could not be made).
+SYNC_RETRY_SECONDS = 10.0
 
 
 def _pull_policy(container: Obj) -> str:
@@ -172,6 +178,11 @@ class PodWorker:
         #: Every init container done (regular ones succeeded, sidecars started) once: phase and the
         #: Initialized condition never go back, as upstream.
         self.initialized = not self.init
+        #: Volumes set up (their ConfigMaps, Secrets and claims are there); the sandbox waits for it.
+        self.mounted = not spec.get("volumes")
+        self.mount_timer: TimerHandle | None = None
+        self.mount_backoff = 0.0
+        self.mount_waiting_since: float | None = None
 
     # ------------------------------------------------------------------ helpers
 
@@ -240,6 +251,7 @@ class PodWorker:
                 c.log.close()
         if self.sandbox_timer is not None:
             self.sandbox_timer.cancel()
+        self._cancel_mount()
         if self.deadline_timer is not None:
             self.deadline_timer.cancel()
             self.deadline_timer = None
@@ -257,6 +269,7 @@ class PodWorker:
         if self.sandbox_timer is not None:
             self.sandbox_timer.cancel()
             self.sandbox_timer = None
+        self._cancel_mount()
 
     def resume(self) -> None:
         """The kubelet is back: re-plan from what the runtime has now."""
@@ -345,6 +358,11 @@ class PodWorker:
         if self.deadline_exceeded:
             return
         if not self.sandbox:
+            if not self.mounted:
+                if self.mount_timer is None:
+                    self._mount()
+                if not self.mounted:
+                    return
             if self.sandbox_timer is None:
                 self.sandbox_timer = self._after(SANDBOX_SECONDS * self.k.delay_factor, self._sandbox_ready)
                 if self.sandbox_timer is None:
@@ -399,6 +417,44 @@ class PodWorker:
         self._arm_deadline()
         self._dirty()
         self.sync()
+
+    # ------------------------------------------------------------------ volumes
+
+    def _mount(self) -> None:
+        """Set up the pod's volumes, or report why not and try again after back-off: each failed
+        SetUp is a FailedMount event, and every two minutes of waiting (at once for a claim that
+        cannot be processed) the kubelet says which volumes it is still waiting for."""
+        problems = mount_problems(self.pod, self.k.lookup)
+        if problems is None:
+            self.mounted = True
+            self.mount_waiting_since = None
+            return
+        now = self._now()
+        if self.mount_waiting_since is None:
+            self.mount_waiting_since = now
+        for volume, error in problems.setup:
+            self._event("Warning", "FailedMount", f'MountVolume.SetUp failed for volume "{volume}" : {error}')
+        if problems.unprocessed or now - self.mount_waiting_since >= MOUNT_TIMEOUT:
+            self.mount_waiting_since = now
+            unmounted = " ".join(problems.volumes)
+            unprocessed = " ".join(v for v, _ in problems.unprocessed)
+            cause = "; ".join(e for _, e in problems.unprocessed) or "context deadline exceeded"
+            self._event("Warning", "FailedMount", f"Unable to attach or mount volumes: unmounted volumes=[{unmounted}], "
+                                                  f"unattached volumes=[], failed to process volumes=[{unprocessed}]: "
+                                                  f"{cause}")
+        self.mount_backoff = min(max(self.mount_backoff * 2, MOUNT_BACKOFF_INITIAL), MOUNT_BACKOFF_MAX)
+        self.mount_timer = self.k.clock.call_later(self.mount_backoff, self._mount_retry)
+
+    def _mount_retry(self) -> None:
+        self.mount_timer = None
+        if self.removed or self.terminating or not self.k.running:
+            return
+        self.sync()
+
+    def _cancel_mount(self) -> None:
+        if self.mount_timer is not None:
+            self.mount_timer.cancel()
+            self.mount_timer = None
 
     # ------------------------------------------------------------------ activeDeadlineSeconds
 
@@ -510,6 +566,22 @@ class PodWorker:
 
     def _create(self, c: Container) -> None:
         c.stage = "creating"
+        error = env_error(self.namespace, c.spec, self.k.lookup)
+        if error:
+            # generateContainerConfig failed: the container waits, and the pod worker tries again
+            c.waiting_reason, c.waiting_message = "CreateContainerConfigError", error
+            self._event("Warning", "Failed", f"Error: {error}", c)
+            self._dirty()
+
+            def retry() -> None:
+                c.kubelet_timer = None
+                if self.removed or self.terminating or not self.k.running:
+                    return
+                c.stage = "idle"
+                self.sync()
+
+            c.kubelet_timer = self.k.clock.call_later(SYNC_RETRY_SECONDS, retry)
+            return
 
         def created() -> None:
             c.kubelet_timer = None
@@ -767,6 +839,7 @@ class PodWorker:
         if self.sandbox_timer is not None:
             self.sandbox_timer.cancel()
             self.sandbox_timer = None
+        self._cancel_mount()
         for c in self.containers:
             if c.stage in ("pulling", "creating", "backoff", "idle", "blocked"):
                 c.cancel_kubelet_timers()

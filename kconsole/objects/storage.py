@@ -88,17 +88,20 @@ def waits_for_first_consumer(sc: Obj | None) -> bool:
     return sc is not None and sc.get("volumeBindingMode") == "WaitForFirstConsumer"
 
 
-def pod_claims(pod_name: str, volumes: list[Obj] | None) -> tuple[tuple[str, bool], ...]:
-    """(claim name, from a generic ephemeral volume) for each claim a pod's volumes use; an ephemeral
+def volume_claim(pod_name: str, vol: Obj) -> tuple[str, bool] | None:
+    """(claim name, from a generic ephemeral volume) when the volume is a claim; an ephemeral
     volume's claim is ``<pod>-<volume>``, as the ephemeral volume controller names it."""
-    out: list[tuple[str, bool]] = []
-    for vol in volumes or ():
-        pvc = vol.get("persistentVolumeClaim")
-        if pvc and pvc.get("claimName"):
-            out.append((pvc["claimName"], False))
-        elif vol.get("ephemeral") is not None:
-            out.append((f"{pod_name}-{vol.get('name', '')}", True))
-    return tuple(out)
+    pvc = vol.get("persistentVolumeClaim")
+    if pvc and pvc.get("claimName"):
+        return pvc["claimName"], False
+    if vol.get("ephemeral") is not None:
+        return f"{pod_name}-{vol.get('name', '')}", True
+    return None
+
+
+def pod_claims(pod_name: str, volumes: list[Obj] | None) -> tuple[tuple[str, bool], ...]:
+    """:func:`volume_claim` for each of a pod's volumes that is a claim."""
+    return tuple(c for vol in volumes or () if (c := volume_claim(pod_name, vol)) is not None)
 
 
 def topology_allows(sc: Obj, labels: dict[str, str]) -> bool:
