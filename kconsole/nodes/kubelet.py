@@ -44,8 +44,8 @@ from kconsole.nodes.images import ImageStore
 from kconsole.nodes.link import GatedEntry, LinkDown
 from kconsole.nodes.logs import LogFollower
 from kconsole.nodes.podworker import PodWorker
-from kconsole.nodes.volumes import PodObjects
 from kconsole.nodes.staticpods import COMPONENTS, MirrorPodWorker, is_mirror_pod, mirror_pod, mirror_pod_name
+from kconsole.nodes.volumes import PodObjects
 from kconsole.objects.meta import format_time
 from kconsole.objects.pod import (
     CPU_USAGE_ANNOTATION,

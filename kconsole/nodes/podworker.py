@@ -21,7 +21,6 @@ from kconsole.clock import TimerHandle
 from kconsole.nodes import images as img
 from kconsole.nodes.logs import LogBuffer
 from kconsole.nodes.probes import KINDS, ProbeState, probe_spec
-from kconsole.nodes.volumes import env_error, mount_problems
 from kconsole.nodes.runtime import (
     BACKOFF_INITIAL,
     BACKOFF_RESET,
@@ -33,6 +32,7 @@ from kconsole.nodes.runtime import (
     program_for,
     should_restart,
 )
+from kconsole.nodes.volumes import env_error, mount_problems
 from kconsole.objects.meta import format_time, parse_time
 
 if TYPE_CHECKING:

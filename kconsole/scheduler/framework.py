@@ -9,8 +9,9 @@ Plugins that are simpler per node implement :meth:`Plugin.filter_node` and inher
 
 Extension points: QueueSort (``less``), PreFilter, Filter, PostFilter, PreScore, Score (+ normalise
 to 0..100), Reserve/Unreserve, PreBind (``async pre_bind``, with ``pre_bind_pre_flight`` answering
-:data:`SKIP` when there is nothing to do, as upstream's PreBindPreFlight), Bind. A PreFilter or PreScore answering :data:`SKIP` turns that
-plugin's Filter or Score off for the pod, as upstream's Skip status does.
+:data:`SKIP` when there is nothing to do, as upstream's PreBindPreFlight), Bind. A PreFilter or
+PreScore answering :data:`SKIP` turns that plugin's Filter or Score off for the pod, as upstream's
+Skip status does.
 """
 
 from __future__ import annotations

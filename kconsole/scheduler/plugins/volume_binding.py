@@ -94,7 +94,7 @@ class PodVolumes:
     candidates: dict[str, list[tuple[Obj, int, NodePredicate | None]]] = field(default_factory=dict)
     #: node name -> (static bindings [(volume, claim)], claims to provision)
     by_node: dict[str, tuple[list[tuple[Obj, Obj]], list[Obj]]] = field(default_factory=dict)
-    reserved: tuple[list[tuple[Obj, Obj]], list[Obj]] = ([], [])
+    reserved: tuple[list[tuple[Obj, Obj]], list[Obj]] = field(default_factory=lambda: ([], []))
 
 
 class BindError(Exception):
