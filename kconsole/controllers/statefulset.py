@@ -110,12 +110,19 @@ def identity_pod(sts: Obj, ordinal: int, revision: str, template: Obj | None = N
     pod["spec"]["hostname"] = pod_name
     if sts["spec"].get("serviceName"):
         pod["spec"]["subdomain"] = sts["spec"]["serviceName"]
-    claims = [((t.get("metadata") or {}).get("name") or "") for t in sts["spec"].get("volumeClaimTemplates") or ()]
+    claims = claim_names(sts, ordinal)
     if claims:
+        replaced = {volume for volume, _ in claims}
         pod["spec"]["volumes"] = [
-            {"name": c, "persistentVolumeClaim": {"claimName": f"{c}-{name(sts)}-{ordinal}"}} for c in claims
-        ] + [v for v in pod["spec"].get("volumes") or () if v.get("name") not in claims]
+            {"name": volume, "persistentVolumeClaim": {"claimName": claim}} for volume, claim in claims
+        ] + [v for v in pod["spec"].get("volumes") or () if v.get("name") not in replaced]
     return pod
+
+
+def claim_names(sts: Obj, ordinal: int) -> list[tuple[str, str]]:
+    """(template name, claim ``<template>-<set>-<ordinal>``) for each of ``volumeClaimTemplates``."""
+    templates = [(t.get("metadata") or {}).get("name") or "" for t in sts["spec"].get("volumeClaimTemplates") or ()]
+    return [(t, f"{t}-{name(sts)}-{ordinal}") for t in templates]
 
 
 def identity_claims(sts: Obj, ordinal: int) -> list[Obj]:
@@ -125,9 +132,9 @@ def identity_claims(sts: Obj, ordinal: int) -> list[Obj]:
     match_labels = (spec.get("selector") or {}).get("matchLabels") or {}
     owned = ((spec.get("persistentVolumeClaimRetentionPolicy") or {}).get("whenDeleted") == "Delete")
     claims = []
-    for template in spec.get("volumeClaimTemplates") or ():
+    for template, (_, claim_name) in zip(spec.get("volumeClaimTemplates") or (), claim_names(sts, ordinal)):
         tmeta = template.get("metadata") or {}
-        meta: Obj = {"name": f"{tmeta.get('name') or ''}-{name(sts)}-{ordinal}", "namespace": namespace(sts),
+        meta: Obj = {"name": claim_name, "namespace": namespace(sts),
                      "labels": {**(tmeta.get("labels") or {}), **match_labels}}
         if tmeta.get("annotations"):
             meta["annotations"] = dict(tmeta["annotations"])
@@ -341,8 +348,8 @@ class StatefulSetController(Controller):
         by_pod = policy.get("whenScaled") == "Delete" and scaled_down
         by_set = policy.get("whenDeleted") == "Delete" and not by_pod
         set_uid, pod_uid = uid(sts), uid(pod)
-        for pvc in identity_claims(sts, ordinal_of(sts, pod)):
-            existing = self.claim_informer.get_by_name(namespace(sts), name(pvc))
+        for _template, claim_name in claim_names(sts, ordinal_of(sts, pod)):
+            existing = self.claim_informer.get_by_name(namespace(sts), claim_name)
             if existing is None or is_being_deleted(existing):
                 continue
             refs = existing["metadata"].get("ownerReferences") or []

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kconsole.api.admission.storageprotection import PV_PROTECTION, PVC_PROTECTION
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.objects.meta import deep_copy, is_being_deleted
-from kconsole.objects.storage import pod_claims
+from kconsole.objects.storage import PV_PROTECTION, PVC_PROTECTION, pod_claims
 
 Obj = dict[str, Any]
 

@@ -26,6 +26,10 @@ PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
 STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
 BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
+#: The in-use protection finalizers (StorageObjectInUseProtection admission adds them; the protection
+#: controllers remove them).
+PVC_PROTECTION = "kubernetes.io/pvc-protection"
+PV_PROTECTION = "kubernetes.io/pv-protection"
 
 
 def storage(obj: Obj, path: str) -> int:

@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from kconsole.api.stages import AdmissionContext
+from kconsole.objects.storage import PV_PROTECTION, PVC_PROTECTION
 
-PVC_PROTECTION = "kubernetes.io/pvc-protection"
-PV_PROTECTION = "kubernetes.io/pv-protection"
 FINALIZERS = {"PersistentVolumeClaim": PVC_PROTECTION, "PersistentVolume": PV_PROTECTION}
 
 

@@ -165,7 +165,8 @@ class VolumeBinding(Plugin):
         for cls in {claim_class(c) for c in found.delayed}:
             found.candidates[cls] = [
                 (v, storage(v, "capacity"), _node_predicate(v))
-                for v in (self._volume(v["metadata"]["name"]) for v in self._informer("persistentvolumes").list())
+                for v in (self.assumed_volumes.get(live["metadata"]["name"], live)
+                          for live in self._informer("persistentvolumes").list())
                 if v is not None and ((v.get("spec") or {}).get("storageClassName") or "") == cls
             ]
         state[KEY] = found
