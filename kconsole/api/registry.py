@@ -127,7 +127,7 @@ TABLE: tuple[ResourceSpec, ...] = (
            subresources=("finalize",), fields=("status.phase",)),
     _entry("", "v1", "nodes", "Node", namespaced=False, short=("no",), status=True, fields=("spec.unschedulable",)),
     _entry("", "v1", "pods", "Pod", short=("po",), categories=ALL, status=True,
-           subresources=("binding", "eviction", "log"), fields=POD_FIELDS, graceful=True),
+           subresources=("binding", "eviction", "log", "ephemeralcontainers"), fields=POD_FIELDS, graceful=True),
     _entry("", "v1", "services", "Service", short=("svc",), categories=ALL, status=True),
     _entry("", "v1", "endpoints", "Endpoints", short=("ep",)),
     _entry("", "v1", "configmaps", "ConfigMap", short=("cm",)),

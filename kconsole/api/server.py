@@ -607,7 +607,7 @@ class APIServer:
         call.stage = "storage"
         if not spec.stored:
             return _ready(self._sub.review(self, call, spec))
-        if sub is not None and sub != "status":
+        if sub is not None and sub not in strategy.SPEC_SUBRESOURCES:
             return self._sub.dispatch(self, call, spec, sub)
         if verb == "create":
             return self._create(call, spec)
@@ -1053,6 +1053,8 @@ class APIServer:
                     new["metadata"]["managedFields"] = applied
             elif sub == "finalize":
                 new = strategy.prepare_finalize(new, old)
+            elif sub == "ephemeralcontainers":
+                new = strategy.prepare_ephemeral_update(new, old)
             else:
                 strategy.carry_system_meta(new, old)
             self.admit_update(call, spec, new, old, current, sub)

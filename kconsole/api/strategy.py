@@ -19,6 +19,8 @@ SYSTEM_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePe
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 DEFAULT_GRACE = 30
+#: Subresources written through the main update path, each with its own prepare step below.
+SPEC_SUBRESOURCES = frozenset(("status", "ephemeralcontainers"))
 
 
 def carry_system_meta(new: Obj, old: Obj) -> None:
@@ -73,6 +75,21 @@ def prepare_finalize(new: Obj, old: Obj) -> Obj:
     out["metadata"] = dict(old["metadata"])
     spec = dict(old.get("spec") or {})
     spec["finalizers"] = list((new.get("spec") or {}).get("finalizers") or [])
+    out["spec"] = spec
+    return out
+
+
+def prepare_ephemeral_update(new: Obj, old: Obj) -> Obj:
+    """pods/ephemeralcontainers (``kubectl debug``): only spec.ephemeralContainers may change, as
+    upstream's dropNonEphemeralContainerUpdates; anything else in the body is dropped."""
+    out = dict(old)
+    out["metadata"] = dict(old["metadata"])
+    spec = dict(old.get("spec") or {})
+    wanted = (new.get("spec") or {}).get("ephemeralContainers") if isinstance(new.get("spec"), dict) else None
+    if wanted:
+        spec["ephemeralContainers"] = wanted
+    else:
+        spec.pop("ephemeralContainers", None)
     out["spec"] = spec
     return out
 

@@ -34,10 +34,12 @@ class KindRules:
     name: NameFn = name_is_dns_subdomain
     create: CreateRule | None = None
     update: UpdateRule | None = None
+    #: Checks of a create only (``create`` runs on every write of the whole object).
+    new: CreateRule | None = None
 
 
 RULES: dict[tuple[str, str], KindRules] = {
-    ("", "Pod"): KindRules(create=pods.validate_pod, update=pods.validate_pod_update),
+    ("", "Pod"): KindRules(create=pods.validate_pod, update=pods.validate_pod_update, new=pods.validate_new_pod),
     ("", "Service"): KindRules(name_is_dns1035_label, core.validate_service, core.validate_service_update),
     ("", "Namespace"): KindRules(name_is_dns_label, core.validate_namespace),
     ("", "Node"): KindRules(create=core.validate_node),
@@ -82,7 +84,7 @@ class ObjectValidator:
             return []
         if ctx.subresource == "scale":
             return non_negative("spec.replicas", (obj.get("spec") or {}).get("replicas"))
-        if ctx.subresource and ctx.subresource != "status":
+        if ctx.subresource and ctx.subresource not in ("status", "ephemeralcontainers"):
             return []
         if not isinstance(obj, dict):
             raise StatusError.bad_request("the request body must be a JSON object")
@@ -98,8 +100,12 @@ class ObjectValidator:
             causes += ctx.info.custom.validate(obj, old if updating else None)
         if ctx.subresource == "status":
             return causes
+        if ctx.subresource == "ephemeralcontainers":
+            return causes + (pods.validate_ephemeral_update(obj, old) if updating else [])
         if rules.create is not None:
             causes += rules.create(obj)
+        if not updating and rules.new is not None:
+            causes += rules.new(obj)
         if updating and rules.update is not None:
             causes += rules.update(obj, old)
         return causes

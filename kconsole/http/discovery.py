@@ -26,6 +26,7 @@ _SUBRESOURCES: dict[str, tuple[str | None, str | None, str | None, tuple[str, ..
     "binding": (None, None, "Binding", ("create",)),
     "eviction": ("policy", "v1", "Eviction", ("create",)),
     "log": (None, None, "Pod", ("get",)),
+    "ephemeralcontainers": (None, None, "Pod", ("get", "patch", "update")),
     "exec": (None, None, "PodExecOptions", ("create", "get")),
     "attach": (None, None, "PodAttachOptions", ("create", "get")),
     "portforward": (None, None, "PodPortForwardOptions", ("create", "get")),

@@ -68,12 +68,16 @@ class Container:
     __slots__ = ("name", "spec", "init", "image", "program", "status", "waiting_reason", "waiting_message",
                  "started_at", "finished_at", "exit_code", "term_reason", "last_state", "restart_count",
                  "container_id", "image_id", "ready", "started", "backoff", "pull_backoff", "instance", "log",
-                 "prev_log", "probes", "stage", "kubelet_timer", "exit_timer", "probe_timers", "crash", "sidecar")
+                 "prev_log", "probes", "stage", "kubelet_timer", "exit_timer", "probe_timers", "crash", "sidecar",
+                 "ephemeral")
 
-    def __init__(self, spec: Obj, init: bool) -> None:
+    def __init__(self, spec: Obj, init: bool, ephemeral: bool = False) -> None:
         self.name: str = spec.get("name") or ""
         self.spec = spec
         self.init = init
+        #: A debug container (``kubectl debug``): started once the sandbox is up, never restarted,
+        #: and outside the pod's phase and readiness.
+        self.ephemeral = ephemeral
         #: A restartable init container (native sidecar, KEP-753): started in init order, then kept
         #: running (restarted whatever the pod's policy) beside the main containers.
         self.sidecar = init and spec.get("restartPolicy") == "Always"
@@ -136,7 +140,7 @@ class Container:
             state = {"waiting": waiting}
         out: Obj = {"name": self.name, "state": state,
                     "lastState": {"terminated": self.last_state} if self.last_state else {},
-                    "ready": self.ready, "restartCount": self.restart_count, "image": self.image,
+                    "ready": self.ready and not self.ephemeral, "restartCount": self.restart_count, "image": self.image,
                     "imageID": self.image_id, "started": self.started and self.status == "running"}
         if self.container_id:
             out["containerID"] = self.container_id
@@ -160,6 +164,8 @@ class PodWorker:
         self.main = [Container(c, False) for c in spec.get("containers") or ()]
         for c in self.main if not self.init else self.init[:1]:
             c.waiting_reason = "ContainerCreating"
+        self.ephemeral: list[Container] = []
+        self._add_ephemeral(spec)
         self.ip = ""
         self.sandbox = False
         self.sandbox_timer: TimerHandle | None = None
@@ -197,7 +203,7 @@ class PodWorker:
 
     @property
     def containers(self) -> list[Container]:
-        return self.init + self.main
+        return self.init + self.main + self.ephemeral
 
     def container(self, name: str | None) -> Container | None:
         if not name:
@@ -217,7 +223,8 @@ class PodWorker:
     def _event(self, type_: str, reason: str, message: str, container: Container | None = None) -> None:
         ref = {"apiVersion": "v1", "kind": "Pod", "namespace": self.namespace, "name": self.name, "uid": self.uid}
         if container is not None:
-            ref["fieldPath"] = f"spec.{'initContainers' if container.init else 'containers'}{{{container.name}}}"
+            field = "ephemeralContainers" if container.ephemeral else "initContainers" if container.init else "containers"
+            ref["fieldPath"] = f"spec.{field}{{{container.name}}}"
         self.k.event(ref, type_, reason, message)
 
     def _dirty(self) -> None:
@@ -232,10 +239,26 @@ class PodWorker:
         """A newer copy of the pod from the API (status writes, deletion, ...)."""
         self.pod = pod
         meta = pod["metadata"]
+        if self._add_ephemeral(pod.get("spec") or {}) and not self.terminating:
+            self._dirty()
+            self.sync()
         if meta.get("deletionTimestamp") and not self.terminating:
             grace = meta.get("deletionGracePeriodSeconds")
             spec_grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
             self.begin_termination(float(grace if grace is not None else spec_grace if spec_grace is not None else 30))
+
+    def _add_ephemeral(self, spec: Obj) -> bool:
+        """Debug containers the pod gained (they are only ever added); True when there were any."""
+        wanted = spec.get("ephemeralContainers") or ()
+        if len(wanted) == len(self.ephemeral):
+            return False
+        known = {c.name for c in self.ephemeral}
+        for ec in wanted:
+            if isinstance(ec, dict) and ec.get("name") not in known:
+                c = Container(ec, False, ephemeral=True)
+                c.waiting_reason = "ContainerCreating"
+                self.ephemeral.append(c)
+        return True
 
     def removed_from_api(self) -> None:
         """The pod object is gone (force-deleted, or our own final delete): stop everything silently."""
@@ -294,8 +317,8 @@ class PodWorker:
         startedAt kept), the rest carry their restart count on. False when nothing ran yet."""
         if status.get("phase") != "Running":
             return False
-        stored = {c.get("name"): c for c in (status.get("initContainerStatuses") or [])
-                  + (status.get("containerStatuses") or [])}
+        stored = {c.get("name"): c for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
+                  for c in status.get(key) or ()}
         if not any("running" in ((c.get("state") or {})) for c in stored.values()):
             return False
         self.sandbox = True
@@ -368,6 +391,9 @@ class PodWorker:
                 if self.sandbox_timer is None:
                     return
             return
+        if self.ephemeral and self.phase() not in ("Succeeded", "Failed"):
+            for c in self.ephemeral:
+                self._drive(c)
         for c in self.init:
             if c.sidecar:
                 if self.main_finished():
@@ -662,6 +688,10 @@ class PodWorker:
             self.sync()
 
     def _decide_restart(self, c: Container) -> None:
+        if c.ephemeral:
+            c.stage = "done"
+            self._dirty()
+            return
         if c.sidecar:
             restart = not self.main_finished()
         elif c.init:
@@ -961,4 +991,6 @@ class PodWorker:
         if self.init:
             status["initContainerStatuses"] = [c.status_dict() for c in self.init]
         status["containerStatuses"] = [c.status_dict() for c in self.main]
+        if self.ephemeral:
+            status["ephemeralContainerStatuses"] = [c.status_dict() for c in self.ephemeral]
         return status

@@ -178,6 +178,20 @@ def test_pod_security_ignores_updates_and_other_kinds() -> None:
     run(dep, "deployments", group="apps", ns="base")
 
 
+def test_a_debug_container_is_judged_with_its_pod() -> None:
+    """kubectl debug into a restricted namespace: the pod passed, its root shell does not."""
+    hardened = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    good = pod("ok", securityContext={"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+               containers=[{"name": "c", "image": "x", "securityContext": hardened}])
+    run(good, "pods", ns="strict")
+    debugged = {**good, "spec": {**good["spec"], "ephemeralContainers": [{"name": "dbg", "image": "busybox"}]}}
+    err = denial(run, debugged, "pods", op="UPDATE", ns="strict", old=good, subresource="ephemeralcontainers")
+    assert err.message.startswith('pods "ok" is forbidden: violates PodSecurity "restricted:latest": '
+                                  'allowPrivilegeEscalation != false (container "dbg" must set')
+    debugged["spec"]["ephemeralContainers"][0]["securityContext"] = hardened
+    run(debugged, "pods", op="UPDATE", ns="strict", old=good, subresource="ephemeralcontainers")
+
+
 # --------------------------------------------------------------------------- NodeRestriction
 
 NODE1 = UserInfo("system:node:n1", ("system:nodes", "system:authenticated"))

@@ -285,14 +285,20 @@ async def test_logs_flags_read_the_stored_lines_as_the_kubelet_does(cluster: Clu
         cluster.api.set_log_source(None)
 
 
-async def test_debug_says_ephemeral_containers_are_off_instead_of_crashing_kubectl(cluster: Cluster) -> None:
-    """kubectl debug reads details.name of the 404 for pods/ephemeralcontainers without a nil check; a
-    Status without details made kubectl panic with a nil pointer dereference."""
+async def test_debug_adds_an_ephemeral_container_to_the_pod(cluster: Cluster) -> None:
+    """kubectl debug patches pods/ephemeralcontainers (strategic merge); before it existed kubectl said
+    "ephemeral containers are disabled for this cluster"."""
     await cluster.kubectl("run", "debuggee", "--image=nginx")
-    debug = await cluster.kubectl("debug", "debuggee", "--image=busybox", "--profile=general", "--", "sh",
+    debug = await cluster.kubectl("debug", "debuggee", "--image=busybox", "--profile=general",
+                                  "--container=dbg", "--target=debuggee", "--", "sh")
+    assert debug.code == 0 and "Targeting container \"debuggee\"" in debug.out
+    got = json.loads((await cluster.kubectl("get", "pod", "debuggee", "-o", "json")).out)
+    assert [(c["name"], c["image"], c.get("targetContainerName")) for c in got["spec"]["ephemeralContainers"]] == [
+        ("dbg", "busybox", "debuggee")]
+    wrong = await cluster.kubectl("debug", "debuggee", "--image=busybox", "--profile=general", "--target=app",
                                   check=False)
-    assert debug.code == 1 and "panic" not in debug.err
-    assert "error: ephemeral containers are disabled for this cluster" in debug.err
+    assert wrong.code == 1
+    assert 'spec.ephemeralContainers[1].targetContainerName: Not found: "app"' in wrong.err
 
 
 async def test_create_token_authenticates_as_the_service_account(cluster: Cluster) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kconsole.api.admission.podspec import (
+    default_container,
     default_pod_only,
     default_pod_spec,
     default_pod_template,
@@ -400,6 +401,12 @@ class Defaults:
     privatizes_spec = frozenset({("", "Pod")})
 
     def admit(self, ctx: AdmissionContext, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        if ctx.subresource == "ephemeralcontainers":
+            # The decoded Pod is defaulted whole upstream; only the new debug containers lack defaults.
+            for c in _spec(obj).get("ephemeralContainers") or ():
+                if isinstance(c, dict):
+                    default_container(c)
+            return
         if ctx.operation not in ("CREATE", "UPDATE") or ctx.subresource:
             return
         kind = (ctx.info.group, ctx.info.kind)

@@ -331,7 +331,10 @@ class PodSecurity:
     kinds = frozenset({("", "Pod")})
 
     def validate(self, ctx: AdmissionContext, obj: dict[str, Any] | None, old: dict[str, Any] | None) -> None:
-        if ctx.operation != "CREATE" or ctx.subresource or ctx.info.group != "" or ctx.info.kind != "Pod":
+        # A debug container is judged with the pod it joins, as upstream checks pods/ephemeralcontainers.
+        judged = ctx.operation == "CREATE" and not ctx.subresource or (
+            ctx.operation == "UPDATE" and ctx.subresource == "ephemeralcontainers")
+        if not judged or ctx.info.group != "" or ctx.info.kind != "Pod":
             return
         if obj is None or not ctx.namespace:
             return

@@ -38,6 +38,12 @@ VOLUME_SOURCES = frozenset((
     "azureFile", "configMap", "vsphereVolume", "quobyte", "azureDisk", "photonPersistentDisk", "projected",
     "portworxVolume", "scaleIO", "storageos", "csi", "ephemeral", "image"))
 MAX_INT32 = 2147483647
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+#: Fields a debug container may not set (upstream's allowedEphemeralContainerFields, inverted), in
+#: the Go struct's order, which is the order of upstream's errors.
+EPHEMERAL_DISALLOWED = ("ports", "resources", "resizePolicy", "restartPolicy", "livenessProbe", "readinessProbe",
+                        "startupProbe", "lifecycle")
+EPHEMERAL_FORBIDDEN = "cannot be set for an Ephemeral Container"
 
 POD_UPDATE_FORBIDDEN = (
     "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
@@ -473,6 +479,8 @@ def _validate_pod_spec(spec: Any, path: str) -> list[Cause]:
                 names.add(name)
     if not containers:
         causes.insert(0, required(f"{path}.containers"))
+    causes += _validate_ephemeral(spec.get("ephemeralContainers"), f"{path}.ephemeralContainers", volumes, names,
+                                  host_network)
     restart = spec.get("restartPolicy")
     if not restart:
         causes.append(required(f"{path}.restartPolicy"))
@@ -504,6 +512,58 @@ def _validate_pod_spec(spec: Any, path: str) -> list[Cause]:
     return causes
 
 
+def _validate_ephemeral(ecs: Any, path: str, volumes: set[str], names: set[str], host_network: bool) -> list[Cause]:
+    """upstream validateEphemeralContainers: a container's checks, a name no other container has, a
+    target that is one of the pod's containers, and nothing a workload would rely on."""
+    causes: list[Cause] = []
+    others = frozenset(names)
+    for i, c in enumerate(ecs or ()):
+        p = f"{path}[{i}]"
+        causes += validate_container(c, p, volumes, host_network)
+        if not isinstance(c, dict):
+            continue
+        name = c.get("name")
+        if name:
+            if name in names:
+                causes.append(duplicate(f"{p}.name", name))
+            names.add(name)
+        target = c.get("targetContainerName")
+        if target and target not in others:
+            causes.append(not_found(f"{p}.targetContainerName", target))
+        causes += [forbidden(f"{p}.{key}", EPHEMERAL_FORBIDDEN) for key in EPHEMERAL_DISALLOWED if c.get(key)]
+        for j, mount in enumerate(c.get("volumeMounts") or ()):
+            for key in ("subPath", "subPathExpr"):
+                if isinstance(mount, dict) and mount.get(key):
+                    causes.append(forbidden(f"{p}.volumeMounts[{j}].{key}", EPHEMERAL_FORBIDDEN))
+    return causes
+
+
+def validate_new_pod(obj: Obj) -> list[Cause]:
+    """What only a create is refused for: debug containers come through pods/ephemeralcontainers."""
+    spec = obj.get("spec")
+    if isinstance(spec, dict) and spec.get("ephemeralContainers"):
+        return [forbidden("spec.ephemeralContainers", "cannot be set on create")]
+    return []
+
+
+def validate_ephemeral_update(obj: Obj, old: Obj) -> list[Cause]:
+    """upstream ValidatePodEphemeralContainersUpdate: debug containers are only ever added."""
+    annotations = (old.get("metadata") or {}).get("annotations") or {}
+    if MIRROR_ANNOTATION in annotations:
+        return [forbidden("", "static pods do not support ephemeral containers")]
+    causes = validate_pod(obj)
+    new_list = (obj.get("spec") or {}).get("ephemeralContainers") or []
+    wanted = {c.get("name"): c for c in new_list if isinstance(c, dict)}
+    for before in (old.get("spec") or {}).get("ephemeralContainers") or ():
+        name = before.get("name")
+        if name not in wanted:
+            causes.append(forbidden("spec.ephemeralContainers", f'existing ephemeral containers "{name}" may not be removed'))
+        elif wanted[name] != before:
+            causes.append(forbidden(f"spec.ephemeralContainers[{name}]",
+                                    f'existing ephemeral containers "{name}" may not be changed'))
+    return causes
+
+
 def validate_pod_template(template: Any, path: str) -> list[Cause]:
     """A workload's spec.template: labels and annotations, then the pod spec."""
     if not isinstance(template, dict):
@@ -512,6 +572,8 @@ def validate_pod_template(template: Any, path: str) -> list[Cause]:
     causes = validate_labels(meta.get("labels"), f"{path}.metadata.labels")
     causes += validate_annotations(meta.get("annotations"), f"{path}.metadata.annotations")
     causes += validate_pod_spec(template.get("spec"), f"{path}.spec")
+    if isinstance(template.get("spec"), dict) and template["spec"].get("ephemeralContainers"):
+        causes.append(forbidden(f"{path}.spec.ephemeralContainers", "ephemeral containers not allowed in pod template"))
     return causes
 
 
