@@ -265,6 +265,7 @@ class Cluster:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.data_dir, 0o700)
 
+        from kconsole.api.satoken import KEY_FILE as SA_KEY_FILE
         from kconsole.api.server import APIServer
         from kconsole.store.facade import MEMBERS_DIR, EtcdCluster
 
@@ -276,7 +277,8 @@ class Cluster:
 
         # One kube-apiserver per control-plane node, advertising its InternalIP (see api.controlplane).
         instances = [Instance(name, address_for(i)) for i, name in enumerate(self.replica_names())]
-        self.api = APIServer(self.etcd, self.clock, seed=cfg.seed, transformers=transformers, instances=instances)
+        self.api = APIServer(self.etcd, self.clock, seed=cfg.seed, transformers=transformers, instances=instances,
+                             sa_key_file=self.data_dir / SA_KEY_FILE)
         self.api.set_component_probe(self.components_running)
         await self.api.start()
 
@@ -326,6 +328,7 @@ class Cluster:
         settings = dict(self.config.controllers)
         ca = self.root_ca_file()
         if ca is not None:  # upstream's --root-ca-file: the CA pods verify the API server with
+            self.api.token_volumes = True
             publisher = "root-ca-certificate-publisher-controller"
             settings[publisher] = {"root_ca_file": str(ca), **settings.get(publisher, {})}
         for name in names:

@@ -56,6 +56,9 @@ class TokenAuthenticator:
         self._now = now
         #: What was added, without implicit groups: what a token file round-trips.
         self._declared: dict[str, UserInfo] = {}
+        #: Asked about a token that is not one of these (service account JWTs): a user, None when the
+        #: token is not its either, or it raises 401 itself.
+        self.fallback: Callable[[str], UserInfo | None] | None = None
         for token, user in (tokens or {}).items():
             self.add(token, user)
 
@@ -103,6 +106,10 @@ class TokenAuthenticator:
                 if self._expiry and credentials.token in self._expiry and self._expired(credentials.token):
                     raise StatusError.unauthorized()
                 return user
+            if self.fallback is not None:
+                user = self.fallback(credentials.token)
+                if user is not None:
+                    return user
         raise StatusError.unauthorized()
 
     def _expired(self, token: str) -> bool:

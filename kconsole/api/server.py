@@ -16,6 +16,7 @@ import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from kconsole.api import componentstatus, marshalled, prometheus, strategy
@@ -26,6 +27,7 @@ from kconsole.api.crd.registration import CRD_SPEC, Registration, terminating_er
 from kconsole.api.audit import AuditLog
 from kconsole.api.controlplane import ControlPlaneLoops, Instance
 from kconsole.api.authn import TokenAuthenticator
+from kconsole.api.satoken import ServiceAccountTokenAuthenticator, TokenSigner
 from kconsole.api.fieldvalidation import check as check_fields
 from kconsole.api.filters import compile_filter
 from kconsole.api.impersonation import impersonated_user
@@ -206,7 +208,7 @@ class APIServer:
     def __init__(self, kv: Any, clock: Clock, *, seed: int = 1, transformers: dict[str, Transformer] | None = None,
                  audit_capacity: int = 10_000, cache_options: dict[str, Any] | None = None,
                  service_cidr: str = "10.96.0.0/12", event_ttl: float = 3600.0,
-                 instances: Sequence[Instance] = ()) -> None:
+                 instances: Sequence[Instance] = (), sa_key_file: Path | None = None) -> None:
         self.kv = kv
         self.clock = clock
         self.rng = random.Random(seed)
@@ -219,6 +221,12 @@ class APIServer:
         self.request_metrics = RequestMetrics()
         self.ipalloc = ClusterIPAllocator(service_cidr, random.Random(seed * 7919 + 1))
         self.tokens = TokenAuthenticator(now=clock.now)
+        #: Signs service account tokens; with ``sa_key_file`` its key outlives this server.
+        self.sa_signer = TokenSigner.from_file(sa_key_file) if sa_key_file is not None else TokenSigner()
+        self.tokens.fallback = ServiceAccountTokenAuthenticator(self.sa_signer, clock.now, self.get_object).authenticate
+        #: Pods mount their service account's token, CA and namespace (kube-api-access-*): only where
+        #: there is a CA for the root-ca-certificate-publisher to put in kube-root-ca.crt.
+        self.token_volumes = False
         self.authorizer = RBACAuthorizer(self._rbac_lister)
         mutating = _optional("kconsole.api.admission", "mutating_plugins")
         validating = _optional("kconsole.api.admission", "validating_plugins")
@@ -703,7 +711,7 @@ class APIServer:
         # costs about three times as much, once per admission.
         return AdmissionContext(operation, spec.info, call.user or LOOPBACK_USER, req.namespace, name, subresource,
                                 req.dry_run, self.now(), self.rng, get_object, partial(self._allocate_ip, call),
-                                self.list_objects)
+                                self.list_objects, self.token_volumes)
 
     def _allocate_ip(self, call: _Call) -> str:
         """An admission plugin's new cluster IP, released again unless the request stores its object."""

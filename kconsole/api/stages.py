@@ -80,6 +80,9 @@ class AdmissionContext:
     #: List objects of one resource from the cache without authorization (namespace None: all), for
     #: what a name lookup cannot answer: the globalDefault PriorityClass, node ports in use.
     list_objects: Callable[[str, str | None], Iterable[dict[str, Any]]] = lambda resource, ns: ()
+    #: The cluster has a root CA (published as ConfigMap kube-root-ca.crt): Pods mount the projected
+    #: ``kube-api-access-*`` volume, as upstream's ServiceAccount admission adds it.
+    token_volumes: bool = False
 
 
 class MutatingAdmission(Protocol):

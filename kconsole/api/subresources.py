@@ -4,13 +4,14 @@ and the access reviews answered from the authorizer without being stored.
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from kconsole.api import componentstatus, metrics
-from kconsole.api.authn import service_account_user
 from kconsole.api.filters import format_selector, selector_matches
 from kconsole.api.patch import apply_patch, parse_patch
 from kconsole.api.registry import SCALE_INFO, ResourceSpec
+from kconsole.api.satoken import BOUND_KINDS, ISSUER, token_claims
 from kconsole.api.stages import Attributes
 from kconsole.api.storage import DeleteOptions, clone
 from kconsole.api.types import LogStream, Response, StatusError, UserInfo, status_body
@@ -243,16 +244,39 @@ def _violation(pdb: str, message: str) -> StatusError:
 
 # --------------------------------------------------------------------------- token
 
-#: Upstream's defaults: an hour, at least ten minutes, for the API server's own audience.
+#: Upstream's defaults: an hour, at least ten minutes, at most 2^32 seconds.
 TOKEN_SECONDS = 3600
 TOKEN_MIN_SECONDS = 600
-TOKEN_AUDIENCE = "https://kubernetes.default.svc.cluster.local"
+TOKEN_MAX_SECONDS = 1 << 32
+
+
+async def _bound_object(server: APIServer, namespace: str, account: str, ref: Any) -> tuple[str, Obj, Obj | None]:
+    """(kind, object, the Pod's node) a token is bound to, with upstream's refusals."""
+    if not isinstance(ref, dict):
+        raise StatusError.bad_request("spec.boundObjectRef must be an object")
+    kind, api_version, name = ref.get("kind"), ref.get("apiVersion") or "v1", str(ref.get("name") or "")
+    resource = BOUND_KINDS.get(str(kind)) if api_version == "v1" else None
+    if resource is None:
+        group, _, version = str(api_version).rpartition("/")
+        raise StatusError.bad_request(f"cannot bind token to object of type {group}/{version}, Kind={kind}")
+    bound_spec = server.registry.resolve(resource)
+    obj = await server.read(bound_spec, namespace if bound_spec.namespaced else None, name)
+    if kind == "Pod" and (obj.get("spec") or {}).get("serviceAccountName") != account:
+        raise StatusError.bad_request(f'cannot bind token for serviceaccount "{account}" to pod running with '
+                                      "different serviceaccount name.")
+    if ref.get("uid") and ref["uid"] != obj["metadata"].get("uid"):
+        raise StatusError.conflict(str(kind), name, "", why=(
+            f"the UID in the bound object reference ({ref['uid']}) does not match the UID in record. "
+            "The object might have been deleted and then recreated"))
+    node_name = (obj.get("spec") or {}).get("nodeName") if kind == "Pod" else None
+    node = server.get_object("nodes", None, node_name) if node_name else None
+    return str(kind), obj, node
 
 
 async def token_request(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
-    """serviceaccounts/token (``kubectl create token``): a bearer token that authenticates as the
-    account, so RBAC drills can act as it, until its expiration (simulated time) or this API server's
-    restart."""
+    """serviceaccounts/token (``kubectl create token``): a signed JWT that authenticates as the account
+    (see kconsole.api.satoken), so RBAC drills can act as it, until it expires on the simulated clock
+    or the account, or the Pod/Secret/Node it is bound to, is gone."""
     req = call.req
     name = req.name or ""
     account = await server.read(spec, req.namespace, name)
@@ -262,21 +286,29 @@ async def token_request(server: APIServer, call: _Call, spec: ResourceSpec) -> R
     rspec = dict(body.get("spec") or {})
     seconds = rspec.get("expirationSeconds")
     seconds = TOKEN_SECONDS if seconds is None else seconds
-    if not isinstance(seconds, int) or seconds < TOKEN_MIN_SECONDS:
+    problem = ("may not specify a duration less than 10 minutes" if not isinstance(seconds, int) or
+               seconds < TOKEN_MIN_SECONDS else "may not specify a duration larger than 2^32 seconds"
+               if seconds > TOKEN_MAX_SECONDS else "")
+    if problem:
         raise StatusError.invalid("TokenRequest", name, [{
             "reason": "FieldValueInvalid", "field": "spec.expirationSeconds",
-            "message": f"Invalid value: {seconds}: may not specify a duration less than 10 minutes"}],
-            "authentication.k8s.io")
+            "message": f"Invalid value: {seconds}: {problem}"}], "authentication.k8s.io")
     rspec["expirationSeconds"] = seconds
-    rspec["audiences"] = rspec.get("audiences") or [TOKEN_AUDIENCE]
-    rspec.setdefault("boundObjectRef", None)
-    user = service_account_user(req.namespace or "", name, account["metadata"].get("uid", ""))
-    expires_at = server.clock.now() + seconds
-    token = "" if req.dry_run else server.tokens.issue(user, expires_at)
+    rspec["audiences"] = rspec.get("audiences") or [ISSUER]
+    bound = node = None
+    if rspec.get("boundObjectRef") is not None:
+        kind, obj, node = await _bound_object(server, req.namespace or "", name, rspec["boundObjectRef"])
+        bound = (kind, obj)
+        rspec["boundObjectRef"] = {**rspec["boundObjectRef"], "uid": obj["metadata"].get("uid", "")}
+    else:
+        rspec["boundObjectRef"] = None
+    now = server.clock.now()
+    claims = token_claims(account, list(rspec["audiences"]), now, seconds, str(uuid.uuid4()), bound, node)
+    token = "" if req.dry_run else server.sa_signer.sign(claims)
     meta = {"name": name, "namespace": req.namespace, "creationTimestamp": server.now()}
     return Response(201, {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1", "metadata": meta,
                           "spec": rspec, "status": {"token": token,
-                                                    "expirationTimestamp": server.clock.rfc3339(expires_at)}})
+                                                    "expirationTimestamp": server.clock.rfc3339(int(now) + seconds)}})
 
 
 # --------------------------------------------------------------------------- log

@@ -3,9 +3,12 @@ upstream's Forbidden; one created right after its account is admitted."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from api_helpers import Client
+
+from kconsole.api.server import APIServer
 
 
 def _pod(name: str = "", account: str | None = None, generate: str = "", annotations: dict[str, str] | None = None,
@@ -44,3 +47,49 @@ async def test_the_account_created_just_before_is_found_and_default_is_not_requi
 async def test_mirror_pods_are_not_checked(admin: Client) -> None:
     mirror = _pod("etcd-node-1", "ghost", annotations={"kubernetes.io/config.mirror": "abc"})
     await admin.ok("create", "pods", namespace="kube-system", body=mirror)
+
+
+MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+async def test_pods_mount_their_accounts_token_unless_they_opt_out(api: APIServer, admin: Client) -> None:
+    """With a root CA (the cluster's TLS front), upstream's kube-api-access-* projected volume."""
+    api.token_volumes = True
+    for name, automount in (("default", None), ("quiet", False)):
+        account: dict[str, Any] = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}}
+        if automount is not None:
+            account["automountServiceAccountToken"] = automount
+        await admin.ok("create", "serviceaccounts", namespace="default", body=account)
+    with_init = _pod("web")
+    with_init["spec"]["initContainers"] = [{"name": "setup", "image": "busybox"}]
+    with_init["spec"]["containers"].append({"name": "own", "image": "nginx", "volumeMounts": [
+        {"name": "mine", "mountPath": MOUNT_PATH}]})
+    with_init["spec"]["volumes"] = [{"name": "mine", "emptyDir": {}}]
+    web = await admin.ok("create", "pods", namespace="default", body=with_init)
+    volume = web["spec"]["volumes"][-1]
+    assert re.fullmatch(r"kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}", volume["name"])
+    assert volume["projected"] == {"defaultMode": 420, "sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1",
+                                                                       "fieldPath": "metadata.namespace"}}]}}]}
+    token_mount = {"name": volume["name"], "readOnly": True, "mountPath": MOUNT_PATH}
+    mounts = {c["name"]: c.get("volumeMounts") for c in web["spec"]["initContainers"] + web["spec"]["containers"]}
+    assert mounts == {"setup": [token_mount], "c": [token_mount],
+                      "own": [{"name": "mine", "mountPath": MOUNT_PATH}]}, "a mount of its own at the path wins"
+    other = await admin.ok("create", "pods", namespace="default", body=_pod("other"))
+    assert other["spec"]["volumes"][0]["name"] != volume["name"], "each pod its own name"
+
+    quiet = await admin.ok("create", "pods", namespace="default", body=_pod("q", "quiet"))
+    opted_out = _pod("o")
+    opted_out["spec"]["automountServiceAccountToken"] = False
+    declined = await admin.ok("create", "pods", namespace="default", body=opted_out)
+    opted_in = _pod("i", "quiet")
+    opted_in["spec"]["automountServiceAccountToken"] = True
+    overridden = await admin.ok("create", "pods", namespace="default", body=opted_in)
+    assert "volumes" not in quiet["spec"] and "volumes" not in declined["spec"]
+    assert overridden["spec"]["volumes"][0]["name"].startswith("kube-api-access-"), "the pod's choice wins"
+
+    api.token_volumes = False
+    plain = await admin.ok("create", "pods", namespace="default", body=_pod("plain"))
+    assert "volumes" not in plain["spec"], "no CA, no kube-root-ca.crt to mount"

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
+from api_helpers import Client
 
 from kconsole.api.authn import TokenAuthenticator, TokenFileError, load_token_file, service_account_user
+from kconsole.api.server import APIServer
 from kconsole.api.types import Credentials, StatusError, UserInfo
+from kconsole.clock import VirtualClock
+from kconsole.store.revlog import RevisionLog
 
 ALICE = UserInfo(name="alice", groups=("dev", "ops"), uid="1001")
 
@@ -92,3 +97,36 @@ def test_short_line_in_token_file_names_file_and_line(tmp_path) -> None:
 def test_missing_token_file_is_a_clear_error(tmp_path) -> None:
     with pytest.raises(TokenFileError, match="failed to read token file"):
         load_token_file(tmp_path / "absent.csv")
+
+
+# --------------------------------------------------------------------------- service account JWTs
+
+
+async def test_a_service_account_token_outlives_the_api_server_that_issued_it(
+        tmp_path: Path, kv: RevisionLog, clock: VirtualClock) -> None:
+    """The signing key is a 0600 file: a restarted API server (same store, same key) still accepts
+    the tokens handed out before, and a server with another key does not."""
+    key = tmp_path / "sa.key"
+    first = APIServer(kv, clock, seed=7, sa_key_file=key)
+    await first.start()
+    admin = Client(first, first.tokens.issue(UserInfo("admin", ("system:masters",))))
+    await admin.ok("create", "serviceaccounts", namespace="default", body={"metadata": {"name": "robot"}})
+    issued = await admin.ok("create", "serviceaccounts", namespace="default", name="robot", subresource="token",
+                            body={"kind": "TokenRequest", "spec": {}})
+    token = issued["status"]["token"]
+    assert key.stat().st_mode & 0o777 == 0o600
+    await first.stop()
+
+    again = APIServer(kv, clock, seed=7, sa_key_file=key)
+    await again.start()
+    try:
+        assert again.tokens.authenticate(Credentials(token=token)).name == "system:serviceaccount:default:robot"
+        await clock.advance(3600)
+        with pytest.raises(StatusError) as err:
+            again.tokens.authenticate(Credentials(token=token))
+        assert err.value.code == 401, "expired on the simulated clock"
+    finally:
+        await again.stop()
+    stranger = APIServer(kv, clock, seed=7)
+    with pytest.raises(StatusError):
+        stranger.tokens.authenticate(Credentials(token=token))

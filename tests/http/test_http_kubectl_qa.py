@@ -3,6 +3,7 @@ for kinds kconsole does not serve, JSON patch failures, rollout undo."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 
@@ -328,6 +329,53 @@ async def test_create_token_authenticates_as_the_service_account(cluster: Cluste
     expired = await cluster.kubectl("get", "pods", "-n", "tokens", f"--token={brief}", check=False,
                                     kubeconfig=nobody)
     assert expired.code == 1 and "error: You must be logged in to the server (Unauthorized)" in expired.err
+
+
+def claims_of(token: str) -> dict:
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+async def test_service_account_tokens_are_jwts_bound_to_what_they_name(cluster: Cluster) -> None:
+    """A token decodes as upstream's does, and stops working when its account or bound Pod goes."""
+    await cluster.kubectl("create", "namespace", "jwt")
+    await cluster.kubectl("create", "serviceaccount", "robot", "-n", "jwt")
+    await cluster.kubectl("create", "serviceaccount", "default", "-n", "jwt")  # no controller-manager here
+    await cluster.kubectl("create", "clusterrolebinding", "robot-views", "--clusterrole=view",
+                          "--serviceaccount=jwt:robot")
+    await cluster.kubectl("run", "worker", "-n", "jwt", "--image=nginx", "--overrides",
+                          '{"spec": {"serviceAccountName": "robot"}}')
+    nobody = cluster.kubeconfig_for(UserInfo("nobody"))
+
+    async def works(token: str) -> bool:
+        return (await cluster.kubectl("get", "pods", "-n", "jwt", f"--token={token}", kubeconfig=nobody,
+                                      check=False)).code == 0
+
+    plain = (await cluster.kubectl("create", "token", "robot", "-n", "jwt")).out.strip()
+    header = json.loads(base64.urlsafe_b64decode(plain.split(".")[0] + "=="))
+    assert header["alg"] == "ES256" and header["kid"]
+    claims = claims_of(plain)
+    assert claims["iss"] == claims["aud"][0] == "https://kubernetes.default.svc.cluster.local"
+    assert claims["sub"] == "system:serviceaccount:jwt:robot" and claims["exp"] - claims["iat"] == 3600
+    assert claims["kubernetes.io"]["serviceaccount"]["name"] == "robot"
+
+    pod_uid = json.loads((await cluster.kubectl("get", "pod", "worker", "-n", "jwt", "-o", "json")).out)[
+        "metadata"]["uid"]
+    bound = (await cluster.kubectl("create", "token", "robot", "-n", "jwt", "--bound-object-kind=Pod",
+                                   "--bound-object-name=worker")).out.strip()
+    assert claims_of(bound)["kubernetes.io"]["pod"] == {"name": "worker", "uid": pod_uid}
+    elsewhere = (await cluster.kubectl("create", "token", "robot", "-n", "jwt", "--audience=vault")).out.strip()
+    assert await works(plain) and await works(bound)
+    assert not await works(elsewhere), "a token for another audience does not log in to the API server"
+    wrong = await cluster.kubectl("create", "token", "default", "-n", "jwt", "--bound-object-kind=Pod",
+                                  "--bound-object-name=worker", check=False)
+    assert 'cannot bind token for serviceaccount "default" to pod running with different serviceaccount' in wrong.err
+
+    await cluster.kubectl("delete", "pod", "worker", "-n", "jwt", "--grace-period=0", "--force")
+    assert not await works(bound) and await works(plain), "only the Pod-bound token went with the Pod"
+    await cluster.kubectl("delete", "serviceaccount", "robot", "-n", "jwt")
+    await cluster.kubectl("create", "serviceaccount", "robot", "-n", "jwt")
+    assert not await works(plain), "a recreated account (new uid) does not revive old tokens"
 
 
 async def test_explain_knows_every_field_of_every_served_kind(cluster: Cluster) -> None:

@@ -6,19 +6,70 @@ ReplicaSet then reports as FailedCreate. Unlike upstream, a missing ``default`` 
 refused: kconsole's API server also runs without the controller-manager that creates it (tests,
 benchmarks). Mirror pods (a kubelet's static pods) are left alone, as upstream leaves them.
 
-Upstream also mounts the account's API token; kconsole's simulated containers never read it, so
-only the name is set (with the deprecated ``serviceAccount`` mirror that v1 Pods still carry).
+Where the cluster has a root CA (``AdmissionContext.token_volumes``), a Pod whose account exists
+and does not opt out (``automountServiceAccountToken: false`` on the Pod, else on the account) gets
+upstream's projected ``kube-api-access-<suffix>`` volume (a bound token, ``kube-root-ca.crt`` and
+the namespace), mounted read-only at /var/run/secrets/kubernetes.io/serviceaccount in every
+container that does not mount something there already. Its kubelet waits for the ConfigMap as
+upstream's does; the simulated containers never read the token, so no token is requested for it.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from kconsole.api.stages import AdmissionContext
 from kconsole.api.types import StatusError
+from kconsole.objects.names import GENERATED_SUFFIX_LENGTH, NAME_ALPHABET
 
 DEFAULT_ACCOUNT = "default"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+TOKEN_VOLUME_PREFIX = "kube-api-access-"
+TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
+#: upstream's warnOnlyBoundTokenExpirationSeconds: an hour plus seven seconds.
+TOKEN_VOLUME_SECONDS = 3607
+
+
+def token_volume(name: str) -> dict[str, Any]:
+    """upstream's TokenVolumeSource, as the API server stores it (defaults filled in)."""
+    return {"name": name, "projected": {"defaultMode": 420, "sources": [
+        {"serviceAccountToken": {"expirationSeconds": TOKEN_VOLUME_SECONDS, "path": "token"}},
+        {"configMap": {"name": ROOT_CA_CONFIGMAP, "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {
+            "apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
+    ]}}
+
+
+def volume_suffix(uid: str) -> str:
+    """Five characters of the names alphabet, from the Pod's uid: as random-looking as upstream's, and
+    drawn without moving the cluster's seeded generator (a seed replays the same names with or
+    without the volume)."""
+    digest = hashlib.sha256(uid.encode()).digest()
+    return "".join(NAME_ALPHABET[b % len(NAME_ALPHABET)] for b in digest[:GENERATED_SUFFIX_LENGTH])
+
+
+def mount_token(spec: dict[str, Any], uid: str) -> None:
+    """upstream's mountServiceAccountToken: mount in every init and regular container lacking a mount
+    at the path; add the volume when one of them needed it and the Pod has none of that name yet."""
+    volumes = spec.get("volumes") or []
+    name = next((v.get("name") for v in volumes if isinstance(v, dict)
+                 and str(v.get("name") or "").startswith(TOKEN_VOLUME_PREFIX)), None)
+    has_volume = name is not None
+    name = name or TOKEN_VOLUME_PREFIX + volume_suffix(uid)
+    needed = False
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) or ():
+            if not isinstance(c, dict):
+                continue
+            mounts = c.get("volumeMounts") or []
+            if any(isinstance(m, dict) and m.get("mountPath") == TOKEN_MOUNT_PATH for m in mounts):
+                continue
+            c["volumeMounts"] = [*mounts, {"name": name, "readOnly": True, "mountPath": TOKEN_MOUNT_PATH}]
+            needed = True
+    if needed and not has_volume:
+        spec["volumes"] = [*volumes, token_volume(name)]
 
 
 def named_account(pod: dict[str, Any]) -> str | None:
@@ -56,3 +107,13 @@ class ServiceAccount:
         account = spec.get("serviceAccountName") or spec.get("serviceAccount") or DEFAULT_ACCOUNT
         spec["serviceAccountName"] = account
         spec["serviceAccount"] = account
+        if not ctx.token_volumes or MIRROR_ANNOTATION in ((obj.get("metadata") or {}).get("annotations") or {}):
+            return
+        sa = ctx.get_object("serviceaccounts", ctx.namespace, account)
+        if sa is None:
+            return
+        automount = spec.get("automountServiceAccountToken")
+        if automount is None:
+            automount = sa.get("automountServiceAccountToken")
+        if automount is not False:
+            mount_token(spec, str((obj.get("metadata") or {}).get("uid") or ""))
