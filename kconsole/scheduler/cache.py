@@ -205,6 +205,9 @@ class Cache:
         self.cordoned: set[str] = set()
         self.hard_tainted: set[str] = set()
         self.soft_tainted: set[str] = set()
+        #: "namespace/claim" -> placed pods using it (upstream's PVCRefCounts, cluster-wide):
+        #: VolumeRestrictions keeps a ReadWriteOncePod claim to one pod with it.
+        self.claim_users: dict[str, int] = {}
 
     # ----------------------------------------------------------------- nodes
 
@@ -285,6 +288,9 @@ class Cache:
         ni.add_pod(pi)
         self._changed(ni)
         self._placed[pi.key] = (pi, node_name)
+        for claim, _ in pi.claims:
+            key = f"{pi.namespace}/{claim}"
+            self.claim_users[key] = self.claim_users.get(key, 0) + 1
         if ni.affinity_pods:
             self.affinity_nodes.add(node_name)
         if ni.anti_affinity_pods:
@@ -296,6 +302,13 @@ class Cache:
         if got is None:
             return None
         pi, node_name = got
+        for claim, _ in pi.claims:
+            key = f"{pi.namespace}/{claim}"
+            left = self.claim_users.get(key, 0) - 1
+            if left > 0:
+                self.claim_users[key] = left
+            else:
+                self.claim_users.pop(key, None)
         ni = self.nodes.get(node_name)
         if ni is not None:
             ni.remove_pod(pi)

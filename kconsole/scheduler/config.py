@@ -40,7 +40,8 @@ POINTS = ("queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
 #: Upstream's default profile (multiPoint) in order, with score weights.
 DEFAULT_PLUGINS: list[tuple[str, int]] = [
     ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0), ("TaintToleration", 3), ("NodeAffinity", 2),
-    ("NodePorts", 0), ("NodeResourcesFit", 1), ("VolumeBinding", 0), ("PodTopologySpread", 2), ("InterPodAffinity", 2),
+    ("NodePorts", 0), ("NodeResourcesFit", 1), ("VolumeRestrictions", 0),
+    ("VolumeBinding", 0), ("PodTopologySpread", 2), ("InterPodAffinity", 2),
     ("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", 0),
 ]
 TOP_LEVEL = {"apiVersion", "kind", "profiles", "percentageOfNodesToScore", "podInitialBackoffSeconds",
