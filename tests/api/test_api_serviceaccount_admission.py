@@ -79,6 +79,14 @@ async def test_pods_mount_their_accounts_token_unless_they_opt_out(api: APIServe
                       "own": [{"name": "mine", "mountPath": MOUNT_PATH}]}, "a mount of its own at the path wins"
     other = await admin.ok("create", "pods", namespace="default", body=_pod("other"))
     assert other["spec"]["volumes"][0]["name"] != volume["name"], "each pod its own name"
+    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "controller": True,
+             "uid": "7d3c2b1a-0000-4000-8000-000000000001"}
+    replicas = []
+    for name in ("rs-a", "rs-b"):
+        replica = _pod(name)
+        replica["metadata"]["ownerReferences"] = [owner]
+        replicas.append(await admin.ok("create", "pods", namespace="default", body=replica))
+    assert replicas[0]["spec"] == replicas[1]["spec"], "one template, one spec: the API server's caches hold"
 
     quiet = await admin.ok("create", "pods", namespace="default", body=_pod("q", "quiet"))
     opted_out = _pod("o")

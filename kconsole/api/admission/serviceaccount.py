@@ -42,22 +42,30 @@ def token_volume(name: str) -> dict[str, Any]:
     ]}}
 
 
-def volume_suffix(uid: str) -> str:
-    """Five characters of the names alphabet, from the Pod's uid: as random-looking as upstream's, and
-    drawn without moving the cluster's seeded generator (a seed replays the same names with or
-    without the volume)."""
-    digest = hashlib.sha256(uid.encode()).digest()
+def volume_suffix(pod: dict[str, Any]) -> str:
+    """Five characters of the names alphabet, from the uid of the Pod's controller (else its own).
+
+    Upstream draws one per Pod. Here the pods of one ReplicaSet or Job share it, because a name per
+    Pod makes every spec unique, and the API server remembers validation, managedFields and stored
+    encodings by spec bytes for the pods of one template: per-Pod names cut pod creates from ~3,100
+    to ~1,100/s. Taken from a uid, not the cluster's seeded generator, so a seed replays the same
+    names with or without the volume."""
+    meta = pod.get("metadata") or {}
+    owner = next((ref.get("uid") for ref in meta.get("ownerReferences") or ()
+                  if isinstance(ref, dict) and ref.get("controller") and ref.get("uid")), None)
+    digest = hashlib.sha256(str(owner or meta.get("uid") or "").encode()).digest()
     return "".join(NAME_ALPHABET[b % len(NAME_ALPHABET)] for b in digest[:GENERATED_SUFFIX_LENGTH])
 
 
-def mount_token(spec: dict[str, Any], uid: str) -> None:
+def mount_token(pod: dict[str, Any]) -> None:
     """upstream's mountServiceAccountToken: mount in every init and regular container lacking a mount
     at the path; add the volume when one of them needed it and the Pod has none of that name yet."""
+    spec = pod["spec"]
     volumes = spec.get("volumes") or []
     name = next((v.get("name") for v in volumes if isinstance(v, dict)
                  and str(v.get("name") or "").startswith(TOKEN_VOLUME_PREFIX)), None)
     has_volume = name is not None
-    name = name or TOKEN_VOLUME_PREFIX + volume_suffix(uid)
+    name = name or TOKEN_VOLUME_PREFIX + volume_suffix(pod)
     needed = False
     for key in ("initContainers", "containers"):
         for c in spec.get(key) or ():
@@ -116,4 +124,4 @@ class ServiceAccount:
         if automount is None:
             automount = sa.get("automountServiceAccountToken")
         if automount is not False:
-            mount_token(spec, str((obj.get("metadata") or {}).get("uid") or ""))
+            mount_token(obj)
