@@ -265,8 +265,8 @@ class Cluster:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.data_dir, 0o700)
 
-        from kconsole.api.satoken import KEY_FILE as SA_KEY_FILE
         from kconsole.api.server import APIServer
+        from kconsole.kubeconfig import service_account_key
         from kconsole.store.facade import MEMBERS_DIR, EtcdCluster
 
         transformers = cfg.encryption_transformers(self.data_dir)
@@ -278,7 +278,7 @@ class Cluster:
         # One kube-apiserver per control-plane node, advertising its InternalIP (see api.controlplane).
         instances = [Instance(name, address_for(i)) for i, name in enumerate(self.replica_names())]
         self.api = APIServer(self.etcd, self.clock, seed=cfg.seed, transformers=transformers, instances=instances,
-                             sa_key_file=self.data_dir / SA_KEY_FILE)
+                             sa_key=service_account_key(self.data_dir))
         self.api.set_component_probe(self.components_running)
         await self.api.start()
 

@@ -25,6 +25,8 @@ CA_CERT, CA_KEY = "ca.crt", "ca.key"
 SERVING_CERT, SERVING_KEY = "apiserver.crt", "apiserver.key"
 ADMIN_CERT, ADMIN_KEY = "admin.crt", "admin.key"
 ADMIN_TOKEN = "admin.token"
+#: The key service account tokens are signed with (upstream's sa.key)
+SA_KEY = "sa.key"
 KUBECONFIG = "kubeconfig"
 _VALIDITY = dt.timedelta(days=3650)
 
@@ -135,6 +137,20 @@ def ensure_pki(data_dir: Path, *, address: str = "127.0.0.1", admin: str = "admi
         _write_private(data_dir / ADMIN_KEY, _key_pem(key))
         (data_dir / ADMIN_CERT).write_bytes(_cert_pem(cert))
     return PKI(data_dir)
+
+
+def service_account_key(data_dir: Path) -> ec.EllipticCurvePrivateKey:
+    """The key in ``data_dir`` that signs service account tokens, made (mode 0600) the first time: the
+    tokens handed out keep working after a restart."""
+    path = data_dir / SA_KEY
+    if path.exists():
+        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+        if not isinstance(key, ec.EllipticCurvePrivateKey):
+            raise ValueError(f"{path}: the service account key must be an ECDSA key")
+        return key
+    key = ec.generate_private_key(ec.SECP256R1())
+    _write_private(path, _key_pem(key))
+    return key
 
 
 def _covers(cert: x509.Certificate, names: list[str]) -> bool:

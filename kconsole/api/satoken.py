@@ -3,8 +3,8 @@ issues them (``--service-account-signing-key-file``), and their authenticator.
 
 A token from ``kubectl create token`` is then what a kubeadm cluster hands out: three base64url
 parts whose claims (issuer, audiences, expiry, the account and what the token is bound to) a user
-can decode and read. Like upstream's, it keeps working across API server restarts (the key is a
-file of mode 0600 in the data folder) until it expires on the simulated clock, the account is
+can decode and read. Like upstream's, it keeps working across API server restarts (the cluster
+keeps the key in its data folder, see kconsole.kubeconfig) until it expires on the simulated clock, the account is
 deleted or recreated, or the Pod or Secret it is bound to goes; then it is refused with 401.
 The key is ECDSA P-256 (ES256, which kube-apiserver accepts), like the rest of kconsole's PKI.
 """
@@ -14,10 +14,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
@@ -29,9 +27,9 @@ from kconsole.api.authn import service_account_user
 from kconsole.api.types import StatusError, UserInfo
 
 Obj = dict[str, Any]
+SigningKey = ec.EllipticCurvePrivateKey
 #: upstream's default --service-account-issuer and --api-audiences (which default to the issuer)
 ISSUER = "https://kubernetes.default.svc.cluster.local"
-KEY_FILE = "sa.key"
 #: Kinds a token may be bound to (upstream's TokenRequest boundObjectRef), by their resource.
 BOUND_KINDS = {"Pod": "pods", "Secret": "secrets", "Node": "nodes"}
 _COORDINATE = 32  # P-256: r and s are 32 bytes each in a JWS signature
@@ -49,33 +47,13 @@ def _unb64(text: str) -> bytes:
 class TokenSigner:
     """Signs and verifies the cluster's service account JWTs."""
 
-    def __init__(self, key: ec.EllipticCurvePrivateKey | None = None) -> None:
+    def __init__(self, key: SigningKey | None = None) -> None:
         self.key = key or ec.generate_private_key(ec.SECP256R1())
         self.public = self.key.public_key()
         der = self.public.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
         #: upstream's keyIDFromPublicKey: the base64url SHA-256 of the DER public key
         self.kid = _b64(hashlib.sha256(der).digest())
         self._header = _b64(json.dumps({"alg": "ES256", "kid": self.kid}, separators=(",", ":")).encode())
-
-    @classmethod
-    def from_file(cls, path: Path) -> TokenSigner:
-        """The key in ``path``, made (mode 0600) when there is none yet."""
-        if path.exists():
-            key = serialization.load_pem_private_key(path.read_bytes(), password=None)
-            if not isinstance(key, ec.EllipticCurvePrivateKey):
-                raise ValueError(f"{path}: the service account key must be an ECDSA key")
-            return cls(key)
-        signer = cls()
-        pem = signer.key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                       serialization.NoEncryption())
-        tmp = path.with_name(path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, pem)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        return signer
 
     def sign(self, claims: Obj) -> str:
         payload = _b64(json.dumps(claims, separators=(",", ":"), sort_keys=True).encode())

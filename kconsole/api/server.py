@@ -16,7 +16,6 @@ import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from functools import partial
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from kconsole.api import componentstatus, marshalled, prometheus, strategy
@@ -27,7 +26,7 @@ from kconsole.api.crd.registration import CRD_SPEC, Registration, terminating_er
 from kconsole.api.audit import AuditLog
 from kconsole.api.controlplane import ControlPlaneLoops, Instance
 from kconsole.api.authn import TokenAuthenticator
-from kconsole.api.satoken import ServiceAccountTokenAuthenticator, TokenSigner
+from kconsole.api.satoken import ServiceAccountTokenAuthenticator, SigningKey, TokenSigner
 from kconsole.api.fieldvalidation import check as check_fields
 from kconsole.api.filters import compile_filter
 from kconsole.api.impersonation import impersonated_user
@@ -208,7 +207,7 @@ class APIServer:
     def __init__(self, kv: Any, clock: Clock, *, seed: int = 1, transformers: dict[str, Transformer] | None = None,
                  audit_capacity: int = 10_000, cache_options: dict[str, Any] | None = None,
                  service_cidr: str = "10.96.0.0/12", event_ttl: float = 3600.0,
-                 instances: Sequence[Instance] = (), sa_key_file: Path | None = None) -> None:
+                 instances: Sequence[Instance] = (), sa_key: SigningKey | None = None) -> None:
         self.kv = kv
         self.clock = clock
         self.rng = random.Random(seed)
@@ -221,8 +220,8 @@ class APIServer:
         self.request_metrics = RequestMetrics()
         self.ipalloc = ClusterIPAllocator(service_cidr, random.Random(seed * 7919 + 1))
         self.tokens = TokenAuthenticator(now=clock.now)
-        #: Signs service account tokens; with ``sa_key_file`` its key outlives this server.
-        self.sa_signer = TokenSigner.from_file(sa_key_file) if sa_key_file is not None else TokenSigner()
+        #: Signs service account tokens; the cluster hands in the key it keeps, else one of its own.
+        self.sa_signer = TokenSigner(sa_key)
         self.tokens.fallback = ServiceAccountTokenAuthenticator(self.sa_signer, clock.now, self.get_object).authenticate
         #: Pods mount their service account's token, CA and namespace (kube-api-access-*): only where
         #: there is a CA for the root-ca-certificate-publisher to put in kube-root-ca.crt.

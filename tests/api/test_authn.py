@@ -13,6 +13,7 @@ from kconsole.api.authn import TokenAuthenticator, TokenFileError, load_token_fi
 from kconsole.api.server import APIServer
 from kconsole.api.types import Credentials, StatusError, UserInfo
 from kconsole.clock import VirtualClock
+from kconsole.kubeconfig import SA_KEY, service_account_key
 from kconsole.store.revlog import RevisionLog
 
 ALICE = UserInfo(name="alice", groups=("dev", "ops"), uid="1001")
@@ -106,18 +107,18 @@ async def test_a_service_account_token_outlives_the_api_server_that_issued_it(
         tmp_path: Path, kv: RevisionLog, clock: VirtualClock) -> None:
     """The signing key is a 0600 file: a restarted API server (same store, same key) still accepts
     the tokens handed out before, and a server with another key does not."""
-    key = tmp_path / "sa.key"
-    first = APIServer(kv, clock, seed=7, sa_key_file=key)
+    key = service_account_key(tmp_path)
+    first = APIServer(kv, clock, seed=7, sa_key=key)
     await first.start()
     admin = Client(first, first.tokens.issue(UserInfo("admin", ("system:masters",))))
     await admin.ok("create", "serviceaccounts", namespace="default", body={"metadata": {"name": "robot"}})
     issued = await admin.ok("create", "serviceaccounts", namespace="default", name="robot", subresource="token",
                             body={"kind": "TokenRequest", "spec": {}})
     token = issued["status"]["token"]
-    assert key.stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / SA_KEY).stat().st_mode & 0o777 == 0o600
     await first.stop()
 
-    again = APIServer(kv, clock, seed=7, sa_key_file=key)
+    again = APIServer(kv, clock, seed=7, sa_key=service_account_key(tmp_path))
     await again.start()
     try:
         assert again.tokens.authenticate(Credentials(token=token)).name == "system:serviceaccount:default:robot"
