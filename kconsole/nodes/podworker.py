@@ -223,7 +223,8 @@ class PodWorker:
     def _event(self, type_: str, reason: str, message: str, container: Container | None = None) -> None:
         ref = {"apiVersion": "v1", "kind": "Pod", "namespace": self.namespace, "name": self.name, "uid": self.uid}
         if container is not None:
-            field = "ephemeralContainers" if container.ephemeral else "initContainers" if container.init else "containers"
+            field = ("ephemeralContainers" if container.ephemeral else "initContainers" if container.init
+                     else "containers")
             ref["fieldPath"] = f"spec.{field}{{{container.name}}}"
         self.k.event(ref, type_, reason, message)
 
@@ -317,8 +318,8 @@ class PodWorker:
         startedAt kept), the rest carry their restart count on. False when nothing ran yet."""
         if status.get("phase") != "Running":
             return False
-        stored = {c.get("name"): c for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
-                  for c in status.get(key) or ()}
+        stored = {c.get("name"): c for key in ("initContainerStatuses", "containerStatuses",
+                                               "ephemeralContainerStatuses") for c in status.get(key) or ()}
         if not any("running" in ((c.get("state") or {})) for c in stored.values()):
             return False
         self.sandbox = True

@@ -557,7 +557,8 @@ def validate_ephemeral_update(obj: Obj, old: Obj) -> list[Cause]:
     for before in (old.get("spec") or {}).get("ephemeralContainers") or ():
         name = before.get("name")
         if name not in wanted:
-            causes.append(forbidden("spec.ephemeralContainers", f'existing ephemeral containers "{name}" may not be removed'))
+            causes.append(forbidden("spec.ephemeralContainers",
+                                    f'existing ephemeral containers "{name}" may not be removed'))
         elif wanted[name] != before:
             causes.append(forbidden(f"spec.ephemeralContainers[{name}]",
                                     f'existing ephemeral containers "{name}" may not be changed'))
