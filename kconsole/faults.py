@@ -37,7 +37,7 @@ from kconsole.api.types import Request, StatusError, status_body
 from kconsole.client import Client, is_not_found
 from kconsole.client.events import event_name
 from kconsole.cluster import CONSOLE
-from kconsole.objects.pod import pod_requests
+from kconsole.objects.pod import is_mirror_pod, pod_requests
 
 log = logging.getLogger(__name__)
 
@@ -556,7 +556,7 @@ def _drainable(pod: Obj) -> bool:
     meta = pod["metadata"]
     if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed") or meta.get("deletionTimestamp"):
         return False
-    if "kubernetes.io/config.mirror" in (meta.get("annotations") or {}):
+    if is_mirror_pod(pod):
         return False
     return not any(o.get("kind") == "DaemonSet" and o.get("controller") for o in meta.get("ownerReferences") or [])
 

@@ -44,7 +44,7 @@ from kconsole.nodes.images import ImageStore
 from kconsole.nodes.link import GatedEntry, LinkDown
 from kconsole.nodes.logs import LogFollower
 from kconsole.nodes.podworker import PodWorker
-from kconsole.nodes.staticpods import COMPONENTS, MirrorPodWorker, is_mirror_pod, mirror_pod, mirror_pod_name
+from kconsole.nodes.staticpods import COMPONENTS, MirrorPodWorker, mirror_pod, mirror_pod_name
 from kconsole.nodes.volumes import PodObjects
 from kconsole.objects.meta import format_time
 from kconsole.objects.pod import (
@@ -52,6 +52,7 @@ from kconsole.objects.pod import (
     MEMORY_USAGE_ANNOTATION,
     SYSTEM_CPU_USAGE_ANNOTATION,
     SYSTEM_MEMORY_USAGE_ANNOTATION,
+    is_mirror_pod,
 )
 from kconsole.objects.podlog import LogOptions
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from kconsole.nodes.images import image_id
 from kconsole.objects.meta import format_time
+from kconsole.objects.pod import MIRROR_ANNOTATION
 
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
-MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 HASH_ANNOTATION = "kubernetes.io/config.hash"
 SOURCE_ANNOTATION = "kubernetes.io/config.source"
 SEEN_ANNOTATION = "kubernetes.io/config.seen"
@@ -87,10 +87,6 @@ def mirror_pod(component: str, node: str, node_uid: str, seen: str) -> dict[str,
             }],
         },
     }
-
-
-def is_mirror_pod(pod: dict[str, Any]) -> bool:
-    return MIRROR_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {})
 
 
 class MirrorPodWorker:

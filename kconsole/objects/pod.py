@@ -26,6 +26,8 @@ DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+#: What marks a kubelet's mirror of a static pod it runs.
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 #: The usage a simulated kubelet publishes on each running pod (kconsole's stand-in for
 #: metrics-server): the HPA controller and the metrics API read it, NodeRestriction guards it.
 CPU_USAGE_ANNOTATION = "kconsole.dev/cpu-usage"
@@ -41,6 +43,13 @@ _EMPTY: dict[str, Any] = {}
 
 
 # --- pod state ----------------------------------------------------------------------------------
+
+
+def is_mirror_pod(pod: Obj) -> bool:
+    """A kubelet's mirror of a static pod (upstream IsMirrorPod); tolerates malformed metadata."""
+    meta = pod.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    return isinstance(annotations, dict) and MIRROR_ANNOTATION in annotations
 
 
 def pod_phase(pod: Obj) -> str:

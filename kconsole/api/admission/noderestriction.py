@@ -11,11 +11,10 @@ from typing import Any
 
 from kconsole.api.stages import AdmissionContext
 from kconsole.api.types import StatusError
-from kconsole.objects.pod import CPU_USAGE_ANNOTATION, MEMORY_USAGE_ANNOTATION
+from kconsole.objects.pod import CPU_USAGE_ANNOTATION, MEMORY_USAGE_ANNOTATION, MIRROR_ANNOTATION, is_mirror_pod
 
 NODE_PREFIX = "system:node:"
 NODES_GROUP = "system:nodes"
-MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 #: Simulated usage the kubelet publishes on its pods (kconsole's stand-in for metrics-server).
 USAGE_ANNOTATIONS = (CPU_USAGE_ANNOTATION, MEMORY_USAGE_ANNOTATION)
 
@@ -53,8 +52,7 @@ class NodeRestriction:
     def _pod(self, ctx: AdmissionContext, node: str, name: str, obj: dict[str, Any] | None,
              old: dict[str, Any] | None) -> None:
         if ctx.operation == "CREATE" and not ctx.subresource:
-            annotations = ((obj or {}).get("metadata") or {}).get("annotations") or {}
-            if MIRROR_ANNOTATION not in annotations:
+            if not is_mirror_pod(obj or {}):
                 raise StatusError.forbidden("pods", name or None, (
                     f'pod does not have "{MIRROR_ANNOTATION}" annotation, node "{node}" can only create mirror pods'))
             if ((obj or {}).get("spec") or {}).get("nodeName") != node:

@@ -22,9 +22,9 @@ from typing import Any
 from kconsole.api.stages import AdmissionContext
 from kconsole.api.types import StatusError
 from kconsole.objects.names import GENERATED_SUFFIX_LENGTH, NAME_ALPHABET
+from kconsole.objects.pod import is_mirror_pod
 
 DEFAULT_ACCOUNT = "default"
-MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 TOKEN_VOLUME_PREFIX = "kube-api-access-"
 TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
@@ -88,8 +88,7 @@ def named_account(pod: dict[str, Any]) -> str | None:
     account = spec.get("serviceAccountName") or spec.get("serviceAccount")
     if not account or account == DEFAULT_ACCOUNT or not isinstance(account, str):
         return None
-    annotations = (pod.get("metadata") or {}).get("annotations")
-    if isinstance(annotations, dict) and MIRROR_ANNOTATION in annotations:
+    if is_mirror_pod(pod):
         return None
     return account
 
@@ -115,7 +114,7 @@ class ServiceAccount:
         account = spec.get("serviceAccountName") or spec.get("serviceAccount") or DEFAULT_ACCOUNT
         spec["serviceAccountName"] = account
         spec["serviceAccount"] = account
-        if not ctx.token_volumes or MIRROR_ANNOTATION in ((obj.get("metadata") or {}).get("annotations") or {}):
+        if not ctx.token_volumes or is_mirror_pod(obj):
             return
         sa = ctx.get_object("serviceaccounts", ctx.namespace, account)
         if sa is None:

@@ -17,6 +17,7 @@ from kconsole.api.validators.field import (
 from kconsole.api.validators.meta import (
     is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name, validate_annotations,
     validate_labels)
+from kconsole.objects.pod import is_mirror_pod
 from kconsole.objects.quantity import QuantityError, format_quantity, parse_quantity
 
 Obj = dict[str, Any]
@@ -38,7 +39,6 @@ VOLUME_SOURCES = frozenset((
     "azureFile", "configMap", "vsphereVolume", "quobyte", "azureDisk", "photonPersistentDisk", "projected",
     "portworxVolume", "scaleIO", "storageos", "csi", "ephemeral", "image"))
 MAX_INT32 = 2147483647
-MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 #: Fields a debug container may not set (upstream's allowedEphemeralContainerFields, inverted), in
 #: the Go struct's order, which is the order of upstream's errors.
 EPHEMERAL_DISALLOWED = ("ports", "resources", "resizePolicy", "restartPolicy", "livenessProbe", "readinessProbe",
@@ -548,8 +548,7 @@ def validate_new_pod(obj: Obj) -> list[Cause]:
 
 def validate_ephemeral_update(obj: Obj, old: Obj) -> list[Cause]:
     """upstream ValidatePodEphemeralContainersUpdate: debug containers are only ever added."""
-    annotations = (old.get("metadata") or {}).get("annotations") or {}
-    if MIRROR_ANNOTATION in annotations:
+    if is_mirror_pod(old):
         return [forbidden("", "static pods do not support ephemeral containers")]
     causes = validate_pod(obj)
     new_list = (obj.get("spec") or {}).get("ephemeralContainers") or []
