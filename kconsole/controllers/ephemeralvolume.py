@@ -13,7 +13,9 @@ from typing import Any
 
 from kconsole.client import StatusError, is_already_exists
 from kconsole.controllers.base import Controller, ControllerContext
-from kconsole.objects.meta import deep_copy, is_being_deleted, is_controlled_by, owner_ref
+from kconsole.controllers.podcontrol import with_kind
+from kconsole.objects.meta import is_being_deleted, is_controlled_by, owner_ref
+from kconsole.objects.storage import claim_from_template
 
 Obj = dict[str, Any]
 
@@ -32,17 +34,12 @@ class EphemeralVolumeController(Controller):
         self.pods = self.informer("pods")
         self.claims = self.informer("persistentvolumeclaims")
         self.pods.add_event_handler(on_add=self._pod_changed, on_update=lambda old, new: self._pod_changed(new))
-        self.claims.add_event_handler(on_delete=self._claim_deleted)
+        # A pod's claim deleted under it is made again while the pod lives.
+        self.claims.add_event_handler(on_delete=lambda claim: self.enqueue_owner(claim, "Pod"))
 
     def _pod_changed(self, pod: Obj) -> None:
         if ephemeral_volumes(pod) and not is_being_deleted(pod):
             self.enqueue(pod)
-
-    def _claim_deleted(self, claim: Obj) -> None:
-        """A pod's claim deleted under it is made again while the pod lives."""
-        for ref in claim["metadata"].get("ownerReferences") or ():
-            if ref.get("kind") == "Pod" and ref.get("controller"):
-                self.queue.add(f"{claim['metadata'].get('namespace')}/{ref.get('name')}")
 
     async def sync(self, key: str) -> None:
         pod = self.pods.get(key)
@@ -58,17 +55,8 @@ class EphemeralVolumeController(Controller):
                                 f"PVC {meta.get('namespace')}/{claim_name} was not created for pod "
                                 f"{meta.get('namespace')}/{meta['name']} (pod is not owner)")
                 continue
-            template = vol["ephemeral"].get("volumeClaimTemplate") or {}
-            tmeta = template.get("metadata") or {}
-            claim: Obj = {
-                "apiVersion": "v1", "kind": "PersistentVolumeClaim",
-                "metadata": {"name": claim_name, "namespace": meta.get("namespace"),
-                             "ownerReferences": [owner_ref({"apiVersion": "v1", "kind": "Pod", "metadata": meta})]},
-                "spec": deep_copy(template.get("spec") or {}),
-            }
-            for field in ("labels", "annotations"):
-                if tmeta.get(field):
-                    claim["metadata"][field] = dict(tmeta[field])
+            claim = claim_from_template(vol["ephemeral"].get("volumeClaimTemplate") or {}, claim_name,
+                                        meta.get("namespace"), owners=[owner_ref(with_kind(pod, "v1", "Pod"))])
             try:
                 await self.client.create(claim)
             except StatusError as err:

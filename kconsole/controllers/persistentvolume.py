@@ -99,6 +99,8 @@ class PersistentVolumeController(ClaimsAndVolumes):
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)
         self.classes.add_event_handler(on_add=lambda sc: self._pending_claims())
+        self.volumes.add_event_handler(on_add=lambda v: self._became_available(None, v),
+                                       on_update=self._became_available)
 
     def claim_changed(self, claim: Obj) -> None:
         super().claim_changed(claim)
@@ -111,8 +113,14 @@ class PersistentVolumeController(ClaimsAndVolumes):
         ref = (volume.get("spec") or {}).get("claimRef")
         if ref and ref.get("name"):
             self.queue.add(f"{CLAIM}{ref.get('namespace')}/{ref['name']}")
-        elif (volume.get("status") or {}).get("phase") == "Available":
-            self._pending_claims()  # upstream finds it at its 15 s resync; waiting claims may fit it now
+
+    def _became_available(self, old: Obj | None, new: Obj) -> None:
+        """A volume that just turned Available may fit claims waiting for one (upstream finds it at its
+        15 s resync): look at them once, not at every event of a volume that stays Available."""
+        if (new.get("spec") or {}).get("claimRef") or (new.get("status") or {}).get("phase") != "Available":
+            return
+        if old is None or (old.get("status") or {}).get("phase") != "Available":
+            self._pending_claims()
 
     def _pending_claims(self) -> None:
         for claim in self.claims.list():
@@ -129,7 +137,8 @@ class PersistentVolumeController(ClaimsAndVolumes):
             await self._sync_bound_claim(claim, name)
             return
         cls_name = claim_class(claim)
-        delayed = waits_for_first_consumer(self.classes.get_by_name(None, cls_name) if cls_name else None)
+        sc = self.classes.get_by_name(None, cls_name) if cls_name else None
+        delayed = waits_for_first_consumer(sc)
         volume = self._find_volume(claim, delayed)
         if volume is not None:
             await self._bind(volume, claim)
@@ -138,7 +147,6 @@ class PersistentVolumeController(ClaimsAndVolumes):
             self._event(claim, "Normal", "FailedBinding",
                         "no persistent volumes available for this claim and no storage class is set")
             return
-        sc = self.classes.get_by_name(None, cls_name)
         if sc is None:
             self._event(claim, "Warning", "ProvisioningFailed", f'storageclass.storage.k8s.io "{cls_name}" not found')
             return
@@ -163,6 +171,7 @@ class PersistentVolumeController(ClaimsAndVolumes):
         WaitForFirstConsumer class (``delayed``) takes only a pre-bound volume: the scheduler chooses
         among the others, on the node it picks for the pod."""
         best: Obj | None = None
+        best_size = 0
         for volume in self.volumes.list():
             if is_being_deleted(volume):
                 continue
@@ -173,8 +182,10 @@ class PersistentVolumeController(ClaimsAndVolumes):
                 continue
             if delayed:
                 continue
-            if matches(volume, claim) and (best is None or storage(volume, "capacity") < storage(best, "capacity")):
-                best = volume
+            if matches(volume, claim):
+                size = storage(volume, "capacity")
+                if best is None or size < best_size:
+                    best, best_size = volume, size
         return best
 
     async def _bind(self, volume: Obj, claim: Obj) -> None:

@@ -38,11 +38,11 @@ class RootCACertPublisher(Controller):
         super().__init__(ctx)
         path = self.settings().get("root_ca_file")
         self.root_ca = Path(path).read_text(encoding="ascii") if path else ""
-        self.namespaces = self.informer("namespaces")
-        self.configmaps = self.informer("configmaps")
-        if not self.root_ca:
+        if not self.root_ca:  # nothing to publish: no informers either (no cluster-wide ConfigMap watch)
             log.info("%s: no root CA (the API server serves no TLS): %s is not published", self.name, CONFIGMAP)
             return
+        self.namespaces = self.informer("namespaces")
+        self.configmaps = self.informer("configmaps")
         self.namespaces.add_event_handler(on_add=self._on_namespace,
                                           on_update=lambda old, new: self._on_namespace(new))
         self.configmaps.add_event_handler(on_update=lambda old, new: self._on_configmap(new),

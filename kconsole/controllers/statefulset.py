@@ -71,6 +71,7 @@ from kconsole.objects.meta import (
 )
 from kconsole.objects.pod import is_pod_available, is_pod_ready
 from kconsole.objects.selectors import SelectorError
+from kconsole.objects.storage import claim_from_template
 
 log = logging.getLogger(__name__)
 
@@ -131,18 +132,9 @@ def identity_claims(sts: Obj, ordinal: int) -> list[Obj]:
     spec = sts["spec"]
     match_labels = (spec.get("selector") or {}).get("matchLabels") or {}
     owned = ((spec.get("persistentVolumeClaimRetentionPolicy") or {}).get("whenDeleted") == "Delete")
-    claims = []
-    for template, (_, claim_name) in zip(spec.get("volumeClaimTemplates") or (), claim_names(sts, ordinal)):
-        tmeta = template.get("metadata") or {}
-        meta: Obj = {"name": claim_name, "namespace": namespace(sts),
-                     "labels": {**(tmeta.get("labels") or {}), **match_labels}}
-        if tmeta.get("annotations"):
-            meta["annotations"] = dict(tmeta["annotations"])
-        if owned:
-            meta["ownerReferences"] = [owner_ref(sts)]
-        claims.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
-                       "spec": deep_copy(template.get("spec") or {})})
-    return claims
+    owners = [owner_ref(sts)] if owned else None
+    return [claim_from_template(template, claim_name, namespace(sts), labels=match_labels, owners=owners)
+            for template, (_, claim_name) in zip(spec.get("volumeClaimTemplates") or (), claim_names(sts, ordinal))]
 
 
 class StatefulSetController(Controller):

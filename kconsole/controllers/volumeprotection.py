@@ -14,14 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 from kconsole.controllers.base import Controller, ControllerContext
-from kconsole.objects.meta import deep_copy, is_being_deleted
+from kconsole.objects.meta import deep_copy, has_finalizer, is_being_deleted, remove_finalizer
 from kconsole.objects.storage import PV_PROTECTION, PVC_PROTECTION, pod_claims
 
 Obj = dict[str, Any]
 
 
 def _finalizing(obj: Obj, finalizer: str) -> bool:
-    return is_being_deleted(obj) and finalizer in (obj["metadata"].get("finalizers") or ())
+    return is_being_deleted(obj) and has_finalizer(obj, finalizer)
 
 
 def uses_claim(pod: Obj, claim_name: str) -> bool:
@@ -57,7 +57,7 @@ class ProtectionController(Controller):
         if obj is None or not _finalizing(obj, self.finalizer) or await self.in_use(obj):
             return
         new = deep_copy(obj)
-        new["metadata"]["finalizers"] = [f for f in new["metadata"]["finalizers"] if f != self.finalizer]
+        remove_finalizer(new, self.finalizer)
         await self.client.update(new)
 
 

@@ -19,7 +19,13 @@ from typing import Any
 
 from kconsole.controllers.persistentvolume import ClaimsAndVolumes
 from kconsole.objects.meta import is_being_deleted
-from kconsole.objects.storage import PROVISIONED_BY, SELECTED_NODE, STORAGE_PROVISIONER, claim_ref_of
+from kconsole.objects.storage import (
+    PROVISIONED_BY,
+    SELECTED_NODE,
+    STORAGE_PROVISIONER,
+    claim_ref_of,
+    waits_for_first_consumer,
+)
 
 Obj = dict[str, Any]
 
@@ -51,7 +57,7 @@ class VolumeProvisioner(ClaimsAndVolumes):
         if sc is None or sc.get("provisioner") != DRIVER:
             return
         node = annotations.get(SELECTED_NODE)
-        if sc.get("volumeBindingMode") == "WaitForFirstConsumer" and not node:
+        if waits_for_first_consumer(sc) and not node:
             return
         name = volume_name(claim)
         if self.volumes.get_by_name(None, name) is not None:

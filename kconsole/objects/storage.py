@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kconsole.objects.meta import deep_copy
 from kconsole.objects.quantity import QuantityError, parse_quantity
 from kconsole.objects.selectors import SelectorError, from_label_selector_dict
 
@@ -90,6 +91,24 @@ def is_fully_bound(claim: Obj) -> bool:
 def waits_for_first_consumer(sc: Obj | None) -> bool:
     """A class whose claims are bound only once a pod using them is scheduled (WaitForFirstConsumer)."""
     return sc is not None and sc.get("volumeBindingMode") == "WaitForFirstConsumer"
+
+
+def claim_from_template(template: Obj, name: str, namespace: str | None, *, labels: dict[str, str] | None = None,
+                        owners: list[Obj] | None = None) -> Obj:
+    """A claim made from a ``volumeClaimTemplate`` (a StatefulSet's, or a generic ephemeral volume's):
+    the template's labels (plus ``labels``, which also make the map present) and annotations, a copy
+    of its spec, and ``owners`` as ownerReferences."""
+    tmeta = template.get("metadata") or {}
+    meta: Obj = {"name": name, "namespace": namespace}
+    merged = {**(tmeta.get("labels") or {}), **(labels or {})}
+    if merged or labels is not None:
+        meta["labels"] = merged
+    if tmeta.get("annotations"):
+        meta["annotations"] = dict(tmeta["annotations"])
+    if owners:
+        meta["ownerReferences"] = owners
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
+            "spec": deep_copy(template.get("spec") or {})}
 
 
 def volume_claim(pod_name: str, vol: Obj) -> tuple[str, bool] | None:

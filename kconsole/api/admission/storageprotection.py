@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kconsole.api.stages import AdmissionContext
+from kconsole.objects.meta import add_finalizer
 from kconsole.objects.storage import PV_PROTECTION, PVC_PROTECTION
 
 FINALIZERS = {"PersistentVolumeClaim": PVC_PROTECTION, "PersistentVolume": PV_PROTECTION}
@@ -27,8 +28,6 @@ class StorageObjectInUseProtection:
         finalizer = FINALIZERS.get(ctx.info.kind)
         if not isinstance(meta, dict) or finalizer is None:
             return
-        finalizers = meta.get("finalizers")
-        if not isinstance(finalizers, list):
-            finalizers = meta["finalizers"] = []
-        if finalizer not in finalizers:
-            finalizers.append(finalizer)
+        if not isinstance(meta.get("finalizers"), list):
+            meta["finalizers"] = []
+        add_finalizer(obj, finalizer)
