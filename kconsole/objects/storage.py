@@ -122,6 +122,16 @@ def volume_claim(pod_name: str, vol: Obj) -> tuple[str, bool] | None:
     return None
 
 
+#: Volume sources of disks that attach read-write to one node (VolumeRestrictions' disk conflicts).
+DISK_SOURCES = ("gcePersistentDisk", "awsElasticBlockStore", "iscsi", "rbd")
+
+
+def pod_disks(volumes: list[Obj] | None) -> tuple[tuple[str, Obj], ...]:
+    """(source kind, source) of each of a pod's volumes that is such a disk."""
+    return tuple((kind, vol[kind]) for vol in volumes or () for kind in DISK_SOURCES
+                 if isinstance(vol, dict) and isinstance(vol.get(kind), dict))
+
+
 def pod_claims(pod_name: str, volumes: list[Obj] | None) -> tuple[tuple[str, bool], ...]:
     """:func:`volume_claim` for each of a pod's volumes that is a claim."""
     return tuple(c for vol in volumes or () if (c := volume_claim(pod_name, vol)) is not None)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kconsole.objects.quantity import resource_amount
-from kconsole.objects.storage import pod_claims
+from kconsole.objects.storage import pod_claims, pod_disks
 from kconsole.scheduler.matchers import LabelPredicate, NodePredicate, label_selector, match_labels_selector
 from kconsole.scheduler.matchers import node_selector_term, node_selector_terms
 
@@ -134,7 +134,7 @@ class PodInfo:
         "nz_cpu", "nz_mem", "host_ports", "tolerations", "node_selector", "required_node_affinity",
         "preferred_node_affinity", "has_node_affinity", "affinity", "anti_affinity", "preferred_affinity",
         "preferred_anti_affinity", "spread", "images", "node_name", "nominated_node", "scheduler_name",
-        "deleting", "preemption_policy", "start_time", "owner", "resource_version", "claims",
+        "deleting", "preemption_policy", "start_time", "owner", "resource_version", "claims", "disks",
     )
 
     def __init__(self, pod: dict[str, Any]) -> None:
@@ -204,6 +204,8 @@ class PodInfo:
         vols = spec.get("volumes")
         #: (claim name, from an ephemeral volume) of the PersistentVolumeClaims the pod uses
         self.claims: tuple[tuple[str, bool], ...] = pod_claims(self.name, vols) if vols else ()
+        #: (source kind, source) of the read-write-once disks it mounts (GCE PD, EBS, iSCSI, RBD)
+        self.disks: tuple[tuple[str, dict[str, Any]], ...] = pod_disks(vols) if vols else ()
 
     @property
     def has_pod_affinity(self) -> bool:

@@ -83,18 +83,48 @@ class AssumeCache:
 
 
 @dataclass(slots=True)
+class ClaimPlan:
+    """What PreFilter works out once for an unbound WaitForFirstConsumer claim; Filter then only asks
+    which node may use what (upstream's FindMatchingVolume, with its node-independent tests hoisted)."""
+
+    claim: Obj
+    #: the node the claim was already given for provisioning (volume.kubernetes.io/selected-node)
+    selected: str | None
+    #: a volume pre-bound to the claim: the claim takes it where the node may use it, or nothing
+    prebound: tuple[Obj, NodePredicate | None] | None
+    #: otherwise the Available volumes that match it, smallest first (ties in the informer's order)
+    options: list[tuple[Obj, NodePredicate | None]]
+    #: the claim's class when it names a provisioner that can create volumes, else None
+    provisioning: Obj | None
+
+
+@dataclass(slots=True)
 class PodVolumes:
     """One pod's claims, sorted out by PreFilter; per node, what Filter chose; what Reserve assumed."""
 
     #: bound claims' volumes: (claim name, volume or None when missing, its node predicate)
     bound: list[tuple[str, Obj | None, NodePredicate | None]] = field(default_factory=list)
     #: unbound WaitForFirstConsumer claims, smallest request first
-    delayed: list[Obj] = field(default_factory=list)
-    #: class name -> [(volume, bytes, node predicate)] the delayed claims may take
-    candidates: dict[str, list[tuple[Obj, int, NodePredicate | None]]] = field(default_factory=dict)
+    delayed: list[ClaimPlan] = field(default_factory=list)
     #: node name -> (static bindings [(volume, claim)], claims to provision)
     by_node: dict[str, tuple[list[tuple[Obj, Obj]], list[Obj]]] = field(default_factory=dict)
     reserved: tuple[list[tuple[Obj, Obj]], list[Obj]] = field(default_factory=lambda: ([], []))
+
+
+def _usable(admits: NodePredicate | None, node: NodeInfo) -> bool:
+    return admits is None or admits(node.labels, node.name)
+
+
+def _usable_volume(plan: ClaimPlan, node: NodeInfo, chosen: set[str]) -> Obj | None:
+    """The volume the claim takes on ``node``: its pre-bound one if the node may use it, else the
+    smallest matching one the node may use that this pod's other claims did not take."""
+    if plan.prebound is not None:
+        volume, admits = plan.prebound
+        return volume if _usable(admits, node) else None
+    for volume, admits in plan.options:
+        if volume["metadata"]["name"] not in chosen and _usable(admits, node):
+            return volume
+    return None
 
 
 class BindError(Exception):
@@ -136,6 +166,7 @@ class VolumeBinding(Plugin):
         if not pod.claims:
             return SKIP_STATUS
         found = PodVolumes()
+        delayed: list[Obj] = []
         unbound_immediate = False
         for name, ephemeral in pod.claims:
             claim = self._claim(pod.namespace, name)
@@ -156,21 +187,41 @@ class VolumeBinding(Plugin):
                 volume = self._volume(claim["spec"]["volumeName"])
                 found.bound.append((name, volume, _node_predicate(volume) if volume else None))
             elif not claim["spec"].get("volumeName") and waits_for_first_consumer(self._class(claim_class(claim))):
-                found.delayed.append(claim)
+                delayed.append(claim)
             else:
                 unbound_immediate = True
         if unbound_immediate:
             return Status(UNRESOLVABLE, UNBOUND_IMMEDIATE)
-        found.delayed.sort(key=lambda c: storage(c, "requests"))
-        for cls in {claim_class(c) for c in found.delayed}:
-            found.candidates[cls] = [
-                (v, storage(v, "capacity"), _node_predicate(v))
+        delayed.sort(key=lambda c: storage(c, "requests"))
+        by_class: dict[str, list[tuple[Obj, int]]] = {}
+        for cls in {claim_class(c) for c in delayed}:
+            by_class[cls] = [
+                (v, storage(v, "capacity"))
                 for v in (self.assumed_volumes.get(live["metadata"]["name"], live)
                           for live in self._informer("persistentvolumes").list())
                 if v is not None and ((v.get("spec") or {}).get("storageClassName") or "") == cls
+                and not is_being_deleted(v)
             ]
+        found.delayed = [self._plan(claim, by_class[claim_class(claim)]) for claim in delayed]
         state[KEY] = found
         return None
+
+    def _plan(self, claim: Obj, volumes: list[tuple[Obj, int]]) -> ClaimPlan:
+        prebound: tuple[Obj, NodePredicate | None] | None = None
+        options: list[tuple[Obj, int]] = []
+        for volume, size in volumes:
+            if (volume.get("spec") or {}).get("claimRef"):
+                if refers_to(volume, claim):
+                    prebound = (volume, _node_predicate(volume))
+                    break
+            elif (volume.get("status") or {}).get("phase") == "Available" and matches(volume, claim):
+                options.append((volume, size))
+        options.sort(key=lambda o: o[1])
+        sc = self._class(claim_class(claim))
+        can_provision = sc is not None and (sc.get("provisioner") or "") not in ("", NOT_SUPPORTED_PROVISIONER)
+        return ClaimPlan(claim, (claim["metadata"].get("annotations") or {}).get(SELECTED_NODE), prebound,
+                         [] if prebound else [(v, _node_predicate(v)) for v, _ in options],
+                         sc if can_provision else None)
 
     # ------------------------------------------------------------------ Filter
 
@@ -196,53 +247,29 @@ class VolumeBinding(Plugin):
 
     def _find_volumes(self, found: PodVolumes, node: NodeInfo) -> bool:
         """Whether every delayed claim can be bound on ``node``; remembers how, for Reserve."""
-        to_match: list[Obj] = []
-        provision: list[Obj] = []
-        for claim in found.delayed:
-            selected = (claim["metadata"].get("annotations") or {}).get(SELECTED_NODE)
-            if selected is None:
-                to_match.append(claim)
-            elif selected != node.name:
+        provision: list[ClaimPlan] = []
+        to_match: list[ClaimPlan] = []
+        for plan in found.delayed:
+            if plan.selected is None:
+                to_match.append(plan)
+            elif plan.selected != node.name:
                 return False
             else:
-                provision.append(claim)
+                provision.append(plan)
         static: list[tuple[Obj, Obj]] = []
         chosen: set[str] = set()
-        for claim in to_match:
-            volume = self._match(claim, found.candidates.get(claim_class(claim), []), node, chosen)
+        for plan in to_match:
+            volume = _usable_volume(plan, node, chosen)
             if volume is None:
-                provision.append(claim)
+                provision.append(plan)
             else:
                 chosen.add(volume["metadata"]["name"])
-                static.append((volume, claim))
-        for claim in provision:
-            sc = self._class(claim_class(claim))
-            if (sc is None or (sc.get("provisioner") or "") in ("", NOT_SUPPORTED_PROVISIONER)
-                    or not topology_allows(sc, node.labels)):
+                static.append((volume, plan.claim))
+        for plan in provision:
+            if plan.provisioning is None or not topology_allows(plan.provisioning, node.labels):
                 return False
-        found.by_node[node.name] = (static, provision)
+        found.by_node[node.name] = (static, [plan.claim for plan in provision])
         return True
-
-    @staticmethod
-    def _match(claim: Obj, candidates: list[tuple[Obj, int, NodePredicate | None]], node: NodeInfo,
-               chosen: set[str]) -> Obj | None:
-        """Upstream's FindMatchingVolume on the scheduler's path: a volume pre-bound to the claim if the
-        node may use it, else the smallest Available one that matches and the node may use."""
-        best: tuple[Obj, int] | None = None
-        for volume, size, admits in candidates:
-            if volume["metadata"]["name"] in chosen or is_being_deleted(volume):
-                continue
-            usable = admits is None or admits(node.labels, node.name)
-            if (volume.get("spec") or {}).get("claimRef"):
-                if refers_to(volume, claim):
-                    return volume if usable else None
-                continue
-            if (not usable or (volume.get("status") or {}).get("phase") != "Available"
-                    or not matches(volume, claim)):
-                continue
-            if best is None or size < best[1]:
-                best = (volume, size)
-        return best[0] if best else None
 
     # ------------------------------------------------------------------ Reserve
 

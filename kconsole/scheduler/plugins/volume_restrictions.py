@@ -20,7 +20,6 @@ KEY = "VolumeRestrictions"
 DISK_CONFLICT = "node(s) had no available disk"
 RWOP_CONFLICT = "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
 READ_WRITE_ONCE_POD = "ReadWriteOncePod"
-DISK_SOURCES = ("gcePersistentDisk", "awsElasticBlockStore", "iscsi", "rbd")
 
 Obj = dict[str, Any]
 
@@ -50,11 +49,6 @@ def _same_disk(kind: str, a: Obj, b: Obj) -> bool:
             and a.get("image") == b.get("image") and not both_read_only)
 
 
-def _disks(pod: PodInfo) -> list[tuple[str, Obj]]:
-    return [(kind, vol[kind]) for vol in (pod.pod.get("spec") or {}).get("volumes") or ()
-            for kind in DISK_SOURCES if isinstance(vol, dict) and isinstance(vol.get(kind), dict)]
-
-
 @register
 class VolumeRestrictions(Plugin):
     name = "VolumeRestrictions"
@@ -72,7 +66,7 @@ class VolumeRestrictions(Plugin):
                     claims.add(f"{pod.namespace}/{name}")
         users = self.handle.cache.claim_users
         conflicts = sum(users.get(key, 0) for key in claims)
-        if not conflicts and not _disks(pod):
+        if not conflicts and not pod.disks:
             return SKIP_STATUS
         state[KEY] = _State(frozenset(claims), conflicts)
         return None
@@ -89,11 +83,10 @@ class VolumeRestrictions(Plugin):
         self._adjust(state, other, +1)
 
     def filter_node(self, state: dict[str, Any], pod: PodInfo, node: NodeInfo) -> Status | None:
-        disks = _disks(pod)
-        if disks:
+        if pod.disks:
             for other in node.pods.values():
-                theirs = _disks(other)
-                if any(kind == k and _same_disk(kind, mine, src) for kind, mine in disks for k, src in theirs):
+                if other.disks and any(kind == k and _same_disk(kind, mine, src)
+                                       for kind, mine in pod.disks for k, src in other.disks):
                     return Status(UNSCHEDULABLE, DISK_CONFLICT)
         found: _State | None = state.get(KEY)
         if found is not None and found.conflicts > 0:
