@@ -59,3 +59,16 @@ async def test_a_read_write_disk_is_mounted_by_one_pod_per_node(vols: Env) -> No
     await env.admin.create(disk_pod("reader-b", read_only=True))
     assert await env.wait_bound("reader-a", "reader-b") == {"reader-a": "n1", "reader-b": "n1"}, \
         "read-only mounts of one disk share a node"
+
+
+async def test_an_ephemeral_volume_still_waiting_for_its_claim_says_so(vols: Env) -> None:
+    """VolumeRestrictions runs first and must not answer for ephemeral claims (upstream reads only
+    persistentVolumeClaim volumes): VolumeBinding's message is the one a user needs."""
+    env = vols
+    template = {"spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "nowhere",
+                         "resources": {"requests": {"storage": "1Gi"}}}}
+    await env.scheduler()
+    await env.admin.create(pod("cache", volumes=[{"name": "scratch", "ephemeral": {"volumeClaimTemplate": template}}]))
+    await env.wait(lambda: failed_scheduling(env, "cache"))
+    assert "waiting for ephemeral volume controller to create the persistentvolumeclaim \"cache-scratch\"" in (
+        await failed_scheduling(env, "cache"))[0]

@@ -58,7 +58,9 @@ class VolumeRestrictions(Plugin):
         claims: set[str] = set()
         if pod.claims:
             lister = self.handle.informers.informer("persistentvolumeclaims")
-            for name, _ in pod.claims:
+            for name, ephemeral in pod.claims:
+                if ephemeral:  # upstream looks at persistentVolumeClaim volumes only
+                    continue
                 claim = lister.get(f"{pod.namespace}/{name}")
                 if claim is None:
                     return Status(UNRESOLVABLE, f'persistentvolumeclaim "{name}" not found')
