@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from kconsole.api.filters import compile_filter
 from kconsole.api.types import Response, StatusError
-from kconsole.objects.meta import condition_status
 from kconsole.objects.pod import (
     SYSTEM_CPU_USAGE_ANNOTATION,
     SYSTEM_MEMORY_USAGE_ANNOTATION,
+    is_node_ready,
     published_usage,
     unpublished_usage,
 )
@@ -47,11 +47,6 @@ def _usage(pod: Obj) -> tuple[float, float] | None:
     return published
 
 
-def _scraped(node: Obj) -> bool:
-    """metrics-server reaches the node's kubelet: the node is Ready."""
-    return condition_status(node.get("status"), "Ready") == "True"
-
-
 def _quantities(cores: float, nbytes: float) -> Obj:
     """metrics-server's units: nanocores and kibibytes."""
     return {"cpu": f"{int(cores * 1e9)}n", "memory": f"{int(nbytes / 1024)}Ki"}
@@ -72,7 +67,7 @@ def answer(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
     now = server.now()
     items: list[Obj] = []
     if spec.kind == "PodMetrics":
-        scraped = {node["metadata"]["name"] for node in nodes.values() if _scraped(node)}
+        scraped = {node["metadata"]["name"] for node in nodes.values() if is_node_ready(node)}
         flt = compile_filter(pods_spec, req.label_selector, req.field_selector, req.namespace, req.name)
         for pod in cache.list(flt):
             usage = _usage(pod)
@@ -96,7 +91,7 @@ def answer(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
                 total[1] += usage[1]
         flt = compile_filter(nodes_spec, req.label_selector, req.field_selector, None, req.name)
         for node in nodes.list(flt):
-            if not _scraped(node):
+            if not is_node_ready(node):
                 continue
             name = node["metadata"]["name"]
             cores, nbytes = totals.get(name, (0.0, 0.0))

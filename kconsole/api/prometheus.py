@@ -65,24 +65,22 @@ class RequestMetrics:
                    req.subresource, scope, req.dry_run)
         else:  # a resource the server does not serve: as the client named it
             key = (verb, req.patch_type, req.group, req.version, req.resource, req.subresource, scope, req.dry_run)
+        self._count(key, code, seconds, verb != "watch")
+
+    def observe_path(self, path: str, code: int, seconds: float) -> None:
+        """A non-resource request (``/metrics`` itself): upstream files its path as the subresource."""
+        self._count(("get", None, "", "", "", path, "", False), code, seconds, True)
+
+    def _count(self, key: SeriesKey, code: int, seconds: float, timed: bool) -> None:
+        """One answer with ``code`` in ``key``'s series; its latency too unless it is a watch's."""
         entry = self.series.get(key)
         if entry is None:
             entry = self.series[key] = [{}, [0] * (len(BUCKETS) + 1), 0.0]
         codes = entry[0]
         codes[code] = codes.get(code, 0) + 1
-        if verb != "watch":
+        if timed:
             entry[1][0 if seconds <= FIRST_BUCKET else bisect_left(BUCKETS, seconds)] += 1
             entry[2] += seconds
-
-    def observe_path(self, path: str, code: int, seconds: float) -> None:
-        """A non-resource request (``/metrics`` itself): upstream files its path as the subresource."""
-        key = ("get", None, "", "", "", path, "", False)
-        entry = self.series.get(key)
-        if entry is None:
-            entry = self.series[key] = [{}, [0] * (len(BUCKETS) + 1), 0.0]
-        entry[0][code] = entry[0].get(code, 0) + 1
-        entry[1][bisect_left(BUCKETS, seconds)] += 1
-        entry[2] += seconds
 
 
 def _labels(key: SeriesKey) -> dict[str, str]:

@@ -26,6 +26,7 @@ from typing import Any
 
 from kconsole.api.filters import Filter
 from kconsole.api.registry import ResourceSpec
+from kconsole.api.tasks import cancel_and_wait
 from kconsole.api.types import StatusError, status_body
 from kconsole.clock import Clock, TimerHandle
 from kconsole.store.kv import KV, KeyValue, WatchResponse, prefix_end
@@ -259,12 +260,7 @@ class WatchCache:
         for w in list(self._all) + [w for s in self._by_ns.values() for w in s] + \
                 [w for s in self._by_name.values() for w in s]:
             w.finish()
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except (asyncio.CancelledError, Exception):
-                pass
+        await cancel_and_wait(self._task)
         self.ready = False
 
     async def _list(self) -> None:
@@ -581,9 +577,6 @@ class WatchCache:
                     del self._by_name[value]
         if w.bookmarks:
             self._bookmarkers -= 1
-
-    def watcher_count(self) -> int:
-        return sum(self.watcher_counts())
 
     def watcher_counts(self) -> tuple[int, int, int]:
         """Watchers of every namespace, of one namespace, of one object: upstream's cluster,

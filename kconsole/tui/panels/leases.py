@@ -33,8 +33,8 @@ class _Heartbeats:
     def _seconds(self, lease: Obj) -> int:
         return (lease.get("spec") or {}).get("leaseDurationSeconds") or self.default_seconds
 
-    def rows(self, watched: Any, objects: dict[str, Obj]) -> tuple[list[str], list[Row]]:
-        """(the stale leases' labels, the summary row and one per stale lease)."""
+    def rows(self, watched: Any, objects: dict[str, Obj]) -> list[Row]:
+        """The summary row and one per stale lease."""
         stale = sorted((entry for entry in self.leases if entry[2] is None or entry[2] > self._seconds(entry[1])),
                        key=lambda entry: entry[0])
         fresh = len(self.leases) - len(stale)
@@ -45,7 +45,7 @@ class _Heartbeats:
             objects[key] = lease
             rows.append(Row(key, (f"  {label}", "stale", "never" if ago is None else f"{human_duration(ago)} ago",
                                   f"{self._seconds(lease)}s", ""), "failed", watched.mark(key)))
-        return [label for label, _, _ in stale], rows
+        return rows
 
 
 def renewed_ago(lease: Obj, now: float) -> float | None:
@@ -59,8 +59,6 @@ class LeasesPanel(Panel):
 
     def __init__(self, model: ClusterModel, *, id: str | None = "leases") -> None:
         super().__init__(model, id=id)
-        self.fresh = 0
-        self.stale: list[str] = []
         self._objects: dict[str, Obj] = {}
 
     def inputs(self) -> Any:
@@ -101,11 +99,8 @@ class LeasesPanel(Panel):
             objects[key] = lease
         rows.sort(key=lambda r: r.key)
         if apiservers.leases:
-            rows.extend(apiservers.rows(watched, objects)[1])
-        stale, node_rows = nodes.rows(watched, objects)
-        self.fresh = len(nodes.leases) - len(stale)
-        self.stale = [label.split("/", 1)[1] for label in stale]
-        rows.extend(node_rows)
+            rows.extend(apiservers.rows(watched, objects))
+        rows.extend(nodes.rows(watched, objects))
         self._objects = objects
         self.set_rows(COLUMNS, rows)
 
