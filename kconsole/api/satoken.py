@@ -151,9 +151,9 @@ class ServiceAccountTokenAuthenticator:
         refs = [("serviceaccounts", namespace, str(account.get("name") or ""), str(account.get("uid") or ""))]
         for kind, resource in BOUND_KINDS.items():
             ref = private.get(kind.lower())
-            if isinstance(ref, dict) and resource != "nodes":
-                refs.append((resource, namespace, str(ref.get("name") or ""), str(ref.get("uid") or "")))
-            elif isinstance(ref, dict) and "pod" not in private:  # a node-bound token; a pod's node is only info
-                refs.append((resource, None, str(ref.get("name") or ""), str(ref.get("uid") or "")))
+            if not isinstance(ref, dict) or (resource == "nodes" and "pod" in private):
+                continue  # a Pod-bound token's node is information, not a binding
+            refs.append((resource, None if resource == "nodes" else namespace, str(ref.get("name") or ""),
+                         str(ref.get("uid") or "")))
         user = service_account_user(namespace, refs[0][2], refs[0][3])
         return _Verified(user, float(claims.get("exp") or 0), tuple(refs))
