@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from kconsole.addons import ADDONS, DEFAULT_ADDONS, ensure_addons
 from kconsole.api.types import UserInfo
 from kconsole.clock import Clock, RealClock
 
@@ -86,6 +87,9 @@ class ClusterConfig:
     #: An EncryptionConfiguration YAML (kube-apiserver's --encryption-provider-config); None: Secrets
     #: under the data folder's own aesgcm key (``kconsole/api/encryption.py``).
     encryption_config: Path | None = None
+    #: Addons created when missing at every start (``kconsole/addons.py``): kube-proxy, coredns,
+    #: default-storageclass.
+    addons: tuple[str, ...] = DEFAULT_ADDONS
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> ClusterConfig:
@@ -144,6 +148,9 @@ class ClusterConfig:
             raise ConfigError(f"speed must be positive, got {self.speed}")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"port must be 0..65535, got {self.port}")
+        unknown = [name for name in self.addons if name not in ADDONS]
+        if unknown:
+            raise ConfigError(f"unknown addon {unknown[0]!r} (known: {', '.join(ADDONS)})")
         if self.encryption_config is not None:  # a bad file stops here, before any data is written
             self.encryption_transformers(self.data_dir or Path("."))  # (a file given: the folder is not touched)
 
@@ -303,20 +310,8 @@ class Cluster:
         self.started = True
 
     async def _ensure_addons(self) -> None:
-        """The default StorageClass, created when missing at every start, as an addon manager's
-        EnsureExists mode does (kind and cloud clusters ship one; a deleted one comes back on restart)."""
-        from kconsole.client import is_already_exists
-        from kconsole.controllers.volumeprovisioner import DEFAULT_CLASS
-        from kconsole.objects.meta import deep_copy
-
-        client = self.api_client()
-        try:
-            if (await client.list("storageclasses", limit=1))["items"]:
-                return
-            await client.create(deep_copy(DEFAULT_CLASS))
-        except Exception as err:  # noqa: BLE001 - a cluster without its default class still runs
-            if not is_already_exists(err):
-                log.warning("could not create the default StorageClass: %s", err)
+        """The configured addons' objects, created when missing (see kconsole/addons.py)."""
+        await ensure_addons(self.api_client(), self.config.addons)
 
     async def _start_replicas(self) -> None:
         names = self.replica_names()

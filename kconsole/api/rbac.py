@@ -517,6 +517,14 @@ _NODE_LEASE_RULES = [rule(["get", "list", "watch", "create", "update", "patch", 
 _LEADER_LEASE_RULES = [rule(["get", "list", "watch", "create", "update", "patch"],
                             ["coordination.k8s.io"], ["leases"])]
 
+#: What a kube-proxy reads and writes (upstream's bootstrap role; kubeadm binds its account to it).
+_NODE_PROXIER_RULES = [
+    rule(["list", "watch"], [""], ["endpoints", "services"]),
+    rule(["get", "list", "watch"], [""], ["nodes"]),
+    rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
+    rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"]),
+]
+
 _CONSOLE_RULES = [
     rule(READ, ["*"], ["*"]),
     url_rule(["get"], ["*"]),
@@ -560,6 +568,7 @@ def bootstrap_objects() -> list[Obj]:
         cluster_role("system:volume-scheduler", _VOLUME_SCHEDULER_RULES),
         cluster_role("system:kube-controller-manager", _CONTROLLER_MANAGER_RULES),
         cluster_role("system:node", _NODE_RULES),
+        cluster_role("system:node-proxier", _NODE_PROXIER_RULES),
         cluster_role("system:kconsole-sync", [rule(["*"], ["*"], ["*"]), url_rule(["*"], ["*"])]),
         cluster_role("system:kconsole-console", _CONSOLE_RULES),
         cluster_role_binding("cluster-admin", "cluster-admin", [("Group", MASTERS)]),
@@ -573,6 +582,7 @@ def bootstrap_objects() -> list[Obj]:
         cluster_role_binding("system:kube-controller-manager", "system:kube-controller-manager",
                              [("User", "system:kube-controller-manager")]),
         cluster_role_binding("system:node", "system:node", [("Group", "system:nodes")]),
+        cluster_role_binding("system:node-proxier", "system:node-proxier", [("User", "system:kube-proxy")]),
         cluster_role_binding("system:kconsole-sync", "system:kconsole-sync", [("User", "system:kconsole-sync")]),
         cluster_role_binding("system:kconsole-console", "system:kconsole-console",
                              [("User", "system:kconsole-console")]),

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from kconsole.addons import DEFAULT_ADDONS
 from kconsole.bench.common import add_gc_argument, under_gc_policy
 from kconsole.client import SharedInformer
 from kconsole.objects.meta import condition_status
@@ -37,6 +38,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nodes", type=int, default=1000, help="worker nodes (default 1000)")
     p.add_argument("--pods", type=int, default=10000, help="Deployment replicas (default 10000)")
     p.add_argument("--timeout", type=float, default=300.0, help="give up on a phase after this many wall seconds")
+    p.add_argument("--addons", action="store_true",
+                   help="with the kube-proxy DaemonSet and CoreDNS (one more pod per node); kwok's gate, "
+                        "which this bench follows, has neither")
     add_gc_argument(p)
 
 
@@ -82,9 +86,10 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit("kconsole bench converge: --nodes must be >= 1, --pods >= 0 and --timeout > 0")
     has_cm = importlib.util.find_spec("kconsole.controllers.manager") is not None
     config = ClusterConfig(nodes=args.nodes, control_planes=1, http=False, ephemeral=True, pod_delay_factor=0.0,
-                           speed=1.0)
+                           speed=1.0, addons=DEFAULT_ADDONS if args.addons else ())
     cluster = Cluster(config)
-    figures: dict[str, Any] = {"bench": "converge", "nodes": args.nodes, "pods": args.pods}
+    figures: dict[str, Any] = {"bench": "converge", "nodes": args.nodes, "pods": args.pods,
+                               "addons": bool(args.addons)}
     started = time.monotonic()
     cpu0 = _cpu_s()
     try:

@@ -770,7 +770,7 @@ class PodWorker:
         spec = state.spec
         forced = kind == "readiness" and self.fail_readiness
         ok = spec.succeeds(c.program.serves, forced)
-        if ok and c.log is not None and c.program.serves:
+        if ok and c.log is not None and c.program.serves and c.program.logs_probes:
             line = spec.access_line(self.ip, self.k.clock.datetime().strftime("%d/%b/%Y:%H:%M:%S +0000"))
             if line:
                 c.log.write(line)

@@ -34,6 +34,11 @@ BACKOFF_RESET = 600.0
 SERVER_STOP_SECONDS = 0.5
 SIGKILL_EXIT = 137
 
+#: Servers that do not log the kubelet's probe requests (CoreDNS answers /health and /ready silently).
+QUIET_SERVERS = {"coredns", "kube-proxy"}
+#: What CoreDNS prints for kubeadm's default Corefile.
+COREFILE_SHA512 = ("591cf328cccc12bc490481273e738df59329c62c0b729d94e8b61db9961c2fa5"
+                   "f046dd37f1cf888b953814040d180f52594972691cd6ff41be96639138a43908")
 SHELLS = {"sh", "bash", "ash", "dash", "zsh"}
 SHELL_IMAGES = {"busybox", "alpine", "ubuntu", "debian", "centos", "fedora", "bash", "rockylinux", "almalinux"}
 INSTANT_COMMANDS = {"echo", "true", "date", "ls", "cat", "printenv", "env", "hostname", "touch", "mkdir", "rm",
@@ -52,6 +57,8 @@ class Program:
     #: (seconds after start, line) written to the container's log.
     output: list[tuple[float, str]] = field(default_factory=list)
     description: str = ""
+    #: Whether the kubelet's HTTP probe requests show in the log (web servers log each request).
+    logs_probes: bool = True
 
     @property
     def finite(self) -> bool:
@@ -72,6 +79,9 @@ def _server_lines(image: str) -> list[tuple[float, str]]:
         return [(0.0, "1:M * Server initialized"), (0.0, "1:M * Ready to accept connections tcp")]
     if base == "httpd":
         return [(0.0, "[mpm_event:notice] [pid 1:tid 1] AH00489: Apache/2.4 configured -- resuming normal operations")]
+    if base == "coredns":
+        return [(0.0, ".:53"), (0.0, f"[INFO] plugin/reload: Running configuration SHA512 = {COREFILE_SHA512}"),
+                (0.0, "CoreDNS-1.11.3"), (0.0, "linux/amd64, go1.21.11, a6338e9")]
     return [(0.0, f"[kconsole] {base} started")]
 
 
@@ -145,7 +155,7 @@ def _run_script(statements: list[tuple[str, str]], image: str) -> Program:
         elif cmd in INSTANT_COMMANDS:
             code = 0
         elif cmd in SHELLS:
-            inner = program_for({"image": image, "command": words})
+            inner = _program_for({"image": image, "command": words})
             return Program(t + inner.run_seconds, inner.exit_code, inner.serves, True,
                            lines + [(t + dt, ln) for dt, ln in inner.output], stmt)
         else:
@@ -157,6 +167,13 @@ def _run_script(statements: list[tuple[str, str]], image: str) -> Program:
 
 def program_for(container: dict[str, Any]) -> Program:
     """The behaviour of a container spec (see the module docstring)."""
+    program = _program_for(container)
+    if _base_name(str(container.get("image") or "")) in QUIET_SERVERS:
+        program.logs_probes = False
+    return program
+
+
+def _program_for(container: dict[str, Any]) -> Program:
     image = str(container.get("image") or "")
     argv = [str(a) for a in (container.get("command") or [])] + [str(a) for a in (container.get("args") or [])]
     stdin = bool(container.get("stdin"))

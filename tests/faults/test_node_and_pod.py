@@ -87,13 +87,19 @@ async def test_cordon_drain_and_uncordon_go_through_the_api(cluster: Cluster) ->
     await faults.heal(cordon.id)
     assert not (await node(cluster, "worker-1"))["spec"].get("unschedulable")
 
+    on_node = await cluster.api_client().list_all("pods", field_selector="spec.nodeName=worker-2")
+    by_daemonset = [p["metadata"]["name"] for p in on_node
+                    if any(o["kind"] == "DaemonSet" for o in p["metadata"].get("ownerReferences") or [])]
+    assert [n for n in by_daemonset if n.startswith("kube-proxy-")], "the kube-proxy addon runs on every node"
     drain = await faults.apply("drain", "worker-2")
-    assert drain.detail == "evicted 1 pod(s)"
+    assert drain.detail == f"evicted {len(on_node) - len(by_daemonset)} pod(s)"  # victim and any CoreDNS replica
     empty = await faults.apply("drain", "control-plane-0")
     assert empty.detail == "no pods to evict"  # not 'evicting 0 pod(s)', forever
     await faults.heal(empty.id)
     assert (await node(cluster, "worker-2"))["spec"]["unschedulable"] is True
     await clock.run_until(lambda: _gone(cluster, "victim"), timeout=60, step=1)
+    left = await cluster.api_client().list_all("pods", field_selector="spec.nodeName=worker-2")
+    assert sorted(p["metadata"]["name"] for p in left) == sorted(by_daemonset), "--ignore-daemonsets"
     audit = [r for r in cluster.api.audit_recent(500) if r.resource == "pods/eviction"]  # type: ignore[union-attr]
     assert audit and audit[-1].user == "system:kconsole-console" and audit[-1].code == 201
     await faults.apply("uncordon", "worker-2")
@@ -177,12 +183,17 @@ async def test_top_shows_the_control_plane_and_system_usage_and_loses_a_stopped_
     faults, admin, clock = cluster.faults, cluster.api_client(), vclock(cluster)
     assert faults is not None
     await clock.advance(20)  # one usage period
-    static = {p["metadata"]["name"]: p["containers"][0]["usage"]
+    system = {p["metadata"]["name"]: p["containers"][0]["usage"]
               for p in await admin.list_all("pods.metrics.k8s.io", "kube-system")}
-    assert sorted(static) == sorted(f"{component}-control-plane-{i}" for i in range(3)
-                                    for component in ("etcd", "kube-apiserver", "kube-controller-manager",
-                                                      "kube-scheduler"))
-    assert all(parse_quantity(u["cpu"]) > 0 and parse_quantity(u["memory"]) > 0 for u in static.values())
+    node_of = {p["metadata"]["name"]: p["spec"]["nodeName"] for p in await admin.list_all("pods", "kube-system")}
+    static = sorted(f"{component}-control-plane-{i}" for i in range(3)
+                    for component in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"))
+    addons = sorted(n for n in system if n not in static)
+    assert sorted(set(system) - set(addons)) == static
+    coredns = [n for n in addons if n.startswith("coredns-")]
+    assert len(coredns) == 2 and len(addons) - len(coredns) == 5, addons  # two replicas; kube-proxy on every node
+    assert all(n.startswith("kube-proxy-") for n in addons if n not in coredns)
+    assert all(parse_quantity(u["cpu"]) > 0 and parse_quantity(u["memory"]) > 0 for u in system.values())
 
     nodes = {n["metadata"]["name"]: n["usage"] for n in await admin.list_all("nodes.metrics.k8s.io")}
     assert sorted(nodes) == ["control-plane-0", "control-plane-1", "control-plane-2", "worker-1", "worker-2"]
@@ -190,7 +201,7 @@ async def test_top_shows_the_control_plane_and_system_usage_and_loses_a_stopped_
         annotations = (await node(cluster, name))["metadata"]["annotations"]
         system_cpu = parse_quantity(annotations["kconsole.dev/system-cpu-usage"])
         system_memory = parse_quantity(annotations["kconsole.dev/system-memory-usage"])
-        pods_cpu = sum(parse_quantity(u["cpu"]) for pod_name, u in static.items() if pod_name.endswith(name))
+        pods_cpu = sum(parse_quantity(u["cpu"]) for pod_name, u in system.items() if node_of[pod_name] == name)
         assert parse_quantity(usage["cpu"]) == pytest.approx(float(system_cpu + pods_cpu), abs=1e-6)
         assert parse_quantity(usage["memory"]) >= system_memory > 0
 

@@ -71,8 +71,13 @@ async def test_dashboard_panels_show_the_cluster(cluster: Any) -> None:
         assert "cm control-plane-" in header and "sched control-plane-" in header
         # Resources: kubectl's pod columns with the namespace column for all namespaces.
         assert app.resources.table.columns == ("Namespace", "Name", "Ready", "Status", "Restarts", "Age")
-        system = [r for r in app.resources.table.rows if r.cells[0] == "kube-system"]
-        assert system and all(r.state == "running" for r in system)
+        def system() -> list[Any]:
+            return [r for r in app.resources.table.rows if r.cells[0] == "kube-system"]
+
+        # The addons' pods (CoreDNS, kube-proxy on every node) start after the static pods show.
+        await until(clock, lambda: all(r.state == "running" for r in system()), pilot)
+        names = [r.cells[1] for r in system()]
+        assert sum(n.startswith("kube-proxy-") for n in names) == 5 and sum(n.startswith("coredns-") for n in names) == 2
         # etcd: three members, one leader, quorum line.
         assert len(app.etcd.table.rows) == 3
         assert sum(r.cells[4] == "true" for r in app.etcd.table.rows) == 1

@@ -26,10 +26,17 @@ def dashboard(tmp_path: Path, theme: str) -> tuple[ConsoleApp, Any]:
 
     async def run_before(pilot: Any) -> None:
         await until(clock, lambda: app.ready, pilot, step=0.1)
-        # The picture shows the nodes Ready and the node controller's RegisteredNode events listed.
-        await until(clock, lambda: app.model.node_counts() == (5, 5) and len(app.resources.table.rows) == 12
-                    and len(app.events_panel.table.rows) >= 5, pilot)
+        # The picture shows the nodes Ready, the node controller's RegisteredNode events listed, and
+        # the 12 static pods with the addons' 7 (kube-proxy on each node, two CoreDNS) Running.
+        def pods() -> list[Any]:
+            return app.resources.table.rows
+
+        await until(clock, lambda: app.model.node_counts() == (5, 5) and len(pods()) == 19
+                    and all(r.state == "running" for r in pods()) and len(app.events_panel.table.rows) >= 5, pilot)
         await app.sample_now()
+        # The cursor follows the pod it was on when the first rows came; which CoreDNS replica that
+        # was depends on the order their creates were acknowledged: the picture has it at the top.
+        app.resources.table.move_cursor(0)
         # Added/modified marks last MARK_SECONDS of wall time, so whether a late event is still
         # highlighted depends on timing, like file sizes: let every mark run out before the picture.
         for watched in app.model.watched.values():
