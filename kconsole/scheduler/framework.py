@@ -21,7 +21,7 @@ from itertools import repeat
 from operator import add, mul
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from kconsole.scheduler.cache import Cache, NodeInfo, NodeSpan, NodeSubset
 from kconsole.scheduler.podinfo import PodInfo
@@ -104,6 +104,10 @@ class Plugin:
     def pre_filter(self, state: dict[str, Any], pod: PodInfo) -> Status | None:
         return None
 
+    # PreFilterResult: the only nodes the pod can go to (None: any). Upstream returns it from PreFilter.
+    def pre_filter_nodes(self, state: dict[str, Any], pod: PodInfo) -> frozenset[str] | None:
+        return None
+
     # Filter (batched); default loops over filter_node
     def filter(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> tuple[list[NodeInfo], Failed]:
         passed: list[NodeInfo] = []
@@ -179,6 +183,15 @@ def num_feasible_nodes_to_find(percentage: int, num_all: int) -> int:
     if adaptive <= 0:
         adaptive = max(BASE_PERCENTAGE_OF_NODES_TO_SCORE - num_all // 125, 5)
     return max(num_all * adaptive // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+class PreFilterOutcome(NamedTuple):
+    status: Status | None
+    skipped: frozenset[str]
+    #: PreFilterResult.NodeNames: None when any node may do.
+    node_names: frozenset[str] | None = None
+    #: The plugins that confined the pod to ``node_names``.
+    narrowed_by: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -264,6 +277,8 @@ class Framework:
         points = profile.points
         self.queue_sort = get(points["queueSort"][0]) if points.get("queueSort") else None
         self.pre_filters = [get(n) for n in points.get("preFilter", ())]
+        #: The PreFilter plugins that may confine a pod to some nodes by name.
+        self._narrowing = [p for p in self.pre_filters if type(p).pre_filter_nodes is not Plugin.pre_filter_nodes]
         self.filters = [get(n) for n in points.get("filter", ())]
         self.post_filters = [get(n) for n in points.get("postFilter", ())]
         self.pre_scores = [get(n) for n in points.get("preScore", ())]
@@ -288,8 +303,9 @@ class Framework:
 
     # ----------------------------------------------------------------- filter
 
-    def run_pre_filter(self, state: dict[str, Any], pod: PodInfo) -> tuple[Status | None, frozenset[str]]:
-        """(rejecting status or None, names of filter plugins to skip for this pod)."""
+    def run_pre_filter(self, state: dict[str, Any], pod: PodInfo) -> PreFilterOutcome:
+        """The rejecting status (or None), the filter plugins to skip for this pod, and the node
+        names the plugins confine it to (None: every node), as upstream merges PreFilterResults."""
         skipped: set[str] = set()
         for p in self.pre_filters:
             st = p.pre_filter(state, pod)
@@ -299,8 +315,22 @@ class Framework:
                 skipped.add(p.name)
                 continue
             st.plugin = p.name
-            return st, frozenset(skipped)
-        return None, frozenset(skipped)
+            return PreFilterOutcome(st, frozenset(skipped))
+        names: frozenset[str] | None = None
+        narrowed_by: list[str] = []
+        for p in self._narrowing:
+            if p.name in skipped:
+                continue
+            mine = p.pre_filter_nodes(state, pod)
+            if mine is None:
+                continue
+            narrowed_by.append(p.name)
+            names = mine if names is None else names & mine
+            if not names:
+                reason = (f"node(s) didn't satisfy plugin {p.name}" if len(narrowed_by) == 1 else
+                          f"node(s) didn't satisfy plugin(s) [{' '.join(narrowed_by)}] simultaneously")
+                return PreFilterOutcome(Status(UNSCHEDULABLE, reason, plugin=p.name), frozenset(skipped))
+        return PreFilterOutcome(None, frozenset(skipped), names, tuple(narrowed_by))
 
     def filter_nodes(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo],
                      skipped: frozenset[str]) -> tuple[list[NodeInfo], Failed]:

@@ -67,6 +67,23 @@ def node_selector_terms(terms: list[Mapping[str, Any]] | None) -> NodePredicate:
     return lambda labels, name: any(p(labels, name) for p in compiled)
 
 
+def affinity_node_names(terms: list[Mapping[str, Any]] | None) -> frozenset[str] | None:
+    """The only nodes required ``nodeSelectorTerms`` allow by ``metadata.name In`` (upstream
+    NodeAffinity's PreFilterResult, what every DaemonSet pod carries): the union over the terms of
+    each term's intersection; None when some term does not name nodes (any node may match)."""
+    names: set[str] = set()
+    for term in terms or ():
+        term_names: set[str] | None = None
+        for req in (term.get("matchFields") if isinstance(term, Mapping) else None) or ():
+            if isinstance(req, Mapping) and req.get("key") == "metadata.name" and req.get("operator") == "In":
+                values = {str(v) for v in req.get("values") or ()}
+                term_names = values if term_names is None else term_names & values
+        if term_names is None:
+            return None
+        names |= term_names
+    return frozenset(names) if terms else None
+
+
 def node_selector_term(term: Mapping[str, Any]) -> NodePredicate:
     """One preferred-scheduling term's ``preference``."""
     if not term or (not term.get("matchExpressions") and not term.get("matchFields")):

@@ -17,7 +17,7 @@ from typing import Any
 from kconsole.objects.quantity import resource_amount
 from kconsole.objects.storage import pod_claims, pod_disks
 from kconsole.scheduler.matchers import LabelPredicate, NodePredicate, label_selector, match_labels_selector
-from kconsole.scheduler.matchers import node_selector_term, node_selector_terms
+from kconsole.scheduler.matchers import affinity_node_names, node_selector_term, node_selector_terms
 
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
@@ -132,7 +132,7 @@ class PodInfo:
     __slots__ = (
         "pod", "key", "namespace", "name", "uid", "labels", "priority", "requests", "cpu", "mem", "scalar",
         "nz_cpu", "nz_mem", "host_ports", "tolerations", "node_selector", "required_node_affinity",
-        "preferred_node_affinity", "has_node_affinity", "affinity", "anti_affinity", "preferred_affinity",
+        "preferred_node_affinity", "has_node_affinity", "affinity_node_names", "affinity", "anti_affinity", "preferred_affinity",
         "preferred_anti_affinity", "spread", "images", "node_name", "nominated_node", "scheduler_name",
         "deleting", "preemption_policy", "start_time", "owner", "resource_version", "claims", "disks",
     )
@@ -175,6 +175,8 @@ class PodInfo:
             for t in na.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
         ]
         self.has_node_affinity = self.node_selector is not None or self.required_node_affinity is not None
+        #: The nodes required affinity confines the pod to by name (a DaemonSet pod's one node), or None.
+        self.affinity_node_names = affinity_node_names(req.get("nodeSelectorTerms")) if req is not None else None
         pa = affinity.get("podAffinity") or {}
         paa = affinity.get("podAntiAffinity") or {}
         ns = self.namespace

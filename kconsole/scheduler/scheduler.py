@@ -28,7 +28,7 @@ from kconsole.scheduler.cache import Cache, NodeInfo
 from kconsole.scheduler.config import SchedulerConfig
 from kconsole.scheduler.decisions import MAX_SKIPPED_NAMES, DecisionRecorder, LazyRecord, build_record, record_name
 from kconsole.scheduler.diagnosis import Diagnosis
-from kconsole.scheduler.framework import ERROR, SUCCESS, UNSCHEDULABLE, FilterOutcome, Framework, Handle
+from kconsole.scheduler.framework import ERROR, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, FilterOutcome, Framework, Handle
 from kconsole.scheduler.framework import ScoreOutcome, Status
 from kconsole.scheduler.matchers import LabelPredicate, label_selector, match_labels_selector
 from kconsole.scheduler.podinfo import PodInfo
@@ -359,7 +359,7 @@ class Scheduler:
         if not nodes:
             await self._fail(q, fw, Diagnosis(0), NO_NODES, cycle, None, None, 0)
             return
-        pre, skipped = fw.run_pre_filter(state, pod)
+        pre, skipped, names, narrowed_by = fw.run_pre_filter(state, pod)
         state["__skipped__"] = skipped
         if pre is not None:
             outcome = FilterOutcome([], {n.name: pre for n in nodes}, len(nodes), skipped, pre)
@@ -368,13 +368,24 @@ class Scheduler:
             await self._fail(q, fw, diag, "", cycle, outcome, state, len(nodes))
             return
         outcome = self._nominated_fast_path(fw, state, pod, skipped)
-        if outcome is None:
+        outcome_start = -1
+        if outcome is None and names is not None:
+            # PreFilterResult: only the named nodes are filtered (a DaemonSet pod's one node, not all).
+            named = [info for info in (self.cache.nodes.get(n) for n in sorted(names))
+                     if info is not None and info.node is not None]
+            outcome = fw.find_feasible(state, pod, named, 0, skipped) if named else \
+                FilterOutcome([], {}, 0, skipped)
+            if not outcome.feasible:
+                absent = Status(UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{' '.join(narrowed_by)}]",
+                                plugin=narrowed_by[0])
+                for n in nodes:
+                    if n.name not in names:
+                        outcome.failed[n.name] = absent
+        elif outcome is None:
             start = self.next_start % len(nodes)
             outcome = fw.find_feasible(state, pod, nodes, start, skipped)
             self.next_start = (start + outcome.processed) % len(nodes)
             outcome_start = start
-        else:
-            outcome_start = -1
         if not outcome.feasible:
             diag = Diagnosis(len(nodes), outcome.failed,
                              unschedulable_plugins={st.plugin for st in outcome.failed.values()})

@@ -74,6 +74,40 @@ async def test_untolerated_taints_are_named_in_the_message(env: Env) -> None:
                                "0/3 nodes are available: 3 Preemption is not helpful for scheduling..")
 
 
+def _pinned(*names: str) -> dict[str, Any]:
+    """The affinity the DaemonSet controller gives each of its pods."""
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": list(names)}]}]}}}
+
+
+async def test_a_pod_pinned_by_name_is_filtered_on_its_node_alone(env: Env) -> None:
+    """NodeAffinity's PreFilterResult: a DaemonSet pod is judged on its node only, and the others
+    are named as upstream names them (`kubectl describe` of a Pending DaemonSet pod)."""
+    for i in range(4):
+        await env.admin.create(node(f"n{i}", cpu="1"))
+    s = await env.scheduler()
+    await env.admin.create(pod("fits", affinity=_pinned("n2")))
+    await env.admin.create(pod("big", cpu="2", affinity=_pinned("n1")))
+    await env.admin.create(pod("gone", affinity=_pinned("n9")))
+    await env.admin.create(pod("conflict", affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n0"]},
+                                               {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}))
+    assert (await env.wait_bound("fits"))["fits"] == "n2"
+    await env.clock.advance(2)
+    await s.flush()
+    messages = {name: (condition(await env.get_pod(name), "PodScheduled") or {}).get("message")
+                for name in ("big", "gone", "conflict")}
+    assert messages == {
+        "big": "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't satisfy plugin(s) [NodeAffinity]. "
+               "preemption: 0/4 nodes are available: 1 No preemption victims found for incoming pod, "
+               "3 Preemption is not helpful for scheduling..",
+        "gone": "0/4 nodes are available: 4 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: "
+                "0/4 nodes are available: 4 Preemption is not helpful for scheduling..",
+        "conflict": "0/4 nodes are available: pod affinity terms conflict. preemption: 0/4 nodes are available: "
+                    "4 Preemption is not helpful for scheduling..",
+    }
+
+
 async def test_node_selector_and_node_affinity(env: Env) -> None:
     await env.admin.create(node("a", labels={"disk": "ssd", "topology.kubernetes.io/zone": "z1"}))
     await env.admin.create(node("b", labels={"disk": "hdd", "topology.kubernetes.io/zone": "z2"}))

@@ -9,6 +9,8 @@ from kconsole.scheduler.framework import SKIP_STATUS, UNRESOLVABLE, Failed, Plug
 from kconsole.scheduler.podinfo import PodInfo
 
 REASON = "node(s) didn't match Pod's node affinity/selector"
+#: Every required term names nodes and no node is in all of one term's lists.
+CONFLICT = "pod affinity terms conflict"
 
 
 def matches_node_affinity(pod: PodInfo, node: NodeInfo) -> bool:
@@ -26,7 +28,14 @@ class NodeAffinity(Plugin):
     events = frozenset({"NodeAdd", "NodeUpdate"})
 
     def pre_filter(self, state: dict[str, Any], pod: PodInfo) -> Status | None:
-        return None if pod.has_node_affinity else SKIP_STATUS
+        if not pod.has_node_affinity:
+            return SKIP_STATUS
+        if pod.affinity_node_names is not None and not pod.affinity_node_names:
+            return Status(UNRESOLVABLE, CONFLICT)
+        return None
+
+    def pre_filter_nodes(self, state: dict[str, Any], pod: PodInfo) -> frozenset[str] | None:
+        return pod.affinity_node_names
 
     def filter(self, state: dict[str, Any], pod: PodInfo, nodes: list[NodeInfo]) -> tuple[list[NodeInfo], Failed]:
         passed: list[NodeInfo] = []
