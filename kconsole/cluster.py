@@ -347,7 +347,8 @@ class Cluster:
                                        cpu=self.config.node_cpu, memory=self.config.node_memory)
         self.node_pool = NodeFleet(self.api_client, self.clock, configs, rng=random.Random(self.rng.random()),
                                    delay_factor=self.config.pod_delay_factor,
-                                   static_pod_status=self.static_pod_status)
+                                   static_pod_status=self.static_pod_status,
+                                   proxy_pods="kube-proxy" in self.config.addons)
         await self.node_pool.start()
         self.kubelets = self.node_pool.kubelets
         self.proxies = self.node_pool.proxies

@@ -9,8 +9,10 @@ What the composition root (``kconsole/cluster.py``) uses:
 * :class:`NodeConfig` — name, cpu, memory, pods (110), ephemeral_storage, extended resources,
   labels, taints, pod_cidr, address, zone, region, control_plane, delay_factor (0 = instant pulls
   and starts), image_pull_factor.
-* :class:`NodeFleet(client_for, clock, configs, *, rng, delay_factor=1.0, static_pod_status=None)
-  <kconsole.nodes.fleet.NodeFleet>` — ``client_for("system:node:<name>")`` is called once per node;
+* :class:`NodeFleet(client_for, clock, configs, *, rng, delay_factor=1.0, static_pod_status=None,
+  proxy_pods=False) <kconsole.nodes.fleet.NodeFleet>` — ``client_for("system:node:<name>")`` is
+  called once per node; with ``proxy_pods`` a node's kube-proxy runs while its ``kube-proxy-*``
+  pod's container does (the addon);
   ``static_pod_status()`` maps a control-plane node name to ``{"etcd": running, "kube-apiserver": ..,
   "kube-scheduler": .., "kube-controller-manager": ..}``. ``async start()`` / ``async stop()``;
   ``kubelets: dict[str, Kubelet]``, ``proxies: dict[str, KubeProxy]``; ``logs(namespace, pod,

@@ -39,7 +39,8 @@ class NodeFleet:
 
     def __init__(self, client_for: Callable[[Any], Client], clock: Clock, configs: list[NodeConfig], *,
                  rng: random.Random, delay_factor: float = 1.0,
-                 static_pod_status: Callable[[], dict[str, dict[str, bool]]] | None = None) -> None:
+                 static_pod_status: Callable[[], dict[str, dict[str, bool]]] | None = None,
+                 proxy_pods: bool = False) -> None:
         if delay_factor < 0:
             raise ValueError(f"node fleet: delay_factor must be >= 0, got {delay_factor}")
         names = [c.name for c in configs]
@@ -52,6 +53,8 @@ class NodeFleet:
         self.rng = rng
         self.delay_factor = delay_factor
         self.static_pod_status = static_pod_status
+        #: Each node's kube-proxy is its kube-proxy-* pod (the addon), not a part of the machine.
+        self.proxy_pods = proxy_pods
         self.kubelets: dict[str, Kubelet] = {}
         self.proxies: dict[str, KubeProxy] = {}
         self.started = False
@@ -96,8 +99,10 @@ class NodeFleet:
                           static_pod_status=self._static_for(config.name) if config.control_plane else None,
                           delay_factor=self.delay_factor, pod_informer=self.pod_informer,
                           node_informer=self.node_informer, objects=self.objects)
-        proxy = KubeProxy(config.name, self.table)
+        proxy = KubeProxy(config.name, self.table, as_pod=self.proxy_pods)
         kubelet.partition_listeners.append(proxy.set_partitioned)
+        if self.proxy_pods:
+            kubelet.container_listeners.append(proxy.container_changed)
         self.kubelets[config.name] = kubelet
         self.proxies[config.name] = proxy
         return kubelet

@@ -155,6 +155,9 @@ class Kubelet:
         self._boot_id = hashlib.sha256(f"{self.name}/{rng.random()}".encode()).hexdigest()
         #: Called with True/False when the node is cut off / reconnected (the fleet's kube-proxy).
         self.partition_listeners: list[Callable[[bool], None]] = []
+        #: Called with (image, True) when a container starts or is found running after a restart and
+        #: (image, False) when its process ends: the fleet's kube-proxy runs as its pod does.
+        self.container_listeners: list[Callable[[str, bool], None]] = []
         #: Counters for the console and tests.
         self.status_writes = 0
         self.lease_renewals = 0
@@ -275,6 +278,10 @@ class Kubelet:
             self._link.partitioned = True
         for listener in self.partition_listeners:
             listener(True)
+
+    def container_changed(self, image: str, running: bool) -> None:
+        for listener in self.container_listeners:
+            listener(image, running)
 
     def heal(self) -> None:
         self.partitioned = False

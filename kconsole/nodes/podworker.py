@@ -344,6 +344,7 @@ class PodWorker:
         if "running" in state:
             now = self._now()
             c.status = c.stage = "running"
+            self.k.container_changed(c.image, True)
             c.waiting_reason = ""
             c.started_at = parse_time(state["running"].get("startedAt") or format_time(now))
             c.log = LogBuffer(self.k.clock.now)
@@ -633,6 +634,7 @@ class PodWorker:
         c.waiting_reason = ""
         c.waiting_message = ""
         c.started_at = now
+        self.k.container_changed(c.image, True)
         c.finished_at = None
         c.prev_log, c.log = c.log, LogBuffer(self.k.clock.now)
         run = c.program.run_seconds
@@ -672,6 +674,7 @@ class PodWorker:
             t.cancel()
         c.probe_timers.clear()
         c.status = "terminated"
+        self.k.container_changed(c.image, False)
         c.exit_code = code
         c.term_reason = exit_reason(code)
         c.finished_at = self._now()

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from kconsole.client import SharedInformer
+from kconsole.nodes.images import repository
 
 Obj = dict[str, Any]
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
@@ -106,15 +107,25 @@ class ServiceTable:
         return out
 
 
-class KubeProxy:
-    """One node's kube-proxy, reading the shared table."""
+#: The image of the kube-proxy addon's DaemonSet (kconsole/addons.py): a node's proxy runs while a
+#: container of it runs there.
+KUBE_PROXY_REPOSITORY = "registry.k8s.io/kube-proxy"
 
-    def __init__(self, node: str, table: ServiceTable) -> None:
+
+class KubeProxy:
+    """One node's kube-proxy, reading the shared table.
+
+    ``as_pod``: the proxy is the node's ``kube-proxy-*`` pod (the addon): no rules until its
+    container first runs, rules frozen while it is not running (crashed, deleted, its DaemonSet
+    gone), as iptables keeps a dead kube-proxy's rules. Otherwise it runs with the node's machine.
+    """
+
+    def __init__(self, node: str, table: ServiceTable, as_pod: bool = False) -> None:
         self.node = node
         self.table = table
-        self.running = True
+        self.running = not as_pod
         self.partitioned = False
-        self._frozen: list[Obj] | None = None
+        self._frozen: list[Obj] | None = [] if as_pod else None
 
     def rules(self) -> list[Obj]:
         """The node's rules table, for the console."""
@@ -131,6 +142,13 @@ class KubeProxy:
 
     def set_partitioned(self, partitioned: bool) -> None:
         self.partitioned = partitioned
+        self._refreeze()
+
+    def container_changed(self, image: str, running: bool) -> None:
+        """A container started or ended on the node: the kube-proxy pod's turns the proxy on and off."""
+        if repository(image) != KUBE_PROXY_REPOSITORY:
+            return
+        self.running = running
         self._refreeze()
 
     async def stop(self) -> None:

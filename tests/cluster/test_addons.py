@@ -79,6 +79,38 @@ async def test_every_node_runs_kube_proxy_and_coredns_answers_behind_kube_dns(tm
         await stop(cluster, clock)
 
 
+async def test_a_nodes_service_rules_follow_only_while_its_kube_proxy_pod_runs(tmp_path: Path) -> None:
+    clock = VirtualClock()
+    cluster = await boot(tmp_path, clock, nodes=1, control_planes=1)
+    try:
+        admin = cluster.api_client()
+        proxy = cluster.proxies["worker-1"]
+
+        def services() -> set[str]:
+            return {r["service"] for r in proxy.rules()}
+
+        await clock.run_until(lambda: proxy.running, timeout=60, step=0.5)
+        await clock.run_until(lambda: "kube-system/kube-dns" in services(), timeout=60, step=0.5)
+        # The DaemonSet goes, its pods with it: the rules stay as they were and stop following.
+        await admin.delete("daemonsets", "kube-proxy", "kube-system")
+        await clock.run_until(lambda: not proxy.running, timeout=60, step=0.5)
+        await admin.create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+                            "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}})
+        await clock.advance(10)
+        assert "kube-system/kube-dns" in services() and "default/web" not in services()
+    finally:
+        await stop(cluster, clock)
+    # Without the addon the proxy is part of the node's machine and follows from the start.
+    clock = VirtualClock()
+    cluster = await boot(tmp_path / "bare", clock, nodes=1, control_planes=1, addons=())
+    try:
+        assert cluster.proxies["worker-1"].running
+        await clock.run_until(lambda: "default/kubernetes" in {r["service"] for r in cluster.proxies["worker-1"].rules()},
+                              timeout=30, step=0.5)
+    finally:
+        await stop(cluster, clock)
+
+
 async def test_a_restart_brings_back_what_was_deleted_and_keeps_what_was_changed(tmp_path: Path) -> None:
     clock = VirtualClock()
     cluster = await boot(tmp_path, clock, nodes=1, control_planes=1)
