@@ -142,6 +142,11 @@ class ClusterConfig:
     def validate(self) -> None:
         if self.nodes < 0:
             raise ConfigError(f"nodes must be >= 0, got {self.nodes}")
+        from kconsole.nodes.config import MAX_NODES
+
+        if self.nodes + self.control_planes > MAX_NODES:
+            raise ConfigError(f"nodes plus control-planes must be at most {MAX_NODES} (one pod /24 each), "
+                              f"got {self.nodes + self.control_planes}")
         if self.control_planes not in (1, 3, 5) and not 1 <= self.control_planes <= 7:
             raise ConfigError(f"control-planes must be between 1 and 7, got {self.control_planes}")
         if self.speed <= 0:

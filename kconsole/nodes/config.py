@@ -18,9 +18,20 @@ CONTROL_PLANE_TAINT = {"key": CONTROL_PLANE_ROLE, "effect": "NoSchedule"}
 DEFAULT_REGION = "kconsole"
 
 
+#: /24s from 10.244.0.0 up to 10.255.255.0 (kubeadm's usual pod network first), then from 10.112.0.0,
+#: just past the Service range 10.96.0.0/12, up to 10.243.255.0: unique, valid ranges for 36,864 nodes.
+_POD_OCTETS = list(range(244, 256)) + list(range(112, 244))
+#: Nodes there is a pod /24 for.
+MAX_NODES = len(_POD_OCTETS) * 256
+
+
 def pod_cidr_for(index: int) -> str:
-    """``10.244.N.0/24`` for the first 256 nodes, then ``10.245.*``, ...: one /24 per node."""
-    return f"10.{244 + index // 256}.{index % 256}.0/24"
+    """``10.244.N.0/24`` for the first 256 nodes, then ``10.245.*`` ... ``10.255.*``, then
+    ``10.112.*`` onwards: one /24 per node, never inside the Service range."""
+    block, third = divmod(index, 256)
+    if not 0 <= block < len(_POD_OCTETS):
+        raise ValueError(f"no pod CIDR for node index {index}: at most {MAX_NODES} nodes")
+    return f"10.{_POD_OCTETS[block]}.{third}.0/24"
 
 
 def address_for(index: int) -> str:
