@@ -9,8 +9,9 @@ the DaemonSet controller gives every node its ``kube-proxy-*`` pod, the Deployme
 ``coredns-*`` pods, the scheduler places them and the kubelets run them, so ``kubectl get pods -A``
 reads as on a kubeadm cluster.
 
-The simulated kube-proxy's rules (:mod:`kconsole.nodes.proxy`) belong to each node's machine, not
-to the ``kube-proxy-*`` pod: deleting the DaemonSet does not stop Service routing here.
+With this addon a node's simulated kube-proxy (:mod:`kconsole.nodes.proxy`) is its ``kube-proxy-*``
+pod: its rules follow Services only while that pod's container runs. Pods run no processes, so
+CoreDNS resolves nothing; its Service, endpoints and pods are what a learner inspects.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ Obj = dict[str, Any]
 
 KUBE_SYSTEM = "kube-system"
 RBAC = "rbac.authorization.k8s.io"
+#: The repository is the one kconsole.nodes.proxy recognises as a node's kube-proxy.
 KUBE_PROXY_IMAGE = "registry.k8s.io/kube-proxy:v1.32.0"
 COREDNS_IMAGE = "registry.k8s.io/coredns/coredns:v1.11.3"
 #: kubeadm's DNS Service address: the tenth address of the default Service range 10.96.0.0/12.
@@ -76,13 +78,14 @@ metricsBindAddress: ""
 mode: ""
 """
 
+#: kubeadm points kube-proxy at the control-plane endpoint: here the first control plane's InternalIP.
 KUBE_PROXY_KUBECONFIG = """\
 apiVersion: v1
 kind: Config
 clusters:
 - cluster:
     certificate-authority: /var/run/secrets/kubernetes.io/serviceaccount/ca.crt
-    server: https://control-plane-endpoint:6443
+    server: https://172.18.0.2:6443
   name: default
 contexts:
 - context:

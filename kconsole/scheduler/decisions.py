@@ -43,7 +43,10 @@ into the record's table of distinct verdicts (``filter.reasons``) rather than a 
 strings. :func:`node_rows` is the one function that expands a record back into one row per node
 (the console and printers use it). Nodes never evaluated because of the nodes-to-score cut-off
 are counted in ``skippedByCutoff``; their names are listed in ``skipped`` only up to
-:data:`MAX_SKIPPED_NAMES`.
+:data:`MAX_SKIPPED_NAMES`. A pod whose PreFilter named its nodes (NodeAffinity's PreFilterResult:
+a DaemonSet pod's one node) is filtered on those alone; ``notInPreFilterResult`` counts the others,
+and when it fails ``filter.failed`` lists them too with that plugin's verdict, as upstream's
+diagnosis does.
 
 Schema history: before the reason table, filter failures were ``filter.rejected``, a list of
 ``{node, plugin, code, reasons}`` dicts. :func:`node_rows` still reads that form, so records a
@@ -100,6 +103,10 @@ def record_name(pod_name: str, attempt: int) -> str:
     return pod_name[: MAX_NAME - len(suffix)] + suffix
 
 
+def _candidates(filtered: FilterOutcome, total_nodes: int) -> int:
+    return total_nodes if filtered.named is None else filtered.named
+
+
 def build_record(*, namespace: str, pod_name: str, pod_uid: str, attempt: int, scheduler_name: str, time: str,
                  result: str, node: str, message: str, total_nodes: int, filtered: FilterOutcome | None,
                  scored: ScoreOutcome | None, filter_plugins: list[str] | None = None,
@@ -114,8 +121,11 @@ def build_record(*, namespace: str, pod_name: str, pod_uid: str, attempt: int, s
         "total": total_nodes,
         "evaluated": evaluated,
         "feasible": len(filtered.feasible) if filtered is not None else 0,
-        "skippedByCutoff": max(total_nodes - evaluated, 0) if filtered is not None else 0,
+        "skippedByCutoff": max(min(total_nodes, _candidates(filtered, total_nodes)) - evaluated, 0)
+        if filtered is not None else 0,
     }
+    if filtered is not None and filtered.named is not None:
+        nodes["notInPreFilterResult"] = max(total_nodes - filtered.named, 0)
     if skipped_names is not None:
         nodes["skipped"] = skipped_names
     status: dict[str, Any] = {"result": result, "node": node, "message": message, "nodes": nodes}

@@ -203,6 +203,8 @@ class FilterOutcome:
     processed: int
     skipped_plugins: frozenset[str] = frozenset()
     pre_filter_status: Status | None = None
+    #: How many nodes a PreFilterResult left to filter (None: it named none, all were candidates).
+    named: int | None = None
 
 
 @dataclass(slots=True)
@@ -278,7 +280,8 @@ class Framework:
         self.queue_sort = get(points["queueSort"][0]) if points.get("queueSort") else None
         self.pre_filters = [get(n) for n in points.get("preFilter", ())]
         #: The PreFilter plugins that may confine a pod to some nodes by name.
-        self._narrowing = [p for p in self.pre_filters if type(p).pre_filter_nodes is not Plugin.pre_filter_nodes]
+        self._narrowing = [p for p in self.pre_filters
+                           if type(p).pre_filter_nodes is not Plugin.pre_filter_nodes]
         self.filters = [get(n) for n in points.get("filter", ())]
         self.post_filters = [get(n) for n in points.get("postFilter", ())]
         self.pre_scores = [get(n) for n in points.get("preScore", ())]

@@ -132,7 +132,8 @@ class PodInfo:
     __slots__ = (
         "pod", "key", "namespace", "name", "uid", "labels", "priority", "requests", "cpu", "mem", "scalar",
         "nz_cpu", "nz_mem", "host_ports", "tolerations", "node_selector", "required_node_affinity",
-        "preferred_node_affinity", "has_node_affinity", "affinity_node_names", "affinity", "anti_affinity", "preferred_affinity",
+        "preferred_node_affinity", "has_node_affinity", "affinity_node_names", "affinity", "anti_affinity",
+        "preferred_affinity",
         "preferred_anti_affinity", "spread", "images", "node_name", "nominated_node", "scheduler_name",
         "deleting", "preemption_policy", "start_time", "owner", "resource_version", "claims", "disks",
     )
@@ -176,7 +177,7 @@ class PodInfo:
         ]
         self.has_node_affinity = self.node_selector is not None or self.required_node_affinity is not None
         #: The nodes required affinity confines the pod to by name (a DaemonSet pod's one node), or None.
-        self.affinity_node_names = affinity_node_names(req.get("nodeSelectorTerms")) if req is not None else None
+        self.affinity_node_names = None if req is None else affinity_node_names(req.get("nodeSelectorTerms"))
         pa = affinity.get("podAffinity") or {}
         paa = affinity.get("podAntiAffinity") or {}
         ns = self.namespace

@@ -28,8 +28,8 @@ from kconsole.scheduler.cache import Cache, NodeInfo
 from kconsole.scheduler.config import SchedulerConfig
 from kconsole.scheduler.decisions import MAX_SKIPPED_NAMES, DecisionRecorder, LazyRecord, build_record, record_name
 from kconsole.scheduler.diagnosis import Diagnosis
-from kconsole.scheduler.framework import ERROR, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, FilterOutcome, Framework, Handle
-from kconsole.scheduler.framework import ScoreOutcome, Status
+from kconsole.scheduler.framework import ERROR, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, FilterOutcome, Framework
+from kconsole.scheduler.framework import Handle, ScoreOutcome, Status
 from kconsole.scheduler.matchers import LabelPredicate, label_selector, match_labels_selector
 from kconsole.scheduler.podinfo import PodInfo
 from kconsole.scheduler.queue import QueuedPodInfo, SchedulingQueue
@@ -375,7 +375,8 @@ class Scheduler:
                      if info is not None and info.node is not None]
             outcome = fw.find_feasible(state, pod, named, 0, skipped) if named else \
                 FilterOutcome([], {}, 0, skipped)
-            if not outcome.feasible:
+            outcome.named = len(named)
+            if not outcome.feasible:  # upstream's diagnosis: every node left out, with the plugins' names
                 absent = Status(UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{' '.join(narrowed_by)}]",
                                 plugin=narrowed_by[0])
                 for n in nodes:

@@ -58,7 +58,8 @@ def summary(record: Obj) -> list[str]:
         + (f"  nominated {status['nominatedNode']}" if status.get("nominatedNode") else "")
         + (f"  victims {', '.join(status['victims'])}" if status.get("victims") else ""),
         f"nodes: {nodes.get('total', '?')} total, {nodes.get('evaluated', '?')} evaluated, "
-        f"{nodes.get('feasible', '?')} feasible, {nodes.get('skippedByCutoff', 0)} skipped by the cut-off",
+        f"{nodes.get('feasible', '?')} feasible, {nodes.get('skippedByCutoff', 0)} skipped by the cut-off"
+        + (f", {nodes['notInPreFilterResult']} not named by PreFilter" if nodes.get("notInPreFilterResult") else ""),
     ]
     skipped = nodes.get("skipped") or []
     if skipped:

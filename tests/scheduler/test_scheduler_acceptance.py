@@ -106,6 +106,9 @@ async def test_a_pod_pinned_by_name_is_filtered_on_its_node_alone(env: Env) -> N
         "conflict": "0/4 nodes are available: pod affinity terms conflict. preemption: 0/4 nodes are available: "
                     "4 Preemption is not helpful for scheduling..",
     }
+    records = {r["metadata"]["name"]: r["status"] for r in await env.admin.list_all("schedulingdecisions", "default")}
+    assert records["fits-1"]["nodes"] == {"total": 4, "evaluated": 1, "feasible": 1, "skippedByCutoff": 0,
+                                          "notInPreFilterResult": 3}
 
 
 async def test_node_selector_and_node_affinity(env: Env) -> None:
@@ -271,3 +274,17 @@ async def test_decision_records_match_what_happened(env: Env) -> None:
     assert st["nodes"] == {"total": 3, "evaluated": 3, "feasible": 2, "skippedByCutoff": 0, "skipped": []}
     cells = PRINTERS["schedulingdecisions.kconsole.dev"].cells(rec, env.clock.now())
     assert cells[:5] == ["web", 1, "Scheduled", "idle", "2/3"]
+
+
+async def test_the_consoles_decision_summary_says_which_nodes_prefilter_left_out(env: Env) -> None:
+    from kconsole.tui.decisions import summary
+
+    for i in range(3):
+        await env.admin.create(node(f"n{i}"))
+    await env.scheduler()
+    await env.admin.create(pod("ds", affinity=_pinned("n1")))
+    assert (await env.wait_bound("ds"))["ds"] == "n1"
+    record = next(r for r in await env.admin.list_all("schedulingdecisions", "default")
+                  if r["metadata"]["name"] == "ds-1")
+    assert summary(record)[2] == ("nodes: 3 total, 1 evaluated, 1 feasible, 0 skipped by the cut-off, "
+                                  "2 not named by PreFilter")
