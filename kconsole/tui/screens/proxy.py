@@ -27,7 +27,7 @@ def iptables_lines(rules: list[Obj]) -> list[str]:
     for rule in rules:
         svc, port, proto = rule.get("service", ""), rule.get("port"), str(rule.get("protocol", "TCP")).lower()
         name = f"{svc}:{rule['portName']}" if rule.get("portName") else svc
-        svc_chain = _chain("KUBE-SVC", svc, port, proto)
+        svc_chain = _chain("KUBE-SVC", name, proto)  # upstream hashes the service port name and protocol
         lines.append(f'-A KUBE-SERVICES -d {rule.get("clusterIP")}/32 -p {proto} -m comment --comment '
                      f'"{name} cluster IP" -m {proto} --dport {port} -j {svc_chain}')
         if rule.get("nodePort"):
@@ -39,7 +39,7 @@ def iptables_lines(rules: list[Obj]) -> list[str]:
                          f'"{name} has no endpoints" -m {proto} --dport {port} -j REJECT')
             continue
         for i, ep in enumerate(endpoints):
-            sep = _chain("KUBE-SEP", svc, port, ep)
+            sep = _chain("KUBE-SEP", name, proto, ep)
             remaining = len(endpoints) - i
             if remaining > 1:
                 lines.append(f'-A {svc_chain} -m comment --comment "{name} -> {ep}" -m statistic --mode random '
