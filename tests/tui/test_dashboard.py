@@ -309,6 +309,8 @@ async def test_api_log_proxy_help_and_maximise(cluster: Any) -> None:
         await pilot.press("colon")
         await type_in(pilot, "no")
         app.resources.table.select_key("worker-1")
+        # The node's rules are its kube-proxy pod's (the addon): they exist once that pod runs.
+        await until(clock, lambda: c.proxies["worker-1"].running, pilot)
         await pilot.press("p")
         assert isinstance(app.screen, ProxyScreen)
         body = app.screen.plain_text()
