@@ -288,3 +288,26 @@ async def test_the_consoles_decision_summary_says_which_nodes_prefilter_left_out
                   if r["metadata"]["name"] == "ds-1")
     assert summary(record)[2] == ("nodes: 3 total, 1 evaluated, 1 feasible, 0 skipped by the cut-off, "
                                   "2 not named by PreFilter")
+
+
+async def test_a_pinned_high_priority_pod_preempts_on_its_own_node_only(env: Env) -> None:
+    """A node-critical DaemonSet pod that does not fit its node evicts a lower-priority pod there,
+    never on another node (those are UnschedulableAndUnresolvable for it)."""
+    await env.admin.create({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                            "metadata": {"name": "low"}, "value": 100})
+    for i in range(2):
+        await env.admin.create(node(f"n{i}", cpu="1"))
+    await env.scheduler()
+    for i in range(2):
+        await env.admin.create(pod(f"filler-{i}", cpu="800m", priorityClassName="low", nodeSelector={
+            "kubernetes.io/hostname": f"n{i}"}))
+    await env.wait_bound("filler-0", "filler-1")
+    await env.admin.create(pod("proxy", cpu="500m", priorityClassName="system-node-critical",
+                               affinity=_pinned("n1")))
+
+    async def filler_1_gone() -> bool:
+        return not any(p["metadata"]["name"] == "filler-1" for p in await env.admin.list_all("pods", "default"))
+
+    await env.clock.run_until(filler_1_gone, 20, step=0.5)
+    assert (await env.wait_bound("proxy"))["proxy"] == "n1"
+    assert (await env.get_pod("filler-0"))["spec"]["nodeName"] == "n0"
