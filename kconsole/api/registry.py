@@ -125,7 +125,8 @@ EVENT_FIELDS = (
 TABLE: tuple[ResourceSpec, ...] = (
     _entry("", "v1", "namespaces", "Namespace", namespaced=False, short=("ns",), status=True,
            subresources=("finalize",), fields=("status.phase",)),
-    _entry("", "v1", "nodes", "Node", namespaced=False, short=("no",), status=True, fields=("spec.unschedulable",)),
+    _entry("", "v1", "nodes", "Node", namespaced=False, short=("no",), status=True, fields=("spec.unschedulable",),
+           subresources=("proxy",)),
     _entry("", "v1", "pods", "Pod", short=("po",), categories=ALL, status=True,
            subresources=("binding", "eviction", "log", "ephemeralcontainers"), fields=POD_FIELDS, graceful=True),
     _entry("", "v1", "services", "Service", short=("svc",), categories=ALL, status=True),

@@ -70,6 +70,10 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 _Wanted = tuple[str, "str | None", dict[str, Any], str]  # resource, namespace, object, group
 LogSource = Callable[[str, str, str, LogOptions], "str | LogStream | None"]
+#: A node's kubelet endpoint: fn(node, path) -> the answer (text or a JSON object); None when the
+#: node's kubelet does not answer (stopped, cut off, or no machine behind the Node); LookupError
+#: for a path the kubelet does not serve.
+KubeletEndpoints = Callable[[str, str], "str | dict[str, Any] | None"]
 
 #: The user the API server acts as for its own bootstrap writes (upstream's loopback client).
 LOOPBACK_USER = UserInfo("system:apiserver", ("system:masters",))
@@ -239,6 +243,7 @@ class APIServer:
         self._judged_early = {type(p) for p in self.mutating if getattr(p, "repeats_admit", False)}
         self._plugin_index: tuple[Any, Any, Any, dict[tuple[str, str], _Plugins]] = (None, None, None, {})
         self._log_source: LogSource | None = None
+        self._kubelet_endpoints: KubeletEndpoints | None = None
         self._component_probe: componentstatus.ComponentProbe | None = None
         #: Simulated seconds an Event lives after its last write (upstream's --event-ttl); 0 keeps them.
         self.event_ttl = event_ttl
@@ -445,6 +450,10 @@ class APIServer:
     def set_log_source(self, source: LogSource | None) -> None:
         """Where pods/log reads come from: fn(namespace, pod, container, options), as the kubelet's endpoint."""
         self._log_source = source
+
+    def set_kubelet_endpoints(self, source: KubeletEndpoints | None) -> None:
+        """What answers nodes/<name>/proxy/<path>: the node's kubelet, as the API server proxies to it."""
+        self._kubelet_endpoints = source
 
     # ------------------------------------------------------------------ Entry
 

@@ -43,6 +43,8 @@ async def dispatch(server: APIServer, call: _Call, spec: ResourceSpec, sub: str)
         return await evict(server, call, spec)
     if sub == "log" and verb == "get":
         return await pod_log(server, call, spec)
+    if sub == "proxy" and verb == "get" and spec.group_resource == "nodes":
+        return await node_proxy(server, call, spec)
     if sub == "token" and verb == "create":
         return await token_request(server, call, spec)
     if sub == "finalize" and verb == "update":
@@ -344,6 +346,25 @@ async def pod_log(server: APIServer, call: _Call, spec: ResourceSpec) -> Respons
     if isinstance(out, str):
         return Response(200, out)
     return out
+
+
+async def node_proxy(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
+    """GET nodes/<name>/proxy/<path>: the node's kubelet answers (its read-only endpoints). A node
+    whose kubelet does not answer gets upstream's 503 for a refused connection to port 10250."""
+    req = call.req
+    node = await server.read(spec, None, req.name or "")
+    path = req.params.get("path") or "/"
+    source = server._kubelet_endpoints
+    try:
+        out = source(req.name or "", path) if source is not None else None
+    except LookupError:
+        raise StatusError(status_body(404, "NotFound", "404 page not found")) from None
+    if out is None:
+        address = next((a.get("address") for a in (node.get("status") or {}).get("addresses") or ()
+                        if a.get("type") == "InternalIP"), req.name)
+        raise StatusError(status_body(503, "ServiceUnavailable", f"error trying to reach service: dial tcp "
+                                      f"{address}:10250: connect: connection refused"))
+    return Response(200, out)
 
 
 def _flag(params: dict[str, str], key: str) -> bool:

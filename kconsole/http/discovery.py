@@ -32,6 +32,7 @@ _SUBRESOURCES: dict[str, tuple[str | None, str | None, str | None, tuple[str, ..
     "portforward": (None, None, "PodPortForwardOptions", ("create", "get")),
     "finalize": (None, None, None, ("update",)),
     "token": ("authentication.k8s.io", "v1", "TokenRequest", ("create",)),
+    "proxy": (None, None, "NodeProxyOptions", ("create", "delete", "get", "patch", "update")),
 }
 
 #: Subresources every pod has upstream even when the table does not list them: kubectl looks for them.

@@ -27,8 +27,17 @@ PATCH_TYPES = {
     "application/apply-patch+yaml": "apply",
 }
 
-#: Subresources a simulated pod cannot serve: they get a clear error instead of an upgrade that hangs.
+#: Subresources a simulated pod cannot serve: they get a clear error instead of an upgrade that hangs
+#: (a node's proxy is the exception: its kubelet answers, see :func:`streaming_refused`).
 STREAMING_SUBRESOURCES = ("exec", "attach", "portforward", "proxy")
+
+
+def streaming_refused(route: Route, method: str) -> bool:
+    """Whether kconsole answers ``route`` with its streaming refusal: everything of
+    :data:`STREAMING_SUBRESOURCES` but a GET of a node's kubelet endpoint (``nodes/<n>/proxy/...``)."""
+    if route.subresource not in STREAMING_SUBRESOURCES:
+        return False
+    return not (route.resource == "nodes" and route.subresource == "proxy" and route.group == "" and method == "GET")
 
 _NAMESPACE_SUBRESOURCES = ("status", "finalize")
 
@@ -44,6 +53,8 @@ class Route:
     name: str | None = None
     subresource: str | None = None
     watch_prefix: bool = False
+    #: What follows ``nodes/<name>/proxy`` (a kubelet endpoint: ``/configz``, ``/pods``...).
+    proxy_path: str | None = None
 
 
 def not_found(message: str = "the server could not find the requested resource") -> StatusError:
@@ -81,6 +92,8 @@ def parse_path(path: str) -> Route:
             namespace = rest[1]
             rest = rest[2:]
     if len(rest) > 3:
+        if rest[0] == "nodes" and rest[2] == "proxy" and namespace is None and not watch_prefix:
+            return Route(group, version, "nodes", None, rest[1], "proxy", False, "/" + "/".join(rest[3:]))
         raise not_found()
     return Route(group, version, rest[0], namespace, rest[1] if len(rest) > 1 else None,
                  rest[2] if len(rest) > 2 else None, watch_prefix)
@@ -247,6 +260,8 @@ def build_request(method: str, route: Route, query: Mapping[str, str], headers: 
                   user_agent=headers.get("User-Agent", ""), source="http")
     if query:
         _apply_query(req, query)
+    if route.proxy_path is not None:
+        req.params["path"] = route.proxy_path
     if verb == "watch" and name:
         selector = f"metadata.name={name}"
         req.field_selector = f"{req.field_selector},{selector}" if req.field_selector else selector

@@ -435,7 +435,7 @@ class HTTPFront:
         else:
             assert isinstance(request, web.BaseRequest)
             raw = await self._read_body(request)
-        if route.subresource in rest.STREAMING_SUBRESOURCES:
+        if rest.streaming_refused(route, method):
             return await self._streaming_refused(route, creds)
         query = request.query
         try:

@@ -152,6 +152,11 @@ class NodeFleet:
 
     # ------------------------------------------------------------------ pods/log
 
+    def kubelet_endpoint(self, node: str, path: str) -> str | dict[str, Any] | None:
+        """The API server's nodes/<name>/proxy source: the node's kubelet, None when no machine runs it."""
+        kubelet = self.kubelets.get(node)
+        return kubelet.endpoint(path) if kubelet is not None else None
+
     def logs(self, namespace: str, pod: str, container: str, options: LogOptions) -> str | LogFollower | None:
         """The API server's pods/log source: the log of the container on the node running it."""
         obj = self.pod_informer.get_by_name(namespace, pod)

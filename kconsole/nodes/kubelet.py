@@ -79,6 +79,8 @@ STATUS_RETRY = 1.0
 KUBELET_VERSION = "v1.32.0-kconsole"
 RUNTIME_VERSION = "kconsole://1.0"
 NODE_INDEX = "nodeName"
+#: The cluster DNS Service address every pod's resolv.conf names (kubeadm's; kconsole/addons.py).
+CLUSTER_DNS = "10.96.0.10"
 
 _CONDITIONS = {
     # type: (ok status, ok reason, ok message, bad reason, bad message)
@@ -739,6 +741,68 @@ class Kubelet:
                 except LinkDown:
                     break
 
+    # ------------------------------------------------------------------ read-only endpoints
+
+    def endpoint(self, path: str) -> str | dict[str, Any] | None:
+        """What the kubelet's port 10250 answers at ``path`` (the API server's nodes/<n>/proxy);
+        None when it does not answer (stopped or cut off); LookupError for a path it does not serve."""
+        if not self.connected:
+            return None
+        if path in ("/healthz", "/healthz/"):
+            return "ok"
+        if path == "/configz":
+            return {"kubeletconfig": self.configuration()}
+        if path == "/pods":
+            items = [p for p in self._informer.list_by_index(NODE_INDEX, self.name)]
+            return {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": items}
+        raise LookupError(path)
+
+    def configuration(self) -> dict[str, Any]:
+        """The KubeletConfiguration this kubelet runs with, as /configz shows it: the timings and
+        limits the simulation uses (lease 40 s renewed every 10 s, status every 10 s, re-reported
+        every 5 min, up to the node's pod capacity), and kubeadm's settings for the rest."""
+        return {
+            "enableServer": True, "staticPodPath": "/etc/kubernetes/manifests", "podLogsDir": "/var/log/pods",
+            "syncFrequency": "1m0s", "fileCheckFrequency": "20s", "httpCheckFrequency": "20s",
+            "address": "0.0.0.0", "port": 10250, "rotateCertificates": True, "serverTLSBootstrap": False,
+            "authentication": {"x509": {"clientCAFile": "/etc/kubernetes/pki/ca.crt"},
+                               "webhook": {"enabled": True, "cacheTTL": "2m0s"}, "anonymous": {"enabled": False}},
+            "authorization": {"mode": "Webhook", "webhook": {"cacheAuthorizedTTL": "5m0s",
+                                                             "cacheUnauthorizedTTL": "30s"}},
+            "registryPullQPS": 5, "registryBurst": 10, "eventRecordQPS": 50, "eventBurst": 100,
+            "enableDebuggingHandlers": True, "healthzPort": 10248, "healthzBindAddress": "127.0.0.1",
+            "clusterDomain": "cluster.local", "clusterDNS": [CLUSTER_DNS],
+            "streamingConnectionIdleTimeout": "4h0m0s",
+            "nodeStatusUpdateFrequency": _duration(STATUS_INTERVAL),
+            "nodeStatusReportFrequency": _duration(STATUS_REPORT_MAX),
+            "nodeLeaseDurationSeconds": LEASE_DURATION,
+            "imageMinimumGCAge": "2m0s", "imageMaximumGCAge": "0s", "imageGCHighThresholdPercent": 85,
+            "imageGCLowThresholdPercent": 80, "volumeStatsAggPeriod": "1m0s",
+            "cgroupsPerQOS": True, "cgroupDriver": "systemd", "cpuManagerPolicy": "none",
+            "memoryManagerPolicy": "None", "topologyManagerPolicy": "none", "topologyManagerScope": "container",
+            "runtimeRequestTimeout": "2m0s", "hairpinMode": "promiscuous-bridge", "maxPods": self.config.pods,
+            "podCIDR": self.config.pod_cidr, "podPidsLimit": -1, "resolvConf": "/run/systemd/resolve/resolv.conf",
+            "cpuCFSQuota": True, "cpuCFSQuotaPeriod": "100ms", "nodeStatusMaxImages": 50, "maxOpenFiles": 1000000,
+            "contentType": "application/vnd.kubernetes.protobuf", "kubeAPIQPS": 50, "kubeAPIBurst": 100,
+            "serializeImagePulls": True,
+            "evictionHard": {"imagefs.available": "15%", "memory.available": "100Mi", "nodefs.available": "10%",
+                             "nodefs.inodesFree": "5%", "imagefs.inodesFree": "5%"},
+            "evictionPressureTransitionPeriod": "5m0s", "enableControllerAttachDetach": True,
+            "makeIPTablesUtilChains": True, "iptablesMasqueradeBit": 14, "iptablesDropBit": 15,
+            "failSwapOn": True, "memorySwap": {}, "containerLogMaxSize": "10Mi", "containerLogMaxFiles": 5,
+            "containerLogMaxWorkers": 1, "containerLogMonitorInterval": "10s",
+            "configMapAndSecretChangeDetectionStrategy": "Watch", "enforceNodeAllocatable": ["pods"],
+            "volumePluginDir": "/usr/libexec/kubernetes/kubelet-plugins/volume/exec/",
+            "logging": {"format": "text", "flushFrequency": "5s", "verbosity": 0,
+                        "options": {"text": {"infoBufferSize": "0"}, "json": {"infoBufferSize": "0"}}},
+            "enableSystemLogHandler": True, "enableSystemLogQuery": False,
+            "shutdownGracePeriod": "0s", "shutdownGracePeriodCriticalPods": "0s",
+            "enableProfilingHandler": True, "enableDebugFlagsHandler": True, "seccompDefault": False,
+            "memoryThrottlingFactor": 0.9, "registerNode": True, "localStorageCapacityIsolation": True,
+            "containerRuntimeEndpoint": "unix:///var/run/containerd/containerd.sock",
+            "failCgroupV1": False,
+        }
+
     # ------------------------------------------------------------------ logs
 
     def logs(self, namespace: str, pod: str, container: str, options: LogOptions) -> str | LogFollower:
@@ -811,3 +875,15 @@ class Kubelet:
         if factor <= 0:
             raise ValueError(f"slow image pulls: factor must be > 0, got {factor}")
         self._slow_pulls = float(factor)
+
+
+def _duration(seconds: float) -> str:
+    """A Go duration as the kubelet's config prints it: 10s, 5m0s, 1h0m0s."""
+    total = int(seconds)
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m{secs}s"
+    if minutes:
+        return f"{minutes}m{secs}s"
+    return f"{secs}s"

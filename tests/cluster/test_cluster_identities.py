@@ -94,3 +94,40 @@ async def test_field_managers_and_event_sources_read_as_upstream(tmp_path: Path)
         yaml_out = await kubectl(cluster, tmp_path, "get", "rs", rs["metadata"]["name"], "-o", "yaml",
                                  "--show-managed-fields")
         assert "manager: kube-controller-manager" in yaml_out and "manager: kconsole" not in yaml_out
+
+
+async def test_the_api_server_proxies_to_a_nodes_kubelet(tmp_path: Path) -> None:
+    """``kubectl get --raw /api/v1/nodes/<n>/proxy/configz`` shows the kubelet's configuration, the
+    timings the simulation runs on; a stopped kubelet is a refused connection, as upstream words it."""
+    import json
+
+    from kconsole.api.types import StatusError
+
+    async with booted(tmp_path, nodes=1, control_planes=1) as (cluster, clock):
+        config = json.loads(await kubectl(cluster, tmp_path, "get", "--raw", "/api/v1/nodes/worker-1/proxy/configz"))
+        kubelet = config["kubeletconfig"]
+        assert (kubelet["nodeLeaseDurationSeconds"], kubelet["nodeStatusUpdateFrequency"],
+                kubelet["nodeStatusReportFrequency"]) == (40, "10s", "5m0s")
+        assert kubelet["maxPods"] == 110 and kubelet["clusterDNS"] == ["10.96.0.10"]
+        assert kubelet["podCIDR"] == cluster.node_pool.kubelets["worker-1"].config.pod_cidr  # type: ignore[union-attr]
+        assert await kubectl(cluster, tmp_path, "get", "--raw", "/api/v1/nodes/worker-1/proxy/healthz") == "ok"
+        await clock.run_until(lambda: any(p["spec"].get("nodeName") == "worker-1" for p in
+                                          cluster.node_pool.pod_informer.list()), timeout=60)  # type: ignore[union-attr]
+        pods = json.loads(await kubectl(cluster, tmp_path, "get", "--raw", "/api/v1/nodes/worker-1/proxy/pods"))
+        assert pods["kind"] == "PodList" and pods["items"]
+        assert {p["spec"]["nodeName"] for p in pods["items"]} == {"worker-1"}
+
+        admin = cluster.api_client()
+        with pytest.raises(StatusError) as missing:  # the kubelet serves nothing at /
+            await admin.get("nodes", "worker-1", subresource="proxy")
+        assert missing.value.code == 404 and missing.value.message == "404 page not found"
+        faults = cluster.faults
+        assert faults is not None
+        await faults.apply("kubelet-stop", "worker-1")
+        with pytest.raises(StatusError) as refused:
+            await admin.get("nodes", "worker-1", subresource="proxy")
+        assert refused.value.code == 503
+        address = cluster.node_pool.kubelets["worker-1"].config.address  # type: ignore[union-attr]
+        assert refused.value.message == (f"error trying to reach service: dial tcp {address}:10250: "
+                                         "connect: connection refused")
+
