@@ -23,7 +23,7 @@ from kconsole.objects.pod import (
     SYSTEM_MEMORY_USAGE_ANNOTATION,
     is_node_ready,
     published_usage,
-    unpublished_usage,
+    running_usage,
 )
 
 if TYPE_CHECKING:
@@ -34,17 +34,6 @@ Obj = dict[str, Any]
 
 #: The kubelets' publishing period: metrics-server's window.
 WINDOW = "15s"
-
-
-def _usage(pod: Obj) -> tuple[float, float] | None:
-    """(cores, bytes) a running pod published, or None."""
-    if (pod.get("status") or {}).get("phase") != "Running":
-        return None
-    published = published_usage(pod)
-    if published is None:
-        idle = unpublished_usage(pod)
-        return None if idle is None else (idle[0] / 1000, float(idle[1]))
-    return published
 
 
 def _quantities(cores: float, nbytes: float) -> Obj:
@@ -70,7 +59,7 @@ def answer(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
         scraped = {node["metadata"]["name"] for node in nodes.values() if is_node_ready(node)}
         flt = compile_filter(pods_spec, req.label_selector, req.field_selector, req.namespace, req.name)
         for pod in cache.list(flt):
-            usage = _usage(pod)
+            usage = running_usage(pod)
             if usage is None or (pod.get("spec") or {}).get("nodeName") not in scraped:
                 continue
             meta = pod["metadata"]
@@ -83,7 +72,7 @@ def answer(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
     else:
         totals: dict[str, list[float]] = {}
         for pod in cache.values():
-            usage = _usage(pod)
+            usage = running_usage(pod)
             node = (pod.get("spec") or {}).get("nodeName")
             if usage is not None and node:
                 total = totals.setdefault(node, [0.0, 0.0])

@@ -53,6 +53,7 @@ from kconsole.objects.pod import (
     SYSTEM_CPU_USAGE_ANNOTATION,
     SYSTEM_MEMORY_USAGE_ANNOTATION,
     is_mirror_pod,
+    running_usage,
 )
 from kconsole.objects.podlog import LogOptions
 
@@ -753,9 +754,35 @@ class Kubelet:
         if path == "/configz":
             return {"kubeletconfig": self.configuration()}
         if path == "/pods":
-            items = [p for p in self._informer.list_by_index(NODE_INDEX, self.name)]
+            items = list(self._informer.list_by_index(NODE_INDEX, self.name))
             return {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": items}
+        if path == "/stats/summary":
+            return self.summary()
         raise LookupError(path)
+
+    def summary(self) -> dict[str, Any]:
+        """The Summary API metrics-server scrapes: the node's use (its pods' plus what it uses
+        outside them) and each running pod's, split evenly over its containers, as metrics.k8s.io
+        reports them."""
+        now = format_time(self.clock.now())
+        pods: list[dict[str, Any]] = []
+        total_cores, total_bytes = 0.0, 0.0
+        for pod in self._informer.list_by_index(NODE_INDEX, self.name):
+            usage = running_usage(pod)
+            if usage is None:
+                continue
+            cores, nbytes = usage
+            total_cores += cores
+            total_bytes += nbytes
+            meta, status = pod["metadata"], pod.get("status") or {}
+            names = [str(c.get("name")) for c in (pod.get("spec") or {}).get("containers") or ()] or [""]
+            share = _stats(now, cores / len(names), nbytes / len(names))
+            pods.append({"podRef": {"name": meta["name"], "namespace": meta.get("namespace"), "uid": meta.get("uid")},
+                         "startTime": status.get("startTime"),
+                         "containers": [{"name": name, **share} for name in names], **_stats(now, cores, nbytes)})
+        millicores, system_bytes = usage_mod.system_usage(self.name)
+        node = {"nodeName": self.name, **_stats(now, total_cores + millicores / 1000, total_bytes + system_bytes)}
+        return {"node": node, "pods": pods}
 
     def configuration(self) -> dict[str, Any]:
         """The KubeletConfiguration this kubelet runs with, as /configz shows it: the timings and
@@ -887,3 +914,9 @@ def _duration(seconds: float) -> str:
     if minutes:
         return f"{minutes}m{secs}s"
     return f"{secs}s"
+
+
+def _stats(now: str, cores: float, nbytes: float) -> dict[str, Any]:
+    """The Summary API's cpu and memory blocks (nanocores, bytes)."""
+    return {"cpu": {"time": now, "usageNanoCores": int(cores * 1e9)},
+            "memory": {"time": now, "usageBytes": int(nbytes), "workingSetBytes": int(nbytes)}}

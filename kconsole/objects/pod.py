@@ -201,6 +201,18 @@ def unpublished_usage(pod: Obj) -> tuple[int, int] | None:
     return None if req.get("cpu", 0) > 0 or req.get("memory", 0) > 0 else idle_usage(pod)
 
 
+def running_usage(pod: Obj) -> tuple[float, float] | None:
+    """(cores, bytes) a running pod uses as its kubelet reports it (published, or an idle pod's
+    steady use), or None: not running, or nothing reported yet."""
+    if (pod.get("status") or _EMPTY).get("phase") != "Running":
+        return None
+    published = published_usage(pod)
+    if published is None:
+        idle = unpublished_usage(pod)
+        return None if idle is None else (idle[0] / 1000, float(idle[1]))
+    return published
+
+
 def pod_limits(pod: Obj) -> dict[str, int]:
     """Sum of container limits (init containers by the same max rule), plus overhead for the
     resources that have a limit (upstream PodLimits)."""

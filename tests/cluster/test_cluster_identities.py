@@ -111,12 +111,18 @@ async def test_the_api_server_proxies_to_a_nodes_kubelet(tmp_path: Path) -> None
         assert kubelet["maxPods"] == 110 and kubelet["clusterDNS"] == ["10.96.0.10"]
         assert kubelet["podCIDR"] == cluster.node_pool.kubelets["worker-1"].config.pod_cidr  # type: ignore[union-attr]
         assert await kubectl(cluster, tmp_path, "get", "--raw", "/api/v1/nodes/worker-1/proxy/healthz") == "ok"
-        await clock.run_until(lambda: any(p["spec"].get("nodeName") == "worker-1" for p in
-                                          cluster.node_pool.pod_informer.list()), timeout=60)  # type: ignore[union-attr]
+        await clock.run_until(lambda: cluster.proxies["worker-1"].running, timeout=60)  # its kube-proxy pod runs
+        await clock.advance(20)  # Running reaches the informers; a usage period passes (metrics-server's window)
         pods = json.loads(await kubectl(cluster, tmp_path, "get", "--raw", "/api/v1/nodes/worker-1/proxy/pods"))
         assert pods["kind"] == "PodList" and pods["items"]
         assert {p["spec"]["nodeName"] for p in pods["items"]} == {"worker-1"}
 
+        summary = json.loads(await kubectl(cluster, tmp_path, "get", "--raw",
+                                           "/api/v1/nodes/worker-1/proxy/stats/summary"))
+        assert summary["node"]["nodeName"] == "worker-1" and summary["node"]["cpu"]["usageNanoCores"] > 0
+        running = {p["metadata"]["name"] for p in pods["items"] if p.get("status", {}).get("phase") == "Running"}
+        assert {p["podRef"]["name"] for p in summary["pods"]} == running
+        assert [n for n in running if n.startswith("kube-proxy-")], "an idle pod shows its idle use"
         admin = cluster.api_client()
         with pytest.raises(StatusError) as missing:  # the kubelet serves nothing at /
             await admin.get("nodes", "worker-1", subresource="proxy")
