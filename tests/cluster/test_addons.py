@@ -111,6 +111,33 @@ async def test_a_nodes_service_rules_follow_only_while_its_kube_proxy_pod_runs(t
         await stop(cluster, clock)
 
 
+async def test_a_crash_looping_kube_proxy_freezes_its_nodes_rules_until_healed(tmp_path: Path) -> None:
+    """The rehearsal the addon makes possible: kube-proxy crash-looping on one node. Its rules stop
+    following (a Service created meanwhile is missing there, present elsewhere) until it runs again."""
+    clock = VirtualClock()
+    cluster = await boot(tmp_path, clock, nodes=2, control_planes=1)
+    try:
+        admin = cluster.api_client()
+        sick, well = cluster.proxies["worker-1"], cluster.proxies["worker-2"]
+        await clock.run_until(lambda: sick.running and well.running, timeout=60, step=0.5)
+        pod = next(p for p in await admin.list_all("pods", "kube-system", label_selector="k8s-app=kube-proxy")
+                   if p["spec"]["nodeName"] == "worker-1")
+        faults = cluster.faults
+        assert faults is not None
+        fault = await faults.apply("crash-loop", f"kube-system/{pod['metadata']['name']}")
+        await clock.run_until(lambda: not sick.running, timeout=60, step=0.5)
+        await admin.create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "late", "namespace": "default"},
+                            "spec": {"selector": {"app": "late"}, "ports": [{"port": 80}]}})
+        await clock.advance(2)
+        assert "default/late" in {r["service"] for r in well.rules()}
+        assert "default/late" not in {r["service"] for r in sick.rules()}
+        await faults.heal(fault.id)
+        await clock.run_until(lambda: "default/late" in {r["service"] for r in sick.rules()}, timeout=400, step=1)
+        assert sick.running
+    finally:
+        await stop(cluster, clock)
+
+
 async def test_a_restart_brings_back_what_was_deleted_and_keeps_what_was_changed(tmp_path: Path) -> None:
     clock = VirtualClock()
     cluster = await boot(tmp_path, clock, nodes=1, control_planes=1)
