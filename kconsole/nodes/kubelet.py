@@ -46,7 +46,7 @@ from kconsole.nodes.logs import LogFollower
 from kconsole.nodes.podworker import PodWorker
 from kconsole.nodes.staticpods import COMPONENTS, MirrorPodWorker, mirror_pod, mirror_pod_name
 from kconsole.nodes.volumes import PodObjects
-from kconsole.objects.meta import format_time
+from kconsole.objects.meta import deep_copy, format_time
 from kconsole.objects.pod import (
     CPU_USAGE_ANNOTATION,
     MEMORY_USAGE_ANNOTATION,
@@ -754,7 +754,7 @@ class Kubelet:
         if path == "/configz":
             return {"kubeletconfig": self.configuration()}
         if path == "/pods":
-            items = list(self._informer.list_by_index(NODE_INDEX, self.name))
+            items = [deep_copy(p) for p in self._informer.list_by_index(NODE_INDEX, self.name)]  # not the cache's
             return {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": items}
         if path == "/stats/summary":
             return self.summary()
