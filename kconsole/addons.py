@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from kconsole.client.errors import is_already_exists, is_not_found
 from kconsole.objects.meta import deep_copy
+from kconsole.objects.pod import CLUSTER_DNS_IP
 
 if TYPE_CHECKING:
     from kconsole.client import Client
@@ -36,8 +37,8 @@ RBAC = "rbac.authorization.k8s.io"
 #: The repository is the one kconsole.nodes.proxy recognises as a node's kube-proxy.
 KUBE_PROXY_IMAGE = "registry.k8s.io/kube-proxy:v1.32.0"
 COREDNS_IMAGE = "registry.k8s.io/coredns/coredns:v1.11.3"
-#: kubeadm's DNS Service address: the tenth address of the default Service range 10.96.0.0/12.
-DNS_SERVICE_IP = "10.96.0.10"
+#: kubeadm's DNS Service address, the one every kubelet's clusterDNS names.
+DNS_SERVICE_IP = CLUSTER_DNS_IP
 #: The Pod network kconsole's nodes take their podCIDRs from (nodes/config.py).
 CLUSTER_CIDR = "10.244.0.0/16"
 

@@ -46,8 +46,10 @@ from kconsole.nodes.logs import LogFollower
 from kconsole.nodes.podworker import PodWorker
 from kconsole.nodes.staticpods import COMPONENTS, MirrorPodWorker, mirror_pod, mirror_pod_name
 from kconsole.nodes.volumes import PodObjects
+from kconsole.objects.duration import format_duration
 from kconsole.objects.meta import deep_copy, format_time
 from kconsole.objects.pod import (
+    CLUSTER_DNS_IP,
     CPU_USAGE_ANNOTATION,
     MEMORY_USAGE_ANNOTATION,
     SYSTEM_CPU_USAGE_ANNOTATION,
@@ -80,8 +82,6 @@ STATUS_RETRY = 1.0
 KUBELET_VERSION = "v1.32.0-kconsole"
 RUNTIME_VERSION = "kconsole://1.0"
 NODE_INDEX = "nodeName"
-#: The cluster DNS Service address every pod's resolv.conf names (kubeadm's; kconsole/addons.py).
-CLUSTER_DNS = "10.96.0.10"
 
 _CONDITIONS = {
     # type: (ok status, ok reason, ok message, bad reason, bad message)
@@ -798,10 +798,10 @@ class Kubelet:
                                                              "cacheUnauthorizedTTL": "30s"}},
             "registryPullQPS": 5, "registryBurst": 10, "eventRecordQPS": 50, "eventBurst": 100,
             "enableDebuggingHandlers": True, "healthzPort": 10248, "healthzBindAddress": "127.0.0.1",
-            "clusterDomain": "cluster.local", "clusterDNS": [CLUSTER_DNS],
+            "clusterDomain": "cluster.local", "clusterDNS": [CLUSTER_DNS_IP],
             "streamingConnectionIdleTimeout": "4h0m0s",
-            "nodeStatusUpdateFrequency": _duration(STATUS_INTERVAL),
-            "nodeStatusReportFrequency": _duration(STATUS_REPORT_MAX),
+            "nodeStatusUpdateFrequency": format_duration(STATUS_INTERVAL),
+            "nodeStatusReportFrequency": format_duration(STATUS_REPORT_MAX),
             "nodeLeaseDurationSeconds": LEASE_DURATION,
             "imageMinimumGCAge": "2m0s", "imageMaximumGCAge": "0s", "imageGCHighThresholdPercent": 85,
             "imageGCLowThresholdPercent": 80, "volumeStatsAggPeriod": "1m0s",
@@ -902,18 +902,6 @@ class Kubelet:
         if factor <= 0:
             raise ValueError(f"slow image pulls: factor must be > 0, got {factor}")
         self._slow_pulls = float(factor)
-
-
-def _duration(seconds: float) -> str:
-    """A Go duration as the kubelet's config prints it: 10s, 5m0s, 1h0m0s."""
-    total = int(seconds)
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes}m{secs}s"
-    if minutes:
-        return f"{minutes}m{secs}s"
-    return f"{secs}s"
 
 
 def _stats(now: str, cores: float, nbytes: float) -> dict[str, Any]:

@@ -26,6 +26,9 @@ DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+#: The cluster DNS Service address a pod's resolv.conf names: kubeadm's, the tenth of 10.96.0.0/12
+#: (the kubelets' clusterDNS, the kube-dns Service of kconsole/addons.py).
+CLUSTER_DNS_IP = "10.96.0.10"
 #: What marks a kubelet's mirror of a static pod it runs.
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 #: The usage a simulated kubelet publishes on each running pod (kconsole's stand-in for
