@@ -26,6 +26,7 @@ from kconsole.api.types import UserInfo
 from kconsole.client import StatusError
 from kconsole.tui import faultview, keymap
 from kconsole.tui.model import ClusterModel
+from kconsole.tui.objectkeys import ObjectKeys
 from kconsole.tui.panels import (
     EtcdPanel,
     EventsPanel,
@@ -61,7 +62,7 @@ def _commands_provider() -> type:
     return ConsoleCommands
 
 
-class ConsoleApp(App[int]):
+class ConsoleApp(ObjectKeys, App[int]):
     """``ConsoleApp(cluster)``: ``cluster`` is a :class:`kconsole.cluster.Cluster` (started or not)."""
 
     TITLE = "kconsole"
@@ -419,9 +420,12 @@ class ConsoleApp(App[int]):
         def done(value: str | None) -> None:
             if value is not None:
                 self.resources.set_namespace(value.strip() or None)
+                self.remember_namespace(value.strip())
 
+        favourites = self.favourites().hint()
         self.push_screen(PromptScreen("namespace (empty: all namespaces)", self.resources.namespace or "",
-                                      ", ".join(names[:20]), names), done)
+                                      f"favourites: {favourites}" if favourites else ", ".join(names[:20]), names),
+                         done)
 
     def switch_kind_safely(self, name: str) -> None:
         try:
