@@ -181,10 +181,14 @@ def _events(w: _Writer, events: Sequence[Obj] | None, now: float) -> None:
 
 
 def _ports(container: Obj, field: str) -> str:
-    ports = [p for p in container.get("ports") or () if field == "containerPort" or p.get(field)]
-    if not ports:
-        return "<none>"
-    return ", ".join(f"{p.get(field, 0)}/{p.get('protocol', 'TCP')}" for p in ports)
+    """``describeContainerPorts`` / ``describeContainerHostPorts``: ``80/TCP, 53/UDP`` (0 for an unset host port)."""
+    return ", ".join(f"{p.get(field) or 0}/{p.get('protocol') or 'TCP'}" for p in container.get("ports") or ())
+
+
+def _port_lines(w: _Writer, container: Obj) -> None:
+    for field, one, many in (("containerPort", "Port", "Ports"), ("hostPort", "Host Port", "Host Ports")):
+        text = _ports(container, field)
+        w.line(2, f"{many}:\t{text}" if "," in text else f"{one}:\t{text or '<none>'}")
 
 
 def _state(w: _Writer, title: str, state: Obj, level: int) -> None:
@@ -245,8 +249,7 @@ def _containers(w: _Writer, title: str, containers: Sequence[Obj], statuses: Seq
         w.line(2, f"Image:\t{c.get('image', '')}")
         if status is not None:
             w.line(2, f"Image ID:\t{status.get('imageID', '')}")
-        w.line(2, f"Port:\t{_ports(c, 'containerPort')}")
-        w.line(2, f"Host Port:\t{_ports(c, 'hostPort') if any(p.get('hostPort') for p in c.get('ports') or ()) else ('<none>' if not c.get('ports') else '0/TCP')}")
+        _port_lines(w, c)
         for field, label in (("command", "Command"), ("args", "Args")):
             if c.get(field):
                 w.line(2, f"{label}:")

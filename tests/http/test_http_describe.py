@@ -31,7 +31,7 @@ POD = {"apiVersion": "v1", "kind": "Pod",
                     "annotations": {"note": "hi"}},
        "spec": {"nodeName": "node-1", "nodeSelector": {"disk": "ssd"},
                 "containers": [
-                    {"name": "c", "image": "nginx:1.27", "ports": [{"containerPort": 80}],
+                    {"name": "c", "image": "nginx:1.27", "ports": [{"containerPort": 80}, {"containerPort": 53, "protocol": "UDP", "hostPort": 5353}],
                      "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "200m"}},
                      "env": [{"name": "A", "value": "1"}], "args": ["-g", "daemon off;"],
                      "readinessProbe": {"httpGet": {"path": "/", "port": 80}},
