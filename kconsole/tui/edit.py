@@ -92,8 +92,11 @@ def error_lines(what: str, message: str, causes: list[dict[str, str]]) -> list[s
     """kubectl's comment block for a refused edit: ``<what> was not valid:`` and one ``* cause`` a line."""
     if not causes:
         return [f"{what} was not valid:", f"* {message}"]
-    return [f"{what} was not valid:"] + [f"* {c.get('field', '')}: {c.get('message', '')}".replace("* : ", "* ")
-                                         for c in causes]
+    lines = [f"{what} was not valid:"]
+    for cause in causes:
+        field, text = cause.get("field", ""), cause.get("message", "")
+        lines.append(f"* {field}: {text}" if field else f"* {text}")
+    return lines
 
 
 async def run_editor(path: str) -> int:

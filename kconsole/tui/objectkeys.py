@@ -30,7 +30,7 @@ class ObjectKeys:
     ``resource.delete`` and ``namespace.favourite_N`` bindings."""
 
     _favourites: NamespaceFavourites | None = None
-    _kept_edits: dict[str, edit.KeptEdit]
+    _kept: dict[str, edit.KeptEdit] | None = None
     _user_client: Any = None
 
     # ------------------------------------------------------------------ helpers
@@ -152,9 +152,10 @@ class ObjectKeys:
         app.run_worker(self._edit(info, obj), group="edit", exclusive=True)
 
     def kept_edits(self) -> dict[str, edit.KeptEdit]:
-        if not hasattr(self, "_kept_edits"):
-            self._kept_edits = {}
-        return self._kept_edits
+        """Edits the API refused, by ``group-resource/namespace/name``, waiting for the next ``e``."""
+        if self._kept is None:
+            self._kept = {}
+        return self._kept
 
     async def _edit(self, info: ResourceInfo, obj: Obj) -> None:
         app: Any = self
