@@ -91,7 +91,7 @@ class ObjectKeys:
             return
         info, obj = found
         if info.group_resource != "pods":
-            app.notify(f"l shows a pod's logs: this is a {info.kind}", severity="warning")
+            app.notify(f"l shows pod logs; {self._where(info, obj)[2]} is not a pod", severity="warning")
             return
         spec = obj.get("spec") or {}
         containers = [c["name"] for c in (spec.get("containers") or []) + (spec.get("initContainers") or [])]

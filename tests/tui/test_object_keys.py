@@ -93,7 +93,7 @@ async def test_logs_follow_container_previous_and_wrap(cluster: Any) -> None:
         await type_in(pilot, "no")
         await pilot.press("l")
         assert app.screen is app.screen_stack[0]
-        assert any("l shows a pod's logs: this is a Node" in m for m in messages(app))
+        assert any(m.startswith("l shows pod logs; node/") and m.endswith(" is not a pod") for m in messages(app))
 
 
 async def test_describe_is_kubectl_describe_and_yaml_hides_managed_fields(cluster: Any) -> None:
