@@ -27,7 +27,8 @@ import yaml
 
 from kconsole.addons import ADDONS, DEFAULT_ADDONS, ensure_addons
 from kconsole.api.types import UserInfo
-from kconsole.clock import Clock, RealClock
+from kconsole.clock import Clock, RealClock, VirtualClock
+from kconsole.store.durability import StoreMode
 
 if TYPE_CHECKING:  # imported when the cluster starts: the console paints its first frame before
     from kconsole.api.server import APIServer
@@ -90,6 +91,16 @@ class ClusterConfig:
     #: Addons created when missing at every start (``kconsole/addons.py``): kube-proxy, coredns,
     #: default-storageclass.
     addons: tuple[str, ...] = DEFAULT_ADDONS
+    #: Sync every write to disk before acknowledging it (``kconsole/store/durability.py``). None:
+    #: synced, except an ephemeral cluster (its folder is deleted when it stops) and one on a
+    #: virtual clock (tests: simulated time knows no power loss, and the device's timing would
+    #: decide the order of events a seed must fix).
+    store_sync: bool | None = None
+
+    def store_mode(self, virtual_clock: bool = False) -> StoreMode:
+        """The store as this config serves it: one etcd member per control plane, synced or not."""
+        synced = self.store_sync if self.store_sync is not None else not (self.ephemeral or virtual_clock)
+        return StoreMode(self.control_planes, synced=synced)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> ClusterConfig:
@@ -176,6 +187,10 @@ class ClusterConfig:
 def _coerce(path: Any, key: str, typ: Any, value: Any) -> Any:
     """Check a config value against the field's declared type (as a string annotation)."""
     t = str(typ)
+    if t.endswith(" | None") and not t.startswith("Path"):
+        if value is None:
+            return None
+        t = t.removesuffix(" | None")
     checks: list[tuple[str, Callable[[Any], Any]]] = [
         ("int", int), ("float", float), ("bool", bool), ("str", str),
     ]
@@ -212,6 +227,7 @@ class Cluster:
         self.data_dir: Path = Path(".")
         self._tempdir: str | None = None
         self.etcd: EtcdCluster | None = None
+        self.store_mode: StoreMode = config.store_mode()
         self.api: APIServer | None = None
         self.http: Any = None
         self.controller_managers: list[Any] = []
@@ -279,11 +295,13 @@ class Cluster:
 
         from kconsole.api.server import APIServer
         from kconsole.kubeconfig import service_account_key
-        from kconsole.store.facade import MEMBERS_DIR, EtcdCluster
+        from kconsole.store.durability import open_store
+        from kconsole.store.facade import MEMBERS_DIR
 
         transformers = cfg.encryption_transformers(self.data_dir)
-        self.etcd = await EtcdCluster.open(self.data_dir / MEMBERS_DIR, clock=self.clock,
-                                           members=cfg.control_planes, seed=cfg.seed)
+        self.store_mode = cfg.store_mode(virtual_clock=isinstance(self.clock, VirtualClock))
+        self.etcd = await open_store(self.data_dir / MEMBERS_DIR, clock=self.clock, mode=self.store_mode,
+                                     seed=cfg.seed)
         from kconsole.api.controlplane import Instance
         from kconsole.nodes.config import address_for
 
