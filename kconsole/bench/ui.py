@@ -30,11 +30,15 @@ import argparse
 import asyncio
 import random
 import resource
+import shutil
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
-from kconsole.bench.common import add_gc_argument, percentile, under_gc_policy
-from kconsole.cluster import ADMIN, Cluster, ClusterConfig
+from kconsole.bench.common import add_gc_argument, add_store_arguments, percentile, served_cluster_config, \
+    store_mode, under_gc_policy
+from kconsole.cluster import ADMIN, Cluster
 
 KEYS = ("s", "s", "S", "pagedown", "pagedown", "end", "home", "S", "down", "up")
 #: How far behind its pace the writer may fall and still catch up (seconds of writes).
@@ -48,6 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=float, default=15.0, help="measured churn, wall seconds (default 15)")
     p.add_argument("--keys", type=int, default=40, help="key presses measured (default 40)")
     p.add_argument("--seed", type=int, default=1)
+    add_store_arguments(p)
     add_gc_argument(p)
 
 
@@ -93,8 +98,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
     from kconsole.tui.app import ConsoleApp
 
-    config = ClusterConfig(nodes=0, control_planes=1, http=False, ephemeral=True, seed=args.seed,
-                           pod_delay_factor=0.0)
+    folder = Path(tempfile.mkdtemp(prefix="kconsole-bench-ui-"))
+    config = served_cluster_config(args, folder, nodes=0, http=False, seed=args.seed, pod_delay_factor=0.0)
     cluster = Cluster(config)
     await cluster.start()
     rng = random.Random(args.seed)
@@ -234,6 +239,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
                 await asyncio.gather(*in_flight, return_exceptions=True)
             figures = {
                 "bench": "ui",
+                **store_mode(args).figures(),
                 "nodes": args.nodes,
                 "pods": args.pods,
                 "events_per_s": round(writes / elapsed, 1),
@@ -252,4 +258,5 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         if cluster.started:
             await cluster.stop()
+        shutil.rmtree(folder, ignore_errors=True)
     return figures
