@@ -13,6 +13,7 @@ Handles (what the console and the fault catalog use — never objects, which go 
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 import random
@@ -60,6 +61,18 @@ def user_agent_for(user: UserInfo) -> str:
 
 class ConfigError(ValueError):
     """A cluster config that cannot be used; the message names the field and the problem."""
+
+
+def _start_failures() -> tuple[type[BaseException], ...]:
+    from kconsole.preflight import StartError
+    from kconsole.store.kv import StoreError
+
+    return (OSError, ConfigError, StartError, StoreError)
+
+
+#: What :meth:`Cluster.start` raises when the cluster cannot start here (a busy data folder or
+#: port, an unreadable file, a store that will not open): reported in one line, never a traceback.
+START_FAILURES = _start_failures()
 
 
 @dataclass
@@ -226,6 +239,7 @@ class Cluster:
         self.rng = random.Random(config.seed)
         self.data_dir: Path = Path(".")
         self._tempdir: str | None = None
+        self._folder_lock: int | None = None  # held from start to stop (kconsole/preflight.py)
         self.etcd: EtcdCluster | None = None
         self.store_mode: StoreMode = config.store_mode()
         self.api: APIServer | None = None
@@ -292,6 +306,10 @@ class Cluster:
             self.data_dir = Path(cfg.data_dir).resolve()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.data_dir, 0o700)
+        from kconsole.preflight import lock_data_folder
+
+        if self._folder_lock is None:
+            self._folder_lock = lock_data_folder(self.data_dir)
 
         from kconsole.api.server import APIServer
         from kconsole.kubeconfig import service_account_key
@@ -317,7 +335,14 @@ class Cluster:
 
             self.http = HTTPFront(self.api, address=cfg.address, port=cfg.port, tls=cfg.tls,
                                   data_dir=self.data_dir, clock=self.clock)
-            await self.http.start()
+            try:
+                await self.http.start()
+            except OSError as err:
+                if err.errno != errno.EADDRINUSE:
+                    raise
+                from kconsole.preflight import port_in_use
+
+                raise port_in_use(cfg.address, cfg.port) from None
 
         await self._ensure_addons()
         await self._start_replicas()
@@ -462,6 +487,11 @@ class Cluster:
         self.controller_managers.clear()
         self._clients.clear()
         self._tokens.clear()
+        if self._folder_lock is not None:
+            from kconsole.preflight import release_data_folder
+
+            release_data_folder(self._folder_lock)
+            self._folder_lock = None
         if self._tempdir is not None:
             shutil.rmtree(self._tempdir, ignore_errors=True)
             self._tempdir = None
