@@ -31,6 +31,7 @@ import asyncio
 import logging
 import os
 import random
+import sqlite3
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ from kconsole.store.members import NOSPACE, Machine, Member, MemberStatus, NotPr
 from kconsole.store.network import Network
 from kconsole.store.raft import codec
 from kconsole.store.raft.codec import Command
+from kconsole.store.raft.wal import WalCorrupt
 from kconsole.store.revlog import validate_txn
 
 log = logging.getLogger(__name__)
@@ -225,7 +227,11 @@ class EtcdCluster:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             self._look_at_disk()
         for m in self.members:
-            await m.start()
+            try:
+                await m.start()
+            except (sqlite3.Error, WalCorrupt) as err:  # a damaged file: say which, in one line
+                where = f" in {self.data_dir / m.name}" if self.data_dir is not None else ""
+                raise StoreError(f"etcd member {m.name}{where} cannot be opened: {err}") from err
         sizes = [(await m.machine.status()).db_size_in_use for m in self.members if m.machine is not None]
         self._db_size = max(sizes, default=0)
         self._sweeper = self.clock.call_later(0.25, self._sweep)

@@ -163,3 +163,16 @@ def _drain(fd: int, timeout: float) -> None:
             os.read(fd, 65536)
         except OSError:
             pass
+
+
+def test_a_store_that_cannot_be_opened_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    member = data / "etcd" / "etcd-0"
+    member.mkdir(parents=True)
+    (member / "db.sqlite").write_bytes(b"not a database, " * 512)
+    proc = serve(tmp_path, "--data-dir", str(data), "--port", "0")
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    lines = out.strip().splitlines()
+    assert len(lines) == 1, out
+    assert f"etcd member etcd-0 in {data.resolve() / 'etcd' / 'etcd-0'} cannot be opened" in lines[0]
