@@ -32,7 +32,8 @@ def add_cluster_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--address", default="127.0.0.1", help="address to serve on (default loopback only)")
     p.add_argument("--insecure-http", action="store_true", help="serve plain HTTP (a token is still required)")
     p.add_argument("--data-dir", default=None, help="data folder (default DIR/.kconsole)")
-    p.add_argument("--ephemeral", action="store_true", help="keep the cluster in a temporary folder")
+    p.add_argument("--ephemeral", action="store_true",
+                   help="keep the cluster in a temporary folder, deleted on exit; its writes are not synced to disk")
     p.add_argument("--config", default=None, help="cluster config YAML")
 
 

@@ -1,7 +1,8 @@
 """``kconsole bench ui``: the console under churn — key-to-screen and change-to-row latency.
 
-Two phases, each on its own one-member cluster (real clock) with Node objects and Pods bound to them
-through the API, the console running headless over it (``--phase`` runs one of them):
+Two phases, each on its own cluster (real clock, the store opened as ``kconsole serve`` opens it)
+with Node objects and Pods bound to them through the API, the console running headless over it
+(``--phase`` runs one of them):
 
 * steady: ``--nodes``/``--pods`` (1,000 / 10,000) while a writer patches pods at ``--rate`` changes/s
   (200) for ``--seconds``; targets: key p95 <= 100 ms, change p95 <= 250 ms;
@@ -38,12 +39,16 @@ import argparse
 import asyncio
 import random
 import resource
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from kconsole.bench.common import add_gc_argument, percentile, under_gc_policy
-from kconsole.cluster import ADMIN, Cluster, ClusterConfig
+from kconsole.bench.common import add_gc_argument, add_store_arguments, percentile, served_cluster_config, \
+    store_mode, under_gc_policy
+from kconsole.cluster import ADMIN, Cluster
 
 KEYS = ("s", "s", "S", "pagedown", "pagedown", "end", "home", "S", "down", "up")
 #: How far behind its pace the writer may fall and still catch up (seconds of writes).
@@ -63,6 +68,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--burst-seconds", type=float, default=10.0, help="burst phase: wall seconds (default 10)")
     p.add_argument("--phase", choices=("both", "steady", "burst"), default="both",
                    help="steady churn, the burst, or both one after the other (default both)")
+    add_store_arguments(p)
     add_gc_argument(p)
 
 
@@ -106,7 +112,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
-    figures: dict[str, Any] = {"bench": "ui"}
+    figures: dict[str, Any] = {"bench": "ui", **store_mode(args).figures()}
     if args.phase in ("both", "steady"):
         figures.update(await _phase(args, Phase(args.nodes, args.pods, args.rate, args.seconds, args.keys, mixed=False)))
     if args.phase in ("both", "burst"):
@@ -140,8 +146,8 @@ MAX_IN_FLIGHT = 256
 async def _phase(args: argparse.Namespace, phase: Phase) -> dict[str, Any]:
     from kconsole.tui.app import ConsoleApp
 
-    config = ClusterConfig(nodes=0, control_planes=1, http=False, ephemeral=True, seed=args.seed,
-                           pod_delay_factor=0.0)
+    folder = Path(tempfile.mkdtemp(prefix="kconsole-bench-ui-"))
+    config = served_cluster_config(args, folder, nodes=0, http=False, seed=args.seed, pod_delay_factor=0.0)
     cluster = Cluster(config)
     await cluster.start()
     rng = random.Random(args.seed)
@@ -371,4 +377,5 @@ async def _phase(args: argparse.Namespace, phase: Phase) -> dict[str, Any]:
     finally:
         if cluster.started:
             await cluster.stop()
+        shutil.rmtree(folder, ignore_errors=True)
     return figures

@@ -44,6 +44,9 @@ from kconsole.tui.widgets import VirtualTable
 
 log = logging.getLogger(__name__)
 
+#: Wall seconds quitting waits for a cluster still starting before it cancels the start.
+START_WAIT_ON_QUIT = 3.0
+
 #: The console acts as its own user (read everything; delete pods, patch nodes, write events).
 CONSOLE_USER = UserInfo("system:kconsole-console")
 #: Simulated-time speeds the +/- keys step through.
@@ -125,8 +128,11 @@ class ConsoleApp(ObjectKeys, App[int]):
         #: An app handed a stopped cluster starts it, and so stops it when it exits.
         self.owns_cluster = not getattr(cluster, "started", False)
         self._own_catalog = False
-        #: The cluster's start while it runs: quitting meanwhile waits for it instead of cancelling it.
+        #: The cluster's start while it runs: quitting meanwhile waits a while for it, then cancels it.
         self._starting: asyncio.Future[None] | None = None
+        #: Told the exit code whenever the console is asked to exit (q, ctrl+c, a signal): the
+        #: launcher arms its stop deadline there, before the cluster's stop begins.
+        self.on_exit_requested: Callable[[int], None] | None = None
 
     # ------------------------------------------------------------------ layout
 
@@ -784,8 +790,12 @@ class ConsoleApp(ObjectKeys, App[int]):
             self._own_catalog = False
         starting, self._starting = self._starting, None
         if starting is not None:
-            # Quit while the cluster was starting: a start cancelled half-way left etcd members'
-            # threads running, and the process never exited. Let it finish (or fail), then stop it.
+            # Quit while the cluster was starting: let the start finish (or fail) if it does so soon,
+            # else cancel it (a start that waits for something that never comes must not hold the
+            # exit); the stop below then closes what it got to.
+            await asyncio.wait({starting}, timeout=START_WAIT_ON_QUIT)
+            if not starting.done():
+                starting.cancel()
             await asyncio.gather(starting, return_exceptions=True)
         if stop_cluster and (getattr(self.cluster, "started", False) or starting is not None):
             await self.cluster.stop()
@@ -795,3 +805,8 @@ class ConsoleApp(ObjectKeys, App[int]):
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(0)
+
+    def exit(self, result: Any = None, return_code: int = 0, message: Any = None) -> None:
+        if self.on_exit_requested is not None:
+            self.on_exit_requested(int(result or 0) if isinstance(result, int) else 0)
+        super().exit(result, return_code, message)
