@@ -86,7 +86,18 @@ _TERMINAL_RESET = "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1015l\x1b[?
 _saved_tty: list[Any] = []
 
 
+def _is_tty(stream: Any) -> bool:
+    """A terminal (not the pipe ``kconsole web`` gives each browser session, nor a redirect)."""
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def _save_terminal() -> None:
+    _saved_tty.clear()
+    if not _is_tty(sys.stdin):
+        return
     try:
         import termios
 
@@ -96,10 +107,11 @@ def _save_terminal() -> None:
 
 
 def _restore_terminal() -> None:
-    try:
-        os.write(sys.__stdout__.fileno() if sys.__stdout__ else 1, _TERMINAL_RESET.encode())
-    except (OSError, ValueError):
-        pass
+    if _is_tty(sys.__stdout__):
+        try:
+            os.write(sys.__stdout__.fileno(), _TERMINAL_RESET.encode())  # type: ignore[union-attr]
+        except (OSError, ValueError):
+            pass
     if _saved_tty:
         try:
             import termios
