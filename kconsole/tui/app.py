@@ -54,10 +54,6 @@ SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0)
 #: Under churn a panel without focus is redrawn at most this often (wall seconds): painting every
 #: panel on every batch took the loop from keys and from the watch path during write bursts.
 BACKGROUND_INTERVAL = 0.5
-#: Under load the batch wait is this many times the last batch's redraw-and-paint time, at most
-#: MAX_BATCH_DELAY: the console then takes at most about a third of the loop.
-BATCH_COST_FACTOR = 2.0
-MAX_BATCH_DELAY = 0.3
 #: Lease names in kube-system -> the fault target kind they stand for.
 LEADER_LEASES = {"kube-scheduler": "scheduler", "kube-controller-manager": "controller-manager"}
 
@@ -101,10 +97,9 @@ class ConsoleApp(ObjectKeys, App[int]):
         self.refresh_interval = refresh_interval
         self.batch_delay = batch_delay
         self._batch: asyncio.TimerHandle | None = None
-        #: Wall seconds the last batch took from its redraw to its paint (see :meth:`_changed`).
-        self._batch_cost = 0.0
-        #: When each panel last redrew (wall), for :data:`BACKGROUND_INTERVAL`.
+        #: When each panel last redrew (wall), for :data:`BACKGROUND_INTERVAL`; ``wall`` is replaceable.
         self._synced_at: dict[Panel, float] = {}
+        self.wall: Callable[[], float] = time.monotonic
         self.sample_interval = sample_interval
         self.live = live
         self.watch_themes = watch_themes
@@ -218,7 +213,7 @@ class ConsoleApp(ObjectKeys, App[int]):
         rebuilt = 0
         maximised = self.screen.maximized if self.screen is self.screen_stack[0] else None
         focused = self.focused_panel() or self.resources
-        now = time.monotonic()
+        now = self.wall()
         for panel in self.panels:
             if maximised is not None and maximised is not panel:
                 continue
@@ -235,21 +230,13 @@ class ConsoleApp(ObjectKeys, App[int]):
         return rebuilt
 
     def _changed(self) -> None:
-        """The first change of a batch arms the refresh; the rest of the batch rides on it. The wait
-        is ``batch_delay``, longer while the last batch's redraw and paint took long (a write burst):
-        then batches are bigger and fewer, and keys and the watch path keep most of the loop."""
+        """The first change of a batch arms the refresh; the rest of the batch rides on it."""
         if self._batch is None:
-            delay = min(MAX_BATCH_DELAY, max(self.batch_delay, BATCH_COST_FACTOR * self._batch_cost))
-            self._batch = asyncio.get_running_loop().call_later(delay, self.call_next, self._refresh_batch)
+            self._batch = asyncio.get_running_loop().call_later(self.batch_delay, self.call_next, self._refresh_batch)
 
     def _refresh_batch(self) -> None:
         self._batch = None
-        started = time.monotonic()
-        if self.render_pending():
-            self.call_after_refresh(self._painted, started)
-
-    def _painted(self, started: float) -> None:
-        self._batch_cost = time.monotonic() - started
+        self.render_pending()
 
     def _sample(self) -> None:
         now = time.monotonic()

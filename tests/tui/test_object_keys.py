@@ -237,3 +237,33 @@ async def test_readonly_refuses_edit_and_delete_and_help_lists_the_keys(cluster:
             assert binding_id in text, binding_id
         edit_line = next(line for line in text.splitlines() if "resource.edit" in line)
         assert "disabled (--readonly)" in edit_line
+
+
+async def test_under_churn_panels_without_focus_wait_their_interval(cluster: Any) -> None:
+    from kconsole.tui.app import BACKGROUND_INTERVAL
+
+    c, clock = cluster
+    admin = c.api_client(ADMIN)
+    app = ConsoleApp(c, watch_themes=False, refresh_interval=3600, batch_delay=0.05)  # live: batches only
+    async with app.run_test(size=SIZE) as pilot:
+        await until(clock, lambda: app.ready and app.resources.watched is not None
+                    and app.resources.watched.informer.has_synced, pilot)
+        wall = [1000.0]
+        app.wall = lambda: wall[0]
+        app.resources.table.focus()
+        app.render_pending(force=True)
+        events_built, events = app.events_panel.rebuilds, app.model.watched["events"]
+        version = events.version
+        await admin.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "churn", "namespace": "default"},
+                            "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}})
+        for _ in range(200):  # the batches draw the focused panel; the Events panel waits
+            if app.resources.table.index_of("default/churn") is not None and events.version != version:
+                break
+            await clock.advance(0.05)
+            await pilot.pause(0.02)
+        assert app.resources.table.index_of("default/churn") is not None and events.version != version
+        assert app.events_panel.rebuilds == events_built
+        wall[0] += BACKGROUND_INTERVAL
+        app.render_pending()
+        assert app.events_panel.rebuilds == events_built + 1
+        await admin.delete("pods", "churn", "default", grace_period_seconds=0)
