@@ -93,3 +93,9 @@ def test_bad_input_is_named(tmp_path: Path, args: tuple[str, ...], message: str)
     assert done.returncode == 2
     assert message in done.stderr
     assert not list(tmp_path.iterdir())
+
+
+async def test_same_view_same_picture() -> None:
+    """A regenerated picture differs only where the screen does (seed, virtual clock, fixed names)."""
+    first = await render("etcd", (100, 24), "kconsole-dark", QUICKSTART)
+    assert first == await render("etcd", (100, 24), "kconsole-dark", QUICKSTART)
