@@ -173,6 +173,13 @@ def _options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
     return [a for a in parser._actions if a.option_strings and not isinstance(a, argparse._HelpAction)]
 
 
+def _metavar(action: argparse.Action) -> str:
+    """What the flag takes: its metavar, else N for a count, X for a number, else its name."""
+    if action.metavar:
+        return str(action.metavar)
+    return {int: "N", float: "X"}.get(action.type, action.dest.upper().replace("_", "-"))  # type: ignore[arg-type]
+
+
 def flag_names(action: argparse.Action) -> str:
     return ", ".join(action.option_strings)
 
@@ -186,7 +193,7 @@ def flags() -> str:
             continue
         out += [f"#### `{line}`", "", "| flag | what it does |", "|---|---|"]
         for action in options:
-            metavar = "" if action.nargs == 0 else f" {action.metavar or action.dest.upper()}"
+            metavar = "" if action.nargs == 0 else f" {_metavar(action)}"
             choices = f" (one of {', '.join(map(str, action.choices))})" if action.choices else ""
             out.append(f"| `{flag_names(action)}{metavar}` | {_cell(((action.help or '') + choices).strip())} |")
         out.append("")

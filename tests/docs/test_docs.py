@@ -29,7 +29,7 @@ from kconsole.tui.keymap import APP_KEYS
 from kconsole.tui.launch import console_settings
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = docgen.doc_files(ROOT)
+DOCS = [*docgen.doc_files(ROOT), ROOT / "examples" / "README.md"]
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 RUNNABLE = re.compile(r"<!-- runnable -->\n```sh\n(.*?)```", re.DOTALL)
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
