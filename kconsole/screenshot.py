@@ -247,7 +247,7 @@ async def render(view: str, size: tuple[int, int] = (120, 40), theme: str = "kco
                 if refused:  # the console falls back to another theme; a picture must not
                     raise ScreenshotError(re.sub(r"; using [\w-]+", "", refused[0]))
                 await _until(clock, pilot, lambda: app.ready, "the cluster's start")
-                await _until(clock, pilot, _settled(app, folder), "every pod Running")
+                await _until(clock, pilot, _settled(app, folder), "every pod Running", step=0.5)
                 await app.sample_now()
                 app.etcd.show_sizes = False  # SQLite file sizes vary run to run; every other figure is fixed
                 for watched in app.model.watched.values():  # added/modified marks run out on the wall clock
