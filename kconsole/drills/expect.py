@@ -1,0 +1,318 @@
+"""Expectations: conditions over the cluster, read through the API client, with simulated-time bounds.
+
+A condition is checked by :func:`observe`, which answers (held, what was seen). :class:`Watcher`
+turns the answers, polled once per simulated second, into a verdict under ``within``, ``notBefore``
+and ``stays``:
+
+* it must hold at some poll no later than ``within`` (default 0: at once);
+* it must not hold at a poll before ``notBefore``;
+* once held, it must hold at every poll for ``stays``.
+
+The verdict's text names what was expected, what was seen last, and the simulated time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from kconsole.api.crd.printers import compile_path, evaluate
+from kconsole.client import Client, StatusError
+from kconsole.drills.history import EventLog, Occurrence
+from kconsole.drills.spec import Expectation
+from kconsole.objects.duration import format_duration
+
+Obj = dict[str, Any]
+
+
+@dataclass(slots=True)
+class Context:
+    """What a condition may read: the API (as the drill's admin), and the recorded events."""
+
+    client: Client
+    events: EventLog
+    step_mark: int  # index into events.occurrences where the step began
+
+
+def when(seconds: float) -> str:
+    """Simulated time since the run's boot, as a duration: ``1m35s``."""
+    return format_duration(round(max(0.0, seconds), 3))
+
+
+# --------------------------------------------------------------------------- describing
+
+
+def describe(exp: Expectation) -> str:
+    """The expectation in words: ``Pod demo/urgent .spec.nodeName equals "worker-1"``."""
+    if exp.name:
+        return exp.name
+    c = exp.compare
+    if exp.condition == "object":
+        s = exp.spec
+        ref = f"{s.get('kind')} {_where(s.get('namespace'))}{s.get('name')}"
+        field = f" {c['field']}" if "field" in c else ""
+        if "equals" in c:
+            return f"{ref}{field} equals {json.dumps(c['equals'])}"
+        if "matches" in c:
+            return f"{ref}{field} matches /{c['matches']}/"
+        return f"{ref}{field} {'exists' if c.get('exists') else 'does not exist'}"
+    bounds = _bounds(c)
+    if exp.condition == "count":
+        s = exp.spec
+        kind = s.get("kind", "Pod")
+        parts = [f"in {s['namespace']}" if s.get("namespace") else "",
+                 f"-l {s['selector']}" if s.get("selector") else "",
+                 f"phase {s['phase']}" if s.get("phase") else "",
+                 f"on {s['node'] or '(no node)'}" if "node" in s else "",
+                 ("ready" if s["ready"] else "not ready") if "ready" in s else ""]
+        return f"{bounds} {kind} objects {' '.join(p for p in parts if p)}".rstrip()
+    if exp.condition == "event":
+        return f"{bounds or 'at least 1'} event(s) {_matcher_text(exp.spec)}"
+    return "events in order: " + " → ".join(_matcher_text(m) for m in exp.spec)
+
+
+def _bounds(c: dict[str, Any]) -> str:
+    if "equals" in c:
+        return f"exactly {c['equals']}"
+    parts = []
+    if "atLeast" in c:
+        parts.append(f"at least {c['atLeast']}")
+    if "atMost" in c:
+        parts.append(f"at most {c['atMost']}")
+    return " and ".join(parts)
+
+
+def _matcher_text(m: dict[str, Any]) -> str:
+    return "{" + ", ".join(f"{k}: {v}" for k, v in m.items()) + "}"
+
+
+def _where(namespace: Any) -> str:
+    return f"{namespace}/" if namespace else ""
+
+
+def time_bounds(exp: Expectation) -> str:
+    parts = []
+    if exp.not_before:
+        parts.append(f"not before {format_duration(exp.not_before)}")
+    parts.append(f"within {format_duration(exp.within)}" if exp.within else "at once")
+    if exp.stays:
+        parts.append(f"staying for {format_duration(exp.stays)}")
+    return ", ".join(parts)
+
+
+# --------------------------------------------------------------------------- observing
+
+
+async def observe(exp: Expectation, ctx: Context) -> tuple[bool, str]:
+    """Whether the condition holds now, and what was seen (for the verdict's text)."""
+    if exp.condition == "object":
+        return await _object(exp, ctx.client)
+    if exp.condition == "count":
+        return await _count(exp, ctx.client)
+    occurrences = ctx.events.occurrences if exp.since == "start" else ctx.events.occurrences[ctx.step_mark:]
+    if exp.condition == "event":
+        return _event(exp, occurrences)
+    return _ordered(exp, occurrences)
+
+
+async def _get(client: Client, spec: dict[str, Any]) -> Obj | None:
+    try:
+        info = client.resource_info(str(spec["kind"]))
+        ns = str(spec.get("namespace") or "default") if info.namespaced else None
+        return await client.get(info.resource if not info.group else f"{info.resource}.{info.group}",
+                                str(spec["name"]), ns)
+    except StatusError as err:
+        if err.code == 404:
+            return None
+        raise
+
+
+def _norm(value: Any) -> Any:
+    """Numbers and their text compare equal, as a user writing ``equals: 3`` or ``"3"`` means."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (int, float)):
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True)
+    return "null" if value is None else str(value)
+
+
+def _show(values: list[Any]) -> str:
+    if not values:
+        return "(no such field)"
+    value = values[0] if len(values) == 1 else values
+    text = json.dumps(value) if not isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+async def _object(exp: Expectation, client: Client) -> tuple[bool, str]:
+    spec, c = exp.spec, exp.compare
+    try:
+        obj = await _get(client, spec)
+    except StatusError as err:
+        return False, f"the API answered {err.code}: {err.message}"
+    ref = f"{spec.get('kind')} {_where(spec.get('namespace'))}{spec.get('name')}"
+    if obj is None:
+        return ("exists" in c and not c["exists"]), f"{ref} not found"
+    if "field" not in c:
+        if "exists" in c:
+            return bool(c["exists"]), f"{ref} exists"
+        values = [obj]
+    else:
+        values = evaluate(compile_path(str(c["field"])), obj)
+    seen = f"{c.get('field', '')} = {_show(values)}" if "field" in c else f"{ref} exists"
+    if "exists" in c:
+        return bool(values) == bool(c["exists"]), seen
+    if not values:
+        return False, seen
+    value = values[0] if len(values) == 1 else values
+    if "equals" in c:
+        return _norm(value) == _norm(c["equals"]), seen
+    text = value if isinstance(value, str) else _norm(value)
+    return re.search(str(c["matches"]), text) is not None, seen
+
+
+def _ready(pod: Obj) -> bool:
+    return any(cond.get("type") == "Ready" and cond.get("status") == "True"
+               for cond in (pod.get("status") or {}).get("conditions") or [])
+
+
+async def _count(exp: Expectation, client: Client) -> tuple[bool, str]:
+    spec, c = exp.spec, exp.compare
+    try:
+        info = client.resource_info(str(spec.get("kind") or "Pod"))
+        items = await client.list_all(info.resource if not info.group else f"{info.resource}.{info.group}",
+                                      spec.get("namespace") if info.namespaced else None,
+                                      label_selector=str(spec.get("selector") or ""))
+    except StatusError as err:
+        return False, f"the API answered {err.code}: {err.message}"
+    picked = []
+    for obj in items:
+        status, pod_spec = obj.get("status") or {}, obj.get("spec") or {}
+        if obj["metadata"].get("deletionTimestamp") and not spec.get("terminating"):
+            continue
+        if spec.get("phase") and status.get("phase") != spec["phase"]:
+            continue
+        if "node" in spec and (pod_spec.get("nodeName") or "") != (spec["node"] or ""):
+            continue
+        if "ready" in spec and _ready(obj) != bool(spec["ready"]):
+            continue
+        picked.append(obj)
+    n = len(picked)
+    ok = (("equals" not in c or n == c["equals"]) and ("atLeast" not in c or n >= c["atLeast"])
+          and ("atMost" not in c or n <= c["atMost"]))
+    names = []
+    for obj in sorted(picked, key=lambda o: o["metadata"]["name"])[:6]:
+        status = obj.get("status") or {}
+        extra = " ".join(x for x in (status.get("phase"), (obj.get("spec") or {}).get("nodeName")) if x)
+        names.append(f"{obj['metadata']['name']}{' ' + extra if extra and info.kind == 'Pod' else ''}")
+    more = ", ..." if n > 6 else ""
+    return ok, f"{n}" + (f" ({', '.join(names)}{more})" if names else "")
+
+
+def matches(m: dict[str, Any], o: Occurrence) -> bool:
+    """Whether a recorded occurrence fits an event matcher."""
+    return ((m.get("reason") is None or o.reason == m["reason"])
+            and (m.get("source") is None or o.source == m["source"])
+            and (m.get("type") is None or o.type == m["type"])
+            and (m.get("kind") is None or o.kind == m["kind"])
+            and (m.get("namespace") is None or o.namespace == m["namespace"])
+            and (m.get("name") is None or re.fullmatch(str(m["name"]), o.name) is not None)
+            and (m.get("message") is None or re.search(str(m["message"]), o.message) is not None))
+
+
+def _near(m: dict[str, Any], occurrences: list[Occurrence]) -> str:
+    """The recorded events closest to what a matcher asks (same reason, else same object), for a failure."""
+    by_reason = [o for o in occurrences if m.get("reason") and o.reason == m["reason"]]
+    by_object = [o for o in occurrences if m.get("name") and re.fullmatch(str(m["name"]), o.name)]
+    near = by_reason or by_object
+    if not near:
+        return f"{len(occurrences)} event(s) recorded, none with that reason or object"
+    shown = "; ".join(str(o) for o in near[-3:])
+    return f"closest: {shown}"
+
+
+def _event(exp: Expectation, occurrences: list[Occurrence]) -> tuple[bool, str]:
+    c = exp.compare
+    found = [o for o in occurrences if matches(exp.spec, o)]
+    n = len(found)
+    if not c:
+        ok = n >= 1
+    else:
+        ok = (("equals" not in c or n == c["equals"]) and ("atLeast" not in c or n >= c["atLeast"])
+              and ("atMost" not in c or n <= c["atMost"]))
+    if found:
+        return ok, f"{n} matching, last: {found[-1]}"
+    return ok, f"0 matching ({_near(exp.spec, occurrences)})"
+
+
+def _ordered(exp: Expectation, occurrences: list[Occurrence]) -> tuple[bool, str]:
+    matched: list[Occurrence] = []
+    pos = 0
+    for m in exp.spec:
+        hit = next((i for i in range(pos, len(occurrences)) if matches(m, occurrences[i])), None)
+        if hit is None:
+            done = "; ".join(f"{o.reason} at +{o.time:g}s" for o in matched) or "none"
+            return False, (f"{len(matched)} of {len(exp.spec)} in order (matched: {done}); next not seen after "
+                           f"them: {_matcher_text(m)} ({_near(m, occurrences[pos:])})")
+        matched.append(occurrences[hit])
+        pos = hit + 1
+    return True, "; ".join(f"{o.reason} ({o.source}) at +{o.time:g}s" for o in matched)
+
+
+# --------------------------------------------------------------------------- time bounds
+
+
+@dataclass(slots=True)
+class Verdict:
+    expectation: Expectation
+    passed: bool
+    text: str  # what was expected, what was seen, and when
+    at: float  # simulated seconds since boot when decided
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"expected": describe(self.expectation), "bounds": time_bounds(self.expectation),
+                "passed": self.passed, "text": self.text, "at": self.at, "where": str(self.expectation.where)}
+
+
+class Watcher:
+    """One expectation's state across polls; :attr:`verdict` is set once decided."""
+
+    def __init__(self, exp: Expectation, start: float) -> None:
+        self.exp = exp
+        self.start = start  # simulated seconds since boot when the window opened
+        self.held_since: float | None = None
+        self.seen = ""
+        self.verdict: Verdict | None = None
+
+    def deadline(self) -> float:
+        """Elapsed seconds by which the verdict will be known at the latest."""
+        return max(self.exp.within, self.exp.not_before) + self.exp.stays
+
+    def poll(self, held: bool, seen: str, now: float) -> None:
+        exp, elapsed = self.exp, round(now - self.start, 3)
+        self.seen = seen
+        expected = f"expected {describe(exp)} ({time_bounds(exp)})"
+        if self.held_since is None:
+            if held and elapsed < exp.not_before:
+                self._decide(False, f"{expected}; it held already {format_duration(elapsed)} after the step "
+                                    f"(seen: {seen}) at simulated {when(now)}", now)
+            elif held:
+                self.held_since = now
+                if exp.stays <= 0:
+                    self._decide(True, f"{describe(exp)}: seen {seen} at simulated {when(now)}", now)
+            elif elapsed >= max(exp.within, exp.not_before):
+                self._decide(False, f"{expected}; seen {seen} at simulated {when(now)} "
+                                    f"({format_duration(elapsed)} after the step)", now)
+        elif not held:
+            self._decide(False, f"{expected}; it held from simulated {when(self.held_since)} but stopped: seen "
+                                f"{seen} at simulated {when(now)}", now)
+        if self.verdict is None and self.held_since is not None and now - self.held_since >= exp.stays:
+            self._decide(True, f"{describe(exp)}: held for {format_duration(exp.stays)} (seen {seen}) until "
+                               f"simulated {when(now)}", now)
+
+    def _decide(self, passed: bool, text: str, now: float) -> None:
+        self.verdict = Verdict(self.exp, passed, text, now)
