@@ -152,7 +152,7 @@ class DrillRunner:
     async def _boot(self, root: Path) -> list[str]:
         self.workspace.mkdir(parents=True, exist_ok=True)
         for m in self.drill.manifests:
-            (self.workspace / m.name).write_text(m.text, encoding="utf-8")
+            (self.workspace / m.target).write_text(m.text, encoding="utf-8")
         config = ClusterConfig(http=False, data_dir=root / "cluster", manifests=None, seed=self.seed,
                                **self.drill.cluster)
         config.validate()
@@ -256,8 +256,8 @@ async def _apply(run: DrillRunner, args: str | Manifest) -> str:
         manifest = run.drill.files.get(args) or next((m for m in run.drill.manifests if m.name == args), None)
         if manifest is None:
             manifest = Manifest(Path(args).name, (run.drill.path.parent / args).read_text(encoding="utf-8"))
-    (run.workspace / manifest.name).write_text(manifest.text, encoding="utf-8")
-    return await _sync(run, manifest.name)
+    (run.workspace / manifest.target).write_text(manifest.text, encoding="utf-8")
+    return await _sync(run, manifest.target)
 
 
 async def _sync(run: DrillRunner, name: str) -> str:

@@ -43,6 +43,7 @@ KEYS: dict[str, dict[str, str]] = {
         "name": "file name in the workspace (required for inline content)",
         "content": "the file's YAML text, or objects (a mapping or a list of mappings)",
         "file": "a file beside the drill file to copy (its name is kept unless `name` is given)",
+        "saveAs": "the workspace file it is written to (default: its name): an edit of a file already applied",
     },
     "step": {
         "name": "a short title shown with the step's verdict",
@@ -157,6 +158,11 @@ class Where:
 class Manifest:
     name: str
     text: str
+    save_as: str = ""  # the workspace file it is written to ("" = name)
+
+    @property
+    def target(self) -> str:
+        return self.save_as or self.name
 
 
 @dataclass(slots=True)
@@ -418,10 +424,13 @@ class _Checker:
                 return None
         if not name:
             return None
-        if not str(name).lower().endswith((".yaml", ".yml", ".json")) or "/" in str(name) or str(name).startswith("."):
-            self.err(at, f"file name {name!r} must be a plain .yaml, .yml or .json name")
-            return None
-        return Manifest(str(name), text)
+        save_as = spec.get("saveAs") or ""
+        for value in (name, save_as):
+            if value and (not str(value).lower().endswith((".yaml", ".yml", ".json")) or "/" in str(value)
+                          or str(value).startswith(".")):
+                self.err(at, f"file name {value!r} must be a plain .yaml, .yml or .json name")
+                return None
+        return Manifest(str(name), text, str(save_as))
 
     def step(self, raw: Any, at: tuple[Any, ...], index: int, names: dict[str, str]) -> Step | None:
         spec = self.mapping(raw, at, "step", f"step {index}")
