@@ -263,7 +263,7 @@ async def _auth(client: Client, args: argparse.Namespace, words: list[str], work
         attrs.update(resource=resource, group="")  # kubectl warns and asks anyway
     if name:
         attrs["name"] = name
-    review = await client.create({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+    review = await client.create({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "metadata": {},
                                   "spec": {"resourceAttributes": attrs}})
     allowed = bool((review.get("status") or {}).get("allowed"))
     return Result(0 if allowed else 1, "yes" if allowed else "no")

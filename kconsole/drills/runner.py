@@ -19,6 +19,7 @@ Observers (the console's Drill panel, the CLI's printer) pass ``listener``: it i
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import tempfile
 from collections.abc import Awaitable, Callable, Coroutine
@@ -203,14 +204,22 @@ class DrillRunner:
             answer = await self.predictor(step, step.predict) if self.predictor is not None else None
             state.prediction = "skipped" if answer is None else ("right" if answer == step.predict.answer else "wrong")
         if step.action is not None:
+            refusal = step.args.get("error") if isinstance(step.args, dict) and step.action != "kubectl" else None
             try:
                 state.detail = await ACTIONS[step.action](self, step.args)
+                if refusal is not None:
+                    state.detail += (f"\nexpected the API to refuse with /{refusal}/, but it accepted at "
+                                     f"simulated {when(self.now())}")
+                    return self._end(state, "failed")
             except StepFailed as err:
                 state.detail = str(err)
                 return self._end(state, "failed")
             except StatusError as err:
                 state.detail = f"the API refused: {err.code} {err.reason}: {err.message}"
-                return self._end(state, "failed")
+                if refusal is None or re.search(str(refusal), state.detail) is None:
+                    if refusal is not None:
+                        state.detail += f"\nexpected a refusal matching /{refusal}/ at simulated {when(self.now())}"
+                    return self._end(state, "failed")
         if step.expect:
             await self._check(state)
         if state.verdicts and not all(v.passed for v in state.verdicts):
@@ -322,8 +331,6 @@ async def _scale(run: DrillRunner, args: dict[str, Any]) -> str:
 
 
 async def _kubectl(run: DrillRunner, args: dict[str, Any]) -> str:
-    import re
-
     user = str(args.get("as") or ADMIN.name)
     result = await run.drive(kubectl.run(run.client, user, str(args["command"]), run.workspace))
     shown = f"$ kubectl {args['command']}" + (f"   (as {user})" if user != ADMIN.name else "")
@@ -341,8 +348,16 @@ async def _fault(run: DrillRunner, args: dict[str, Any]) -> str:
 
     assert run.cluster is not None
     params = {str(k): str(v) for k, v in (args.get("params") or {}).items()}
+    target = str(args.get("target") or "")
+    if "selector" in args:
+        ns = str(args.get("namespace") or "default")
+        pods = await run.drive(run.client().list_all("pods", ns, label_selector=str(args["selector"])))
+        names = sorted(p["metadata"]["name"] for p in pods if not p["metadata"].get("deletionTimestamp"))
+        if not names:
+            raise StepFailed(f"no pod in {ns} matches -l {args['selector']} for the fault")
+        target = f"{ns}/{names[0]}"
     try:
-        fault = await run.drive(run.cluster.faults.apply(str(args["type"]), str(args["target"]), params))
+        fault = await run.drive(run.cluster.faults.apply(str(args["type"]), target, params))
     except FaultError as err:
         raise StepFailed(str(err)) from None
     run.faults[str(args.get("as") or fault.id)] = fault.id

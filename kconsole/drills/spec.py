@@ -72,6 +72,7 @@ KEYS: dict[str, dict[str, str]] = {
         "type": "(patch only) merge (default), strategic or json",
         "subresource": "(patch only) status, scale, ...",
         "replicas": "(scale only) the new replica count (required)",
+        "error": "a regular expression the API's refusal must match: the step passes only when refused",
     },
     "kubectl": {
         "command": "the command line without `kubectl` (required)",
@@ -81,7 +82,9 @@ KEYS: dict[str, dict[str, str]] = {
     },
     "fault": {
         "type": "fault type, e.g. pod-kill, kubelet-stop, etcd-stop (required)",
-        "target": "ns/pod, node name, etcd member or `leader`, `apiserver` (required)",
+        "target": "ns/pod, node name, etcd member or `leader`, `apiserver` (required unless `selector`)",
+        "selector": "instead of a target: the first pod by name matching this label selector",
+        "namespace": "(with selector) the pods' namespace (default \"default\")",
         "params": "fault parameters, e.g. {load: 3}",
         "as": "a name to heal it by later (default: the fault id, f1, f2, ...)",
     },
@@ -508,7 +511,12 @@ class _Checker:
             ftype = self.string(spec.get("type"), (*at, "type"), "fault type")
             if ftype and ftype not in CATALOG:
                 self.err((*at, "type"), f"unknown fault type {ftype!r} (known: {', '.join(CATALOG)})")
-            self.string(spec.get("target"), (*at, "target"), "fault target")
+            if "selector" in spec:
+                self.string(spec.get("selector"), (*at, "selector"), "selector")
+                if "target" in spec:
+                    self.err((*at, "selector"), "give either target or selector, not both", key=True)
+            else:
+                self.string(spec.get("target"), (*at, "target"), "fault target")
             params = spec.get("params") or {}
             if not isinstance(params, dict):
                 self.err((*at, "params"), f"params must be a mapping, got {_what(params)}")
@@ -522,13 +530,15 @@ class _Checker:
         spec = self.mapping(raw, at, "object", action)
         if spec is None:
             return None
-        allowed = {"delete": {"kind", "name", "namespace", "selector", "file", "gracePeriod", "limit"},
-                   "patch": {"kind", "name", "namespace", "patch", "type", "subresource"},
-                   "scale": {"kind", "name", "namespace", "replicas"}}[action]
+        allowed = {"delete": {"kind", "name", "namespace", "selector", "file", "gracePeriod", "limit", "error"},
+                   "patch": {"kind", "name", "namespace", "patch", "type", "subresource", "error"},
+                   "scale": {"kind", "name", "namespace", "replicas", "error"}}[action]
         for key in spec:
             if key in KEYS["object"] and key not in allowed:
                 self.err((*at, key), f"{action} does not take {key!r} (it takes: {', '.join(sorted(allowed))})",
                          key=True)
+        if "error" in spec:
+            self.regex(spec["error"], (*at, "error"), "error")
         if action == "delete" and "file" in spec:
             self.string(spec["file"], (*at, "file"), "file")
             return spec
