@@ -824,7 +824,7 @@ CATALOG: dict[str, FaultType] = {f.name: f for f in [
     FaultType("kill-controller-manager-leader", "controller-manager",
               "Stop the kube-controller-manager replica holding the Lease.",
               "Reconciliation pauses until the Lease expires (15 s) and another replica takes it "
-              "(LeaderElection event, holderIdentity changes); then controllers resync. Heal restarts the replica.",
+              "(holderIdentity changes); then controllers resync. Heal restarts the replica.",
               _kill_replica_leader("controller-manager", "kube-controller-manager")),
     FaultType("kill-scheduler-leader", "scheduler", "Stop the kube-scheduler replica holding the Lease.",
               "New pods stay Pending until the Lease expires (15 s) and another replica takes it; then they are "

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kconsole.api.crd.printers import compile_path, evaluate
@@ -34,6 +34,8 @@ class Context:
     client: Client
     events: EventLog
     step_mark: int  # index into events.occurrences where the step began
+    #: For ``changes`` expectations (by id): the field's values read just before the step's action.
+    baselines: dict[int, list[Any]] = field(default_factory=dict)
 
 
 def when(seconds: float) -> str:
@@ -57,6 +59,8 @@ def describe(exp: Expectation) -> str:
             return f"{ref}{field} equals {json.dumps(c['equals'])}"
         if "matches" in c:
             return f"{ref}{field} matches /{c['matches']}/"
+        if "changes" in c:
+            return f"{ref}{field} changes"
         return f"{ref}{field} {'exists' if c.get('exists') else 'does not exist'}"
     bounds = _bounds(c)
     if exp.condition == "count":
@@ -108,7 +112,7 @@ def time_bounds(exp: Expectation) -> str:
 async def observe(exp: Expectation, ctx: Context) -> tuple[bool, str]:
     """Whether the condition holds now, and what was seen (for the verdict's text)."""
     if exp.condition == "object":
-        return await _object(exp, ctx.client)
+        return await _object(exp, ctx.client, ctx.baselines.get(id(exp)))
     if exp.condition == "count":
         return await _count(exp, ctx.client)
     occurrences = ctx.events.occurrences if exp.since == "start" else ctx.events.occurrences[ctx.step_mark:]
@@ -148,7 +152,13 @@ def _show(values: list[Any]) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-async def _object(exp: Expectation, client: Client) -> tuple[bool, str]:
+async def field_values(exp: Expectation, client: Client) -> list[Any]:
+    """The object field's values now ([] when the object or the field is missing)."""
+    obj = await _get(client, exp.spec)
+    return [] if obj is None else evaluate(compile_path(str(exp.compare["field"])), obj)
+
+
+async def _object(exp: Expectation, client: Client, baseline: list[Any] | None = None) -> tuple[bool, str]:
     spec, c = exp.spec, exp.compare
     try:
         obj = await _get(client, spec)
@@ -171,6 +181,8 @@ async def _object(exp: Expectation, client: Client) -> tuple[bool, str]:
     value = values[0] if len(values) == 1 else values
     if "equals" in c:
         return _norm(value) == _norm(c["equals"]), seen
+    if "changes" in c:
+        return values != (baseline or []), f"{seen} (before the action: {_show(baseline or [])})"
     text = value if isinstance(value, str) else _norm(value)
     return re.search(str(c["matches"]), text) is not None, seen
 

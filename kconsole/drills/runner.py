@@ -32,7 +32,7 @@ from kconsole.client import Client, StatusError
 from kconsole.clock import VirtualClock
 from kconsole.cluster import ADMIN, SYNC, Cluster, ClusterConfig
 from kconsole.drills import kubectl
-from kconsole.drills.expect import Context, Verdict, Watcher, observe, when
+from kconsole.drills.expect import Context, Verdict, Watcher, field_values, observe, when
 from kconsole.drills.history import EventLog, Occurrence
 from kconsole.drills.spec import Drill, Manifest, Prediction, Step
 
@@ -203,6 +203,7 @@ class DrillRunner:
         if step.predict is not None:
             answer = await self.predictor(step, step.predict) if self.predictor is not None else None
             state.prediction = "skipped" if answer is None else ("right" if answer == step.predict.answer else "wrong")
+        baselines = await self._baselines(step)
         if step.action is not None:
             refusal = step.args.get("error") if isinstance(step.args, dict) and step.action != "kubectl" else None
             try:
@@ -221,7 +222,7 @@ class DrillRunner:
                         state.detail += f"\nexpected a refusal matching /{refusal}/ at simulated {when(self.now())}"
                     return self._end(state, "failed")
         if step.expect:
-            await self._check(state)
+            await self._check(state, baselines)
         if state.verdicts and not all(v.passed for v in state.verdicts):
             return self._end(state, "failed")
         self._end(state, "passed" if step.action or step.expect else "skipped")
@@ -231,10 +232,21 @@ class DrillRunner:
         state.ended = round(self.now(), 3)
         self._notify(state)
 
-    async def _check(self, state: StepState) -> None:
+    async def _baselines(self, step: Step) -> dict[int, list[Any]]:
+        """The fields ``changes`` expectations compare against, read before the action."""
+        out: dict[int, list[Any]] = {}
+        for exp in step.expect:
+            if "changes" in exp.compare:
+                try:
+                    out[id(exp)] = await self.drive(field_values(exp, self.client()))
+                except (StatusError, StepFailed):
+                    out[id(exp)] = []
+        return out
+
+    async def _check(self, state: StepState, baselines: dict[int, list[Any]]) -> None:
         assert self.events is not None
         start = self.now()
-        ctx = Context(self.client(), self.events, self._mark)
+        ctx = Context(self.client(), self.events, self._mark, baselines)
         watchers = [Watcher(exp, start) for exp in state.step.expect]
         while True:
             for w in watchers:

@@ -104,6 +104,7 @@ KEYS: dict[str, dict[str, str]] = {
         "equals": "the value must equal this (object field, or a count)",
         "matches": "(object) the field's text must match this regular expression",
         "exists": "(object) the object (or field) must exist (true) or not (false)",
+        "changes": "(object) true: the field must differ from its value just before the step's action",
         "atLeast": "(count, event) at least this many",
         "atMost": "(count, event) at most this many",
         "since": "(event, events) `step` (default: since the step began) or `start` (since boot)",
@@ -607,8 +608,9 @@ class _Checker:
             return None
         kind = kinds[0]
         body = spec[kind]
-        compare = {k: spec[k] for k in ("field", "equals", "matches", "exists", "atLeast", "atMost") if k in spec}
-        allowed = {"object": {"field", "equals", "matches", "exists"}, "count": {"equals", "atLeast", "atMost"},
+        compare = {k: spec[k] for k in ("field", "equals", "matches", "exists", "changes", "atLeast", "atMost")
+                   if k in spec}
+        allowed = {"object": {"field", "equals", "matches", "exists", "changes"}, "count": {"equals", "atLeast", "atMost"},
                    "event": {"equals", "atLeast", "atMost", "since"}, "events": {"since"}}[kind]
         for key in (*compare, *(["since"] if "since" in spec else [])):
             if key not in allowed:
@@ -626,8 +628,10 @@ class _Checker:
                     compile_path(self.string(compare["field"], (*at, "field"), "field") or ".")
                 except PathError as err:
                     self.err((*at, "field"), f"field {compare['field']!r}: {err}")
-            if sum(k in compare for k in ("equals", "matches", "exists")) != 1:
-                self.err(at, "an object expectation needs exactly one of equals, matches, exists")
+            if sum(k in compare for k in ("equals", "matches", "exists", "changes")) != 1:
+                self.err(at, "an object expectation needs exactly one of equals, matches, exists, changes")
+            if "changes" in compare and (compare["changes"] is not True or "field" not in compare):
+                self.err((*at, "changes"), "changes must be true, with a field")
             if "matches" in compare:
                 self.regex(compare["matches"], (*at, "matches"), "matches")
             if "exists" in compare and not isinstance(compare["exists"], bool):
