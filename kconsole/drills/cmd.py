@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import sys
 import time
 from pathlib import Path
@@ -26,6 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     run.add_argument("--seed", type=int, default=None, help="seed (default: the drill's, else 1)")
     run.add_argument("--json", action="store_true", help="print one JSON document with steps, verdicts, events")
     run.add_argument("--junit", default=None, metavar="FILE", help="also write a JUnit XML report")
+    run.add_argument("--verbose", action="store_true", help="also print the components' log lines")
     run.add_argument("--data-dir", default=None, help="keep the drill's workspace and store here "
                                                       "(default: a temporary folder, removed afterwards)")
     validate = sub.add_parser("validate", help="check drill files; errors as file:line:col: problem")
@@ -64,27 +66,34 @@ def _run(args: argparse.Namespace) -> int:
         print("\n".join(err.errors), file=sys.stderr)
         return 2
     out = sys.stdout
+    if not args.verbose:  # the components' complaints (a write refused without quorum) are the drill's point
+        logging.getLogger("kconsole").setLevel(logging.CRITICAL + 1)
+
+    printed: dict[int, tuple[bool, int]] = {}  # step index -> (detail shown, verdicts shown)
 
     def show(state: StepState) -> None:
+        """Print what is new about the step: its header, its action's result, each verdict, its end."""
         if args.json:
             return
         step = state.step
-        if state.status == "running":
-            out.write(f"[{state.started:>7g}s] step {step.index}: {step.name}\n")
+        if step.index not in printed:
+            out.write(f"[{_t(state.started)}] step {step.index}: {step.name}\n")
             if step.say:
-                out.write(f"            {step.say.strip()}\n")
-            return
-        if state.status in ("passed", "failed", "skipped") and state.ended is not None:
-            if state.prediction:
-                out.write(f"            predict: {step.predict.question if step.predict else ''} "
-                          f"({state.prediction})\n")
-            if state.detail:
-                for line in state.detail.splitlines():
-                    out.write(f"            {line}\n")
-            for v in state.verdicts:
-                mark = "ok  " if v.passed else "FAIL"
-                out.write(f"            {mark} {v.text}\n")
-            out.write(f"[{state.ended:>7g}s] step {step.index} {state.status.upper()}\n")
+                out.write(f"            {' '.join(step.say.split())}\n")
+            if step.predict is not None:
+                out.write(f"            predict: {step.predict.question}\n")
+            printed[step.index] = (False, 0)
+        detail_shown, verdicts_shown = printed[step.index]
+        if state.detail and not detail_shown:
+            for line in state.detail.splitlines():
+                out.write(f"            {line}\n")
+            detail_shown = True
+        for v in state.verdicts[verdicts_shown:]:
+            out.write(f"            {'ok  ' if v.passed else 'FAIL'} {v.text}\n")
+        printed[step.index] = (detail_shown, len(state.verdicts))
+        if state.status in ("passed", "failed", "skipped"):
+            answer = f" (prediction {state.prediction})" if state.prediction else ""
+            out.write(f"[{_t(state.ended)}] step {step.index} {state.status.upper()}{answer}\n")
         out.flush()
 
     runner = DrillRunner(drill, seed=args.seed, data_dir=Path(args.data_dir) if args.data_dir else None,
@@ -109,6 +118,12 @@ def _run(args: argparse.Namespace) -> int:
         verdict = "PASSED" if result.passed else f"FAILED ({len(failed)} of {len(result.steps)} steps)"
         print(f"drill {drill.name} {verdict}: {result.duration:g} simulated seconds in {wall:.1f} s")
     return 0 if result.passed else 1
+
+
+def _t(seconds: float | None) -> str:
+    from kconsole.objects.duration import format_duration
+
+    return f"{format_duration(round(seconds or 0.0, 1)):>8}"
 
 
 def write_junit(result: object, path: Path, wall: float) -> None:

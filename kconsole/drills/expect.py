@@ -38,6 +38,23 @@ class Context:
     baselines: dict[int, list[Any]] = field(default_factory=dict)
 
 
+_QUOTED_KEY = re.compile(r"""\[(?:'([^']*)'|"([^"]*)")\]""")
+
+
+def compile_field(path: str) -> list[tuple[str, Any]]:
+    """kubectl's JSONPath subset (:func:`compile_path`) plus quoted keys: ``.status.used['requests.cpu']``."""
+    steps: list[tuple[str, Any]] = []
+    pos = 0
+    for m in _QUOTED_KEY.finditer(path):
+        if path[pos:m.start()]:
+            steps.extend(compile_path(path[pos:m.start()]))
+        steps.append(("key", m.group(1) if m.group(1) is not None else m.group(2)))
+        pos = m.end()
+    if path[pos:] or not steps:
+        steps.extend(compile_path(path[pos:]))
+    return steps
+
+
 def when(seconds: float) -> str:
     """Simulated time since the run's boot, as a duration: ``1m35s``."""
     return format_duration(round(max(0.0, seconds), 3))
@@ -155,7 +172,7 @@ def _show(values: list[Any]) -> str:
 async def field_values(exp: Expectation, client: Client) -> list[Any]:
     """The object field's values now ([] when the object or the field is missing)."""
     obj = await _get(client, exp.spec)
-    return [] if obj is None else evaluate(compile_path(str(exp.compare["field"])), obj)
+    return [] if obj is None else evaluate(compile_field(str(exp.compare["field"])), obj)
 
 
 async def _object(exp: Expectation, client: Client, baseline: list[Any] | None = None) -> tuple[bool, str]:
@@ -172,7 +189,7 @@ async def _object(exp: Expectation, client: Client, baseline: list[Any] | None =
             return bool(c["exists"]), f"{ref} exists"
         values = [obj]
     else:
-        values = evaluate(compile_path(str(c["field"])), obj)
+        values = evaluate(compile_field(str(c["field"])), obj)
     seen = f"{c.get('field', '')} = {_show(values)}" if "field" in c else f"{ref} exists"
     if "exists" in c:
         return bool(values) == bool(c["exists"]), seen

@@ -221,6 +221,7 @@ class DrillRunner:
                     if refusal is not None:
                         state.detail += f"\nexpected a refusal matching /{refusal}/ at simulated {when(self.now())}"
                     return self._end(state, "failed")
+            self._notify(state)
         if step.expect:
             await self._check(state, baselines)
         if state.verdicts and not all(v.passed for v in state.verdicts):
@@ -271,14 +272,27 @@ class DrillRunner:
 
 async def _apply(run: DrillRunner, args: str | Manifest) -> str:
     """Copy the file into the workspace and run the sync over it, as a save in the watched folder."""
-    if isinstance(args, Manifest):
+    if isinstance(args, Manifest) and args.ref:
+        named = run.drill.files.get(args.name) or next(m for m in run.drill.manifests if m.name == args.name)
+        manifest = Manifest(named.name, named.text, args.save_as or named.save_as, args.error)
+    elif isinstance(args, Manifest):
         manifest = args
     else:
         manifest = run.drill.files.get(args) or next((m for m in run.drill.manifests if m.name == args), None)
         if manifest is None:
             manifest = Manifest(Path(args).name, (run.drill.path.parent / args).read_text(encoding="utf-8"))
     (run.workspace / manifest.target).write_text(manifest.text, encoding="utf-8")
-    return await _sync(run, manifest.target)
+    if not manifest.error:
+        return await _sync(run, manifest.target)
+    try:
+        done = await _sync(run, manifest.target)
+    except StepFailed as err:
+        if re.search(manifest.error, str(err)) is None:
+            raise StepFailed(f"{err}\nexpected a refusal matching /{manifest.error}/ at simulated "
+                             f"{when(run.now())}") from None
+        return f"refused as expected: {err}"
+    raise StepFailed(f"{done}\nexpected the file to be refused with /{manifest.error}/, but it applied at "
+                     f"simulated {when(run.now())}")
 
 
 async def _sync(run: DrillRunner, name: str) -> str:

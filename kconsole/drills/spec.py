@@ -44,6 +44,8 @@ KEYS: dict[str, dict[str, str]] = {
         "content": "the file's YAML text, or objects (a mapping or a list of mappings)",
         "file": "a file beside the drill file to copy (its name is kept unless `name` is given)",
         "saveAs": "the workspace file it is written to (default: its name): an edit of a file already applied",
+        "error": "(in an apply step) a regular expression the sync's refusal must match: the step passes "
+                 "only when the file is refused",
     },
     "step": {
         "name": "a short title shown with the step's verdict",
@@ -163,6 +165,8 @@ class Manifest:
     name: str
     text: str
     save_as: str = ""  # the workspace file it is written to ("" = name)
+    error: str = ""  # (apply steps) the refusal expected
+    ref: bool = False  # (apply steps) names a file of files/manifests; text comes from there
 
     @property
     def target(self) -> str:
@@ -274,6 +278,7 @@ class _Checker:
     def __init__(self, reader: _Reader, base: Path) -> None:
         self.r = reader
         self.base = base
+        self.names: dict[str, str] = {}  # file name -> the section declaring it
 
     def err(self, at: tuple[Any, ...], message: str, key: bool = False) -> None:
         self.r.error(self.r.key_at(at) if key else self.r.at(at), message)
@@ -336,6 +341,7 @@ class _Checker:
                 if m.name in seen:
                     self.err((section, i), f"file name {m.name!r} is used twice (also in {seen[m.name]})")
                 seen[m.name] = section
+        self.names = seen
         steps_raw = top.get("steps")
         steps: list[Step] = []
         if "steps" in top:
@@ -400,8 +406,15 @@ class _Checker:
         spec = self.mapping(raw, at, "manifest", f"an entry of {what}")
         if spec is None:
             return None
+        if what == "apply" and "file" not in spec and "content" not in spec and spec.get("name") in self.names:
+            ref = Manifest(str(spec["name"]), "", str(spec.get("saveAs") or ""), str(spec.get("error") or ""),
+                           ref=True)
+            if "error" in spec:
+                self.regex(spec["error"], (*at, "error"), "error")
+            return ref
         if ("file" in spec) == ("content" in spec):
-            self.err(at, f"an entry of {what} needs either `file` or `content` (with `name`)")
+            self.err(at, f"an entry of {what} needs either `file` or `content` (with `name`)"
+                         + (", or the `name` of one in files or manifests" if what == "apply" else ""))
             return None
         if "file" in spec:
             rel = self.string(spec["file"], (*at, "file"), "file")
@@ -429,12 +442,18 @@ class _Checker:
         if not name:
             return None
         save_as = spec.get("saveAs") or ""
+        error = spec.get("error") or ""
+        if "error" in spec:
+            if what != "apply":
+                self.err((*at, "error"), f"only an apply step's file may expect an error, not one in {what}",
+                         key=True)
+            self.regex(spec["error"], (*at, "error"), "error")
         for value in (name, save_as):
             if value and (not str(value).lower().endswith((".yaml", ".yml", ".json")) or "/" in str(value)
                           or str(value).startswith(".")):
                 self.err(at, f"file name {value!r} must be a plain .yaml, .yml or .json name")
                 return None
-        return Manifest(str(name), text, str(save_as))
+        return Manifest(str(name), text, str(save_as), str(error))
 
     def step(self, raw: Any, at: tuple[Any, ...], index: int, names: dict[str, str]) -> Step | None:
         spec = self.mapping(raw, at, "step", f"step {index}")
@@ -622,10 +641,12 @@ class _Checker:
                 self.string(obj.get("kind"), (*at, kind, "kind"), "kind")
                 self.string(obj.get("name"), (*at, kind, "name"), "name")
             if "field" in compare:
-                from kconsole.api.crd.printers import PathError, compile_path
+                from kconsole.api.crd.printers import PathError
+
+                from kconsole.drills.expect import compile_field
 
                 try:
-                    compile_path(self.string(compare["field"], (*at, "field"), "field") or ".")
+                    compile_field(self.string(compare["field"], (*at, "field"), "field") or ".")
                 except PathError as err:
                     self.err((*at, "field"), f"field {compare['field']!r}: {err}")
             if sum(k in compare for k in ("equals", "matches", "exists", "changes")) != 1:
