@@ -69,8 +69,7 @@ def describe(exp: Expectation) -> str:
         return exp.name
     c = exp.compare
     if exp.condition == "object":
-        s = exp.spec
-        ref = f"{s.get('kind')} {_where(s.get('namespace'))}{s.get('name')}"
+        ref = _ref(exp.spec)
         field = f" {c['field']}" if "field" in c else ""
         if "equals" in c:
             return f"{ref}{field} equals {json.dumps(c['equals'])}"
@@ -109,6 +108,13 @@ def _matcher_text(m: dict[str, Any]) -> str:
     return "{" + ", ".join(f"{k}: {v}" for k, v in m.items()) + "}"
 
 
+def _ref(spec: dict[str, Any]) -> str:
+    if "selector" in spec:
+        where = f" in {spec['namespace']}" if spec.get("namespace") else ""
+        return f"{spec.get('kind')} -l {spec['selector']}{where}"
+    return f"{spec.get('kind')} {_where(spec.get('namespace'))}{spec.get('name')}"
+
+
 def _where(namespace: Any) -> str:
     return f"{namespace}/" if namespace else ""
 
@@ -139,11 +145,15 @@ async def observe(exp: Expectation, ctx: Context) -> tuple[bool, str]:
 
 
 async def _get(client: Client, spec: dict[str, Any]) -> Obj | None:
+    """The object by name, or the first (by name) of those the selector matches; None when missing."""
     try:
         info = client.resource_info(str(spec["kind"]))
+        resource = info.resource if not info.group else f"{info.resource}.{info.group}"
         ns = str(spec.get("namespace") or "default") if info.namespaced else None
-        return await client.get(info.resource if not info.group else f"{info.resource}.{info.group}",
-                                str(spec["name"]), ns)
+        if "selector" in spec:
+            items = await client.list_all(resource, ns, label_selector=str(spec["selector"]))
+            return min(items, key=lambda o: o["metadata"]["name"]) if items else None
+        return await client.get(resource, str(spec["name"]), ns)
     except StatusError as err:
         if err.code == 404:
             return None
@@ -181,7 +191,7 @@ async def _object(exp: Expectation, client: Client, baseline: list[Any] | None =
         obj = await _get(client, spec)
     except StatusError as err:
         return False, f"the API answered {err.code}: {err.message}"
-    ref = f"{spec.get('kind')} {_where(spec.get('namespace'))}{spec.get('name')}"
+    ref = _ref(spec)
     if obj is None:
         return ("exists" in c and not c["exists"]), f"{ref} not found"
     if "field" not in c:

@@ -98,7 +98,7 @@ KEYS: dict[str, dict[str, str]] = {
     },
     "expect": {
         "name": "a short description used in verdicts",
-        "object": "condition on one object: {kind, name, namespace}, with `field` and a comparison",
+        "object": "condition on one object: {kind, name or selector, namespace}, with `field` and a comparison",
         "count": "condition on how many objects match: {kind, namespace, selector, phase, node, ready}",
         "event": "condition on recorded events: {reason, source, message, type, kind, name, namespace}",
         "events": "events that must occur in this order (a list of event matchers)",
@@ -639,7 +639,14 @@ class _Checker:
             obj = self.mapping(body, (*at, kind), "object", "object")
             if obj is not None:
                 self.string(obj.get("kind"), (*at, kind, "kind"), "kind")
-                self.string(obj.get("name"), (*at, kind, "name"), "name")
+                if ("name" in obj) == ("selector" in obj):
+                    self.err((*at, kind), "an object needs either `name` or `selector` (the first match by name)")
+                else:
+                    self.string(obj.get("name", obj.get("selector")), (*at, kind), "name or selector")
+                for key in obj:
+                    if key not in ("kind", "name", "namespace", "selector"):
+                        self.err((*at, kind, key), f"object does not take {key!r} (it takes: kind, name, "
+                                                   f"namespace, selector)", key=True)
             if "field" in compare:
                 from kconsole.api.crd.printers import PathError
 
