@@ -723,6 +723,26 @@ def _kill_replica_leader(kind: str, lease: str) -> Callable[[FaultCatalog, str, 
     return apply
 
 
+def _stop_every_replica(kind: str, lease: str) -> Callable[[FaultCatalog, str, dict[str, str]], Awaitable[Applied]]:
+    """The whole component down: every replica stopped, so no one can take the Lease."""
+    async def apply(cat: FaultCatalog, target: str, params: dict[str, str]) -> Applied:
+        replicas = cat.cluster.controller_managers if kind == "controller-manager" else cat.cluster.schedulers
+        running = [r for r in replicas if r.running]
+        if not running:
+            raise FaultError(f"every {kind} replica is stopped already")
+        for replica in running:
+            await replica.stop()
+
+        async def heal() -> None:
+            for replica in running:
+                if not replica.running:
+                    await replica.start()
+
+        return Applied("all", _lease_ref(lease), heal, detail=f"stopped {len(running)} of {len(replicas)} replicas")
+
+    return apply
+
+
 def _apiserver(kind: str) -> Callable[[FaultCatalog, str, dict[str, str]], Awaitable[Applied]]:
     async def apply(cat: FaultCatalog, target: str, params: dict[str, str]) -> Applied:
         if target not in ("", "apiserver", "kube-apiserver"):
@@ -829,6 +849,15 @@ CATALOG: dict[str, FaultType] = {f.name: f for f in [
     FaultType("kill-scheduler-leader", "scheduler", "Stop the kube-scheduler replica holding the Lease.",
               "New pods stay Pending until the Lease expires (15 s) and another replica takes it; then they are "
               "scheduled. Heal restarts the replica.", _kill_replica_leader("scheduler", "kube-scheduler")),
+    FaultType("controller-manager-down", "controller-manager", "Stop every kube-controller-manager replica.",
+              "Nothing reconciles: a new Deployment gets no ReplicaSet, a deleted pod is not replaced, a dead node's "
+              "pods are not evicted; running pods keep running and the API answers. Heal restarts the replicas: "
+              "one takes the Lease once it expires (15 s) and controllers catch up.",
+              _stop_every_replica("controller-manager", "kube-controller-manager")),
+    FaultType("scheduler-down", "scheduler", "Stop every kube-scheduler replica.",
+              "New pods are created but stay Pending with no node and no scheduling events; running pods are "
+              "untouched. Heal restarts the replicas: one takes the Lease once it expires (15 s) and binds the "
+              "backlog.", _stop_every_replica("scheduler", "kube-scheduler")),
     FaultType("apiserver-latency", "apiserver", "Delay every API request.",
               "Every client slows down: kubectl feels sluggish, controllers fall behind, Lease renewals may "
               "miss their deadline (leader changes) when the delay nears 10 s.", _apiserver("latency"),
