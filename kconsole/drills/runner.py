@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from kconsole.api.types import UserInfo
 from kconsole.client import Client, StatusError
 from kconsole.clock import VirtualClock
 from kconsole.cluster import ADMIN, SYNC, Cluster, ClusterConfig
@@ -188,7 +187,7 @@ class DrillRunner:
         assert self.cluster is not None
         if user is None or user == ADMIN.name:
             return self.cluster.api_client(ADMIN)
-        return self.cluster.api_client(UserInfo(user))
+        return self.cluster.api_client(user)  # a node's user gets system:nodes, as kubelets do
 
     def _notify(self, state: StepState) -> None:
         if self.listener is not None:
@@ -221,6 +220,9 @@ class DrillRunner:
                     if refusal is not None:
                         state.detail += f"\nexpected a refusal matching /{refusal}/ at simulated {when(self.now())}"
                     return self._end(state, "failed")
+            except Exception as err:  # noqa: BLE001 - one broken step must not hide the others' verdicts
+                state.detail = f"the {step.action} action failed: {type(err).__name__}: {err}"
+                return self._end(state, "failed")
             self._notify(state)
         if step.expect:
             await self._check(state, baselines)
