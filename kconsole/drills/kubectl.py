@@ -4,7 +4,8 @@ Not kubectl: a small subset with kubectl's words, outputs and ``Error from serve
 lines, so a drill can show what a user would type without a network round trip:
 
 * ``get KIND [NAME...] [-n NS | -A] [-l SELECTOR] [-o name|wide|json|yaml|jsonpath=TEMPLATE]``
-* ``apply -f FILE`` — a workspace file, sent with server-side apply (field manager ``kubectl``)
+* ``apply -f FILE`` — a workspace file or one of the drill's held-back ``files``, sent with
+  server-side apply (field manager ``kubectl``)
 * ``delete KIND NAME... | -l SELECTOR [-n NS] [--grace-period N]``
 * ``scale KIND/NAME | KIND NAME --replicas N [-n NS]``
 * ``cordon NODE``, ``uncordon NODE``
@@ -31,6 +32,8 @@ from kconsole.objects.printers import printer_for
 
 Obj = dict[str, Any]
 FIELD_MANAGER = "kubectl"
+#: Beside the workspace: the drill's held-back files, which ``apply -f`` may name too.
+HELD_BACK = "files"
 
 
 @dataclass(slots=True)
@@ -152,14 +155,22 @@ async def _get(client: Client, args: argparse.Namespace, words: list[str], works
 
 async def _apply(client: Client, args: argparse.Namespace, words: list[str], workspace: Path) -> Result:
     if not args.filename:
-        raise UsageError("apply needs -f FILE (a file in the drill's workspace)")
+        raise UsageError("apply needs -f FILE (a file in the drill's workspace or its files)")
     path = (workspace / args.filename).resolve()
     if workspace.resolve() not in path.parents:
-        raise UsageError(f"{args.filename}: only files in the drill's workspace can be applied")
+        raise UsageError(f"{args.filename}: only the drill's own files can be applied")
+    text = None
     try:
-        docs = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d]
+        text = path.read_text(encoding="utf-8")
     except OSError as err:
-        return Result(1, f"error: the path \"{args.filename}\" does not exist ({err.strerror})")
+        held = workspace.parent / HELD_BACK / args.filename
+        if not held.is_file():
+            return Result(1, f"error: the path \"{args.filename}\" does not exist ({err.strerror})")
+        text = held.read_text(encoding="utf-8")
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d]
+    except yaml.YAMLError as err:
+        return Result(1, f"error: error parsing {args.filename}: {err}")
     lines = []
     for obj in docs:
         if args.namespace and not (obj.get("metadata") or {}).get("namespace"):

@@ -153,30 +153,64 @@ class DrillRunner:
         self.workspace.mkdir(parents=True, exist_ok=True)
         for m in self.drill.manifests:
             (self.workspace / m.target).write_text(m.text, encoding="utf-8")
-        config = ClusterConfig(http=False, data_dir=root / "cluster", manifests=None, seed=self.seed,
-                               **self.drill.cluster)
+        held = root / kubectl.HELD_BACK  # outside the workspace, so the sync never applies them
+        held.mkdir(exist_ok=True)
+        for m in self.drill.files.values():
+            (held / m.name).write_text(m.text, encoding="utf-8")
+        await self._start_cluster(root / "cluster")
+        self.origin = self.clock.now()
+        return await self._observe()
+
+    async def _start_cluster(self, data_dir: Path) -> None:
+        """A cluster on ``data_dir`` (new, or holding a previous run's or a snapshot's store), leaders elected."""
+        config = ClusterConfig(http=False, data_dir=data_dir, manifests=None, seed=self.seed, **self.drill.cluster)
         config.validate()
-        self.cluster = Cluster(config, clock=self.clock)
-        await self.drive(self.cluster.start(), BOOT_LIMIT)
-        cluster = self.cluster
+        self.cluster = cluster = Cluster(config, clock=self.clock)
+        await self.drive(cluster.start(), BOOT_LIMIT)
         await self.clock.run_until(lambda: any(s.is_leader for s in cluster.schedulers)
                                    and any(m.is_leader for m in cluster.controller_managers),
                                    timeout=BOOT_LIMIT, step=0.5)
-        self.origin = self.clock.now()
-        self.events = EventLog(self.client(), self.clock, self.origin)
+
+    async def _observe(self) -> list[str]:
+        """Record events (on from what was recorded before a restart) and sync the workspace."""
+        assert self.cluster is not None
+        if self.events is None:
+            self.events = EventLog(self.client(), self.clock, self.origin)
+        else:
+            self.events.client = self.client()
         await self.drive(self.events.start())
         from kconsole.sync import ManifestSync
 
-        sync = ManifestSync(cluster.api_client(SYNC), self.workspace, data_dir=cluster.data_dir, clock=self.clock,
-                            watch=False)
-        cluster.sync = sync
+        sync = ManifestSync(self.cluster.api_client(SYNC), self.workspace, data_dir=self.cluster.data_dir,
+                            clock=self.clock, watch=False)
+        self.cluster.sync = sync
         await self.drive(sync.start())
         return [str(st.error) for st in sync.files.values() if st.status == "error" and st.error is not None]
+
+    async def restart(self, snapshot: Path | None = None) -> list[str]:
+        """Stop the cluster and start it again: on its own store, or on a fresh store restored from
+        ``snapshot`` (as ``etcdutl snapshot restore`` into a new folder). Simulated time goes on."""
+        assert self.cluster is not None
+        old = self.cluster.data_dir
+        await self._shutdown()
+        data_dir = old
+        if snapshot is not None:
+            from kconsole.store import snapshot as snapshots
+            from kconsole.store.facade import MEMBERS_DIR
+
+            data_dir = old.with_name(f"{old.name}-restored-{len(list(old.parent.glob(old.name + '-restored-*'))) + 1}")
+            data_dir.mkdir()
+            for item in old.iterdir():  # keys and the sync's inventory come along; the store does not
+                if item.name != MEMBERS_DIR and item.is_file():
+                    shutil.copy2(item, data_dir / item.name)
+            snapshots.restore(snapshot, data_dir, members=self.cluster.config.control_planes)
+        await self._start_cluster(data_dir)
+        return await self._observe()
 
     async def _shutdown(self) -> None:
         if self.events is not None:
             await self.events.stop()
-        if self.cluster is not None:
+        if self.cluster is not None and self.cluster.started:
             task = asyncio.ensure_future(self.cluster.stop())
             try:
                 await self.clock.run_until(task.done, timeout=120, step=DRIVE_STEP)
@@ -410,6 +444,40 @@ async def _heal(run: DrillRunner, name: str) -> str:
     return f"healed {fault.id} {fault.type} on {fault.target}"
 
 
+async def _snapshot(run: DrillRunner, name: str) -> str:
+    """``etcdctl snapshot save``: the most advanced member's store, copied while the cluster runs."""
+    from kconsole.store import snapshot as snapshots
+
+    assert run.cluster is not None
+    folder = run.workspace.parent / "snapshots"
+    folder.mkdir(exist_ok=True)
+    try:
+        st = snapshots.save(run.cluster.data_dir, folder / name)
+    except (OSError, ValueError) as err:
+        raise StepFailed(f"snapshot save {name}: {err}") from None
+    return f"saved snapshot {name}: revision {st.revision}, {st.total_keys} keys"
+
+
+async def _restore(run: DrillRunner, name: str) -> str:
+    path = run.workspace.parent / "snapshots" / name
+    if not path.is_file():
+        raise StepFailed(f"no snapshot named {name!r} was saved")
+    from kconsole.store import snapshot as snapshots
+
+    revision = snapshots.status(path).revision
+    errors = await run.restart(path)
+    if errors:
+        raise StepFailed("restored, but the workspace no longer applies: " + "; ".join(errors))
+    return f"restored snapshot {name} (revision {revision}) into a new store; the cluster restarted on it"
+
+
+async def _restart(run: DrillRunner, _: Any) -> str:
+    errors = await run.restart()
+    if errors:
+        raise StepFailed("restarted, but the workspace no longer applies: " + "; ".join(errors))
+    return f"restarted the cluster on its store at simulated {when(run.now())}"
+
+
 async def _wait(run: DrillRunner, seconds: float) -> str:
     await run.clock.advance(seconds)
     return f"simulated time is now {when(run.now())}"
@@ -418,5 +486,6 @@ async def _wait(run: DrillRunner, seconds: float) -> str:
 #: Step action -> handler(runner, args) -> what it did.
 ACTIONS: dict[str, Callable[[DrillRunner, Any], Awaitable[str]]] = {
     "apply": _apply, "delete": _delete, "patch": _patch, "scale": _scale, "kubectl": _kubectl,
-    "fault": _fault, "heal": _heal, "wait": _wait,
+    "fault": _fault, "heal": _heal, "wait": _wait, "snapshot": _snapshot, "restore": _restore,
+    "restart": _restart,
 }

@@ -61,6 +61,9 @@ KEYS: dict[str, dict[str, str]] = {
         "fault": "apply a fault from the catalog (`kconsole fault list`)",
         "heal": "heal a fault by the name given when it was applied, or `all`",
         "wait": "let simulated time pass (a duration: 30s, 5m)",
+        "snapshot": "save a snapshot of the store under this name (etcdctl snapshot save)",
+        "restore": "restore a saved snapshot into a fresh store and restart the cluster on it",
+        "restart": "stop the whole cluster and start it again on its store (`restart: true`)",
     },
     "object": {
         "kind": "kind or resource name: Pod, pods, deploy (required)",
@@ -135,7 +138,7 @@ KEYS: dict[str, dict[str, str]] = {
 }
 
 #: The step keys that are actions; a step has at most one.
-ACTIONS = ("apply", "delete", "patch", "scale", "kubectl", "fault", "heal", "wait")
+ACTIONS = ("apply", "delete", "patch", "scale", "kubectl", "fault", "heal", "wait", "snapshot", "restore", "restart")
 #: The condition kinds of an expectation; each has exactly one.
 CONDITIONS = ("object", "count", "event", "events")
 #: Where the built-in drills live (packaged with kconsole).
@@ -279,6 +282,7 @@ class _Checker:
         self.r = reader
         self.base = base
         self.names: dict[str, str] = {}  # file name -> the section declaring it
+        self.snapshots: set[str] = set()  # snapshot names saved by the steps so far
 
     def err(self, at: tuple[Any, ...], message: str, key: bool = False) -> None:
         self.r.error(self.r.key_at(at) if key else self.r.at(at), message)
@@ -498,8 +502,21 @@ class _Checker:
     def action_args(self, action: str, raw: Any, at: tuple[Any, ...], names: dict[str, str]) -> Any:
         if action == "wait":
             return self.duration(raw, at, "wait")
+        if action in ("snapshot", "restore"):
+            name = self.string(raw, at, action)
+            if name and (not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name)):
+                self.err(at, f"{action}: a snapshot name is letters, digits, '.', '_' and '-', got {name!r}")
+            elif action == "snapshot":
+                self.snapshots.add(name)
+            elif name and name not in self.snapshots:
+                self.err(at, f"restore: no earlier step saves a snapshot named {name!r}")
+            return name
         if action == "heal":
-            return self.string(raw, at, "heal")
+            return self.string(raw, at, action)
+        if action == "restart":
+            if raw is not True:
+                self.err(at, f"restart takes true, got {_what(raw)}")
+            return raw
         if action == "apply":
             if isinstance(raw, str):
                 if raw not in names and not (self.base / raw).is_file():
@@ -726,8 +743,10 @@ def _default_name(action: str | None, args: Any, expect: list[Expectation], pred
         return f"apply {args if isinstance(args, str) else getattr(args, 'name', '')}"
     if action == "kubectl" and isinstance(args, dict):
         return f"kubectl {args.get('command', '')}"
-    if action == "heal":
-        return f"heal {args}"
+    if action in ("heal", "snapshot", "restore"):
+        return f"{action} {args}"
+    if action == "restart":
+        return "restart the cluster"
     if action == "fault" and isinstance(args, dict):
         return f"fault {args.get('type', '')} {args.get('target', '')}"
     if action in ("delete", "patch", "scale") and isinstance(args, dict):

@@ -168,6 +168,24 @@ steps:
     assert (data / "cluster").is_dir()
 
 
+async def test_restart_resumes_from_the_store(tmp_path: Path) -> None:
+    path = drill(tmp_path, "title: restart\ngoal: the store outlives the processes\n" + NAMESPACE + """
+steps:
+  - patch: {kind: Deployment, namespace: t, name: web, patch: {metadata: {labels: {mark: before}}}}
+  - restart: true
+    expect:
+      - object: {kind: Deployment, namespace: t, name: web}
+        field: .metadata.labels.mark
+        equals: before
+      - count: {namespace: t, selector: app=web, phase: Running}
+        equals: 2
+        within: 60s
+""")
+    result, _ = await run(path)
+    assert result.passed, [(s.detail, [v.text for v in s.verdicts]) for s in result.steps]
+    assert result.steps[1].detail.startswith("restarted the cluster on its store")
+
+
 def test_validate_reports_file_line_col(tmp_path: Path) -> None:
     path = drill(tmp_path, """title: broken
 goal: every mistake located
@@ -181,6 +199,7 @@ steps:
   - predict: {question: q, choices: [a, b], answer: c}
   - kubectl: get pods
     scale: {kind: deploy, name: web, replicas: 2}
+  - restore: never-saved
 """)
     with pytest.raises(DrillError) as info:
         load(path)
@@ -193,6 +212,7 @@ steps:
     assert f"{where}:10:53: answer must be one of the choices or its number 1..2, got 'c'" in errors
     assert f"{where}:8:9: a count expectation needs equals, atLeast or atMost" in errors
     assert f"{where}:11:5: step 6 has two actions (scale and kubectl); split it" in errors
+    assert f"{where}:13:14: restore: no earlier step saves a snapshot named 'never-saved'" in errors
     assert all(re.match(rf"{re.escape(where)}:\d+:\d+: ", e) for e in errors), errors
 
 
