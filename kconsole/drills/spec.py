@@ -445,6 +445,10 @@ class _Checker:
                 return None
         if not name:
             return None
+        from kconsole.sync.parse import parse_text
+
+        for problem in parse_text(text, str(name)).errors:  # the sync would refuse it at run time
+            self.err((*at, "content" if "content" in spec else "file"), f"{problem}")
         save_as = spec.get("saveAs") or ""
         error = spec.get("error") or ""
         if "error" in spec:

@@ -220,6 +220,10 @@ def test_validate_reports_yaml_syntax_and_missing_keys(tmp_path: Path) -> None:
     with pytest.raises(DrillError) as info:
         parse("title: x\nsteps: [\n", tmp_path / "s.yaml")
     assert re.match(rf"{re.escape(str(tmp_path / 's.yaml'))}:3:1: YAML syntax error", info.value.errors[0])
+    inline = "title: t\ngoal: g\nmanifests:\n  - name: x.yaml\n    content: |\n      kind: ConfigMap\n      a: {b\nsteps: [{wait: 1s}]\n"
+    with pytest.raises(DrillError) as info:
+        parse(inline, tmp_path / "i.yaml")
+    assert info.value.errors == [f"{tmp_path / 'i.yaml'}:5:14: x.yaml:3:1: YAML syntax error: did not find expected ',' or '}}'"]
     with pytest.raises(DrillError) as info:
         parse("title: x\n", tmp_path / "m.yaml")
     assert f"{tmp_path / 'm.yaml'}:1:1: missing required key 'goal'" in info.value.errors
