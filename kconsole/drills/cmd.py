@@ -96,6 +96,10 @@ def _run(args: argparse.Namespace) -> int:
             out.write(f"[{_t(state.ended)}] step {step.index} {state.status.upper()}{answer}\n")
         out.flush()
 
+    if args.data_dir and Path(args.data_dir).is_dir() and any(Path(args.data_dir).iterdir()):
+        print(f"kconsole drill run: {args.data_dir} is not empty; a drill's data folder must be new or empty",
+              file=sys.stderr)
+        return 2
     runner = DrillRunner(drill, seed=args.seed, data_dir=Path(args.data_dir) if args.data_dir else None,
                          listener=show)
     if not args.json:
@@ -105,6 +109,9 @@ def _run(args: argparse.Namespace) -> int:
         result = asyncio.run(runner.run())
     except ConfigError as err:
         print(f"{drill.path}: cluster: {err}", file=sys.stderr)
+        return 2
+    except FileExistsError as err:
+        print(f"kconsole drill run: {err}", file=sys.stderr)
         return 2
     wall = time.monotonic() - wall
     if args.junit:

@@ -121,6 +121,8 @@ class DrillRunner:
             root = Path(tempdir)
         else:
             root = Path(self.data_dir)
+            if root.is_dir() and any(root.iterdir()):  # a run starts from nothing, or it is not the drill
+                raise FileExistsError(f"{root} is not empty; a drill's data folder must be new or empty")
             root.mkdir(parents=True, exist_ok=True)
         self.workspace = root / "workspace"
         try:
