@@ -316,3 +316,20 @@ async def test_native_sidecars_start_in_init_order_run_beside_the_app_and_stop_w
 
 async def _ready(env: NodeEnv, name: str) -> bool:
     return condition_status(await env.pod(name), "Ready") == "True"
+
+
+async def test_a_readiness_gate_condition_set_by_another_writer_makes_the_pod_ready(env: NodeEnv) -> None:
+    """Ready stayed False after a controller set the gate's condition: the kubelet only recomputed
+    status on its own changes. Upstream's kubelet syncs the pod on every update it sees."""
+    await env.fleet(workers=1, delay_factor=0)
+    gated = pod("gated")
+    gated["spec"]["readinessGates"] = [{"conditionType": "example.com/lb-ready"}]
+    await env.admin.create(gated)
+    await env.clock.advance(5)
+    assert condition_status(await env.pod("gated"), "ContainersReady") == "True"
+    assert condition_status(await env.pod("gated"), "Ready") == "False"
+    await env.admin.patch("pods", "gated", {"status": {"conditions": [{"type": "example.com/lb-ready",
+                                                                       "status": "True"}]}},
+                          "default", subresource="status", patch_type="strategic")
+    await env.clock.advance(1)
+    assert condition_status(await env.pod("gated"), "Ready") == "True"
