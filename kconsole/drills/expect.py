@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,9 @@ class Context:
     step_mark: int  # index into events.occurrences where the step began
     #: For ``changes`` expectations (by id): the field's values read just before the step's action.
     baselines: dict[int, list[Any]] = field(default_factory=dict)
+    #: The API server's request log (newest last) and the last sequence number before the step.
+    requests: Callable[[], list[Any]] = list
+    request_mark: int = 0
 
 
 _QUOTED_KEY = re.compile(r"""\[(?:'([^']*)'|"([^"]*)")\]""")
@@ -90,6 +94,8 @@ def describe(exp: Expectation) -> str:
         return f"{bounds} {kind} objects {' '.join(p for p in parts if p)}".rstrip()
     if exp.condition == "event":
         return f"{bounds or 'at least 1'} event(s) {_matcher_text(exp.spec)}"
+    if exp.condition == "request":
+        return f"{bounds or 'at least 1'} API request(s) {_matcher_text(exp.spec)}"
     return "events in order: " + " → ".join(_matcher_text(m) for m in exp.spec)
 
 
@@ -138,6 +144,8 @@ async def observe(exp: Expectation, ctx: Context) -> tuple[bool, str]:
         return await _object(exp, ctx.client, ctx.baselines.get(id(exp)))
     if exp.condition == "count":
         return await _count(exp, ctx.client)
+    if exp.condition == "request":
+        return _request(exp, [r for r in ctx.requests() if r.seq > ctx.request_mark])
     occurrences = ctx.events.occurrences if exp.since == "start" else ctx.events.occurrences[ctx.step_mark:]
     if exp.condition == "event":
         return _event(exp, occurrences)
@@ -286,6 +294,39 @@ def _event(exp: Expectation, occurrences: list[Occurrence]) -> tuple[bool, str]:
     if found:
         return ok, f"{n} matching, last: {found[-1]}"
     return ok, f"0 matching ({_near(exp.spec, occurrences)})"
+
+
+def request_matches(m: dict[str, Any], r: Any) -> bool:
+    """Whether an API request log record fits a request matcher (``pods`` also matches ``pods.`` groups)."""
+    resource = str(r.resource)
+    want = m.get("resource")
+    return ((m.get("user") is None or re.fullmatch(str(m["user"]), r.user) is not None)
+            and (m.get("verb") is None or r.verb == m["verb"])
+            and (want is None or resource == want or resource.split("/")[0].split(".")[0] == want)
+            and (m.get("namespace") is None or (r.namespace or "") == m["namespace"])
+            and (m.get("name") is None or re.fullmatch(str(m["name"]), r.name or "") is not None)
+            and (m.get("code") is None or r.code == m["code"])
+            and (m.get("stage") is None or (r.stage or "") == m["stage"]))
+
+
+def _show_request(r: Any) -> str:
+    where = f" -n {r.namespace}" if r.namespace else ""
+    name = f" {r.name}" if r.name else ""
+    stage = f" (refused at {r.stage})" if r.stage else ""
+    return f"{r.user}: {r.verb} {r.resource}{name}{where} -> {r.code}{stage}"
+
+
+def _request(exp: Expectation, records: list[Any]) -> tuple[bool, str]:
+    c = exp.compare
+    found = [r for r in records if request_matches(exp.spec, r)]
+    n = len(found)
+    ok = n >= 1 if not c else (("equals" not in c or n == c["equals"]) and ("atLeast" not in c or n >= c["atLeast"])
+                               and ("atMost" not in c or n <= c["atMost"]))
+    if found:
+        return ok, f"{n} matching, last: {_show_request(found[-1])}"
+    by_user = [r for r in records if exp.spec.get("user") and re.fullmatch(str(exp.spec["user"]), r.user)]
+    near = "; ".join(_show_request(r) for r in by_user[-3:]) or f"{len(records)} request(s) logged since the step"
+    return ok, f"0 matching ({near})"
 
 
 def _ordered(exp: Expectation, occurrences: list[Occurrence]) -> tuple[bool, str]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from kconsole.api.types import UserInfo
 from kconsole.client import Client, StatusError
 from kconsole.clock import VirtualClock
 from kconsole.cluster import ADMIN, SYNC, Cluster, ClusterConfig
@@ -46,6 +47,11 @@ DRIVE_STEP = 0.1
 DRIVE_LIMIT = 300.0
 #: Simulated seconds allowed for the boot (etcd, API server, leaders elected).
 BOOT_LIMIT = 120.0
+#: Who reads the cluster to check expectations: its own user, so its reads stay out of what a
+#: step's ``request`` expectations count.
+CHECKER = UserInfo("kconsole:drill-checker", ("system:masters",))
+#: How much of the API server's request log a ``request`` expectation looks back over.
+REQUEST_WINDOW = 10_000
 
 
 class StepFailed(Exception):
@@ -111,6 +117,7 @@ class DrillRunner:
         self.origin = 0.0
         self.faults: dict[str, str] = {}  # the name a step gave -> fault id
         self._mark = 0  # events recorded before the current step began
+        self._request_mark = 0  # the API request log's last sequence number before the current step
 
     # ------------------------------------------------------------------ the run
 
@@ -225,6 +232,11 @@ class DrillRunner:
             return self.cluster.api_client(ADMIN)
         return self.cluster.api_client(user)  # a node's user gets system:nodes, as kubelets do
 
+    def _requests(self, n: int = REQUEST_WINDOW) -> list[Any]:
+        """The last ``n`` records of the API server's request log, oldest first (the console's API log)."""
+        api = self.cluster.api if self.cluster is not None else None
+        return list(api.audit_recent(n)) if api is not None else []
+
     def _notify(self, state: StepState) -> None:
         if self.listener is not None:
             self.listener(state)
@@ -234,6 +246,8 @@ class DrillRunner:
         state.status = "running"
         state.started = round(self.now(), 3)
         self._mark = len(self.events.occurrences) if self.events is not None else 0
+        last = self._requests(1)
+        self._request_mark = last[0].seq if last else 0
         self._notify(state)
         if step.predict is not None:
             answer = await self.predictor(step, step.predict) if self.predictor is not None else None
@@ -274,18 +288,20 @@ class DrillRunner:
     async def _baselines(self, step: Step) -> dict[int, list[Any]]:
         """The fields ``changes`` expectations compare against, read before the action."""
         out: dict[int, list[Any]] = {}
+        assert self.cluster is not None
         for exp in step.expect:
             if "changes" in exp.compare:
                 try:
-                    out[id(exp)] = await self.drive(field_values(exp, self.client()))
+                    out[id(exp)] = await self.drive(field_values(exp, self.cluster.api_client(CHECKER)))
                 except (StatusError, StepFailed):
                     out[id(exp)] = []
         return out
 
     async def _check(self, state: StepState, baselines: dict[int, list[Any]]) -> None:
-        assert self.events is not None
+        assert self.events is not None and self.cluster is not None
         start = self.now()
-        ctx = Context(self.client(), self.events, self._mark, baselines)
+        ctx = Context(self.cluster.api_client(CHECKER), self.events, self._mark, baselines, self._requests,
+                      self._request_mark)
         watchers = [Watcher(exp, start) for exp in state.step.expect]
         while True:
             for w in watchers:

@@ -105,13 +105,14 @@ KEYS: dict[str, dict[str, str]] = {
         "count": "condition on how many objects match: {kind, namespace, selector, phase, node, ready}",
         "event": "condition on recorded events: {reason, source, message, type, kind, name, namespace}",
         "events": "events that must occur in this order (a list of event matchers)",
+        "request": "condition on the API server's request log: {user, verb, resource, namespace, name, code, stage}",
         "field": "(object) a JSONPath: .spec.nodeName, .status.conditions[?(@.type==\"Ready\")].status",
         "equals": "the value must equal this (object field, or a count)",
         "matches": "(object) the field's text must match this regular expression",
         "exists": "(object) the object (or field) must exist (true) or not (false)",
         "changes": "(object) true: the field must differ from its value just before the step's action",
-        "atLeast": "(count, event) at least this many",
-        "atMost": "(count, event) at most this many",
+        "atLeast": "(count, event, request) at least this many",
+        "atMost": "(count, event, request) at most this many",
         "since": "(event, events) `step` (default: since the step began) or `start` (since boot)",
         "within": "it must hold within this simulated time after the action (default 0s: now)",
         "notBefore": "it must not hold before this simulated time has passed",
@@ -125,6 +126,15 @@ KEYS: dict[str, dict[str, str]] = {
         "node": "(pods) spec.nodeName; \"\" for unscheduled pods",
         "ready": "(pods) whether the Ready condition is True",
         "terminating": "count objects being deleted too (default false)",
+    },
+    "request": {
+        "user": "who sent it (a regular expression, anchored): reader, system:kube-scheduler, system:node:.*",
+        "verb": "get, list, watch, create, update, patch, delete, deletecollection",
+        "resource": "plural, with the group and a subresource when there are: pods, deployments.apps, pods/binding",
+        "namespace": "the request's namespace",
+        "name": "the object's name (a regular expression, anchored)",
+        "code": "the HTTP status answered: 200, 201, 403, 409, ...",
+        "stage": "the pipeline stage that refused it: authentication, authorization, admission, validation, ...",
     },
     "event": {
         "reason": "the event's reason, exactly",
@@ -140,7 +150,7 @@ KEYS: dict[str, dict[str, str]] = {
 #: The step keys that are actions; a step has at most one.
 ACTIONS = ("apply", "delete", "patch", "scale", "kubectl", "fault", "heal", "wait", "snapshot", "restore", "restart")
 #: The condition kinds of an expectation; each has exactly one.
-CONDITIONS = ("object", "count", "event", "events")
+CONDITIONS = ("object", "count", "event", "events", "request")
 #: Where the built-in drills live (packaged with kconsole).
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 
@@ -651,7 +661,8 @@ class _Checker:
         compare = {k: spec[k] for k in ("field", "equals", "matches", "exists", "changes", "atLeast", "atMost")
                    if k in spec}
         allowed = {"object": {"field", "equals", "matches", "exists", "changes"}, "count": {"equals", "atLeast", "atMost"},
-                   "event": {"equals", "atLeast", "atMost", "since"}, "events": {"since"}}[kind]
+                   "event": {"equals", "atLeast", "atMost", "since"}, "events": {"since"},
+                   "request": {"equals", "atLeast", "atMost"}}[kind]
         for key in (*compare, *(["since"] if "since" in spec else [])):
             if key not in allowed:
                 self.err((*at, key), f"{kind} expectations do not take {key!r} "
@@ -689,6 +700,19 @@ class _Checker:
             self.mapping(body, (*at, kind), "count", "count")
             if not any(k in compare for k in ("equals", "atLeast", "atMost")):
                 self.err(at, "a count expectation needs equals, atLeast or atMost")
+            for key in ("equals", "atLeast", "atMost"):
+                if key in compare and (not isinstance(compare[key], int) or isinstance(compare[key], bool)):
+                    self.err((*at, key), f"{key} must be an integer, got {_what(compare[key])}")
+        elif kind == "request":
+            req = self.mapping(body, (*at, kind), "request", "request")
+            if req is not None:
+                if not req:
+                    self.err((*at, kind), "a request matcher needs at least one of " + ", ".join(KEYS["request"]))
+                for key in ("name", "user"):
+                    if key in req:
+                        self.regex(req[key], (*at, kind, key), key)
+                if "code" in req and (not isinstance(req["code"], int) or isinstance(req["code"], bool)):
+                    self.err((*at, kind, "code"), f"code must be an HTTP status number, got {_what(req['code'])}")
             for key in ("equals", "atLeast", "atMost"):
                 if key in compare and (not isinstance(compare[key], int) or isinstance(compare[key], bool)):
                     self.err((*at, key), f"{key} must be an integer, got {_what(compare[key])}")
