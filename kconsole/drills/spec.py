@@ -758,7 +758,7 @@ def _what(value: Any) -> str:
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, list):
-        return "a list"
+        return "a list" if value else "an empty list"
     return f"{value!r}"
 
 
@@ -816,8 +816,14 @@ def parse(text: str, path: Path) -> Drill:
     raw = reader.build(nodes[0])
     drill = _Checker(reader, path.parent).drill(raw, path.stem, path)
     if reader.errors or drill is None:
-        raise DrillError(reader.errors or [f"{shown}:1:1: not a drill"])
+        raise DrillError(sorted(reader.errors, key=_position) or [f"{shown}:1:1: not a drill"])
     return drill
+
+
+def _position(error: str) -> tuple[int, int]:
+    """(line, column) of a ``path:line:col: message`` error, for reporting in file order."""
+    m = re.search(r":(\d+):(\d+): ", error)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
 def builtin_paths() -> dict[str, Path]:
