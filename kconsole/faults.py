@@ -376,6 +376,9 @@ class FaultCatalog:
         latency = sum(float(p["seconds"]) for kind, p in self._api_faults.values() if kind == "latency")
         if latency > 0:
             await self.clock.sleep(latency)
+        if any(kind == "down" for kind, _ in self._api_faults.values()):
+            raise StatusError(status_body(503, "ServiceUnavailable", "kconsole-faults: every kube-apiserver is down "
+                                          f"(no answer for {request.verb} {request.resource})"))
         for kind, p in list(self._api_faults.values()):
             if kind == "errors" and self.rng.random() < float(p["rate"]):
                 code = int(p["code"])
@@ -749,6 +752,8 @@ def _apiserver(kind: str) -> Callable[[FaultCatalog, str, dict[str, str]], Await
             raise FaultError(f"the API server target is 'apiserver', got {target!r}")
         if kind == "latency":
             detail = f"+{_float(params, 'seconds', 0.0, 60.0):g} s per request"
+        elif kind == "down":
+            detail = "every request refused with 503"
         else:
             rate = _float(params, "rate", 0.0, 1.0)
             code = int(_float(params, "code", 400, 599))
@@ -862,6 +867,10 @@ CATALOG: dict[str, FaultType] = {f.name: f for f in [
               "Every client slows down: kubectl feels sluggish, controllers fall behind, Lease renewals may "
               "miss their deadline (leader changes) when the delay nears 10 s.", _apiserver("latency"),
               (Param("seconds", "1", "added simulated seconds per request"),)),
+    FaultType("apiserver-down", "apiserver", "Stop every kube-apiserver: no request is answered.",
+              "Every client fails (kubectl, controllers, schedulers, kubelets: 503 here, 'connection refused' on "
+              "a real cluster) and nothing changes in the store; running containers keep running. Heal: clients "
+              "retry, informers relist, and the cluster carries on where it was.", _apiserver("down")),
     FaultType("apiserver-errors", "apiserver", "Fail a share of API requests with a 5xx (or 429).",
               "Clients see errors and retry: informers relist, controllers requeue with back-off, kubectl prints "
               "the error. Nothing is lost; progress slows.", _apiserver("errors"),
