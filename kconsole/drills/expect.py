@@ -179,11 +179,19 @@ def _norm(value: Any) -> Any:
     return "null" if value is None else str(value)
 
 
+def _equal(value: Any, expected: Any) -> bool:
+    """``equals`` as a drill author means it: ``3`` is ``"3"``, and an unquoted ``true`` is a
+    condition's ``"True"``."""
+    if isinstance(expected, bool) and isinstance(value, str):
+        return value.lower() == str(expected).lower()
+    return _norm(value) == _norm(expected)
+
+
 def _show(values: list[Any]) -> str:
     if not values:
         return "(no such field)"
     value = values[0] if len(values) == 1 else values
-    text = json.dumps(value) if not isinstance(value, str) else json.dumps(value)
+    text = json.dumps(value)
     return text if len(text) <= 200 else text[:197] + "..."
 
 
@@ -215,7 +223,7 @@ async def _object(exp: Expectation, client: Client, baseline: list[Any] | None =
         return False, seen
     value = values[0] if len(values) == 1 else values
     if "equals" in c:
-        return _norm(value) == _norm(c["equals"]), seen
+        return _equal(value, c["equals"]), seen
     if "changes" in c:
         return values != (baseline or []), f"{seen} (before the action: {_show(baseline or [])})"
     text = value if isinstance(value, str) else _norm(value)

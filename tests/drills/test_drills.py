@@ -111,7 +111,7 @@ steps:
     expect:
       - object: {kind: Node, name: worker-1}
         field: .status.conditions[?(@.type=="Ready")].status
-        equals: "True"
+        equals: true
         stays: 5m
 """)
     result, _ = await run(path)
@@ -119,6 +119,7 @@ steps:
     assert not early.passed and "not before 30s" in early.text and "held already 0s after the step" in early.text
     stopped = result.steps[1].verdicts[0]
     assert not stopped.passed and "staying for 5m0s" in stopped.text, stopped.text
+    assert "it held from simulated 0s" in stopped.text, "an unquoted true is the condition's \"True\""
     assert re.search(r'but stopped: seen .* = "Unknown" at simulated [0-9ms.]+$', stopped.text), stopped.text
     assert 40 <= stopped.at - (result.steps[1].started or 0) <= 60, "NotReady after the node grace period"
 
