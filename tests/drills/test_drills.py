@@ -275,5 +275,12 @@ steps:
     assert suite.get("tests") == "2" and suite.get("failures") == "1"
     failure = suite.findall("testcase")[1].find("failure")
     assert failure is not None and "equals 5" in (failure.text or "")
+    assert cli.main(["drill", "run", str(path)]) == 1
+    text = capsys.readouterr().out.splitlines()
+    assert text[0] == "drill d: fails (seed 1)"
+    assert text[1].split() == ["[", "0s]", "step", "1:", "runs"]
+    assert any(line.strip().startswith("ok   exactly 2 Pod objects in t -l app=web phase Running") for line in text)
+    assert any(line.strip().startswith("FAIL expected Deployment t/web .spec.replicas equals 5") for line in text)
+    assert re.match(r"drill d FAILED \(1 of 2 steps\): \d+ simulated seconds in [\d.]+ s$", text[-1]), text[-1]
     assert cli.main(["drill", "run", "no-such-drill"]) == 2
     assert "no such file nor built-in drill" in capsys.readouterr().err
