@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "kubeconfig": ("kconsole.http.kubeconfig_cmd", "print the kubeconfig of a cluster's data folder"),
     "fault": ("kconsole.faultcmd", "list, apply and heal faults on a running cluster (kconsole fault list)"),
     "screenshot": ("kconsole.screenshot", "render a console view of a fresh example cluster to SVG"),
+    "drill": ("kconsole.drills.cmd", "run, validate and list drills: rehearsals with expectations (kconsole drill list)"),
 }
 
 
