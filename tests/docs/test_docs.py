@@ -76,7 +76,7 @@ def test_every_key_of_the_keymap_is_in_the_tour() -> None:
 PROSE_KEYS = {
     ":": "resource.kind", "/": "resource.filter", "n": "resource.namespace", "0": "resource.all_namespaces",
     "s": "resource.sort", "S": "resource.sort_reverse", "d": "resource.describe", "y": "resource.yaml",
-    "c": "resource.chain", "e": "resource.events", "enter": "scheduling.matrix", "a": "view.apilog",
+    "c": "resource.chain", "E": "resource.events", "e": "resource.edit", "l": "resource.logs", "enter": "scheduling.matrix", "a": "view.apilog",
     "p": "view.proxy", "z": "view.maximise", "tab": "view.next_panel", "T": "view.theme", "?": "app.help",
     "ctrl+p": "app.palette", "f": "fault.menu", "ctrl+k": "fault.kill", "C": "fault.cordon", "h": "fault.heal",
     "H": "fault.heal_all", "space": "time.pause", "+": "time.faster", "-": "time.slower", ".": "time.step",
