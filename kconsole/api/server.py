@@ -27,6 +27,7 @@ from kconsole.api.audit import AuditLog
 from kconsole.api.controlplane import ControlPlaneLoops, Instance
 from kconsole.api.authn import TokenAuthenticator
 from kconsole.api.satoken import ServiceAccountTokenAuthenticator, SigningKey, TokenSigner
+from kconsole.api.decodetypes import type_error
 from kconsole.api.fieldvalidation import check as check_fields
 from kconsole.api.filters import compile_filter
 from kconsole.api.impersonation import impersonated_user
@@ -123,6 +124,26 @@ def _optional(module: str, attr: str) -> Any:
 def _invalid(spec: ResourceSpec, name: str, causes: list[dict[str, str]]) -> StatusError:
     """422 for ``causes``, the kind named with its group (``Deployment.apps "web" is invalid``)."""
     return StatusError.invalid(spec.kind, name, causes, spec.group)
+
+
+def _check_types(body: Obj, spec: ResourceSpec) -> None:
+    """400 for a body the kind's Go struct could not be decoded from (a string ``metadata``...)."""
+    problem = type_error(body, spec.kind)
+    if problem is not None:
+        version = spec.api_version.rpartition("/")[2]
+        raise StatusError.bad_request(f'{spec.kind} in version "{version}" cannot be handled as a {spec.kind}: '
+                                      f'{problem}')
+
+
+def _check_patched_types(new: Obj, spec: ResourceSpec, name: str) -> None:
+    """422 for a patch whose result the kind's Go struct could not be decoded from, as upstream's
+    patcher answers (the field is "patch")."""
+    problem = type_error(new, spec.kind)
+    if problem is not None:
+        raise StatusError(status_body(422, "Invalid", f'{spec.kind} "{name}" is invalid: patch: Invalid value: '
+                                      f'{problem}', name=name, group=spec.group, kind=spec.kind,
+                                      causes=[{"reason": "FieldValueInvalid", "message": f"Invalid value: {problem}",
+                                               "field": "patch"}]))
 
 
 def _omit_empty_meta(meta: Obj) -> None:
@@ -935,6 +956,7 @@ class APIServer:
             raise StatusError.bad_request(f"the request body must be a {spec.kind} object, got "
                                           f"{type(body).__name__}")
         av, kind = body.get("apiVersion"), body.get("kind")
+        _check_types(body, spec)
         if av is not None and av != spec.api_version:
             raise StatusError.bad_request(f"the API version in the data ({av}) does not match the expected API "
                                           f"version ({spec.api_version})")
@@ -1162,6 +1184,7 @@ class APIServer:
                 new = convert.to_stored(apply_patch(req.patch_type or "", convert.from_stored(old), doc, spec.kind))
             else:
                 new = apply_patch(req.patch_type or "", clone(old), doc, spec.kind)
+            _check_patched_types(new, spec, req.name or "")
             if req.field_validation is not None or spec.info.custom is not None:
                 self._check_fields(call, spec, new, patched=True, before=old)
             return new
@@ -1178,6 +1201,10 @@ class APIServer:
         if not manager:
             raise StatusError.bad_request("PATCH, application/apply-patch+yaml requests must set fieldManager")
         convert = call.convert
+        problem = type_error(doc, spec.kind)
+        if problem is not None:
+            raise StatusError.bad_request(f"failed to create typed patch object ({spec.api_version}, "
+                                          f"Kind={spec.kind}): {problem}")
         if req.field_validation is not None and spec.info.custom is None:
             self._check_fields(call, spec, convert.to_stored(doc) if convert is not None else doc, patched=True)
         if not self._namespace_cached(call, spec):
