@@ -329,8 +329,9 @@ def _apply_query(req: Request, query: Mapping[str, str]) -> None:
 
 
 def build_request(method: str, route: Route, query: Mapping[str, str], headers: Mapping[str, str],
-                  raw: bytes, credentials: Credentials) -> Request:
-    """One HTTP request on a resource URL -> the API server's Request."""
+                  raw: bytes, credentials: Credentials, *, decode: bool = True) -> Request:
+    """One HTTP request on a resource URL -> the API server's Request; without ``decode`` the body
+    is left out unread (a caller that failed authentication gets its 401 before any parsing)."""
     assert route.resource is not None
     method = method.upper()
     name, sub = route.name, route.subresource
@@ -368,6 +369,8 @@ def build_request(method: str, route: Route, query: Mapping[str, str], headers: 
         req.field_selector = f"{req.field_selector},{selector}" if req.field_selector else selector
         req.name = None
     content_type = headers.get("Content-Type")
+    if not decode:
+        return req
     if verb == "patch":
         patch_type = PATCH_TYPES.get(media_type(content_type))
         if patch_type is None:
