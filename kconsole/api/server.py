@@ -1077,6 +1077,8 @@ class APIServer:
                 raise StatusError.not_found(spec.group_resource, name, spec.group, spec.resource)
             old = clone(current)
             new = produce(old)
+            if new.get("metadata") is None:
+                new["metadata"] = {}  # null or absent decodes as an empty ObjectMeta, as in Go
             new["apiVersion"], new["kind"] = spec.api_version, spec.kind
             self._check_name(call, spec, new)
             if spec.namespaced:
