@@ -111,13 +111,18 @@ def is_manifest_name(name: str) -> bool:
     return name.lower().endswith(MANIFEST_SUFFIXES)
 
 
-def parse_file(path: str | Path, display: str | None = None) -> ParsedFile:
-    """Read and parse one file; ``display`` is the path shown in errors (relative to the folder)."""
+def parse_file(path: str | Path, display: str | None = None, max_bytes: int | None = None) -> ParsedFile:
+    """Read and parse one file; ``display`` is the path shown in errors (relative to the folder).
+    A file longer than ``max_bytes`` is refused after reading no more than that."""
     shown = display or str(path)
     try:
-        raw = Path(path).read_bytes()
+        with open(path, "rb") as f:
+            raw = f.read() if max_bytes is None else f.read(max_bytes + 1)
     except OSError as err:
         return ParsedFile(shown, [], [SyncError(shown, 1, 1, f"cannot read file: {err.strerror}", "Read")])
+    if max_bytes is not None and len(raw) > max_bytes:
+        return ParsedFile(shown, [], [SyncError(shown, 1, 1, f"file is larger than {max_bytes:,} bytes; not read",
+                                                "TooLarge")])
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
