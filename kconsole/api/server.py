@@ -27,7 +27,7 @@ from kconsole.api.audit import AuditLog
 from kconsole.api.controlplane import ControlPlaneLoops, Instance
 from kconsole.api.authn import TokenAuthenticator
 from kconsole.api.satoken import ServiceAccountTokenAuthenticator, SigningKey, TokenSigner
-from kconsole.api.decodetypes import type_error
+from kconsole.api.decodetypes import check_patched_types, type_error
 from kconsole.api.fieldvalidation import check as check_fields
 from kconsole.api.filters import compile_filter
 from kconsole.api.impersonation import impersonated_user
@@ -135,15 +135,24 @@ def _check_types(body: Obj, spec: ResourceSpec) -> None:
                                       f'{problem}')
 
 
+#: The kind of a subresource's request body (its "kind" field may say it too).
+_BODY_KINDS = {"scale": "Scale", "binding": "Binding", "eviction": "Eviction", "token": "TokenRequest"}
+
+
+def _check_request_types(body: Obj, kind: str) -> None:
+    """400 for a subresource or review body its Go struct could not be decoded from."""
+    named = body.get("kind")
+    if isinstance(named, str) and named:
+        kind = named
+    problem = type_error(body, kind)
+    if problem is not None:
+        raise StatusError.bad_request(f"{kind} cannot be decoded: {problem}")
+
+
 def _check_patched_types(new: Obj, spec: ResourceSpec, name: str) -> None:
     """422 for a patch whose result the kind's Go struct could not be decoded from, as upstream's
     patcher answers (the field is "patch")."""
-    problem = type_error(new, spec.kind)
-    if problem is not None:
-        raise StatusError(status_body(422, "Invalid", f'{spec.kind} "{name}" is invalid: patch: Invalid value: '
-                                      f'{problem}', name=name, group=spec.group, kind=spec.kind,
-                                      causes=[{"reason": "FieldValueInvalid", "message": f"Invalid value: {problem}",
-                                               "field": "patch"}]))
+    check_patched_types(new, spec.kind, name, spec.group)
 
 
 def _omit_empty_meta(meta: Obj) -> None:
@@ -642,6 +651,9 @@ class APIServer:
         req.namespace = namespace
         self._authorize(self._attributes(user, verb, spec, sub or "", namespace or "", req.name or ""))
         call.stage = "storage"
+        if (sub not in (None, "status") or not spec.stored) and verb in ("create", "update") \
+                and isinstance(req.body, dict):
+            _check_request_types(req.body, _BODY_KINDS.get(sub or "", spec.kind))
         if not spec.stored:
             return _ready(self._sub.review(self, call, spec))
         if sub is not None and sub not in strategy.SPEC_SUBRESOURCES:

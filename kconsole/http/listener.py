@@ -52,12 +52,15 @@ class Listener:
     """
 
     def __init__(self, protocol_factory: Callable[[], asyncio.Protocol], *, ssl_context: ssl.SSLContext | None,
-                 max_connections: int, evict: Callable[[], bool], backlog: int = 1024) -> None:
+                 max_connections: int, evict: Callable[[], bool], backlog: int = 1024,
+                 handshake_timeout: float = 32.0) -> None:
         self._factory = protocol_factory
         self._ssl = ssl_context
         self.max_connections = max_connections
         self._evict = evict
         self._backlog = backlog
+        #: A TLS handshake not done within this many seconds ends its connection (a header's limit).
+        self._handshake_timeout = handshake_timeout
         self._sockets: list[socket.socket] = []
         self._loop = asyncio.get_running_loop()
         self._reading = False
@@ -167,7 +170,11 @@ class Listener:
 
     async def _connect(self, conn: socket.socket) -> None:
         try:
-            await self._loop.connect_accepted_socket(self._factory, conn, ssl=self._ssl)
+            if self._ssl is None:
+                await self._loop.connect_accepted_socket(self._factory, conn)
+            else:
+                await self._loop.connect_accepted_socket(self._factory, conn, ssl=self._ssl,
+                                                         ssl_handshake_timeout=self._handshake_timeout)
         except Exception as err:  # noqa: BLE001 - a failed TLS handshake or a peer gone: that connection only
             log.debug("connection setup failed: %s", err)
             conn.close()

@@ -200,7 +200,7 @@ def decode_json(raw: bytes, what: str = "request body") -> Any:
         raise StatusError.bad_request(f"invalid JSON in {what}: {err}") from None
     if raw.count(b"[") + raw.count(b"{") > depth and _deeper_than(value, depth):
         raise StatusError.bad_request(f"invalid JSON in {what}: nests deeper than {depth} levels")
-    if _SURROGATE_ESCAPE.search(raw) is not None:
+    if b"\\u" in raw and _SURROGATE_ESCAPE.search(raw) is not None:
         value = _without_surrogates(value)
     return value
 

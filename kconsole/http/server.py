@@ -204,7 +204,8 @@ class HTTPFront:
             return Connection(self._serve, web_server, connections, self.max_body_bytes, listener.release)
 
         listener = Listener(connection, ssl_context=self._ssl_context(pki) if pki else None,
-                            max_connections=self.max_connections, evict=self._evict_idle)
+                            max_connections=self.max_connections, evict=self._evict_idle,
+                            handshake_timeout=self.timeouts.header)
         listener.bind(self.address, self.requested_port)
         listener.start()
         self._listener = listener

@@ -21,13 +21,25 @@ three layers, and each must apply the same rule.
 
 from __future__ import annotations
 
-import copy
+import base64
+import math
 from typing import Any
 
 import yaml
 
-#: libyaml's loader when PyYAML has it (several times faster; its messages are go-yaml's, a port).
-Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class Loader(_Base):  # type: ignore[misc, valid-type]
+    """libyaml's safe loader when PyYAML has it (several times faster; its messages are go-yaml's, a
+    port), reading timestamps as the strings they are: Kubernetes converts YAML to JSON, where
+    ``2024-01-01`` is a string, not a date."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in _Base.yaml_implicit_resolvers.items()
+    }
+
 #: Deeper documents are refused: Kubernetes objects nest a few dozen levels (a CRD's schema rarely
 #: 50), and the recursive copies and encoders on the way (orjson stops at 254) would fail.
 MAX_DEPTH = 200
@@ -118,8 +130,36 @@ def check(text: str | bytes, *, max_bytes: int | None = None, max_depth: int = M
 
 
 def load(text: str | bytes, *, max_bytes: int | None = None) -> Any:
-    """One document (None for an empty stream), checked first; values an alias shared are copied,
-    as a decoder into typed objects would produce them (a change to one must not change another)."""
-    aliased = check(text, max_bytes=max_bytes)
+    """One document (None for an empty stream), checked first, as the JSON it stands for (YAML is
+    converted to JSON upstream): keys are strings, an alias's value is a copy of its own (a change
+    to one must not change another), and what JSON cannot hold (``.inf``, ``.nan``) is an error."""
+    check(text, max_bytes=max_bytes)
     value = yaml.load(text, Loader=Loader)  # noqa: S506 - Loader is a safe loader
-    return copy.deepcopy(value) if aliased else value
+    return _as_json(value)
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    if isinstance(key, (int, float)):
+        return str(key)
+    raise yaml.YAMLError(f"a mapping key must be a scalar, got {type(key).__name__}")
+
+
+def _as_json(value: Any) -> Any:
+    """A fresh copy in JSON's types (recursion is bounded: :func:`check` limited the depth)."""
+    if isinstance(value, dict):
+        return {_key(k): _as_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_json(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise yaml.YAMLError(f"json: unsupported value: {value} (JSON has no infinities or NaN)")
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode()
+    if isinstance(value, (set, tuple)):
+        return [_as_json(v) for v in value]
+    return value

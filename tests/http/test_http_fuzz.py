@@ -251,3 +251,46 @@ def test_any_delete_options_are_understood_or_refused(served: Served, options: d
     code, answer = served.run(served.request("DELETE", f"{collection}/absent", body.encode(), "application/json"))
     _check(code, answer, f"DELETE {collection} {body}")
     assert code in (400, 404, 422), f"{code}: {answer[:300]}"
+
+
+SUBRESOURCE_BODIES: dict[tuple[str, str], dict[str, Any]] = {
+    ("PUT", "/apis/apps/v1/namespaces/default/deployments/base/scale"): {
+        "apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "base"}, "spec": {"replicas": 1}},
+    ("POST", "/api/v1/namespaces/default/pods/absent/eviction"): {
+        "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "absent"},
+        "deleteOptions": {"gracePeriodSeconds": 0}},
+    ("POST", "/api/v1/namespaces/default/pods/absent/binding"): {
+        "apiVersion": "v1", "kind": "Binding", "metadata": {"name": "absent"}, "target": {"kind": "Node", "name": "n"}},
+    ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"): {
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"verb": "get", "resource": "pods", "namespace": "default"}}},
+    ("POST", "/api/v1/namespaces/default/serviceaccounts/default/token"): {
+        "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}},
+}
+
+
+@st.composite
+def _subresource_bodies(draw: st.DrawFn) -> tuple[tuple[str, str], Any]:
+    target = draw(st.sampled_from(sorted(SUBRESOURCE_BODIES)))
+    obj: Any = copy.deepcopy(SUBRESOURCE_BODIES[target])
+    for _ in range(draw(st.integers(1, 2))):
+        path = draw(st.sampled_from([p for p in _paths(obj) if p]))
+        if draw(st.booleans()):
+            path = path + (draw(st.sampled_from(_KEYS)),)
+        obj = _set(obj, path, draw(_values))
+    return target, obj
+
+
+@_FUZZ
+@given(case=_subresource_bodies(), patch=st.booleans())
+def test_any_subresource_or_review_body_is_understood_or_refused(served: Served, case: tuple[tuple[str, str], Any],
+                                                                 patch: bool) -> None:
+    (method, path), obj = case
+    content_type = "application/json"
+    if patch and path.endswith("/scale"):
+        method, content_type = "PATCH", "application/merge-patch+json"
+    before = served.run(served.stored("/apis/apps/v1/namespaces/default/deployments", "base"))
+    code, answer = served.run(served.request(method, path, json.dumps(obj).encode(), content_type))
+    _check(code, answer, f"{method} {path} {json.dumps(obj)[:300]}")
+    if code >= 400:
+        assert served.run(served.stored("/apis/apps/v1/namespaces/default/deployments", "base")) == before
