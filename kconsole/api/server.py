@@ -149,12 +149,6 @@ def _check_request_types(body: Obj, kind: str) -> None:
         raise StatusError.bad_request(f"{kind} cannot be decoded: {problem}")
 
 
-def _check_patched_types(new: Obj, spec: ResourceSpec, name: str) -> None:
-    """422 for a patch whose result the kind's Go struct could not be decoded from, as upstream's
-    patcher answers (the field is "patch")."""
-    check_patched_types(new, spec.kind, name, spec.group)
-
-
 def _omit_empty_meta(meta: Obj) -> None:
     for key in OMIT_EMPTY_META:
         if key in meta:
@@ -1198,7 +1192,7 @@ class APIServer:
                 new = convert.to_stored(apply_patch(req.patch_type or "", convert.from_stored(old), doc, spec.kind))
             else:
                 new = apply_patch(req.patch_type or "", clone(old), doc, spec.kind)
-            _check_patched_types(new, spec, req.name or "")
+            check_patched_types(new, spec.kind, req.name or "", spec.group)
             if req.field_validation is not None or spec.info.custom is not None:
                 self._check_fields(call, spec, new, patched=True, before=old)
             return new

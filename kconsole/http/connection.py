@@ -127,12 +127,13 @@ _dates = _Dates()
 
 @dataclass(frozen=True, slots=True)
 class Timeouts:
-    """Real-time limits on a connection's reads (seconds): kube-apiserver's http.Server has
-    ReadHeaderTimeout 32 s and IdleTimeout 90 s; a body gets the request timeout, 60 s."""
+    """Real-time limits on a connection's reads, in seconds (the front's defaults are
+    kube-apiserver's: ReadHeaderTimeout 32, the request timeout 60 for a body, IdleTimeout 90)."""
 
-    header: float = 32.0
-    body: float = 60.0
-    idle: float = 90.0
+    header: float
+    body: float
+    idle: float
+
 
 Serve = Callable[[RequestView, bytes], Awaitable[Reply]]
 
