@@ -931,9 +931,9 @@ class APIServer:
             raise StatusError.bad_request("name is required for a get")
         min_rv = parse_rv(rv)
         if min_rv is None:
-            # A consistent get: from the cache when it is current, else from the store, as upstream
-            # serves it from etcd (waiting on a lagging cache failed leader-election renewals with 504).
-            obj, _ = await self.storage._current(spec, namespace, name, self.storage.key(spec, namespace, name))
+            # A consistent get is a quorum read of the store, as upstream serves it from etcd: it fails
+            # while quorum is lost (waiting on a lagging cache instead failed leader-election renewals).
+            obj = await self.storage.read(spec, self.storage.key(spec, namespace, name))
             if obj is None:
                 raise StatusError.not_found(spec.group_resource, name, spec.group, spec.resource)
             return obj
@@ -966,8 +966,12 @@ class APIServer:
         else:
             if rv == 0:
                 cache = self.storage.cache(spec)
+            elif rv is None:
+                # A consistent list from the cache once it holds the store's current revision, read
+                # with quorum (upstream's ConsistentListFromCache): it fails while quorum is lost.
+                cache = await self.storage.fresh_cache(spec, await self.storage.current_revision(spec))
             else:
-                cache = await self.storage.fresh_cache(spec, rv or 0)
+                cache = await self.storage.fresh_cache(spec, rv)
             items = cache.list(flt)
             list_rv = cache.catch_up()
         meta["resourceVersion"] = str(list_rv)

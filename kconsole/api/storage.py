@@ -436,9 +436,15 @@ class Storage:
         return await self.read(spec, key), True
 
     async def read(self, spec: ResourceSpec, key: str) -> Obj | None:
-        """Authoritative read from the store."""
+        """Authoritative read from the store (linearizable: it fails without quorum)."""
         res = await self.kv.range(key)
         return self.decode(spec, res.kvs[0]) if res.kvs else None
+
+    async def current_revision(self, spec: ResourceSpec) -> int:
+        """The store's revision by a linearizable read, as upstream's GetCurrentResourceVersion asks
+        etcd before a consistent list from the watch cache: without quorum it fails, as upstream's.
+        One key, never stored (the bare prefix), so the read costs a lookup, not a scan."""
+        return (await self.kv.range(spec.prefix)).revision
 
     # ------------------------------------------------------------------ create
 
