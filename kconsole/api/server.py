@@ -290,6 +290,7 @@ class APIServer:
 
     async def start(self) -> None:
         """Fill the watch caches, then create what a fresh cluster needs (idempotent on restart)."""
+        await self.storage.bind_encrypted()
         await self.storage.start_caches()
         self.ipalloc.rebuild(self.storage.caches["services"].values())
         self.node_graph.follow(self.storage.caches["pods"], self.storage.caches.get("persistentvolumes"))
