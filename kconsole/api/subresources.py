@@ -441,6 +441,8 @@ def review(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
         user_info: Obj = {"username": call.user.name, "groups": list(call.user.groups)}
         if call.user.uid:
             user_info["uid"] = call.user.uid
+        if call.user.extra:
+            user_info["extra"] = {key: list(values) for key, values in call.user.extra}
         out["status"] = {"userInfo": user_info}
         return Response(201, out)
     if spec.kind == "SelfSubjectRulesReview":
@@ -455,7 +457,9 @@ def review(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
             raise StatusError.invalid(spec.kind, "", [{"reason": "FieldValueInvalid", "field": "spec.user",
                                                        "message": 'Invalid value: "": at least one of user or '
                                                                   "group must be specified"}], spec.group)
-        user = UserInfo(rspec.get("user") or "", tuple(rspec.get("groups") or ()), rspec.get("uid") or "")
+        extra = rspec.get("extra") if isinstance(rspec.get("extra"), dict) else {}
+        user = UserInfo(rspec.get("user") or "", tuple(rspec.get("groups") or ()), rspec.get("uid") or "",
+                        tuple(sorted((str(k), tuple(str(v) for v in (vs or ()))) for k, vs in extra.items())))
     else:
         user = call.user
     res = rspec.get("resourceAttributes")
