@@ -927,7 +927,8 @@ class APIServer:
         return Response(200, clone(obj))
 
     async def read(self, spec: ResourceSpec, namespace: str | None, name: str, rv: str | None = None) -> Obj:
-        """The object from the watch cache (shared: copy before changing it); 404 when absent."""
+        """The object: without ``rv`` read from the store with quorum, with one from the watch cache
+        (shared: copy before changing it); 404 when absent."""
         if not name:
             raise StatusError.bad_request("name is required for a get")
         min_rv = parse_rv(rv)

@@ -18,9 +18,10 @@ import logging
 import ssl
 import weakref
 from dataclasses import replace
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from aiohttp import web
 
@@ -31,6 +32,7 @@ from kconsole.clock import Clock, RealClock
 from kconsole.http import encode, rest, tables
 from kconsole.http.connection import JSON, NO_CACHE, Connection, Reply, RequestView
 from kconsole.http.discovery import AGGREGATED_CONTENT_TYPE, Discovery
+from kconsole.http.tlssniff import TLSSniffer
 from kconsole.http.openapi import (
     OPENAPI_V2_JSON,
     OPENAPI_V2_PROTOBUF,
@@ -47,6 +49,8 @@ VERSION = {
     "compiler": "cpython", "platform": "linux/amd64",
 }
 _PUBLIC = ("/healthz", "/livez", "/readyz")
+#: Header prefix of an impersonated user's extra values (lowercase, as compared).
+EXTRA_PREFIX = "impersonate-extra-"
 #: Idle keep-alive connections are closed after this many (real) seconds, as aiohttp's default.
 KEEPALIVE_TIMEOUT = 75.0
 
@@ -61,6 +65,16 @@ def _json_response(code: int, body: Any, warning: str | None = None, content_typ
 def _warning(text: str) -> str:
     """One RFC 7234 warning value, its text a quoted-string (client-go drops a header it cannot parse)."""
     return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def impersonated_extra(headers: Iterable[tuple[str, str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``Impersonate-Extra-<key>`` headers as (key, values), keys lowercased and percent-decoded as
+    upstream's impersonation filter reads them (kubectl escapes what a header name cannot hold)."""
+    found: dict[str, list[str]] = {}
+    for name, value in headers:
+        if len(name) > len(EXTRA_PREFIX) and name[:len(EXTRA_PREFIX)].lower() == EXTRA_PREFIX:
+            found.setdefault(unquote(name[len(EXTRA_PREFIX):].lower()), []).append(value)
+    return tuple(sorted((key, tuple(values)) for key, values in found.items()))
 
 
 def _same_resources(now: list[Any], before: list[Any]) -> bool:
@@ -169,9 +183,14 @@ class HTTPFront:
         def connection() -> Connection:
             return Connection(self._serve, web_server, connections, self.max_body_bytes)
 
+        context = self._ssl_context(pki) if pki else None
+
+        def factory() -> asyncio.Protocol:
+            """TLS starts per connection, after a look for plain HTTP (see kconsole.http.tlssniff)."""
+            return TLSSniffer(connection, context) if context is not None else connection()
+
         self._listener = await asyncio.get_running_loop().create_server(
-            connection, self.address, self.requested_port,
-            ssl=self._ssl_context(pki) if pki else None, backlog=1024, reuse_address=True)
+            factory, self.address, self.requested_port, backlog=1024, reuse_address=True)
         self._sweep_handle = asyncio.get_running_loop().call_later(self.keepalive_timeout / 2, self._sweep)
         sockets = self._listener.sockets
         self.port = sockets[0].getsockname()[1] if sockets else self.requested_port
@@ -223,11 +242,12 @@ class HTTPFront:
     def _credentials(self, request: web.BaseRequest | RequestView) -> Credentials:
         headers = request.headers
         creds = self._caller(request, headers.get("Authorization", ""))
-        if "Impersonate-User" in headers or "Impersonate-Group" in headers or "Impersonate-Uid" in headers:
-            # "" (not None) when groups or a uid come without a user: the API server refuses that.
+        extra = impersonated_extra(headers.items())
+        if "Impersonate-User" in headers or "Impersonate-Group" in headers or "Impersonate-Uid" in headers or extra:
+            # "" (not None) when groups, extras or a uid come without a user: the API server refuses that.
             creds = replace(creds, impersonate_user=headers.get("Impersonate-User", ""),
                             impersonate_groups=tuple(headers.getall("Impersonate-Group", ())),
-                            impersonate_uid=headers.get("Impersonate-Uid"))
+                            impersonate_uid=headers.get("Impersonate-Uid"), impersonate_extra=extra)
         return creds
 
     def _caller(self, request: web.BaseRequest | RequestView, auth: str) -> Credentials:
@@ -427,6 +447,9 @@ class HTTPFront:
             route = rest.parse_path(path)
         if route.resource is None:
             raise rest.not_found()
+        if not rest.acceptable(request.headers.get("Accept"), route):
+            self._authenticate(creds)  # who may not ask learns that first
+            raise rest.not_acceptable()
         method = request.method
         if method not in ("POST", "PUT", "PATCH", "DELETE"):
             raw = b""
