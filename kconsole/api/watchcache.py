@@ -517,6 +517,8 @@ class WatchCache:
         self._register(w)
         if timeout is not None and timeout > 0:
             w._timer = self.clock.call_later(timeout, w.finish)
+        elif timeout is not None and timeout < 0:  # already over, as upstream's timer (0 means none given)
+            w.finish()
         return w
 
     def _replay(self, w: CacheWatcher, after: int) -> None:
