@@ -71,6 +71,12 @@ class NodeAuthorizer:
                 return self._node(node, attrs)
             if key == ("", "pods"):
                 return self._pod(node, attrs)
+            if key in (("storage.k8s.io", "volumeattachments"), ("resource.k8s.io", "resourceclaims")):
+                return self._get(node, attrs.resource, attrs)  # kconsole serves neither: nothing relates
+            if key == ("storage.k8s.io", "csinodes"):
+                return self._csinode(node, attrs)
+            if key == ("resource.k8s.io", "resourceslices"):
+                return self._resourceslice(node, attrs)
         combined = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
         if any(r.allows(attrs, combined) for r in self._rules):
             return True, ""
@@ -124,6 +130,30 @@ class NodeAuthorizer:
         return True, ""
 
     @staticmethod
+    def _csinode(node: str, attrs: Attributes) -> Decision:
+        if attrs.verb not in ("get", "create", "update", "patch", "delete"):
+            return _NO, "can only get, create, update, patch, or delete a CSINode"
+        if attrs.subresource:
+            return _NO, "cannot authorize CSINode subresources"
+        if attrs.verb != "create" and attrs.name != node:
+            return _NO, "can only access CSINode with the same name as the requesting node"
+        return True, ""
+
+    def _resourceslice(self, node: str, attrs: Attributes) -> Decision:
+        if attrs.subresource:
+            return _NO, "cannot authorize ResourceSlice subresources"
+        if attrs.verb == "create":
+            return True, ""  # NodeRestriction checks the slice's nodeName upstream
+        if attrs.verb in ("get", "update", "patch", "delete"):
+            return self._related(node, "resourceslice", attrs)
+        if attrs.verb in ("watch", "list", "deletecollection"):
+            if _selects(attrs.field_selector, "spec.nodeName", node):
+                return True, ""
+            return _NO, "can only list/watch/deletecollection resourceslices with nodeName field selector"
+        return _NO, ("only the following verbs are allowed for a ResourceSlice: get, watch, list, create, update, "
+                     "patch, delete, deletecollection")
+
+    @staticmethod
     def _node(node: str, attrs: Attributes) -> Decision:
         if not attrs.subresource:
             if attrs.verb in ("create", "update", "patch"):
@@ -144,7 +174,7 @@ class NodeAuthorizer:
             if verb == "get":
                 return self._get(node, POD, attrs)
             if verb in ("list", "watch"):
-                if _selects_node(attrs.field_selector, node):
+                if _selects(attrs.field_selector, "spec.nodeName", node):
                     return True, ""
                 if attrs.name:
                     return self._related(node, POD, attrs)
@@ -160,14 +190,15 @@ class NodeAuthorizer:
         return _NO, ""
 
 
-def _selects_node(selector: str, node: str) -> bool:
+def _selects(selector: str, field: str, value: str) -> bool:
+    """Whether a field selector requires ``field=value`` (upstream reads the parsed requirements)."""
     if not selector:
         return False
     try:
         parsed = parse_field_selector(selector)
     except SelectorError:
         return False
-    return any(t.field == "spec.nodeName" and t.operator == "=" and t.value == node for t in parsed.terms)
+    return any(t.field == field and t.operator == "=" and t.value == value for t in parsed.terms)
 
 
 class Authorizers:
