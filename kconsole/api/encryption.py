@@ -9,12 +9,17 @@ plaintext (no prefix) and reads anything that carries no known prefix.
 Providers:
 
 - ``aesgcm``: AES-GCM with a 16, 24 or 32-byte key; value = prefix + 12-byte random nonce +
-  ciphertext + tag (upstream's layout).
+  ciphertext + tag (upstream's layout), the value's store key authenticated as additional data (as
+  upstream's transformers bind it): a ciphertext copied under another key fails to decrypt.
 - ``secretbox``: upstream uses NaCl's XSalsa20-Poly1305, which ``cryptography`` does not offer;
   kconsole uses ChaCha20-Poly1305 (same key size, 32 bytes, same AEAD family) with a 12-byte nonce.
   The configuration and prefix are upstream's; the bytes are not interchangeable with a real
   apiserver's.
 - ``identity``: no encryption.
+
+Values written before kconsole bound them to their key stay readable until migrated: at start the
+API server re-writes every such value bound (:func:`migrate_unbound`), then records in the data
+folder (``encryption-bound``) that none is left, and from then on refuses unbound ciphertexts.
 
 Without a configuration file, :func:`load_transformers` encrypts Secrets with ``aesgcm`` under a
 32-byte key generated once into ``<data dir>/encryption-key`` (mode 0600). Key rotation is
@@ -40,6 +45,8 @@ from kconsole.store.kv import KV, Compare, Put, prefix_end
 
 PREFIX = b"k8s:enc:"
 KEY_FILE = "encryption-key"
+#: Present once every value of the data folder is bound to its key (see the module docstring).
+BOUND_MARKER = "encryption-bound"
 API_VERSIONS = ("apiserver.config.k8s.io/v1",)
 NONCE = 12
 
@@ -64,45 +71,61 @@ class _Key:
 
 
 class PrefixTransformer:
-    """The Transformer the API server's storage calls: encrypt with the first provider, read any."""
+    """The Transformer the API server's storage calls: encrypt with the first provider, read any.
+    ``key`` is the value's store key, authenticated as additional data."""
 
-    def __init__(self, keys: list[_Key | None]) -> None:
+    def __init__(self, keys: list[_Key | None], marker: Path | None = None) -> None:
         if not keys:
             raise EncryptionConfigError("providers: at least one provider is required")
         self.write = keys[0]  # None = identity
         self.keys = [k for k in keys if k is not None]
         self.identity = any(k is None for k in keys)
+        #: Where the data folder records that no unbound value is left; while it is absent, values
+        #: encrypted without their key as additional data (older kconsole) are still read.
+        self.marker = marker
+        self.unbound_readable = marker is not None and not marker.exists()
 
-    def to_storage(self, data: bytes) -> bytes:
-        key = self.write
-        if key is None:
+    def to_storage(self, data: bytes, key: str) -> bytes:
+        write = self.write
+        if write is None:
             return data
         nonce = os.urandom(NONCE)
-        return key.prefix + nonce + key.aead.encrypt(nonce, data, None)
+        return write.prefix + nonce + write.aead.encrypt(nonce, data, key.encode())
 
-    def from_storage(self, data: bytes) -> bytes:
+    def _open(self, data: bytes, key: str) -> tuple[bytes, bool]:
+        """(plaintext, bound to ``key``)."""
         if data.startswith(PREFIX):
-            for key in self.keys:
-                prefix = key.prefix
+            for k in self.keys:
+                prefix = k.prefix
                 if data.startswith(prefix):
                     body = data[len(prefix):]
                     try:
-                        return key.aead.decrypt(body[:NONCE], body[NONCE:], None)
+                        return k.aead.decrypt(body[:NONCE], body[NONCE:], key.encode()), True
                     except InvalidTag:
-                        raise DecryptError(f"value encrypted with {key.provider} key {key.name!r} fails to "
-                                           "authenticate (wrong key material?)") from None
+                        pass
+                    if self.unbound_readable:
+                        try:
+                            return k.aead.decrypt(body[:NONCE], body[NONCE:], None), False
+                        except InvalidTag:
+                            pass
+                    raise DecryptError(f"value encrypted with {k.provider} key {k.name!r} fails to authenticate "
+                                       "(wrong key material, or a value moved from another key?)")
             head = data[len(PREFIX): len(PREFIX) + 64].split(b":")
             named = ":".join(h.decode("ascii", "replace") for h in head[:3])
             raise DecryptError(f"no configured key can read a value encrypted with {named!r}")
         if self.identity:
-            return data
+            return data, True
         raise DecryptError("value is stored unencrypted but the identity provider is not configured")
 
-    def is_current(self, data: bytes) -> bool:
-        """Whether ``data`` is already written with the first provider (nothing to rotate)."""
+    def from_storage(self, data: bytes, key: str) -> bytes:
+        return self._open(data, key)[0]
+
+    def is_current(self, data: bytes, key: str) -> bool:
+        """Whether ``data`` is already written with the first provider and bound to ``key`` (nothing
+        to rotate or migrate)."""
         if self.write is None:
             return not data.startswith(PREFIX)
-        return data.startswith(self.write.prefix)
+        return data.startswith(self.write.prefix) and self._open(data, key)[1]
 
 
 def _decode_key(provider: str, where: str, raw: Any) -> _Key:
@@ -126,8 +149,9 @@ def _decode_key(provider: str, where: str, raw: Any) -> _Key:
     return _Key(provider, name, ChaCha20Poly1305(material))
 
 
-def parse_config(doc: Any) -> dict[str, PrefixTransformer]:
-    """group-resource -> transformer, from a parsed EncryptionConfiguration document."""
+def parse_config(doc: Any, marker: Path | None = None) -> dict[str, PrefixTransformer]:
+    """group-resource -> transformer, from a parsed EncryptionConfiguration document; ``marker``:
+    see :class:`PrefixTransformer` (None: unbound values are never read)."""
     if not isinstance(doc, dict) or doc.get("kind") != "EncryptionConfiguration":
         raise EncryptionConfigError("kind: must be EncryptionConfiguration")
     if doc.get("apiVersion") not in API_VERSIONS:
@@ -162,7 +186,7 @@ def parse_config(doc: Any) -> dict[str, PrefixTransformer]:
             if not isinstance(entries, list) or not entries:
                 raise EncryptionConfigError(f"{pwhere}.{kind}.keys: at least one key is required")
             keys.extend(_decode_key(kind, f"{pwhere}.{kind}.keys[{k}]", e) for k, e in enumerate(entries))
-        transformer = PrefixTransformer(keys)
+        transformer = PrefixTransformer(keys, marker)
         for name in names:
             if name in out:
                 raise EncryptionConfigError(f"{where}.resources: {name!r} is configured twice")
@@ -198,9 +222,9 @@ def load_transformers(data_dir: str | os.PathLike[str],
             doc = yaml.safe_load(Path(config_path).read_text())
         except yaml.YAMLError as err:
             raise EncryptionConfigError(f"{config_path}: not valid YAML: {err}") from None
-        return parse_config(doc)
+        return parse_config(doc, Path(data_dir) / BOUND_MARKER)
     key = ensure_key(data_dir)
-    return {"secrets": PrefixTransformer([_Key("aesgcm", "key1", AESGCM(key)), None])}
+    return {"secrets": PrefixTransformer([_Key("aesgcm", "key1", AESGCM(key)), None], Path(data_dir) / BOUND_MARKER)}
 
 
 async def rewrite(kv: KV, transformer: PrefixTransformer, prefix: str = "/registry/secrets/",
@@ -210,12 +234,26 @@ async def rewrite(kv: KV, transformer: PrefixTransformer, prefix: str = "/regist
     done = 0
     listing = await kv.range(prefix, prefix_end(prefix))
     for item in listing.kvs:
-        if transformer.is_current(item.value):
+        if transformer.is_current(item.value, item.key):
             continue
-        fresh = transformer.to_storage(transformer.from_storage(item.value))
+        fresh = transformer.to_storage(transformer.from_storage(item.value, item.key), item.key)
         res = await kv.txn([Compare(item.key, "mod", "=", item.mod_revision)], [Put(item.key, fresh, item.lease)])
         if res.succeeded:
             done += 1
             if on_progress:
                 on_progress(done)
+    return done
+
+
+async def migrate_unbound(kv: KV, transformers: dict[str, PrefixTransformer], prefixes: dict[str, str]) -> int:
+    """Re-write every value of the configured resources (group-resource -> store prefix) that an
+    older kconsole encrypted unbound to its key, then record that none is left; returns how many."""
+    pending = {gr: t for gr, t in transformers.items() if getattr(t, "unbound_readable", False) and gr in prefixes}
+    done = 0
+    for gr, transformer in pending.items():
+        done += await rewrite(kv, transformer, prefixes[gr])
+    for transformer in {id(t): t for t in pending.values()}.values():
+        if transformer.marker is not None:
+            transformer.marker.write_text("every encrypted value is bound to its key\n")
+        transformer.unbound_readable = False
     return done

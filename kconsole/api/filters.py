@@ -79,6 +79,16 @@ def compile_filter(spec: ResourceSpec, label_selector: str = "", field_selector:
     return Filter(labels, fields, spec.kind, fields.requires_exact("metadata.name"), namespace)
 
 
+def selected_name(field_selector: str) -> str:
+    """The name a list or watch asks for with ``metadata.name=<n>``, which upstream's RequestInfo
+    hands the authorizers as the request's name ("" for none, or an unparsable selector)."""
+    try:
+        name = parse_field_selector(field_selector).requires_exact("metadata.name")
+    except SelectorError:
+        return ""
+    return name if name and name not in (".", "..") and "/" not in name and "%" not in name else ""
+
+
 def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str] | None) -> bool:
     """A metav1.LabelSelector dict against labels (None selects nothing, {} everything)."""
     try:

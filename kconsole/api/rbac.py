@@ -392,9 +392,12 @@ def _subject(kind: str, name: str) -> Obj:
 
 
 def cluster_role_binding(name: str, role: str, subjects: list[tuple[str, str]]) -> Obj:
-    return {"apiVersion": f"{RBAC_GROUP}/v1", "kind": "ClusterRoleBinding", "metadata": _meta(name),
-            "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": role},
-            "subjects": [_subject(k, n) for k, n in subjects]}
+    """A binding; one without subjects has none (omitted, as upstream's system:node binding)."""
+    binding: Obj = {"apiVersion": f"{RBAC_GROUP}/v1", "kind": "ClusterRoleBinding", "metadata": _meta(name),
+                    "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": role}}
+    if subjects:
+        binding["subjects"] = [_subject(k, n) for k, n in subjects]
+    return binding
 
 
 def namespaced_role(name: str, namespace: str, rules: list[Obj]) -> Obj:
@@ -491,29 +494,45 @@ _CONTROLLER_MANAGER_RULES = [
     rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
 ]
 
-#: NodeRestriction admission narrows these to the node's own Node, Lease and pods.
-_NODE_RULES = [
+#: Upstream's NodeRules (v1.32): the ClusterRole ``system:node`` and the Node authorizer's rules for
+#: what it does not subdivide itself. No group is bound to the role (as upstream since v1.8 and on
+#: kubeadm clusters): nodes get these only through the Node authorizer, which narrows Secrets,
+#: ConfigMaps, claims, volumes, tokens, Leases, Nodes and Pods to what belongs to the node, and
+#: NodeRestriction admission narrows the writes.
+NODE_RULES = [
     rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
     rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews", "localsubjectaccessreviews"]),
-    rule(READ, [""], ["services", "endpoints"]),
-    rule(READ, ["discovery.k8s.io"], ["endpointslices"]),
+    rule(READ, [""], ["services"]),
     rule(["create", "get", "list", "watch"], [""], ["nodes"]),
     rule(["update", "patch"], [""], ["nodes/status"]),
     rule(["update", "patch"], [""], ["nodes"]),
-    rule(["create", "update", "patch"], ["", "events.k8s.io"], ["events"]),
+    rule(["create", "update", "patch"], [""], ["events"]),
     rule(READ, [""], ["pods"]),
     rule(["create", "delete"], [""], ["pods"]),
-    # kconsole: usage annotations for the HPA; NodeRestriction allows nothing else.
-    rule(["patch"], [""], ["pods"]),
     rule(["update", "patch"], [""], ["pods/status"]),
     rule(["create"], [""], ["pods/eviction"]),
     rule(["get", "list", "watch"], [""], ["secrets", "configmaps"]),
-    rule(READ, [""], ["persistentvolumeclaims", "persistentvolumes"]),
+    rule(["get"], [""], ["persistentvolumeclaims", "persistentvolumes"]),
+    rule(["get"], [""], ["endpoints"]),
+    rule(["create", "get", "list", "watch"], ["certificates.k8s.io"], ["certificatesigningrequests"]),
+    rule(["get", "create", "update", "patch", "delete"], ["coordination.k8s.io"], ["leases"]),
+    rule(["get"], ["storage.k8s.io"], ["volumeattachments"]),
     rule(["create"], [""], ["serviceaccounts/token"]),
+    rule(["get", "update", "patch"], [""], ["persistentvolumeclaims/status"]),
+    rule(["get", "watch", "list"], ["storage.k8s.io"], ["csidrivers"]),
+    rule(["get", "create", "update", "patch", "delete"], ["storage.k8s.io"], ["csinodes"]),
+    rule(["get", "list", "watch"], ["node.k8s.io"], ["runtimeclasses"]),
 ]
 
-_NODE_LEASE_RULES = [rule(["get", "list", "watch", "create", "update", "patch", "delete"],
-                          ["coordination.k8s.io"], ["leases"])]
+#: kconsole's node fleet reads pods, Nodes, Services and EndpointSlices, and the objects its pods
+#: name, through one set of shared watches standing in for each kubelet's and kube-proxy's own
+#: (see kconsole.nodes.fleet); they act as this component user, never as a node.
+NODE_AGENTS = "system:kconsole-node-agents"
+_NODE_AGENT_RULES = [
+    rule(READ, [""], ["pods", "nodes", "services", "configmaps", "secrets", "persistentvolumeclaims"]),
+    rule(READ, ["discovery.k8s.io"], ["endpointslices"]),
+]
+
 _LEADER_LEASE_RULES = [rule(["get", "list", "watch", "create", "update", "patch"],
                             ["coordination.k8s.io"], ["leases"])]
 
@@ -543,7 +562,7 @@ _MONITORING_URLS = ["/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz"
 
 def bootstrap_objects() -> list[Obj]:
     """The ClusterRoles, Roles and bindings created at first start (upstream's bootstrap policy,
-    plus kconsole's own component users). Roles in kube-system and kube-node-lease come last, so
+    plus kconsole's own component users). Roles in kube-system come last, so
     a caller creating objects in order has the namespaces' turn before them."""
     admin_rules = _ADMIN_RULES + _EDIT_RULES + _VIEW_RULES
     edit_rules = _EDIT_RULES + _VIEW_RULES
@@ -567,7 +586,8 @@ def bootstrap_objects() -> list[Obj]:
         cluster_role("system:kube-scheduler", _SCHEDULER_RULES),
         cluster_role("system:volume-scheduler", _VOLUME_SCHEDULER_RULES),
         cluster_role("system:kube-controller-manager", _CONTROLLER_MANAGER_RULES),
-        cluster_role("system:node", _NODE_RULES),
+        cluster_role("system:node", NODE_RULES),
+        cluster_role(NODE_AGENTS, _NODE_AGENT_RULES),
         cluster_role("system:node-proxier", _NODE_PROXIER_RULES),
         cluster_role("system:kconsole-sync", [rule(["*"], ["*"], ["*"]), url_rule(["*"], ["*"])]),
         cluster_role("system:kconsole-console", _CONSOLE_RULES),
@@ -581,7 +601,8 @@ def bootstrap_objects() -> list[Obj]:
         cluster_role_binding("system:volume-scheduler", "system:volume-scheduler", [("User", "system:kube-scheduler")]),
         cluster_role_binding("system:kube-controller-manager", "system:kube-controller-manager",
                              [("User", "system:kube-controller-manager")]),
-        cluster_role_binding("system:node", "system:node", [("Group", "system:nodes")]),
+        cluster_role_binding("system:node", "system:node", []),
+        cluster_role_binding(NODE_AGENTS, NODE_AGENTS, [("User", NODE_AGENTS)]),
         cluster_role_binding("system:node-proxier", "system:node-proxier", [("User", "system:kube-proxy")]),
         cluster_role_binding("system:kconsole-sync", "system:kconsole-sync", [("User", "system:kconsole-sync")]),
         cluster_role_binding("system:kconsole-console", "system:kconsole-console",
@@ -592,10 +613,18 @@ def bootstrap_objects() -> list[Obj]:
         namespaced_role("system::leader-locking-kube-controller-manager", "kube-system", _LEADER_LEASE_RULES),
         role_binding("system::leader-locking-kube-controller-manager", "kube-system",
                      "system::leader-locking-kube-controller-manager", [("User", "system:kube-controller-manager")]),
-        namespaced_role("system:node-lease", "kube-node-lease", _NODE_LEASE_RULES),
-        role_binding("system:node-lease", "kube-node-lease", "system:node-lease", [("Group", "system:nodes")]),
     ]
     return [_copy(o) for o in objects]
+
+
+#: Bootstrap objects older kconsole versions created that upstream's policy does not have: a start
+#: deletes them while they still carry the bootstrapping label (resource, namespace, name).
+RETIRED_OBJECTS = (("rolebindings", "kube-node-lease", "system:node-lease"),
+                   ("roles", "kube-node-lease", "system:node-lease"))
+#: Bootstrap objects a start puts back to the current policy while annotated autoupdate "true" (as
+#: upstream's reconciliation, which here also removes what was granted too widely): older versions
+#: bound system:node to every node and gave it every Secret.
+RECONCILED_OBJECTS = (("clusterroles", "system:node"), ("clusterrolebindings", "system:node"))
 
 
 def _copy(o: Any) -> Any:

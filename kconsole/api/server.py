@@ -29,12 +29,22 @@ from kconsole.api.authn import TokenAuthenticator
 from kconsole.api.satoken import ServiceAccountTokenAuthenticator, SigningKey, TokenSigner
 from kconsole.api.decodetypes import check_patched_types, type_error
 from kconsole.api.fieldvalidation import check as check_fields
-from kconsole.api.filters import compile_filter
+from kconsole.api.filters import compile_filter, selected_name
 from kconsole.api.impersonation import impersonated_user
 from kconsole.api.ipalloc import AllocatedError, ClusterIPAllocator, NotInRangeError, RangeFullError, service_ips
 from kconsole.api.patch import apply_patch, parse_patch, server_side_apply
 from kconsole.api.prometheus import READ_ONLY, RequestMetrics
-from kconsole.api.rbac import RBACAuthorizer, bootstrap_objects, forbidden_error
+from kconsole.api.nodeauthz import Authorizers, NodeAuthorizer
+from kconsole.api.nodegraph import NodeGraph
+from kconsole.api.rbac import (
+    AUTOUPDATE,
+    BOOTSTRAP_LABELS,
+    RECONCILED_OBJECTS,
+    RETIRED_OBJECTS,
+    RBACAuthorizer,
+    bootstrap_objects,
+    forbidden_error,
+)
 from kconsole.api.registry import BUILTIN_PRIORITY_CLASSES, Registry, ResourceSpec
 from kconsole.api.stages import AdmissionContext, Attributes
 from kconsole.api.storage import DeleteOptions, Storage, Transformer, clone, object_rv, own_copy, parse_rv
@@ -254,7 +264,9 @@ class APIServer:
         #: Pods mount their service account's token, CA and namespace (kube-api-access-*): only where
         #: there is a CA for the root-ca-certificate-publisher to put in kube-root-ca.crt.
         self.token_volumes = False
-        self.authorizer = RBACAuthorizer(self._rbac_lister)
+        #: What each node may read (pods bound to it and what they name), kept from the watch caches.
+        self.node_graph = NodeGraph()
+        self.authorizer = Authorizers(NodeAuthorizer(self.node_graph), RBACAuthorizer(self._rbac_lister))
         mutating = _optional("kconsole.api.admission", "mutating_plugins")
         validating = _optional("kconsole.api.admission", "validating_plugins")
         validator_cls = _optional("kconsole.api.validation", "ObjectValidator")
@@ -283,7 +295,7 @@ class APIServer:
         self._impersonations: dict[tuple[str, UserInfo], UserInfo] = {}
         #: Cluster-wide admission lists by resource: (cache, its generation then, the objects).
         self._listed: dict[str, tuple[Any, int, list[Obj]]] = {}
-        self._questions: dict[tuple[int, str, str, str, str, str, str, str], Attributes] = {}
+        self._questions: dict[tuple[int, str, str, str, str, str, str, str, str], Attributes] = {}
         #: Fault injection (kconsole.faults): awaited before a request is served; it may sleep on the
         #: clock (latency) or raise a StatusError (error injection). None in normal operation.
         self.fault_injector: Callable[[Request], Awaitable[None]] | None = None
@@ -302,8 +314,10 @@ class APIServer:
 
     async def start(self) -> None:
         """Fill the watch caches, then create what a fresh cluster needs (idempotent on restart)."""
+        await self.storage.bind_encrypted()
         await self.storage.start_caches()
         self.ipalloc.rebuild(self.storage.caches["services"].values())
+        self.node_graph.follow(self.storage.caches["pods"], self.storage.caches.get("persistentvolumes"))
         await self.crds.start()
         self._started = True
         await self._bootstrap()
@@ -382,6 +396,7 @@ class APIServer:
         back-off until it exists or the server stops, as upstream's post-start hooks retry."""
         wanted = self._bootstrap_wanted()
         pending = await self._ensure_all(wanted)
+        await self._reconcile_policy()
         if pending:
             self._bootstrap_task = asyncio.get_running_loop().create_task(self._retry_bootstrap(pending),
                                                                           name="bootstrap-retry")
@@ -417,6 +432,38 @@ class APIServer:
         self._schedule_event_gc()
         if self._started:
             self._loops.start()
+
+    async def _reconcile_policy(self) -> None:
+        """Put a data folder's bootstrap policy from an older version right (see RETIRED_OBJECTS and
+        RECONCILED_OBJECTS in kconsole.api.rbac); a failure is logged and left for the next start."""
+        group = "rbac.authorization.k8s.io"
+        for resource, namespace, name in RETIRED_OBJECTS:
+            found = self.get_object(f"{resource}.{group}", namespace, name)
+            labels = ((found or {}).get("metadata") or {}).get("labels") or {}
+            if found is not None and all(labels.get(k) == v for k, v in BOOTSTRAP_LABELS.items()):
+                resp = await self.loopback("delete", resource, namespace, name, group=group)
+                if not resp.ok and resp.code != 404:
+                    log.warning("retiring %s %s/%s failed: %s", resource, namespace, name, resp.body.get("message"))
+        wanted = {(o["kind"], o["metadata"]["name"]): o for o in bootstrap_objects()}
+        kinds = {"clusterroles": "ClusterRole", "clusterrolebindings": "ClusterRoleBinding"}
+        for resource, name in RECONCILED_OBJECTS:
+            found = self.get_object(f"{resource}.{group}", None, name)
+            want = wanted[(kinds[resource], name)]
+            if found is None or any(((found.get("metadata") or {}).get("annotations") or {}).get(k) != v
+                                    for k, v in AUTOUPDATE.items()):
+                continue
+            fields = ("rules",) if resource == "clusterroles" else ("roleRef", "subjects")
+            if all(found.get(f) == want.get(f) for f in fields):
+                continue
+            body = clone(found)
+            for f in fields:
+                if f in want:
+                    body[f] = want[f]
+                else:
+                    body.pop(f, None)
+            resp = await self.loopback("update", resource, None, name, body=body, group=group)
+            if not resp.ok:
+                log.warning("reconciling %s %s failed: %s", resource, name, resp.body.get("message"))
 
     async def ensure_kubernetes_service(self) -> bool:
         """The default/kubernetes Service comes back when deleted (upstream's bootstrap controller
@@ -643,7 +690,12 @@ class APIServer:
         if spec.namespaced and namespace is None and verb not in ("list", "watch", "deletecollection"):
             namespace = "default"
         req.namespace = namespace
-        self._authorize(self._attributes(user, verb, spec, sub or "", namespace or "", req.name or ""))
+        name, selector = req.name or "", ""
+        if verb in ("list", "watch"):
+            selector = req.field_selector
+            if not name and selector:
+                name = selected_name(selector)
+        self._authorize(self._attributes(user, verb, spec, sub or "", namespace or "", name, selector))
         call.stage = "storage"
         if (sub not in (None, "status") or not spec.stored) and verb in ("create", "update") \
                 and isinstance(req.body, dict):
@@ -680,17 +732,18 @@ class APIServer:
         return alternate.spec
 
     def _attributes(self, user: UserInfo, verb: str, spec: ResourceSpec, sub: str, namespace: str,
-                    name: str) -> Attributes:
+                    name: str, field_selector: str = "") -> Attributes:
         """The authorizer's question for a resource request; Attributes are immutable, so the questions
         clients keep asking (a controller creating Pods in one namespace) are built once. Bounded."""
-        key = (id(user), verb, spec.group, spec.info.version, spec.resource, sub, namespace, name)
+        key = (id(user), verb, spec.group, spec.info.version, spec.resource, sub, namespace, name, field_selector)
         attrs = self._questions.get(key)
         # Keyed by the user object's identity (hashing a UserInfo is a Python call): an entry holds
         # its user, so that id cannot be reused while the entry lives; another user object of the
         # same name simply asks again.
         if attrs is None or attrs.user is not user:
             attrs = Attributes(user=user, verb=verb, group=spec.group, version=spec.info.version,
-                               resource=spec.resource, subresource=sub, namespace=namespace, name=name)
+                               resource=spec.resource, subresource=sub, namespace=namespace, name=name,
+                               field_selector=field_selector)
             if len(self._questions) >= MAX_QUESTIONS:
                 self._questions.clear()
             self._questions[key] = attrs
@@ -849,6 +902,18 @@ class APIServer:
             vplugin.validate(ctx, obj, old)
         call.stage = "storage"
 
+    def admit_subresource(self, call: _Call, spec: ResourceSpec, sub: str, body: Obj) -> None:
+        """Validating admission of a create on a subresource that is not the object itself (an
+        Eviction, a TokenRequest): the plugins that judge it (their ``subresources``) see its body."""
+        plugins = [p for p in self._plugins(spec).validating if sub in getattr(p, "subresources", ())]
+        if not plugins:
+            return
+        ctx = self.admission_context(call, spec, "CREATE", call.req.name, sub)
+        call.stage = "validating-admission"
+        for plugin in plugins:
+            plugin.validate(ctx, body, None)
+        call.stage = "storage"
+
     def _fill_system_meta(self, obj: Obj) -> None:
         """What upstream's BeforeCreate always sets, in case no defaulting plugin did."""
         meta = obj["metadata"]
@@ -889,14 +954,15 @@ class APIServer:
         return Response(200, clone(obj))
 
     async def read(self, spec: ResourceSpec, namespace: str | None, name: str, rv: str | None = None) -> Obj:
-        """The object from the watch cache (shared: copy before changing it); 404 when absent."""
+        """The object: without ``rv`` read from the store with quorum, with one from the watch cache
+        (shared: copy before changing it); 404 when absent."""
         if not name:
             raise StatusError.bad_request("name is required for a get")
         min_rv = parse_rv(rv)
         if min_rv is None:
-            # A consistent get: from the cache when it is current, else from the store, as upstream
-            # serves it from etcd (waiting on a lagging cache failed leader-election renewals with 504).
-            obj, _ = await self.storage._current(spec, namespace, name, self.storage.key(spec, namespace, name))
+            # A consistent get is a quorum read of the store, as upstream serves it from etcd: it fails
+            # while quorum is lost (waiting on a lagging cache instead failed leader-election renewals).
+            obj = await self.storage.read(spec, self.storage.key(spec, namespace, name))
             if obj is None:
                 raise StatusError.not_found(spec.group_resource, name, spec.group, spec.resource)
             return obj
@@ -929,8 +995,12 @@ class APIServer:
         else:
             if rv == 0:
                 cache = self.storage.cache(spec)
+            elif rv is None:
+                # A consistent list from the cache once it holds the store's current revision, read
+                # with quorum (upstream's ConsistentListFromCache): it fails while quorum is lost.
+                cache = await self.storage.fresh_cache(spec, await self.storage.current_revision(spec))
             else:
-                cache = await self.storage.fresh_cache(spec, rv or 0)
+                cache = await self.storage.fresh_cache(spec, rv)
             items = cache.list(flt)
             list_rv = cache.catch_up()
         meta["resourceVersion"] = str(list_rv)

@@ -40,6 +40,9 @@ class Attributes:
     name: str = ""
     resource_request: bool = True
     path: str = ""  # for non-resource requests (/healthz, /version, /api)
+    #: A list's or watch's fieldSelector, as upstream's authorizers see it (AuthorizeWithSelectors):
+    #: the Node authorizer lets a node list only its own pods (``spec.nodeName=<node>``).
+    field_selector: str = ""
 
 
 class Authenticator(Protocol):

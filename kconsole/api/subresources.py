@@ -186,6 +186,7 @@ async def evict(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
     body = req.body if isinstance(req.body, dict) else {}
     name = req.name or (body.get("metadata") or {}).get("name") or ""
     call.name = name
+    server.admit_subresource(call, spec, "eviction", body)
     pod = await server.read(spec, req.namespace, name)
     raw = body.get("deleteOptions") or {}
     options = DeleteOptions(raw.get("gracePeriodSeconds"), raw.get("propagationPolicy"), raw.get("preconditions"),
@@ -287,6 +288,7 @@ async def token_request(server: APIServer, call: _Call, spec: ResourceSpec) -> R
     body = req.body if isinstance(req.body, dict) else {}
     if body.get("kind") not in (None, "TokenRequest"):
         raise StatusError.bad_request(f"expected a TokenRequest in the request body, got kind {body.get('kind')!r}")
+    server.admit_subresource(call, spec, "token", body)
     rspec = dict(body.get("spec") or {})
     seconds = rspec.get("expirationSeconds")
     seconds = TOKEN_SECONDS if seconds is None else seconds
@@ -441,19 +443,25 @@ def review(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
         user_info: Obj = {"username": call.user.name, "groups": list(call.user.groups)}
         if call.user.uid:
             user_info["uid"] = call.user.uid
+        if call.user.extra:
+            user_info["extra"] = {key: list(values) for key, values in call.user.extra}
         out["status"] = {"userInfo": user_info}
         return Response(201, out)
     if spec.kind == "SelfSubjectRulesReview":
         namespace = rspec.get("namespace") or ""
-        rules, urls = server.authorizer.rules_for(call.user, namespace)
-        out["status"] = {"resourceRules": rules, "nonResourceRules": urls, "incomplete": False}
+        rules, urls, incomplete = server.authorizer.rules_for(call.user, namespace)
+        out["status"] = {"resourceRules": rules, "nonResourceRules": urls, "incomplete": incomplete}
+        if incomplete:
+            out["status"]["evaluationError"] = "node authorizer does not support user rule resolution"
         return Response(201, out)
     if spec.kind == "SubjectAccessReview":
         if not rspec.get("user") and not rspec.get("groups"):
             raise StatusError.invalid(spec.kind, "", [{"reason": "FieldValueInvalid", "field": "spec.user",
                                                        "message": 'Invalid value: "": at least one of user or '
                                                                   "group must be specified"}], spec.group)
-        user = UserInfo(rspec.get("user") or "", tuple(rspec.get("groups") or ()), rspec.get("uid") or "")
+        extra = rspec.get("extra") if isinstance(rspec.get("extra"), dict) else {}
+        user = UserInfo(rspec.get("user") or "", tuple(rspec.get("groups") or ()), rspec.get("uid") or "",
+                        tuple(sorted((str(k), tuple(str(v) for v in (vs or ()))) for k, vs in extra.items())))
     else:
         user = call.user
     res = rspec.get("resourceAttributes")
@@ -462,7 +470,8 @@ def review(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
         attrs = Attributes(user=user, verb=res.get("verb") or "", group=res.get("group") or "",
                            version=res.get("version") or "", resource=res.get("resource") or "",
                            subresource=res.get("subresource") or "", namespace=res.get("namespace") or "",
-                           name=res.get("name") or "")
+                           name=res.get("name") or "",
+                           field_selector=(res.get("fieldSelector") or {}).get("rawSelector") or "")
     elif non:
         attrs = Attributes(user=user, verb=non.get("verb") or "", resource_request=False, path=non.get("path") or "")
     else:

@@ -20,6 +20,8 @@ class UserInfo:
     name: str
     groups: tuple[str, ...] = ()
     uid: str = ""
+    #: Upstream's user.Info Extra: (key, values) pairs in key order, hashable like the rest.
+    extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,8 @@ class Credentials:
     impersonate_user: str | None = None
     impersonate_groups: tuple[str, ...] = ()
     impersonate_uid: str | None = None
+    #: ``Impersonate-Extra-<key>`` headers (kubectl's ``--as-user-extra``): (key, values) pairs.
+    impersonate_extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(slots=True)

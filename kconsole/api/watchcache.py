@@ -246,6 +246,9 @@ class WatchCache:
         self._task: asyncio.Task[None] | None = None
         self._bookmark_timer: TimerHandle | None = None
         self._stopped = False
+        #: In-process followers of every change, called synchronously as the cache applies it (so
+        #: they are never behind a reader of the cache): an event, or None after a (re-)list.
+        self.listeners: list[Callable[[CacheEvent | None], None]] = []
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -285,6 +288,8 @@ class WatchCache:
         self.window_start = res.revision
         self.history.clear()
         self.ready = True
+        for listener in self.listeners:
+            listener(None)
         self._wake_progress()
 
     async def _run(self) -> None:
@@ -395,6 +400,8 @@ class WatchCache:
 
     def _dispatch(self, ev: CacheEvent) -> None:
         self.events_dispatched += 1
+        for listener in self.listeners:
+            listener(ev)
         if self._all:
             for w in tuple(self._all):
                 w.offer(ev)
@@ -511,6 +518,8 @@ class WatchCache:
         self._register(w)
         if timeout is not None and timeout > 0:
             w._timer = self.clock.call_later(timeout, w.finish)
+        elif timeout is not None and timeout < 0:  # already over, as upstream's timer (0 means none given)
+            w.finish()
         return w
 
     def _replay(self, w: CacheWatcher, after: int) -> None:

@@ -21,7 +21,6 @@ import errno
 import logging
 import resource
 import socket
-import ssl
 from collections.abc import Callable
 from typing import Any
 
@@ -51,16 +50,12 @@ class Listener:
     connection made must call :meth:`release` once when it ends (the count of open connections).
     """
 
-    def __init__(self, protocol_factory: Callable[[], asyncio.Protocol], *, ssl_context: ssl.SSLContext | None,
-                 max_connections: int, evict: Callable[[], bool], backlog: int = 1024,
-                 handshake_timeout: float = 32.0) -> None:
+    def __init__(self, protocol_factory: Callable[[], asyncio.Protocol], *,
+                 max_connections: int, evict: Callable[[], bool], backlog: int = 1024) -> None:
         self._factory = protocol_factory
-        self._ssl = ssl_context
         self.max_connections = max_connections
         self._evict = evict
         self._backlog = backlog
-        #: A TLS handshake not done within this many seconds ends its connection (a header's limit).
-        self._handshake_timeout = handshake_timeout
         self._sockets: list[socket.socket] = []
         self._loop = asyncio.get_running_loop()
         self._reading = False
@@ -70,7 +65,7 @@ class Listener:
         self._failures = 0
         self._last_log = -_LOG_EVERY
         self._handshakes: set[asyncio.Task[Any]] = set()
-        #: Connections accepted and not yet released (a TLS handshake in progress counts).
+        #: Connections accepted and not yet released (one still in its TLS handshake counts).
         self.open = 0
         #: Times the cap closed an idle connection, and accepts that failed for lack of resources.
         self.evicted = 0
@@ -170,12 +165,8 @@ class Listener:
 
     async def _connect(self, conn: socket.socket) -> None:
         try:
-            if self._ssl is None:
-                await self._loop.connect_accepted_socket(self._factory, conn)
-            else:
-                await self._loop.connect_accepted_socket(self._factory, conn, ssl=self._ssl,
-                                                         ssl_handshake_timeout=self._handshake_timeout)
-        except Exception as err:  # noqa: BLE001 - a failed TLS handshake or a peer gone: that connection only
+            await self._loop.connect_accepted_socket(self._factory, conn)
+        except Exception as err:  # noqa: BLE001 - a peer gone before it was set up: that connection only
             log.debug("connection setup failed: %s", err)
             conn.close()
             self.release()

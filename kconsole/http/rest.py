@@ -134,13 +134,53 @@ def _bool(query: Mapping[str, str], key: str) -> bool:
 
 
 def _int(query: Mapping[str, str], key: str) -> int | None:
+    """An int64 query parameter as Go's strconv.ParseInt reads it (upstream's query decoding): digits
+    with an optional sign, nothing else; the 400 carries Go's message."""
     value = query.get(key)
     if value is None or value == "":
         return None
-    try:
-        return int(value)
-    except ValueError:
-        raise StatusError.bad_request(f"invalid integer value {value!r} for query parameter {key!r}") from None
+    if not _INT64.fullmatch(value):
+        raise StatusError.bad_request(f"strconv.ParseInt: parsing {_go_quote(value)}: invalid syntax")
+    number = int(value)
+    if not -(1 << 63) <= number < (1 << 63):
+        raise StatusError.bad_request(f"strconv.ParseInt: parsing {_go_quote(value)}: value out of range")
+    return number
+
+
+_INT64 = re.compile(r"[+-]?[0-9]+")
+
+
+def _go_quote(text: str) -> str:
+    """Go's %q of a string, for the printable text query values are."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+ACCEPTED_MEDIA_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
+#: Subresources that answer something other than an API object (logs, proxied pages, streams).
+_RAW_SUBRESOURCES = frozenset({"log", "proxy", "exec", "attach", "portforward"})
+
+
+def acceptable(accept: str | None, route: Route) -> bool:
+    """Whether the Accept header names a media type the API answers in (upstream's negotiation:
+    ``*/*``, ``application/*``, JSON, YAML or protobuf; no header means JSON)."""
+    if not accept or route.subresource in _RAW_SUBRESOURCES:
+        return True
+    for clause in accept.split(","):
+        media, *params = clause.split(";")
+        media = media.strip().lower()
+        if not media:
+            continue
+        if any(p.strip().replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000") for p in params):
+            continue
+        if media in ("*/*", "application/*") or media in ACCEPTED_MEDIA_TYPES:
+            return True
+    return False
+
+
+def not_acceptable() -> StatusError:
+    """406 as upstream's errNotAcceptable words it."""
+    return StatusError(status_body(406, "NotAcceptable", "only the following media types are accepted: "
+                                   + ", ".join(ACCEPTED_MEDIA_TYPES)))
 
 
 def media_type(content_type: str | None) -> str:
@@ -307,12 +347,9 @@ def _apply_query(req: Request, query: Mapping[str, str]) -> None:
     req.force = _bool(query, "force")
     req.propagation_policy = query.get("propagationPolicy") or None
     req.grace_period_seconds = _int(query, "gracePeriodSeconds")
-    timeout = query.get("timeoutSeconds")
-    if timeout:
-        try:
-            req.timeout_seconds = float(timeout)
-        except ValueError:
-            raise StatusError.bad_request(f"invalid timeoutSeconds {timeout!r}") from None
+    timeout = _int(query, "timeoutSeconds")
+    if timeout is not None:
+        req.timeout_seconds = float(timeout)
     if "sendInitialEvents" in query:
         req.send_initial_events = _bool(query, "sendInitialEvents")
     dry_run = query.get("dryRun")

@@ -28,9 +28,10 @@ import ssl
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from aiohttp import web
 
@@ -42,6 +43,7 @@ from kconsole.http import encode, rest, tables
 from kconsole.http.connection import JSON, NO_CACHE, Connection, Reply, RequestView, Timeouts
 from kconsole.http.discovery import AGGREGATED_CONTENT_TYPE, Discovery
 from kconsole.http.listener import Listener, default_max_connections
+from kconsole.http.tlssniff import TLSSniffer
 from kconsole.http.openapi import (
     OPENAPI_V2_JSON,
     OPENAPI_V2_PROTOBUF,
@@ -72,6 +74,8 @@ OFFLOAD_BYTES = 64 * 1024
 _BODY_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))
 _LONG_RUNNING_SUBRESOURCES = frozenset(("log", *rest.STREAMING_SUBRESOURCES))
 _PRIVILEGED_GROUP = "system:masters"
+#: Header prefix of an impersonated user's extra values (lowercase, as compared).
+EXTRA_PREFIX = "impersonate-extra-"
 
 
 _dumps = encode.dumps
@@ -84,6 +88,16 @@ def _json_response(code: int, body: Any, warning: str | None = None, content_typ
 def _warning(text: str) -> str:
     """One RFC 7234 warning value, its text a quoted-string (client-go drops a header it cannot parse)."""
     return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def impersonated_extra(headers: Iterable[tuple[str, str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``Impersonate-Extra-<key>`` headers as (key, values), keys lowercased and percent-decoded as
+    upstream's impersonation filter reads them (kubectl escapes what a header name cannot hold)."""
+    found: dict[str, list[str]] = {}
+    for name, value in headers:
+        if len(name) > len(EXTRA_PREFIX) and name[:len(EXTRA_PREFIX)].lower() == EXTRA_PREFIX:
+            found.setdefault(unquote(name[len(EXTRA_PREFIX):].lower()), []).append(value)
+    return tuple(sorted((key, tuple(values)) for key, values in found.items()))
 
 
 def _same_resources(now: list[Any], before: list[Any]) -> bool:
@@ -203,9 +217,16 @@ class HTTPFront:
         def connection() -> Connection:
             return Connection(self._serve, web_server, connections, self.max_body_bytes, listener.release)
 
-        listener = Listener(connection, ssl_context=self._ssl_context(pki) if pki else None,
-                            max_connections=self.max_connections, evict=self._evict_idle,
-                            handshake_timeout=self.timeouts.header)
+        context = self._ssl_context(pki) if pki else None
+
+        def factory() -> asyncio.Protocol:
+            """TLS starts per connection, after a look for plain HTTP (see kconsole.http.tlssniff)."""
+            if context is None:
+                return connection()
+            return TLSSniffer(connection, context, handshake_timeout=self.timeouts.header,
+                              abandoned=listener.release)
+
+        listener = Listener(factory, max_connections=self.max_connections, evict=self._evict_idle)
         listener.bind(self.address, self.requested_port)
         listener.start()
         self._listener = listener
@@ -281,11 +302,12 @@ class HTTPFront:
     def _credentials(self, request: web.BaseRequest | RequestView) -> Credentials:
         headers = request.headers
         creds = self._caller(request, headers.get("Authorization", ""))
-        if "Impersonate-User" in headers or "Impersonate-Group" in headers or "Impersonate-Uid" in headers:
-            # "" (not None) when groups or a uid come without a user: the API server refuses that.
+        extra = impersonated_extra(headers.items())
+        if "Impersonate-User" in headers or "Impersonate-Group" in headers or "Impersonate-Uid" in headers or extra:
+            # "" (not None) when groups, extras or a uid come without a user: the API server refuses that.
             creds = replace(creds, impersonate_user=headers.get("Impersonate-User", ""),
                             impersonate_groups=tuple(headers.getall("Impersonate-Group", ())),
-                            impersonate_uid=headers.get("Impersonate-Uid"))
+                            impersonate_uid=headers.get("Impersonate-Uid"), impersonate_extra=extra)
         return creds
 
     def _caller(self, request: web.BaseRequest | RequestView, auth: str) -> Credentials:
@@ -496,6 +518,9 @@ class HTTPFront:
             route = rest.parse_path(path)
         if route.resource is None:
             raise rest.not_found()
+        if not rest.acceptable(request.headers.get("Accept"), route):
+            self._authenticate(creds)  # who may not ask learns that first
+            raise rest.not_acceptable()
         method = request.method
         query = request.query
         if route.watch_prefix or route.subresource in _LONG_RUNNING_SUBRESOURCES or (

@@ -20,8 +20,10 @@ What the composition root (``kconsole/cluster.py``) uses:
   ``async add_node(config)``, ``async remove_node(name)``. One pods informer, one nodes informer
   and one Services/EndpointSlices pair serve every node.
 * :class:`Kubelet(client, clock, *, node, rng, static_pod_status=None, delay_factor=1.0,
-  pod_informer=None, node_informer=None) <kconsole.nodes.kubelet.Kubelet>` — standalone it watches
-  its own pods and GETs its Node for each status report.
+  pod_informer=None, node_informer=None, objects=None) <kconsole.nodes.kubelet.Kubelet>` — standalone
+  it watches its own pods and GETs its Node for each status report; the ConfigMaps, Secrets and
+  claims its pods name come from ``objects`` (a ``PodObjects`` over a client that may list them: the
+  Node authorizer lets no node identity list them cluster-wide, so a standalone kubelet needs one).
   ``async start()``, ``async stop()`` (crash-like), ``partition()`` / ``heal()``,
   ``set_pressure("memory"|"disk", on)``, ``slow_image_pulls(factor)``, per pod
   ``kill_container(ns, pod, container=None)``, ``crash_loop(ns, pod, on=True)``,

@@ -6,9 +6,15 @@ watches fanning out every pod change; instead the fleet keeps ONE pods informer 
 and ONE Services/EndpointSlices pair (and one set of ConfigMap/Secret/claim caches for the pods'
 references), and dispatches each pod change to the kubelet it is bound
 to. Likewise ONE nodes informer stands in for each kubelet's informer on its own Node, which its
-status loop reads instead of GETting the Node every 10 s (upstream's first try does the same). Those shared watches read as ``system:node:kconsole-node-agents`` (group ``system:nodes``);
-every write still goes out as the node's own user (``system:node:<name>``), one Client per node,
-so RBAC and NodeRestriction apply to each kubelet exactly as upstream.
+status loop reads instead of GETting the Node every 10 s (upstream's first try does the same).
+
+Those shared watches stand in for the per-node watches the Node authorizer allows each kubelet (its
+own pods by ``spec.nodeName``, its own Node, the objects its pods name), and the kube-proxies' watches
+of Services and EndpointSlices. No node identity may list those cluster-wide, so they read as the
+component user ``system:kconsole-node-agents`` (bound to a read-only role, never in ``system:nodes``);
+a kubelet looks up only objects its own pods name. Every write, and every single-object read, still
+goes out as the node's own user (``system:node:<name>``), one Client per node, so the Node authorizer
+and NodeRestriction admission apply to each kubelet exactly as upstream.
 """
 
 from __future__ import annotations
@@ -28,8 +34,8 @@ from kconsole.nodes.proxy import KubeProxy, ServiceTable
 from kconsole.nodes.volumes import PodObjects
 
 Obj = dict[str, Any]
-#: The user the shared read-only watches act as.
-AGENT_USER = "system:node:kconsole-node-agents"
+#: The user the shared read-only watches act as (see the module docstring).
+AGENT_USER = "system:kconsole-node-agents"
 #: Informers list in pages of this size (big fleets have many pods).
 PAGE = 500
 

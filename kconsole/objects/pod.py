@@ -404,3 +404,55 @@ class RequiredNodeAffinity:
 def pod_matches_node(pod: Obj, node: Obj) -> bool:
     """Whether ``node`` satisfies the pod's nodeSelector and required node affinity."""
     return RequiredNodeAffinity(pod).matches(node)
+
+
+#: Volume sources that name a Secret, and the field holding its name (upstream's VisitPodSecretNames).
+_SECRET_VOLUME_FIELDS = (("azureFile", "secretName"), ("cephfs", "secretRef"), ("cinder", "secretRef"),
+                         ("flexVolume", "secretRef"), ("rbd", "secretRef"), ("iscsi", "secretRef"),
+                         ("scaleIO", "secretRef"), ("storageos", "secretRef"), ("csi", "nodePublishSecretRef"))
+
+
+def _all_containers(spec: Obj) -> Iterable[Obj]:
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        yield from spec.get(key) or ()
+
+
+def pod_secret_names(pod: Obj) -> set[str]:
+    """Every Secret a pod names: image pull secrets, env and envFrom, secret and projected volumes and
+    the volume plugins' secret references, in all its containers (upstream's VisitPodSecretNames)."""
+    spec = pod.get("spec") or {}
+    names = {ref.get("name") or "" for ref in spec.get("imagePullSecrets") or ()}
+    for c in _all_containers(spec):
+        for source in c.get("envFrom") or ():
+            names.add((source.get("secretRef") or {}).get("name") or "")
+        for var in c.get("env") or ():
+            names.add(((var.get("valueFrom") or {}).get("secretKeyRef") or {}).get("name") or "")
+    for vol in spec.get("volumes") or ():
+        names.add((vol.get("secret") or {}).get("secretName") or "")
+        for source in (vol.get("projected") or {}).get("sources") or ():
+            names.add((source.get("secret") or {}).get("name") or "")
+        for kind, field in _SECRET_VOLUME_FIELDS:
+            src = vol.get(kind)
+            if src:
+                ref = src.get(field)
+                names.add(ref if isinstance(ref, str) else (ref or {}).get("name") or "")
+    names.discard("")
+    return names
+
+
+def pod_configmap_names(pod: Obj) -> set[str]:
+    """Every ConfigMap a pod names: env and envFrom, configMap and projected volumes, in all its
+    containers (upstream's VisitPodConfigmapNames)."""
+    spec = pod.get("spec") or {}
+    names: set[str] = set()
+    for c in _all_containers(spec):
+        for source in c.get("envFrom") or ():
+            names.add((source.get("configMapRef") or {}).get("name") or "")
+        for var in c.get("env") or ():
+            names.add(((var.get("valueFrom") or {}).get("configMapKeyRef") or {}).get("name") or "")
+    for vol in spec.get("volumes") or ():
+        names.add((vol.get("configMap") or {}).get("name") or "")
+        for source in (vol.get("projected") or {}).get("sources") or ():
+            names.add((source.get("configMap") or {}).get("name") or "")
+    names.discard("")
+    return names

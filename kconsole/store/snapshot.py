@@ -32,6 +32,10 @@ from kconsole.store.raft.core import HardState
 from kconsole.store.raft.wal import FileStorage
 
 
+#: etcdctl's fileutil.PrivateFileMode.
+SNAPSHOT_MODE = 0o600
+
+
 @dataclass(frozen=True, slots=True)
 class SnapshotStatus:
     hash: int
@@ -49,6 +53,9 @@ def save(data_dir: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Snap
     best = max(statuses, key=lambda s: (s.revision, s.is_leader))
     source = members_root(data_dir) / best.name / "db.sqlite"
     tmp = target.with_name(target.name + ".part")
+    # The copy holds every Secret: owner-only, as etcdctl creates its file (0600), before any byte.
+    tmp.unlink(missing_ok=True)
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, SNAPSHOT_MODE))
     src = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
     dst = sqlite3.connect(tmp)
     try:

@@ -22,6 +22,7 @@ def namespace(name: str, phase: str = "Active", **labels: str) -> dict[str, Any]
 
 NAMESPACES = {
     "default": namespace("default"),
+    "kube-system": namespace("kube-system"),
     "dying": namespace("dying", "Terminating"),
     "base": namespace("base", **{"pod-security.kubernetes.io/enforce": "baseline"}),
     "strict": namespace("strict", **{"pod-security.kubernetes.io/enforce": "restricted"}),
@@ -29,7 +30,7 @@ NAMESPACES = {
                                      "pod-security.kubernetes.io/enforce-version": "v1.30"}),
     "typo": namespace("typo", **{"pod-security.kubernetes.io/enforce": "basline"}),
 }
-PODS = {("default", "mine"): {"metadata": {"name": "mine"}, "spec": {"nodeName": "n1"}},
+PODS = {("default", "mine"): {"metadata": {"name": "mine", "uid": "uid-mine"}, "spec": {"nodeName": "n1"}},
         ("default", "theirs"): {"metadata": {"name": "theirs"}, "spec": {"nodeName": "n2"}}}
 
 
@@ -38,6 +39,8 @@ def get_object(resource: str, ns: str | None, name: str) -> dict[str, Any] | Non
         return NAMESPACES.get(name)
     if resource == "pods":
         return PODS.get((ns or "", name))
+    if resource == "nodes" and name == "n1":
+        return {"metadata": {"name": "n1", "uid": "uid-n1"}}
     return None
 
 
@@ -222,6 +225,103 @@ def test_node_lease_must_be_its_own() -> None:
     err = denial(run, lease, "leases", group="coordination.k8s.io", ns="kube-node-lease", op="UPDATE",
                  old=dict(lease), user=NODE1)
     assert "can only access node lease with the same name as the requesting node" in err.message
+
+
+def mirror(**spec: Any) -> dict[str, Any]:
+    body = pod("kube-apiserver-n1", **{"nodeName": "n1", **spec})
+    body["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "abc"}
+    body["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Node", "name": "n1", "uid": "uid-n1",
+                                            "controller": True}]
+    return body
+
+
+def test_node_creates_only_mirror_pods_of_its_own() -> None:
+    run(mirror(), "pods", ns="kube-system", user=NODE1)
+    plain = pod("p", nodeName="n1")
+    assert denial(run, plain, "pods", user=NODE1).message == (
+        'pods "p" is forbidden: pod does not have "kubernetes.io/config.mirror" annotation, node "n1" can only '
+        "create mirror pods")
+    elsewhere = mirror(nodeName="n2")
+    assert 'node "n1" can only create pods with spec.nodeName set to itself' in denial(
+        run, elsewhere, "pods", ns="kube-system", user=NODE1).message
+    orphan = mirror()
+    del orphan["metadata"]["ownerReferences"]
+    assert 'node "n1" can only create pods with an owner reference set to itself' in denial(
+        run, orphan, "pods", ns="kube-system", user=NODE1).message
+    wrong_uid = mirror()
+    wrong_uid["metadata"]["ownerReferences"][0]["uid"] = "forged"
+    assert "node n1 UID mismatch: expected uid-n1 got forged" in denial(
+        run, wrong_uid, "pods", ns="kube-system", user=NODE1).message
+    for spec, what in (({"serviceAccountName": "builder"}, "a service account"),
+                       ({"volumes": [{"name": "v", "secret": {"secretName": "s"}}]}, "secrets"),
+                       ({"imagePullSecrets": [{"name": "s"}]}, "secrets"),
+                       ({"volumes": [{"name": "v", "configMap": {"name": "c"}}]}, "configmaps"),
+                       ({"volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}]},
+                        "persistentvolumeclaims")):
+        err = denial(run, mirror(**spec), "pods", ns="kube-system", user=NODE1)
+        assert err.message.endswith(f'node "n1" can not create pods that reference {what}'), err.message
+
+
+def test_node_may_not_relabel_or_untaint_itself() -> None:
+    old = {"kind": "Node", "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
+           "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}}
+    ok = {"kind": "Node", "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1", "team": "a",
+                                                                "node.kubernetes.io/instance-type": "big"}},
+          "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}}
+    run(ok, "nodes", op="UPDATE", ns=None, old=old, user=NODE1)
+    untainted = {"kind": "Node", "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}}, "spec": {}}
+    assert denial(run, untainted, "nodes", op="UPDATE", ns=None, old=old, user=NODE1).message == \
+        'nodes "n1" is forbidden: node "n1" is not allowed to modify taints'
+    promoted = {"kind": "Node", "metadata": {"name": "n1", "labels": {
+        "kubernetes.io/hostname": "n1", "node-role.kubernetes.io/control-plane": "",
+        "node-restriction.kubernetes.io/pci": "yes"}}, "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}}
+    assert denial(run, promoted, "nodes", op="UPDATE", ns=None, old=old, user=NODE1).message == (
+        'nodes "n1" is forbidden: is not allowed to modify labels: node-restriction.kubernetes.io/pci, '
+        "node-role.kubernetes.io/control-plane")
+
+
+def test_node_pod_status_keeps_labels_and_claims_only_their_status() -> None:
+    old = {"kind": "Pod", "metadata": {"name": "mine", "labels": {"app": "a"}}, "spec": {"nodeName": "n1"}}
+    new = {"kind": "Pod", "metadata": {"name": "mine", "labels": {"app": "b"}}, "spec": {"nodeName": "n1"}}
+    assert denial(run, new, "pods", op="UPDATE", old=old, user=NODE1, subresource="status").message.endswith(
+        'node "n1" cannot update labels through pod status')
+    claim = {"kind": "PersistentVolumeClaim", "metadata": {"name": "c", "resourceVersion": "1"},
+             "spec": {"resources": {}}, "status": {"phase": "Bound"}}
+    grown = {**claim, "metadata": {"name": "c", "resourceVersion": "2"},
+             "status": {"phase": "Bound", "capacity": {"storage": "2Gi"}}}
+    run(grown, "persistentvolumeclaims", op="UPDATE", old=claim, user=NODE1, subresource="status")
+    relabelled = {**grown, "metadata": {"name": "c", "labels": {"x": "y"}}}
+    assert "is not allowed to update fields other than status.capacity and status.conditions" in denial(
+        run, relabelled, "persistentvolumeclaims", op="UPDATE", old=claim, user=NODE1, subresource="status").message
+    assert denial(run, relabelled, "persistentvolumeclaims", op="UPDATE", old=claim,
+                  user=NODE1).message.endswith("may only update PVC status")
+
+
+def test_node_evicts_and_asks_tokens_only_for_its_pods() -> None:
+    eviction = {"kind": "Eviction", "metadata": {"name": "theirs"}}
+    err = denial(run, eviction, "pods", name="theirs", user=NODE1, subresource="eviction")
+    assert err.message == 'pods "theirs" is forbidden: node n1 can only evict pods with spec.nodeName set to itself'
+    run({"kind": "Eviction", "metadata": {"name": "mine"}}, "pods", name="mine", user=NODE1, subresource="eviction")
+
+    def token(ref: dict[str, Any] | None) -> dict[str, Any]:
+        return {"kind": "TokenRequest", "spec": {"boundObjectRef": ref}}
+
+    sa = dict(name="default", user=NODE1, subresource="token")
+    run(token({"apiVersion": "v1", "kind": "Pod", "name": "mine", "uid": "uid-mine"}), "serviceaccounts", **sa)
+    for ref, why in ((None, "node requested token not bound to a pod"),
+                     ({"apiVersion": "v1", "kind": "Pod", "name": "mine"},
+                      "node requested token with a pod binding without a uid"),
+                     ({"apiVersion": "v1", "kind": "Pod", "name": "theirs", "uid": "u"},
+                      "the UID in the bound object reference (u) does not match the UID in record. The object might "
+                      "have been deleted and then recreated")):
+        assert denial(run, token(ref), "serviceaccounts", **sa).message.endswith(why)
+
+
+def test_a_node_without_a_name_is_refused() -> None:
+    nameless = UserInfo("system:node:", ("system:nodes",))
+    n1 = {"kind": "Node", "metadata": {"name": "n1"}}
+    assert denial(run, n1, "nodes", op="UPDATE", ns=None, old=dict(n1), user=nameless).message.endswith(
+        'could not determine node from user "system:node:"')
 
 
 def test_other_users_are_not_restricted() -> None:

@@ -210,16 +210,16 @@ def test_scheduler_can_bind_but_not_delete_deployments(authz: RBACAuthorizer) ->
     assert not authz.authorize(A(sched, "update", "pods", "default", "p"))[0]
 
 
-def test_node_can_update_node_status_and_its_lease(authz: RBACAuthorizer) -> None:
+def test_rbac_binds_nothing_to_nodes_the_node_authorizer_decides(authz: RBACAuthorizer) -> None:
+    """Upstream's bootstrap binding system:node has no subjects (kubeadm binds none either): RBAC
+    alone lets a node do nothing of a kubelet's; tests/api/test_node_authorizer.py has the rest."""
     node = USER("system:node:n1", "system:nodes")
-    assert authz.authorize(A(node, "update", "nodes", name="n1", sub="status"))[0]
-    assert authz.authorize(A(node, "create", "nodes"))[0]
-    assert authz.authorize(A(node, "update", "leases", "kube-node-lease", "n1", group="coordination.k8s.io"))[0]
-    assert authz.authorize(A(node, "patch", "pods", "default", "p", sub="status"))[0]
-    assert authz.authorize(A(node, "list", "endpointslices", group="discovery.k8s.io"))[0]
-    assert not authz.authorize(A(node, "update", "leases", "kube-system", "x", group="coordination.k8s.io"))[0]
-    assert not authz.authorize(A(node, "create", "deployments", "default", group="apps"))[0]
-    assert not authz.authorize(A(node, "update", "pods", "default", "p"))[0]
+    assert not authz.authorize(A(node, "update", "nodes", name="n1", sub="status"))[0]
+    assert not authz.authorize(A(node, "get", "secrets", "default", "s"))[0]
+    assert not authz.authorize(A(node, "update", "leases", "kube-node-lease", "n1", group="coordination.k8s.io"))[0]
+    binding = next(o for o in bootstrap_objects() if o["kind"] == "ClusterRoleBinding"
+                   and o["metadata"]["name"] == "system:node")
+    assert "subjects" not in binding
 
 
 def test_view_reads_but_never_secrets_or_writes(authz: RBACAuthorizer) -> None:

@@ -252,9 +252,10 @@ async def test_start_returns_once_the_caches_hold_the_bootstrap(tmp_path, clock)
     api = APIServer(kv, clock, seed=3)
     await api.start()
     assert api.storage.caches["services"].get("default", "kubernetes") is not None
-    assert api.storage.caches["clusterrolebindings.rbac.authorization.k8s.io"].get(None, "system:node") is not None
-    node = Credentials(token=api.tokens.issue(UserInfo("system:node:n1", ("system:nodes", "system:authenticated"))))
-    resp = await api.handle(Request("list", "pods", credentials=node))
+    bindings = api.storage.caches["clusterrolebindings.rbac.authorization.k8s.io"]
+    assert bindings.get(None, "system:kconsole-node-agents") is not None
+    agents = Credentials(token=api.tokens.issue(UserInfo("system:kconsole-node-agents", ("system:authenticated",))))
+    resp = await api.handle(Request("list", "pods", credentials=agents))
     assert resp.code == 200, resp.body
     await api.stop()
     await kv.close()

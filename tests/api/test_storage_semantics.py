@@ -183,10 +183,10 @@ async def test_secrets_pass_through_the_transformer(tmp_path, clock: VirtualCloc
     from kconsole.store.revlog import RevisionLog
 
     class Reverse:
-        def to_storage(self, data: bytes) -> bytes:
+        def to_storage(self, data: bytes, key: str) -> bytes:
             return b"k8s:rev:" + data[::-1]
 
-        def from_storage(self, data: bytes) -> bytes:
+        def from_storage(self, data: bytes, key: str) -> bytes:
             assert data.startswith(b"k8s:rev:")
             return data[len(b"k8s:rev:"):][::-1]
 

@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,7 @@ async def test_snapshot_round_trip(tmp_path: Path) -> None:
     snap = tmp_path / "backup.db"
     out = cli("snapshot", "save", str(snap), "--data-dir", str(src))  # while the cluster runs
     assert out.returncode == 0, out.stderr
+    assert stat.S_IMODE(snap.stat().st_mode) == 0o600  # it holds every Secret: owner-only, as etcdctl's
     before = await run(clock, cluster.range("/", prefix_end("/")))
     await cluster.close()
     st = snapshot.status(snap)

@@ -237,3 +237,37 @@ async def test_fault_events_written_during_quorum_loss_are_all_there_after_heal(
     assert len(injected) == 2
     assert len(await fault_events(cluster, "FaultHealed")) == 2
     assert not [r for r in caplog.records if "refused" in r.getMessage()]
+
+
+async def test_without_quorum_default_reads_fail_and_cached_reads_answer(cluster: Cluster) -> None:
+    """Upstream's GET and list without a resourceVersion are quorum reads: with two of three members
+    stopped they fail as a write does; resourceVersion=0 may still come from the watch cache."""
+    from kconsole.api.types import Request, Response
+
+    faults, etcd, clock, api = cluster.faults, cluster.etcd, vclock(cluster), cluster.api
+    assert faults is not None and etcd is not None and api is not None
+    await cluster.api_client().create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept"}})
+    creds = api.loopback_credentials()
+
+    async def ask(verb: str, **kw: object) -> Response:
+        task = asyncio.create_task(api.handle(Request(verb, "configmaps", namespace="default", credentials=creds,
+                                                      **kw)))  # type: ignore[arg-type]
+        await clock.run_until(task.done, timeout=30, step=0.5)
+        resp = task.result()
+        assert isinstance(resp, Response)
+        return resp
+
+    assert (await ask("get", name="kept")).code == 200
+    stopped = [await faults.apply("etcd-stop", member.name) for member in etcd.members[:2]]
+    write = await ask("create", body={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "new"}})
+    assert (write.code, write.body["reason"], write.body["message"]) == (503, "ServiceUnavailable",
+                                                                         "etcdserver: no leader")
+    for resp in (await ask("get", name="kept"), await ask("list")):
+        assert (resp.code, resp.body["reason"], resp.body["message"]) == (write.code, write.body["reason"],
+                                                                          write.body["message"])
+    assert (await ask("get", name="kept", resource_version="0")).body["metadata"]["name"] == "kept"
+    assert "kept" in [c["metadata"]["name"] for c in (await ask("list", resource_version="0")).body["items"]]
+    for fault in stopped:
+        await faults.heal(fault.id)
+    await clock.run_until(lambda: etcd.leader() is not None and etcd.quorum().ok, timeout=20, step=0.1)
+    assert (await ask("get", name="kept")).code == 200

@@ -45,6 +45,26 @@ async def test_as_user_runs_the_request_as_that_user(cluster: Cluster) -> None:
                                   check=False)).out.strip() == "no"
 
 
+async def test_a_node_identity_reads_no_secret_of_pods_elsewhere(cluster: Cluster) -> None:
+    """Node,RBAC authorization: a kubelet's identity reads a Secret only for a pod bound to it."""
+    await cluster.kubectl("create", "namespace", "sec")
+    await cluster.kubectl("create", "secret", "generic", "topsecret", "-n", "sec", "--from-literal=k=v")
+    node = ("--as=system:node:worker-1", "--as-group=system:nodes")
+    denied = await cluster.kubectl("-n", "sec", "get", "secret", "topsecret", *node, check=False)
+    assert denied.code == 1 and "topsecret" not in denied.out
+    assert ('secrets "topsecret" is forbidden: User "system:node:worker-1" cannot get resource "secrets" in API '
+            "group \"\" in the namespace \"sec\": no relationship found between node 'worker-1' and this object"
+            in denied.err)
+    listed = await cluster.kubectl("-n", "sec", "get", "secrets", *node, check=False)
+    assert listed.code == 1 and 'cannot list resource "secrets"' in listed.err
+    await cluster.admin("create", "pods", namespace="sec", body={
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "uses-it"},
+        "spec": {"nodeName": "worker-1", "containers": [{"name": "c", "image": "nginx"}],
+                 "volumes": [{"name": "s", "secret": {"secretName": "topsecret"}}]}})
+    allowed = await cluster.kubectl("-n", "sec", "get", "secret", "topsecret", "-o", "name", *node)
+    assert allowed.out.strip() == "secret/topsecret"
+
+
 async def test_impersonation_needs_the_impersonate_verb(cluster: Cluster) -> None:
     erin = cluster.kubeconfig_for(UserInfo("erin"))
     refused = await cluster.kubectl("get", "pods", "--as=admin", check=False, kubeconfig=erin)

@@ -102,8 +102,8 @@ class ServiceAccount:
         if ctx.operation != "CREATE" or ctx.subresource or ctx.info.group != "" or ctx.info.kind != "Pod":
             return
         spec = obj.get("spec")
-        if not isinstance(spec, dict):
-            return
+        if not isinstance(spec, dict) or is_mirror_pod(obj):
+            return  # upstream leaves a mirror pod's spec alone: the kubelet compares it with its static pod
         named = named_account(obj)
         if named is not None and ctx.get_object("serviceaccounts", ctx.namespace, named) is None:
             meta = obj.get("metadata") or {}
@@ -114,7 +114,7 @@ class ServiceAccount:
         account = spec.get("serviceAccountName") or spec.get("serviceAccount") or DEFAULT_ACCOUNT
         spec["serviceAccountName"] = account
         spec["serviceAccount"] = account
-        if not ctx.token_volumes or is_mirror_pod(obj):
+        if not ctx.token_volumes:
             return
         sa = ctx.get_object("serviceaccounts", ctx.namespace, account)
         if sa is None:
