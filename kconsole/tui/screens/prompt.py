@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -24,6 +25,8 @@ class PromptScreen(ModalScreen[str | None]):
         self.value = value
         self.hint = hint
         self.suggestions = suggestions or []
+        self._submitted = False
+        self._done = False
 
     def compose(self) -> ComposeResult:
         from textual.suggester import SuggestFromList
@@ -35,13 +38,60 @@ class PromptScreen(ModalScreen[str | None]):
                 yield Static(self.hint, id="prompt-hint", markup=False)
 
     def on_mount(self) -> None:
-        self.query_one(Input).focus()
+        field = self.query_one(Input)
+        field.value = self.value
+        field.cursor_position = len(self.value)
+        field.focus()
+        if self._submitted:
+            self.call_after_refresh(self._submit)
+
+    def feed(self, text: str) -> None:
+        """Type ``text`` into the field as if typed (a newline submits): keys that came in one burst
+        with the key that opened the prompt, before the field could take them, or a paste."""
+        line, newline, _ = text.partition("\n")
+        line = line.rstrip("\r")
+        self.value += line
+        if self.is_mounted:
+            field = self.query_one(Input)
+            field.value += line
+            field.cursor_position = len(field.value)
+        if newline or text.endswith("\r"):
+            self._submitted = True
+            if self.is_mounted:
+                self._submit()
+
+    def _submit(self) -> None:
+        self._finish(self.query_one(Input).value)
+
+    def _finish(self, value: str | None) -> None:
+        if not self._done:
+            self._done = True
+            self.dismiss(value)
+
+    def on_key(self, event: events.Key) -> None:
+        """A key that reached the screen rather than the field (it arrived before the field had
+        focus): typed into the field, never dropped."""
+        if self.is_mounted and self.query_one(Input).has_focus:
+            return  # the field's own keys bubbling up
+        if event.key == "enter":
+            self.feed("\n")
+        elif event.key == "backspace":
+            if self.is_mounted:
+                field = self.query_one(Input)
+                field.value = field.value[:-1]
+            else:
+                self.value = self.value[:-1]
+        elif event.is_printable and event.character:
+            self.feed(event.character)
+        else:
+            return
+        event.stop()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
+        self._finish(event.value)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self._finish(None)
 
 
 class ChoiceScreen(ModalScreen[str | None]):
