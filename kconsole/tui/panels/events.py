@@ -14,8 +14,10 @@ from kconsole.tui.widgets import Fit, Row
 Obj = dict[str, Any]
 
 COLUMNS = ("Last Seen", "Type", "Reason", "Object", "From", "Message")
-#: REASON, OBJECT and MESSAGE say what happened to what; MESSAGE takes the width left.
-FITS = {"OBJECT": Fit(keep=0, shrink_to=24), "LAST SEEN": Fit(keep=2), "TYPE": Fit(keep=3), "FROM": Fit(keep=4)}
+#: REASON, OBJECT and MESSAGE say what happened to what: REASON and OBJECT whole, MESSAGE takes
+#: the width left (on 80 columns at least its start; z zooms the panel for all of it).
+FITS = {"OBJECT": Fit(keep=0), "MESSAGE": Fit(keep=0, shrink_to=12, grow=True), "LAST SEEN": Fit(keep=2),
+        "TYPE": Fit(keep=3), "FROM": Fit(keep=4)}
 #: Rows kept on screen; the cache holds every event, the panel shows the newest.
 LIMIT = 300
 

@@ -97,9 +97,10 @@ class PromptScreen(ModalScreen[str | None]):
 class ChoiceScreen(ModalScreen[str | None]):
     DEFAULT_CSS = """
     ChoiceScreen { align: center middle; }
-    ChoiceScreen > Vertical { width: 90; height: auto; max-height: 80%; border: thick $primary;
+    ChoiceScreen > Vertical { width: 90; max-width: 100%; height: auto; max-height: 100%; border: thick $primary;
                               background: $surface; padding: 0 1; }
     ChoiceScreen OptionList { height: auto; max-height: 20; }
+    ChoiceScreen.-small OptionList { max-height: 1fr; }
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="choice.cancel")]
 
@@ -116,6 +117,14 @@ class ChoiceScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
+        self._fit(self.app.size.height)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.height)
+
+    def _fit(self, height: int) -> None:
+        """On a short terminal the list takes what the screen has (and scrolls), not 20 lines."""
+        self.set_class(height < 26, "-small")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
