@@ -230,6 +230,13 @@ class ConsoleApp(App[int]):
     def on_key(self, event: events.Key) -> None:
         """A key nothing on the main screen took: say why (read-only, or no such key here) instead
         of doing nothing."""
+        from kconsole.tui.screens import PromptScreen
+
+        if isinstance(self.screen, PromptScreen):
+            # Typed in one burst with the key that opened the prompt (a paste of ":deploy⏎"):
+            # these keys went to the table below before the prompt existed.
+            self.screen.take_key(event, from_below=True)
+            return
         if self.screen is not self.screen_stack[0]:
             return
         active = self.screen.active_bindings.get(event.key)

@@ -761,7 +761,7 @@ async def test_every_offered_kind_name_switches_and_group_qualified_names_work(c
             'the server doesn\'t have a resource type "deployment.batch"']
 
 
-async def test_header_keeps_its_three_lines_on_a_narrow_terminal(cluster: Any) -> None:
+async def test_header_keeps_its_lines_on_a_narrow_terminal(cluster: Any) -> None:
     c, clock = cluster
     app = ConsoleApp(c, live=False, watch_themes=False)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -196,13 +196,16 @@ async def test_keys_typed_in_one_burst_reach_the_prompt(prepared: Any) -> None:
     app = ConsoleApp(c, live=False, watch_themes=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, clock, pilot)
-        await pilot.press("colon", "d", "e", "p", "l", "o", "y", "enter")
+        from textual import events
+
+        # Posted at once, as a terminal delivers a burst: no pause between keys.
+        for key, char in (("colon", ":"), *((c, c) for c in "deploy"), ("enter", "\r")):
+            app.post_message(events.Key(key, char))
+        await settle(app, pilot)
         await settle(app, pilot)
         assert app.screen is app.screen_stack[0]
         assert app.resources.group_resource == "deployments.apps"
         # A bracketed paste does the same.
-        from textual import events
-
         app.post_message(events.Paste(":no\n"))
         await settle(app, pilot)
         await settle(app, pilot)

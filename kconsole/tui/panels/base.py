@@ -18,7 +18,7 @@ class Panel(Vertical):
 
     ALLOW_MAXIMIZE = True
     DEFAULT_CSS = """
-    Panel { border: round $panel-lighten-2; border-title-color: $text-muted; height: 1fr; }
+    Panel { border: round $foreground 30%; border-title-color: $text-muted; height: 1fr; }
     Panel:focus-within { border: heavy $accent; border-title-color: $background; border-title-background: $accent;
                          border-title-style: bold; }
     """

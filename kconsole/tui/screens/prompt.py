@@ -27,6 +27,8 @@ class PromptScreen(ModalScreen[str | None]):
         self.suggestions = suggestions or []
         self._submitted = False
         self._done = False
+        #: Typed before the field existed.
+        self._early = ""
 
     def compose(self) -> ComposeResult:
         from textual.suggester import SuggestFromList
@@ -38,30 +40,30 @@ class PromptScreen(ModalScreen[str | None]):
                 yield Static(self.hint, id="prompt-hint", markup=False)
 
     def on_mount(self) -> None:
-        field = self.query_one(Input)
-        field.value = self.value
-        field.cursor_position = len(self.value)
-        field.focus()
-        if self._submitted:
-            self.call_after_refresh(self._submit)
+        self.query_one(Input).focus()
+        if self._early or self._submitted:
+            self.call_after_refresh(self._apply_early)
 
     def feed(self, text: str) -> None:
         """Type ``text`` into the field as if typed (a newline submits): keys that came in one burst
         with the key that opened the prompt, before the field could take them, or a paste."""
         line, newline, _ = text.partition("\n")
-        line = line.rstrip("\r")
-        self.value += line
-        if self.is_mounted:
-            field = self.query_one(Input)
-            field.value += line
-            field.cursor_position = len(field.value)
+        self._early += line.rstrip("\r")
         if newline or text.endswith("\r"):
             self._submitted = True
-            if self.is_mounted:
-                self._submit()
+        self.call_after_refresh(self._apply_early)
 
-    def _submit(self) -> None:
-        self._finish(self.query_one(Input).value)
+    def _apply_early(self) -> None:
+        """Put what was typed early into the field (once it is there), then submit if asked."""
+        if self._done or not self.is_mounted:
+            return
+        field = self.query_one(Input)
+        if self._early:
+            field.value += self._early
+            field.cursor_position = len(field.value)
+            self._early = ""
+        if self._submitted:
+            self._finish(field.value)
 
     def _finish(self, value: str | None) -> None:
         if not self._done:
@@ -69,18 +71,22 @@ class PromptScreen(ModalScreen[str | None]):
             self.dismiss(value)
 
     def on_key(self, event: events.Key) -> None:
-        """A key that reached the screen rather than the field (it arrived before the field had
-        focus): typed into the field, never dropped."""
-        if self.is_mounted and self.query_one(Input).has_focus:
+        self.take_key(event)
+
+    def take_key(self, event: events.Key, from_below: bool = False) -> None:
+        """A key that reached the screen rather than the field, or (``from_below``) was sent in the
+        same burst as the key that opened the prompt and went to the screen underneath: typed into
+        the field, never dropped."""
+        if self._done or (not from_below and self.is_mounted and self.query_one(Input).has_focus):
             return  # the field's own keys bubbling up
         if event.key == "enter":
             self.feed("\n")
         elif event.key == "backspace":
-            if self.is_mounted:
+            if self._early:
+                self._early = self._early[:-1]
+            else:
                 field = self.query_one(Input)
                 field.value = field.value[:-1]
-            else:
-                self.value = self.value[:-1]
         elif event.is_printable and event.character:
             self.feed(event.character)
         else:
@@ -88,6 +94,10 @@ class PromptScreen(ModalScreen[str | None]):
         event.stop()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        if self._early or self._submitted:  # a burst: the keys not yet in the field go first
+            self._submitted = True
+            self.call_after_refresh(self._apply_early)
+            return
         self._finish(event.value)
 
     def action_cancel(self) -> None:

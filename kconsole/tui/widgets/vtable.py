@@ -378,7 +378,7 @@ class VirtualTable(ScrollView, can_focus=True):
             strip = Strip([Segment(text, self._header_style)])
             return self._scrolled(strip, scroll_x, width, self._header_style)
         index = scroll_y + y - 1
-        base = self._zebra_style if index % 2 else self._base_style
+        base = self._zebra_style if index % 2 and index < len(self.rows) else self._base_style
         if index >= len(self.rows):
             if index == 0 and self.empty_text:
                 return Strip([Segment(self.empty_text, base + Style(dim=True))]).crop_extend(0, width, base)
