@@ -662,6 +662,8 @@ class ConsoleApp(App[int]):
             self.events_panel.show_about(None)
         elif self.resources.filter.text:
             self.resources.set_filter("")
+        else:
+            self.status_line.say("escape: nothing to close (no zoom, filter or event focus)", "warning")
 
     def action_describe(self) -> None:
         from kconsole.tui.screens import DescribeScreen
@@ -705,8 +707,10 @@ class ConsoleApp(App[int]):
             inv = obj["involvedObject"]
             obj = {"kind": inv.get("kind"), "apiVersion": inv.get("apiVersion"),
                    "metadata": {k: inv[k] for k in ("name", "namespace", "uid") if inv.get(k)}}
-        if obj is not None:
-            self.events_panel.show_about(obj)
+        if obj is None:
+            self.notify("select an object to list its events", severity="warning")
+            return
+        self.events_panel.show_about(obj)
 
     def action_open_selection(self) -> None:
         panel = self.focused_panel()
@@ -718,6 +722,7 @@ class ConsoleApp(App[int]):
                 self.push_screen(MatrixScreen(obj))
                 return
         if panel is self.faults:
+            self.status_line.say("enter: a fault has nothing to open (h heals the selected one)", "warning")
             return
         self.action_describe()
 

@@ -335,3 +335,19 @@ async def test_matrix_shows_node_total_and_winner_at_120_columns_with_node_froze
         lines = screen_lines(app)
         assert any(line.startswith("NODE ") for line in lines)
         assert any(line.startswith(winner.cells[0] + " ") for line in lines)
+
+
+async def test_keys_with_nothing_to_act_on_say_so(prepared: Any) -> None:
+    cluster, folder = prepared
+    c, clock = await _with_content(cluster, folder)
+    app = ConsoleApp(c, live=False, watch_themes=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, clock, pilot)
+        await pilot.press("escape")
+        assert app.status_line.text.startswith("escape: nothing to close")
+        app.show_panel("faults")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        assert app.status_line.text.startswith("enter: a fault has nothing to open")
+        await pilot.press("h")
+        assert app.status_line.text.startswith("select a fault in the Faults panel")
