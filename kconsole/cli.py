@@ -18,6 +18,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "snapshot": ("kconsole.store.snapshot", "save, inspect or restore a snapshot of the store"),
     "kubeconfig": ("kconsole.http.kubeconfig_cmd", "print the kubeconfig of a cluster's data folder"),
     "fault": ("kconsole.faultcmd", "list, apply and heal faults on a running cluster (kconsole fault list)"),
+    "screenshot": ("kconsole.screenshot", "render a console view of a fresh example cluster to SVG"),
+    "drill": ("kconsole.drills.cmd", "run, validate and list drills: rehearsals with expectations (kconsole drill list)"),
+    "web": ("kconsole.web", "serve the console to a browser on 127.0.0.1, behind a token in the URL"),
 }
 
 
@@ -31,7 +34,8 @@ def add_cluster_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--address", default="127.0.0.1", help="address to serve on (default loopback only)")
     p.add_argument("--insecure-http", action="store_true", help="serve plain HTTP (a token is still required)")
     p.add_argument("--data-dir", default=None, help="data folder (default DIR/.kconsole)")
-    p.add_argument("--ephemeral", action="store_true", help="keep the cluster in a temporary folder")
+    p.add_argument("--ephemeral", action="store_true",
+                   help="keep the cluster in a temporary folder, deleted on exit; its writes are not synced to disk")
     p.add_argument("--config", default=None, help="cluster config YAML")
 
 

@@ -13,6 +13,7 @@ Handles (what the console and the fault catalog use — never objects, which go 
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 import random
@@ -27,7 +28,8 @@ import yaml
 
 from kconsole.addons import ADDONS, DEFAULT_ADDONS, ensure_addons
 from kconsole.api.types import UserInfo
-from kconsole.clock import Clock, RealClock
+from kconsole.clock import Clock, RealClock, VirtualClock
+from kconsole.store.durability import StoreMode
 
 if TYPE_CHECKING:  # imported when the cluster starts: the console paints its first frame before
     from kconsole.api.server import APIServer
@@ -61,6 +63,18 @@ class ConfigError(ValueError):
     """A cluster config that cannot be used; the message names the field and the problem."""
 
 
+def _start_failures() -> tuple[type[BaseException], ...]:
+    from kconsole.preflight import StartError
+    from kconsole.store.kv import StoreError
+
+    return (OSError, ConfigError, StartError, StoreError)
+
+
+#: What :meth:`Cluster.start` raises when the cluster cannot start here (a busy data folder or
+#: port, an unreadable file, a store that will not open): reported in one line, never a traceback.
+START_FAILURES = _start_failures()
+
+
 @dataclass
 class ClusterConfig:
     """Everything that shapes a cluster. Flags override the ``--config`` YAML file."""
@@ -90,6 +104,16 @@ class ClusterConfig:
     #: Addons created when missing at every start (``kconsole/addons.py``): kube-proxy, coredns,
     #: default-storageclass.
     addons: tuple[str, ...] = DEFAULT_ADDONS
+    #: Sync every write to disk before acknowledging it (``kconsole/store/durability.py``). None:
+    #: synced, except an ephemeral cluster (its folder is deleted when it stops) and one on a
+    #: virtual clock (tests: simulated time knows no power loss, and the device's timing would
+    #: decide the order of events a seed must fix).
+    store_sync: bool | None = None
+
+    def store_mode(self, virtual_clock: bool = False) -> StoreMode:
+        """The store as this config serves it: one etcd member per control plane, synced or not."""
+        synced = self.store_sync if self.store_sync is not None else not (self.ephemeral or virtual_clock)
+        return StoreMode(self.control_planes, synced=synced)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> ClusterConfig:
@@ -176,6 +200,10 @@ class ClusterConfig:
 def _coerce(path: Any, key: str, typ: Any, value: Any) -> Any:
     """Check a config value against the field's declared type (as a string annotation)."""
     t = str(typ)
+    if t.endswith(" | None") and not t.startswith("Path"):
+        if value is None:
+            return None
+        t = t.removesuffix(" | None")
     checks: list[tuple[str, Callable[[Any], Any]]] = [
         ("int", int), ("float", float), ("bool", bool), ("str", str),
     ]
@@ -211,7 +239,9 @@ class Cluster:
         self.rng = random.Random(config.seed)
         self.data_dir: Path = Path(".")
         self._tempdir: str | None = None
+        self._folder_lock: int | None = None  # held from start to stop (kconsole/preflight.py)
         self.etcd: EtcdCluster | None = None
+        self.store_mode: StoreMode = config.store_mode()
         self.api: APIServer | None = None
         self.http: Any = None
         self.controller_managers: list[Any] = []
@@ -276,14 +306,20 @@ class Cluster:
             self.data_dir = Path(cfg.data_dir).resolve()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.data_dir, 0o700)
+        from kconsole.preflight import lock_data_folder
+
+        if self._folder_lock is None:
+            self._folder_lock = lock_data_folder(self.data_dir)
 
         from kconsole.api.server import APIServer
         from kconsole.kubeconfig import service_account_key
-        from kconsole.store.facade import MEMBERS_DIR, EtcdCluster
+        from kconsole.store.durability import open_store
+        from kconsole.store.facade import MEMBERS_DIR
 
         transformers = cfg.encryption_transformers(self.data_dir)
-        self.etcd = await EtcdCluster.open(self.data_dir / MEMBERS_DIR, clock=self.clock,
-                                           members=cfg.control_planes, seed=cfg.seed)
+        self.store_mode = cfg.store_mode(virtual_clock=isinstance(self.clock, VirtualClock))
+        self.etcd = await open_store(self.data_dir / MEMBERS_DIR, clock=self.clock, mode=self.store_mode,
+                                     seed=cfg.seed)
         from kconsole.api.controlplane import Instance
         from kconsole.nodes.config import address_for
 
@@ -299,7 +335,14 @@ class Cluster:
 
             self.http = HTTPFront(self.api, address=cfg.address, port=cfg.port, tls=cfg.tls,
                                   data_dir=self.data_dir, clock=self.clock)
-            await self.http.start()
+            try:
+                await self.http.start()
+            except OSError as err:
+                if err.errno != errno.EADDRINUSE:
+                    raise
+                from kconsole.preflight import port_in_use
+
+                raise port_in_use(cfg.address, cfg.port) from None
 
         await self._ensure_addons()
         await self._start_replicas()
@@ -444,6 +487,11 @@ class Cluster:
         self.controller_managers.clear()
         self._clients.clear()
         self._tokens.clear()
+        if self._folder_lock is not None:
+            from kconsole.preflight import release_data_folder
+
+            release_data_folder(self._folder_lock)
+            self._folder_lock = None
         if self._tempdir is not None:
             shutil.rmtree(self._tempdir, ignore_errors=True)
             self._tempdir = None

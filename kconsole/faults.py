@@ -376,6 +376,9 @@ class FaultCatalog:
         latency = sum(float(p["seconds"]) for kind, p in self._api_faults.values() if kind == "latency")
         if latency > 0:
             await self.clock.sleep(latency)
+        if any(kind == "down" for kind, _ in self._api_faults.values()):
+            raise StatusError(status_body(503, "ServiceUnavailable", "kconsole-faults: every kube-apiserver is down "
+                                          f"(no answer for {request.verb} {request.resource})"))
         for kind, p in list(self._api_faults.values()):
             if kind == "errors" and self.rng.random() < float(p["rate"]):
                 code = int(p["code"])
@@ -723,12 +726,34 @@ def _kill_replica_leader(kind: str, lease: str) -> Callable[[FaultCatalog, str, 
     return apply
 
 
+def _stop_every_replica(kind: str, lease: str) -> Callable[[FaultCatalog, str, dict[str, str]], Awaitable[Applied]]:
+    """The whole component down: every replica stopped, so no one can take the Lease."""
+    async def apply(cat: FaultCatalog, target: str, params: dict[str, str]) -> Applied:
+        replicas = cat.cluster.controller_managers if kind == "controller-manager" else cat.cluster.schedulers
+        running = [r for r in replicas if r.running]
+        if not running:
+            raise FaultError(f"every {kind} replica is stopped already")
+        for replica in running:
+            await replica.stop()
+
+        async def heal() -> None:
+            for replica in running:
+                if not replica.running:
+                    await replica.start()
+
+        return Applied("all", _lease_ref(lease), heal, detail=f"stopped {len(running)} of {len(replicas)} replicas")
+
+    return apply
+
+
 def _apiserver(kind: str) -> Callable[[FaultCatalog, str, dict[str, str]], Awaitable[Applied]]:
     async def apply(cat: FaultCatalog, target: str, params: dict[str, str]) -> Applied:
         if target not in ("", "apiserver", "kube-apiserver"):
             raise FaultError(f"the API server target is 'apiserver', got {target!r}")
         if kind == "latency":
             detail = f"+{_float(params, 'seconds', 0.0, 60.0):g} s per request"
+        elif kind == "down":
+            detail = "every request refused with 503"
         else:
             rate = _float(params, "rate", 0.0, 1.0)
             code = int(_float(params, "code", 400, 599))
@@ -824,15 +849,28 @@ CATALOG: dict[str, FaultType] = {f.name: f for f in [
     FaultType("kill-controller-manager-leader", "controller-manager",
               "Stop the kube-controller-manager replica holding the Lease.",
               "Reconciliation pauses until the Lease expires (15 s) and another replica takes it "
-              "(LeaderElection event, holderIdentity changes); then controllers resync. Heal restarts the replica.",
+              "(holderIdentity changes); then controllers resync. Heal restarts the replica.",
               _kill_replica_leader("controller-manager", "kube-controller-manager")),
     FaultType("kill-scheduler-leader", "scheduler", "Stop the kube-scheduler replica holding the Lease.",
               "New pods stay Pending until the Lease expires (15 s) and another replica takes it; then they are "
               "scheduled. Heal restarts the replica.", _kill_replica_leader("scheduler", "kube-scheduler")),
+    FaultType("controller-manager-down", "controller-manager", "Stop every kube-controller-manager replica.",
+              "Nothing reconciles: a new Deployment gets no ReplicaSet, a deleted pod is not replaced, a dead node's "
+              "pods are not evicted; running pods keep running and the API answers. Heal restarts the replicas: "
+              "one takes the Lease once it expires (15 s) and controllers catch up.",
+              _stop_every_replica("controller-manager", "kube-controller-manager")),
+    FaultType("scheduler-down", "scheduler", "Stop every kube-scheduler replica.",
+              "New pods are created but stay Pending with no node and no scheduling events; running pods are "
+              "untouched. Heal restarts the replicas: one takes the Lease once it expires (15 s) and binds the "
+              "backlog.", _stop_every_replica("scheduler", "kube-scheduler")),
     FaultType("apiserver-latency", "apiserver", "Delay every API request.",
               "Every client slows down: kubectl feels sluggish, controllers fall behind, Lease renewals may "
               "miss their deadline (leader changes) when the delay nears 10 s.", _apiserver("latency"),
               (Param("seconds", "1", "added simulated seconds per request"),)),
+    FaultType("apiserver-down", "apiserver", "Stop every kube-apiserver: no request is answered.",
+              "Every client fails (kubectl, controllers, schedulers, kubelets: 503 here, 'connection refused' on "
+              "a real cluster) and nothing changes in the store; running containers keep running. Heal: clients "
+              "retry, informers relist, and the cluster carries on where it was.", _apiserver("down")),
     FaultType("apiserver-errors", "apiserver", "Fail a share of API requests with a 5xx (or 429).",
               "Clients see errors and retry: informers relist, controllers requeue with back-off, kubectl prints "
               "the error. Nothing is lost; progress slows.", _apiserver("errors"),

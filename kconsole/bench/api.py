@@ -1,7 +1,9 @@
 """``kconsole bench api``: pod creates/s through the full pipeline, and watch fan-out latency.
 
 Phase 1: ``--concurrency`` in-process clients create ``--creates`` pods through
-``APIServer.handle`` (authentication, RBAC, admission, validation, storage on a real RevisionLog).
+``APIServer.handle`` (authentication, RBAC, admission, validation, storage on the etcd members
+``kconsole serve`` runs: three, synced; ``--members``/``--no-sync`` pick another mode, named in the
+figures).
 Phase 2: ``--watchers`` watches on one namespace; pods are created one at a time and the latency
 from issuing each create to every watcher receiving its ADDED event is recorded. Wall clock
 throughout (the control plane runs on a RealClock here).
@@ -19,9 +21,9 @@ from typing import Any
 
 from kconsole.api.server import APIServer
 from kconsole.api.types import Credentials, Request, Response, UserInfo
-from kconsole.bench.common import add_gc_argument, percentile, under_gc_policy
+from kconsole.bench.common import add_gc_argument, add_store_arguments, open_bench_store, percentile, store_mode, \
+    under_gc_policy
 from kconsole.clock import RealClock
-from kconsole.store.revlog import RevisionLog
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -29,8 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--creates", type=int, default=20_000, help="pods to create in phase 1 (default 20,000)")
     p.add_argument("--watchers", type=int, default=100, help="concurrent watchers in phase 2 (default 100)")
     p.add_argument("--fanout-writes", type=int, default=1_000, help="pods created one by one in phase 2")
-    p.add_argument("--synchronous", default="FULL", help="SQLite synchronous mode of the store (default FULL)")
-    p.add_argument("--data-dir", default=None, help="where the store file goes (default: a temporary folder)")
+    add_store_arguments(p)
+    p.add_argument("--data-dir", default=None, help="where the store's files go (default: a temporary folder)")
     add_gc_argument(p)
 
 
@@ -53,7 +55,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         folder = Path(args.data_dir) if args.data_dir else Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         clock = RealClock()
-        kv = await RevisionLog.open(folder / "api-bench.db", clock=clock, synchronous=args.synchronous)
+        kv = await open_bench_store(args, folder / "api-bench-etcd", clock)
         api = APIServer(kv, clock, seed=1)
         await api.start()
         try:
@@ -67,6 +69,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             await kv.close()
     return {
         "bench": "api",
+        **store_mode(args).figures(),
         "concurrency": args.concurrency,
         "creates": args.creates,
         "writes_per_s": round(writes_per_s),

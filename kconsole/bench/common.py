@@ -1,11 +1,21 @@
-"""What every benchmark measures the same way: percentiles, the serving GC policy, and how much of
-the machine the host took away meanwhile."""
+"""What every benchmark measures the same way: percentiles, the serving GC policy, how much of the
+machine the host took away meanwhile, and the store as ``kconsole serve`` opens it."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kconsole.clock import Clock
+from kconsole.store.durability import StoreMode
+
+if TYPE_CHECKING:
+    from kconsole.cluster import ClusterConfig
+    from kconsole.store.facade import EtcdCluster
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -65,3 +75,47 @@ async def under_gc_policy(args: argparse.Namespace,
     if stolen is not None:
         result["cpu_steal_pct"] = stolen
     return result
+
+
+def add_store_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--members`` and ``--no-sync``: the store a benchmark runs on, by default exactly what
+    ``kconsole serve`` runs (three etcd members, synced); the mode is named in the figures."""
+    parser.add_argument("--members", type=int, default=3,
+                        help="etcd members (default 3, as serve's --control-planes)")
+    parser.add_argument("--no-sync", action="store_true",
+                        help="writes reach the OS unsynced, as an --ephemeral cluster runs "
+                             "(default: synced, as serve runs: acknowledged once on disk)")
+
+
+def store_mode(args: argparse.Namespace) -> StoreMode:
+    if args.members < 1:
+        raise SystemExit("kconsole bench: --members must be at least 1")
+    return StoreMode(args.members, synced=not args.no_sync)
+
+
+async def open_bench_store(args: argparse.Namespace, folder: Path, clock: Clock) -> EtcdCluster:
+    """The store as ``serve`` opens it (or as the flags say), its leader elected."""
+    from kconsole.store.durability import open_store
+
+    cluster = await open_store(folder, clock=clock, mode=store_mode(args))
+    await wait_leader(cluster)
+    return cluster
+
+
+async def wait_leader(cluster: EtcdCluster, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while cluster.leader() is None:
+        if time.monotonic() > deadline:
+            await cluster.close()
+            raise SystemExit(f"kconsole bench: no etcd leader elected within {timeout:g} s")
+        await asyncio.sleep(0.01)
+
+
+def served_cluster_config(args: argparse.Namespace, data_dir: Path, **kwargs: Any) -> ClusterConfig:
+    """A whole cluster whose store is what ``serve`` runs (or the flags' mode): one control plane per
+    etcd member, its files in ``data_dir`` (not an ephemeral cluster, which would not sync)."""
+    from kconsole.cluster import ClusterConfig
+
+    mode = store_mode(args)
+    return ClusterConfig(control_planes=mode.members, store_sync=mode.synced, data_dir=data_dir, manifests=None,
+                         **kwargs)

@@ -1,8 +1,9 @@
 """``kconsole bench converge``: N nodes Ready, then an M-replica Deployment fully Running.
 
 The whole control plane is composed by :class:`kconsole.cluster.Cluster` as ``kconsole serve``
-would (one etcd member, API server, controller-manager, scheduler, the node fleet), without the
-HTTP front, on a :class:`~kconsole.clock.RealClock` at speed 1: heartbeats, leases and resyncs
+would (its store opened as serve opens it: three etcd members, synced, unless ``--members`` or
+``--no-sync`` say otherwise, as the figures name; API server, controller-managers, schedulers, the
+node fleet), without the HTTP front, on a :class:`~kconsole.clock.RealClock` at speed 1: heartbeats, leases and resyncs
 run at their real rates, so the figures include that background load. Pods start with zero
 simulated pull/start delay (``pod_delay_factor=0``), as kwok's gate measures. The process runs under
 the serving GC policy ``kconsole serve`` installs (``--default-gc`` keeps CPython's).
@@ -23,13 +24,17 @@ import argparse
 import asyncio
 import importlib.util
 import resource
+import shutil
 import sys
+import tempfile
 import time
+from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
 from kconsole.addons import DEFAULT_ADDONS
-from kconsole.bench.common import add_gc_argument, under_gc_policy
+from kconsole.bench.common import add_gc_argument, add_store_arguments, served_cluster_config, store_mode, \
+    under_gc_policy
 from kconsole.client import SharedInformer
 from kconsole.objects.meta import condition_status
 
@@ -41,6 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--addons", action="store_true",
                    help="with the kube-proxy DaemonSet and CoreDNS (one more pod per node); kwok's gate, "
                         "which this bench follows, has neither")
+    add_store_arguments(p)
     add_gc_argument(p)
 
 
@@ -80,16 +86,17 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
-    from kconsole.cluster import Cluster, ClusterConfig
+    from kconsole.cluster import Cluster
 
     if args.nodes < 1 or args.pods < 0 or args.timeout <= 0:
         raise SystemExit("kconsole bench converge: --nodes must be >= 1, --pods >= 0 and --timeout > 0")
     has_cm = importlib.util.find_spec("kconsole.controllers.manager") is not None
-    config = ClusterConfig(nodes=args.nodes, control_planes=1, http=False, ephemeral=True, pod_delay_factor=0.0,
-                           speed=1.0, addons=DEFAULT_ADDONS if args.addons else ())
+    folder = Path(tempfile.mkdtemp(prefix="kconsole-bench-converge-"))
+    config = served_cluster_config(args, folder, nodes=args.nodes, http=False, pod_delay_factor=0.0, speed=1.0,
+                                   addons=DEFAULT_ADDONS if args.addons else ())
     cluster = Cluster(config)
-    figures: dict[str, Any] = {"bench": "converge", "nodes": args.nodes, "pods": args.pods,
-                               "addons": bool(args.addons)}
+    figures: dict[str, Any] = {"bench": "converge", **store_mode(args).figures(), "nodes": args.nodes,
+                               "pods": args.pods, "addons": bool(args.addons)}
     started = time.monotonic()
     cpu0 = _cpu_s()
     try:
@@ -125,6 +132,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         except TimeoutError:
             figures["stop_timed_out"] = True
         figures["stop_s"] = round(time.monotonic() - stopping, 2)
+        shutil.rmtree(folder, ignore_errors=True)
     return figures
 
 

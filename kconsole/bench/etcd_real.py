@@ -63,4 +63,5 @@ async def run(args: argparse.Namespace, phase: Callable[..., Awaitable[tuple[flo
         except aiohttp.ClientError as err:
             raise SystemExit(f"kconsole bench store: cannot reach etcd at {args.against_etcd}: {err}") from None
     out = figures(args, elapsed, lat, single_elapsed, single_lat)
-    return {**out, "members": None, "synchronous": None, "against_etcd": args.against_etcd}
+    return {**out, "store": "real etcd (its own members and syncs)", "members": None, "durability": None,
+            "against_etcd": args.against_etcd}

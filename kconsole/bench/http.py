@@ -1,6 +1,7 @@
 """``kconsole bench http``: pod creates/s and latency over HTTP(S), and a 10,000-pod Table list.
 
-The server (RevisionLog + APIServer + HTTPFront on 127.0.0.1:0) runs in this process, over HTTPS with
+The server (the etcd members ``kconsole serve`` runs, APIServer, HTTPFront on 127.0.0.1:0; the store's
+mode is named in the figures, ``--members``/``--no-sync`` pick another) runs in this process, over HTTPS with
 its generated CA and serving certificate unless ``--insecure-http`` (what users get by default); the load
 comes from a child process (``python -m kconsole.bench.http --client ...``) with ``--concurrency``
 keep-alive connections, so client and server each get a core, as kubectl and an apiserver would. The
@@ -21,7 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from kconsole.bench.common import add_gc_argument, percentile, under_gc_policy
+from kconsole.bench.common import add_gc_argument, add_store_arguments, open_bench_store, percentile, store_mode, \
+    under_gc_policy
 
 TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
@@ -30,8 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--concurrency", type=int, default=64, help="concurrent HTTP connections (default 64)")
     p.add_argument("--creates", type=int, default=10_000, help="pods to create (default 10,000)")
     p.add_argument("--insecure-http", action="store_true", help="plain HTTP instead of HTTPS")
-    p.add_argument("--synchronous", default="FULL", choices=("FULL", "NORMAL"),
-                   help="store durability: FULL fsyncs every commit (default), NORMAL survives kill -9 only")
+    add_store_arguments(p)
     add_gc_argument(p)
 
 
@@ -140,12 +141,10 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     from kconsole.api.server import APIServer
     from kconsole.clock import RealClock
     from kconsole.http.server import HTTPFront
-    from kconsole.store.revlog import RevisionLog
-
     tls = not args.insecure_http
     with tempfile.TemporaryDirectory(prefix="kconsole-bench-http-") as tmp:
         clock = RealClock()
-        kv = await RevisionLog.open(Path(tmp) / "store.db", clock=clock, synchronous=args.synchronous)
+        kv = await open_bench_store(args, Path(tmp) / "etcd", clock)
         api = APIServer(kv, clock, seed=1)
         await api.start()
         front = HTTPFront(api, port=0, tls=tls, data_dir=Path(tmp) / "data", clock=clock)
@@ -173,7 +172,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "bench": "http",
         "tls": tls,
-        "synchronous": args.synchronous,
+        **store_mode(args).figures(),
         "concurrency": args.concurrency,
         "creates": args.creates,
         "writes_per_s": round(args.creates / load["elapsed"], 1),

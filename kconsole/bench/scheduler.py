@@ -1,7 +1,8 @@
 """``kconsole bench scheduler``: pods/s from the first scheduling attempt to the last binding, and
 to the moment the last pod's event and decision record are written too.
 
-Builds a RevisionLog in a temporary folder, an APIServer and clients in-process, creates ``--nodes``
+Opens the store as ``kconsole serve`` does (three etcd members, synced; ``--members``/``--no-sync``
+pick another mode, named in the figures) in a temporary folder, an APIServer and clients in-process, creates ``--nodes``
 Node objects (allocatable and a Ready condition; no kubelets) and ``--pods`` pending pods through
 the API, then starts a scheduler (default profile, decision records at default retention unless
 ``--no-records``) and times it. Phases are wall seconds.
@@ -37,12 +38,11 @@ from typing import Any
 
 from kconsole.api.server import APIServer
 from kconsole.api.types import UserInfo
-from kconsole.bench.common import add_gc_argument, under_gc_policy
+from kconsole.bench.common import add_gc_argument, add_store_arguments, open_bench_store, store_mode, under_gc_policy
 from kconsole.client import Client
 from kconsole.clock import RealClock
 from kconsole.scheduler.config import SchedulerConfig
 from kconsole.scheduler.scheduler import Scheduler
-from kconsole.store.revlog import RevisionLog
 
 CREATE_CONCURRENCY = 64
 
@@ -53,6 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-records", action="store_true", help="turn decision records off")
     p.add_argument("--seed", type=int, default=1, help="seed for tie-breaking (default 1)")
     p.add_argument("--profile", default=None, help="write a cProfile of the scheduling phase to this file")
+    add_store_arguments(p)
     add_gc_argument(p)
 
 
@@ -98,7 +99,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
     clock = RealClock()
     with tempfile.TemporaryDirectory(prefix="kconsole-bench-sched-") as tmp:
-        kv = await RevisionLog.open(Path(tmp) / "db.sqlite", clock=clock, synchronous="NORMAL")
+        kv = await open_bench_store(args, Path(tmp) / "etcd", clock)
         api = APIServer(kv, clock, seed=args.seed)
         await api.start()
         admin = Client(api, api.tokens.issue(UserInfo("admin", ("system:masters",))), clock)
@@ -166,6 +167,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     end_to_end = flushed - first
     return {
         "bench": "scheduler",
+        **store_mode(args).figures(),
         "nodes": args.nodes,
         "pods": args.pods,
         "pods_per_s": round(args.pods / elapsed, 1) if elapsed > 0 else None,

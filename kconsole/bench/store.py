@@ -1,17 +1,22 @@
-"""``kconsole bench store``: acknowledged durable writes/s and latency of the revision log.
+"""``kconsole bench store``: acknowledged durable writes/s and latency of the store ``serve`` runs.
+
+By default the store is opened exactly as ``kconsole serve`` opens it (three etcd members, synced:
+see :mod:`kconsole.store.durability`); ``--members`` and ``--no-sync`` pick another mode, and
+``--bare`` measures the bare revision log of one member without Raft (not what serve runs). The
+figures name the mode (``store``, ``members``, ``durability``).
 
 Writers behave like the API server: each owns a set of keys and does compare-and-swap txns on
 them (create = "mod == 0 then put", update = "mod == rv then put else get"), so every write pays
 for a compare against the index, a prior-value lookup and a watch-ready event. Two phases run on
 the same store: ``--concurrency`` writers sharing ``--writes`` txns, then one writer doing
-``--single-writes``; by then the SQLite WAL has cycled (see :mod:`kconsole.store.revlog`), so the
-single writer's commits overwrite WAL blocks as a long-running store's do (a fresh file's first
-64 MB of WAL are appends, each fdatasync also recording the new size). Latency is wall time from
-calling ``txn`` to its acknowledgement (after the group commit holding it returned from SQLite and,
-with FULL, its journal record is on the device). The store file, its WAL and its journal are new for
-each run (the journal is zero-filled when created, before the clock starts).
+``--single-writes``. Latency is wall time from calling ``txn`` to its acknowledgement. The store's
+files are new for each run (preallocated files are zero-filled before the clock starts).
 The process runs under the GC policy ``kconsole serve`` installs, as every serving benchmark does
 (``--default-gc`` keeps CPython's).
+
+``--bare``: by then the SQLite WAL has cycled (see :mod:`kconsole.store.revlog`), so the single
+writer's commits overwrite WAL blocks as a long-running store's do; with ``--synchronous FULL`` an
+acknowledgement waits for the group commit's journal record on the device.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kconsole.bench.common import add_gc_argument, percentile, under_gc_policy
+from kconsole.bench.common import add_gc_argument, add_store_arguments, percentile, store_mode, under_gc_policy
 from kconsole.clock import RealClock
 from kconsole.store.revlog import SYNCHRONOUS_MODES, RevisionLog
 
@@ -35,9 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--writes", type=int, default=50_000, help="txns in the concurrent phase (default 50,000)")
     parser.add_argument("--single-writes", type=int, default=5_000, help="txns in the one-writer phase (default 5,000)")
     parser.add_argument("--value-size", type=int, default=1024, help="bytes per value (default 1024)")
-    parser.add_argument("--members", type=int, default=1, help="etcd members (default 1: the bare revision log)")
+    add_store_arguments(parser)
+    parser.add_argument("--bare", action="store_true",
+                        help="the bare revision log of one member, without Raft (not what serve runs)")
     parser.add_argument("--synchronous", default="FULL", choices=SYNCHRONOUS_MODES,
-                        help="SQLite synchronous mode (default FULL: survives power loss; NORMAL: survives kill -9)")
+                        help="with --bare: SQLite synchronous mode (default FULL: survives power loss; "
+                             "NORMAL: survives kill -9)")
     parser.add_argument("--data-dir", default=None, help="folder for the store file (default: a temporary folder)")
     add_gc_argument(parser)
     parser.add_argument("--against-etcd", metavar="URL", default=None,
@@ -46,10 +54,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def figures(args: argparse.Namespace, elapsed: float, lat: list[float], single_elapsed: float,
             single_lat: list[float]) -> dict[str, Any]:
-    """The figures every store run prints, for one member or many."""
+    """The figures every store run prints, for one member or many, naming the store's mode."""
+    if args.bare:
+        mode = {"store": "revlog (bare, not what serve runs)", "members": 1, "durability": args.synchronous}
+    else:
+        mode = store_mode(args).figures()
     return {
         "bench": "store",
-        "members": args.members,
+        **mode,
         "concurrency": args.concurrency,
         "value_size": args.value_size,
         "writes": args.writes,
@@ -58,7 +70,6 @@ def figures(args: argparse.Namespace, elapsed: float, lat: list[float], single_e
         "p99_ms": round(percentile(lat, 0.99), 3),
         "single_writer_writes_per_s": round(args.single_writes / single_elapsed),
         "single_writer_p99_ms": round(percentile(single_lat, 0.99), 3),
-        "synchronous": args.synchronous,
     }
 
 
@@ -107,7 +118,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         from kconsole.bench import etcd_real
 
         return await etcd_real.run(args, _phase, figures)
-    if args.members > 1:
+    if not args.bare:
         from kconsole.bench import etcd_members
 
         return await etcd_members.run(args, _phase, figures)

@@ -222,13 +222,16 @@ class Client:
             await result.close()
 
     async def logs(self, namespace: str, pod: str, *, container: str | None = None, follow: bool = False,
-                   tail_lines: int | None = None) -> str | LogStream:
-        """The container's log text; with ``follow`` a stream of lines (close it when done)."""
+                   tail_lines: int | None = None, previous: bool = False) -> str | LogStream:
+        """The container's log text; with ``follow`` a stream of lines (close it when done);
+        ``previous``: the last terminated instance's log (``kubectl logs --previous``)."""
         params: dict[str, str] = {}
         if container:
             params["container"] = container
         if follow:
             params["follow"] = "true"
+        if previous:
+            params["previous"] = "true"
         if tail_lines is not None:
             params["tailLines"] = str(tail_lines)
         result = await self.entry.handle(self._request("get", "pods", name=pod, namespace=namespace,

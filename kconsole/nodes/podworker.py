@@ -238,15 +238,26 @@ class PodWorker:
 
     def update(self, pod: Obj) -> None:
         """A newer copy of the pod from the API (status writes, deletion, ...)."""
+        gates_before = self._gate_conditions()
         self.pod = pod
         meta = pod["metadata"]
         if self._add_ephemeral(pod.get("spec") or {}) and not self.terminating:
             self._dirty()
             self.sync()
+        elif self._gate_conditions() != gates_before and not self.terminating:
+            self._dirty()  # another writer set a readiness gate's condition: Ready is recomputed, as upstream
         if meta.get("deletionTimestamp") and not self.terminating:
             grace = meta.get("deletionGracePeriodSeconds")
             spec_grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
             self.begin_termination(float(grace if grace is not None else spec_grace if spec_grace is not None else 30))
+
+    def _gate_conditions(self) -> tuple[str, ...]:
+        """The status of each readiness gate's condition ("" when missing), in the gates' order."""
+        gates = (self.pod.get("spec") or {}).get("readinessGates") or ()
+        if not gates:
+            return ()
+        found = {c.get("type"): c.get("status") for c in (self.pod.get("status") or {}).get("conditions") or ()}
+        return tuple(str(found.get(g.get("conditionType")) or "") for g in gates)
 
     def _add_ephemeral(self, spec: Obj) -> bool:
         """Debug containers the pod gained (they are only ever added); True when there were any."""

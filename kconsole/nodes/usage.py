@@ -1,8 +1,11 @@
 """Simulated CPU and memory usage per pod: what metrics-server would report, for the HPA.
 
-Each running pod has a base load: of a resource it requests, a fraction of the request drawn from
-the cluster's seeded generator when the pod starts, with a small wobble per 15 s sample; of one it
-does not request, its containers' steady idle use (:func:`kconsole.objects.pod.idle_usage`).
+Each running pod idles until a load fault says otherwise: its CPU is its containers' steady idle use
+(:func:`kconsole.objects.pod.idle_usage`, 1-3m each) whatever it requests, as metrics-server shows
+an idle php-apache or nginx; so a HorizontalPodAutoscaler scales an idle workload back in to its
+minimum, as upstream's does. Memory a pod requests is held at a fraction of the request drawn from
+the cluster's seeded generator when the pod starts (a process keeps its heap while idle); memory
+it does not request is its idle use. Static pods' CPU wobbles a little per 15 s sample.
 A pod that requests neither publishes nothing while it idles: the metrics API shows the same idle
 figures for it, so ``kubectl top`` lists every running pod, as metrics-server does, without a
 write per pod (the HPA still refuses to scale on a resource the pod does not request).
@@ -34,13 +37,13 @@ MI = 1024 * 1024
 @dataclass(slots=True)
 class PodUsage:
     """Usage model of one pod: the bases (requests, or idle use where nothing is requested) and the
-    fractions of them drawn at start (1.0 for an idle base)."""
+    fractions of them in use (idle CPU over the CPU request; memory drawn at start; 1.0 for an idle base)."""
 
     cpu_base_m: int
     memory_base: int
     cpu_fraction: float
     memory_fraction: float
-    #: Idle CPU is steady: no wobble, so an idle pod's figure never moves by itself.
+    #: A workload pod's CPU is steady (idle, or as loaded): no wobble, so its figure never moves by itself.
     wobble: bool = True
 
     def sample(self, rng: random.Random) -> tuple[int, int]:
@@ -52,14 +55,15 @@ class PodUsage:
 
 
 def usage_model(pod: dict, rng: random.Random) -> PodUsage:
-    """The pod's model: a fraction of each requested resource, idle use of each other one."""
+    """The pod's model: idle CPU, a fraction of requested memory (idle memory when none is requested)."""
     req = pod_requests(pod)
     idle_cpu, idle_mem = idle_usage(pod)
     cpu_m = int(req.get("cpu", 0))
     mem = int(req.get("memory", 0))
-    cpu_fraction = rng.uniform(0.2, 0.6) if cpu_m > 0 else 1.0
+    # The base stays the request (a load fault multiplies it); idle, the pod uses only its idle CPU.
+    cpu_fraction = idle_cpu / cpu_m if cpu_m > 0 else 1.0
     mem_fraction = rng.uniform(0.3, 0.7) if mem > 0 else 1.0
-    return PodUsage(cpu_m or idle_cpu, mem or idle_mem, cpu_fraction, mem_fraction, wobble=cpu_m > 0)
+    return PodUsage(cpu_m or idle_cpu, mem or idle_mem, cpu_fraction, mem_fraction, wobble=False)
 
 
 def last_published(pod: dict) -> tuple[int, int] | None:

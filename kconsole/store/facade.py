@@ -14,6 +14,12 @@
 - The quota is the cluster's (etcd checks it before proposing): a write that would grow the
   leader's database past it raises the NOSPACE alarm through Raft, after which every member
   rejects puts until the alarm is disarmed.
+- The disk is checked too: while the members' filesystem has less free than
+  :data:`DISK_RESERVE_BYTES` plus what the WALs are about to preallocate, writes that put are
+  refused with etcd's NOSPACE error before they are proposed; reads, deletes and compaction go on,
+  and writes are taken again once space is back. Should a write still find the disk full, the
+  member that could not make it durable crashes rather than apply it (every write is checked, see
+  :mod:`kconsole.store.fileio`); it is started again once there is room, and replays its WAL.
 
 Request timeout: etcd's server-side default is 5 s plus two election timeouts; kconsole uses 5 s of
 simulated time, the figure apiserver operators recognise.
@@ -22,8 +28,10 @@ simulated time, the figure apiserver operators recognise.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import random
+import sqlite3
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -46,16 +54,29 @@ from kconsole.store.kv import (
     UnavailableError,
     WatchResponse,
 )
+from kconsole.store.fileio import is_disk_full
 from kconsole.store.members import NOSPACE, Machine, Member, MemberStatus, NotProposed, RaftConfig, Storage
 from kconsole.store.network import Network
 from kconsole.store.raft import codec
 from kconsole.store.raft.codec import Command
+from kconsole.store.raft.wal import WalCorrupt
 from kconsole.store.revlog import validate_txn
+
+log = logging.getLogger(__name__)
 
 #: Simulated seconds a request may wait for a leader and a commit.
 REQUEST_TIMEOUT = 5.0
 #: The folder of a kconsole data folder that holds its etcd members (``DATA/etcd/etcd-0``, ...).
 MEMBERS_DIR = "etcd"
+#: Free bytes the members' filesystem keeps in reserve (for deletes, compaction, SQLite's
+#: checkpoints) beyond the WAL preallocations to come: below it, puts are refused with NOSPACE.
+DISK_RESERVE_BYTES = 64 * 1024 * 1024
+#: Free bytes below which the disk counts as full whatever the reserve: a member the full disk
+#: crashed is not started again below it (it would only crash again).
+MIN_FREE_BYTES = 1024 * 1024
+#: Disk bytes a put of N quota bytes is assumed to take until the free space is looked at again
+#: (its WAL record and SQLite's WAL and file, on each member).
+DISK_BYTES_PER_COST = 3
 #: Client ports of members 1..5, as etcd's own multi-member examples use.
 CLIENT_PORTS = (2379, 22379, 32379, 42379, 52379, 62379, 12379)
 
@@ -102,6 +123,8 @@ class EtcdCluster:
         request_timeout: float = REQUEST_TIMEOUT,
         quota_bytes: int = DEFAULT_QUOTA_BYTES,
         auto_compact_interval: float = 0.0,
+        data_dir: Path | None = None,
+        disk_reserve_bytes: int = DISK_RESERVE_BYTES,
     ) -> None:
         if not members:
             raise ValueError("an etcd cluster needs at least one member")
@@ -121,6 +144,12 @@ class EtcdCluster:
         self._sweeps = 0
         self._leader: Member | None = None
         self._leader_known = False
+        #: The members' folder, whose filesystem's free space is watched (None: no files, no check).
+        self.data_dir = data_dir
+        self.disk_reserve_bytes = disk_reserve_bytes
+        self._disk_free = 0  # at the last look, less what puts accepted since are assumed to take
+        self._disk_low = False
+        self._restarting: set[str] = set()
         for m in members:
             m.on_change = self._on_change
 
@@ -168,6 +197,7 @@ class EtcdCluster:
         quota_bytes: int = DEFAULT_QUOTA_BYTES,
         request_timeout: float = REQUEST_TIMEOUT,
         auto_compact_interval: float = 300.0,
+        disk_reserve_bytes: int = DISK_RESERVE_BYTES,
         start: bool = True,
     ) -> EtcdCluster:
         """The production cluster: ``data_dir/etcd-N/`` holds member N's ``db.sqlite`` and ``wal/``."""
@@ -199,14 +229,22 @@ class EtcdCluster:
                 role_file=root / name / "member.json",
             ))
         cluster = cls(built, net, clock, request_timeout=request_timeout, quota_bytes=quota_bytes,
-                      auto_compact_interval=auto_compact_interval)
+                      auto_compact_interval=auto_compact_interval, data_dir=root,
+                      disk_reserve_bytes=disk_reserve_bytes)
         if start:
             await cluster.start()
         return cluster
 
     async def start(self) -> None:
+        if self.data_dir is not None:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            self._look_at_disk()
         for m in self.members:
-            await m.start()
+            try:
+                await m.start()
+            except (sqlite3.Error, WalCorrupt) as err:  # a damaged file: say which, in one line
+                where = f" in {self.data_dir / m.name}" if self.data_dir is not None else ""
+                raise StoreError(f"etcd member {m.name}{where} cannot be opened: {err}") from err
         sizes = [(await m.machine.status()).db_size_in_use for m in self.members if m.machine is not None]
         self._db_size = max(sizes, default=0)
         self._sweeper = self.clock.call_later(0.25, self._sweep)
@@ -266,7 +304,59 @@ class EtcdCluster:
             self._sweeps += 1
             if self._sweeps % 40 == 0:  # every 10 s: re-read the space in use for the quota check
                 asyncio.get_running_loop().create_task(self._refresh_usage())
+            if self.data_dir is not None:
+                self._look_at_disk()
+                self._restart_when_room()
             self._sweeper = self.clock.call_later(0.25, self._sweep)
+
+    # ----- the disk ----------------------------------------------------------------------------
+    def disk_reserve(self) -> int:
+        """Free bytes below which puts are refused: the reserve plus the WALs' coming preallocations."""
+        return max(MIN_FREE_BYTES, self.disk_reserve_bytes) + sum(
+            m.storage.growth() for m in self.members if m.running and m.storage is not None)
+
+    def _look_at_disk(self) -> None:
+        assert self.data_dir is not None
+        try:
+            st = os.statvfs(self.data_dir)
+        except OSError:
+            return
+        self._disk_free = st.f_bavail * st.f_frsize
+        low = self._disk_free < self.disk_reserve()
+        if low != self._disk_low:
+            self._disk_low = low
+            log.warning("etcd: %s", f"{self.data_dir} has {self._disk_free >> 20} MiB free, below the "
+                        f"{self.disk_reserve() >> 20} MiB reserve: writes are refused (NOSPACE) until "
+                        f"space is freed" if low else f"{self.data_dir} has room again: writes are accepted")
+
+    def out_of_space(self, cost: int = 0) -> bool:
+        """Whether a put of ``cost`` quota bytes must be refused for the disk (see the module doc)."""
+        if self.data_dir is None:
+            return False
+        if any(is_disk_full(m.failure) for m in self.members if not m.running):
+            return True
+        self._disk_free -= cost * DISK_BYTES_PER_COST * len(self.members)
+        if self._disk_low or self._disk_free < self.disk_reserve():
+            self._look_at_disk()
+        return self._disk_low
+
+    def _restart_when_room(self) -> None:
+        """Start again a member the full disk crashed, once the disk has room (each one at a time)."""
+        if self._disk_low:
+            return
+        for m in self.members:
+            if not m.running and m.name not in self._restarting and is_disk_full(m.failure):
+                self._restarting.add(m.name)
+                asyncio.get_running_loop().create_task(self._restart(m))
+
+    async def _restart(self, member: Member) -> None:
+        try:
+            await member.start()
+            log.warning("etcd: %s started again after the disk had room", member.name)
+        except Exception as err:  # noqa: BLE001 - still no room: the next sweep tries again
+            member.failure = err
+        finally:
+            self._restarting.discard(member.name)
 
     async def _refresh_usage(self) -> None:
         try:
@@ -325,6 +415,8 @@ class EtcdCluster:
         leader = self.leader()
         if cost:
             if leader is not None and leader.alarms & NOSPACE:
+                raise NoSpaceError()
+            if self.data_dir is not None and self.out_of_space(cost):
                 raise NoSpaceError()
             if self._db_size + cost > self.quota_bytes:
                 await self.raise_alarm()

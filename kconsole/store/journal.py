@@ -48,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import errno
 import marshal
 import mmap
 import os
@@ -374,7 +375,7 @@ class Journal:
         except OSError as exc:
             raise JournalError(exc.errno, f"journal write failed: {exc.strerror}") from exc
         if written != span:
-            raise JournalError(f"journal write was short ({written} of {span} bytes)")
+            raise JournalError(errno.ENOSPC, f"journal write was short ({written} of {span} bytes)")
 
     def _lay_out(
         self, first: int, last: int, rows: Sequence[Any], schedule_sync: Callable[[], Future[None]], slot: int,
@@ -437,7 +438,7 @@ class Journal:
         except OSError as exc:
             raise JournalError(exc.errno, f"journal write failed: {exc.strerror}") from exc
         if written != span:
-            raise JournalError(f"journal write was short ({written} of {span} bytes)")
+            raise JournalError(errno.ENOSPC, f"journal write was short ({written} of {span} bytes)")
 
     def withdraw(self, first: int) -> None:
         """SQLite refused the batch whose record was started: make sure recovery never replays it.

@@ -76,6 +76,7 @@ class Storage(Protocol):
     def load_image(self) -> tuple[int, bytes] | None: ...
     def drop_image(self) -> None: ...
     def size(self) -> int: ...
+    def growth(self) -> int: ...
     def sync(self) -> None: ...
     def close(self) -> None: ...
 
@@ -195,6 +196,8 @@ class Member:
         self.applied = 0
         self.alarms = 0
         self.errors: list[str] = []
+        #: Why the member crashed by itself (a failed disk), until it is started again.
+        self.failure: BaseException | None = None
         self.last_commit_latency = 0.0
         self.leader_changes = 0
         self._inbox: deque[Message] = deque()
@@ -229,18 +232,26 @@ class Member:
         """Boot (or reboot after a crash) from the member's own files."""
         if self.running:
             return
+        self.failure = None
         storage = self._storage_factory()
-        state = storage.load()
-        machine = await self._machine_factory()
-        image = storage.load_image()
-        if image is not None and image[0] > state.applied:
-            # A snapshot was received and logged but not yet installed before the crash.
-            await machine.install(image[1])
-            state.applied, state.applied_revision = image[0], machine.revision
-            storage.save_applied(state.applied, state.applied_revision, state.alarms)
-            storage.drop_image()
-        self.alarms = state.alarms
-        applied = await self._recover(storage, machine, state)
+        machine: Machine | None = None
+        try:
+            state = storage.load()
+            machine = await self._machine_factory()
+            image = storage.load_image()
+            if image is not None and image[0] > state.applied:
+                # A snapshot was received and logged but not yet installed before the crash.
+                await machine.install(image[1])
+                state.applied, state.applied_revision = image[0], machine.revision
+                storage.save_applied(state.applied, state.applied_revision, state.alarms)
+                storage.drop_image()
+            self.alarms = state.alarms
+            applied = await self._recover(storage, machine, state)
+        except BaseException:  # a start that fails (a full disk) leaves nothing open to try again
+            if machine is not None:
+                await machine.close()
+            storage.close()
+            raise
         log = RaftLog(state.snap_index, state.snap_term, state.entries, state.hard_state.commit, applied)
         self.node = RaftNode(
             self.id, self.peers, rng=self.rng, election_tick=self.config.election_ticks,
@@ -337,6 +348,7 @@ class Member:
             return
         err = task.exception()
         self.errors.append(f"{type(err).__name__}: {err}")
+        self.failure = err
         asyncio.get_running_loop().create_task(self.stop())
 
     def pause(self) -> None:
@@ -497,6 +509,12 @@ class Member:
 
     def _on_tick(self) -> None:
         if not self.running:
+            return
+        broken = getattr(self.machine, "broken", None)
+        if broken is not None:  # its file refused a commit (a full disk): crash, replay the WAL on start
+            self.errors.append(f"{type(broken).__name__}: {broken}")
+            self.failure = broken
+            asyncio.get_running_loop().create_task(self.stop())
             return
         if not self.paused:
             self._ticks += 1
@@ -1197,6 +1215,11 @@ class RevlogMachine:
     def flushed_revision(self) -> int:
         """What the file holds: applied transactions are answered before their SQLite commit."""
         return self.log.flushed_revision  # type: ignore[no-any-return]
+
+    @property
+    def broken(self) -> BaseException | None:
+        """Why the file refused a commit (the log then refuses everything), else None."""
+        return self.log.broken  # type: ignore[no-any-return]
 
     @property
     def commit_interval(self) -> float:

@@ -1443,6 +1443,11 @@ class RevisionLog:
             raise self._broken
 
     @property
+    def broken(self) -> StoreError | None:
+        """Why a commit failed (every later call raises it), else None."""
+        return self._broken
+
+    @property
     def flushed_revision(self) -> int:
         """The last revision committed to SQLite (behind :attr:`revision` only with ``publish_early``)."""
         return self._flushed

@@ -12,6 +12,10 @@ Public API:
 * Handles the console reads from the cluster (duck-typed): ``api_client(user)``, ``clock``, ``etcd``
   (``member_status()``, ``quorum()``, ``status()``), ``proxies[node].rules()``, ``sync.report``
   (files, version), ``faults`` (see :mod:`kconsole.tui.faultview`), ``kubeconfig_path``.
+* Keys on the selected object (:mod:`kconsole.tui.objectkeys`): ``l`` logs, ``e`` edit through
+  ``$EDITOR`` (:mod:`kconsole.tui.edit`), ``ctrl+d`` delete, ``1``-``9`` namespace favourites kept in
+  the data folder (:mod:`kconsole.tui.favourites`); ``d`` prints :func:`kconsole.objects.describe.describe`.
+* :mod:`kconsole.web` — ``kconsole web [DIR]``: the same console in a browser (textual-serve).
 * Config file: ``console: {theme, readonly, refresh, keymap: {binding id: keys}}`` (ids in
   :mod:`kconsole.tui.keymap`); themes are ``themes/*.yaml`` (:mod:`kconsole.tui.themes`).
 

@@ -28,6 +28,7 @@ from kconsole.api.types import UserInfo
 from kconsole.client import StatusError
 from kconsole.tui import faultview, keymap
 from kconsole.tui.model import ClusterModel
+from kconsole.tui.objectkeys import ObjectKeys
 from kconsole.tui.panels import (
     EtcdPanel,
     EventsPanel,
@@ -46,10 +47,16 @@ from kconsole.tui.widgets import VirtualTable
 
 log = logging.getLogger(__name__)
 
+#: Wall seconds quitting waits for a cluster still starting before it cancels the start.
+START_WAIT_ON_QUIT = 3.0
+
 #: The console acts as its own user (read everything; delete pods, patch nodes, write events).
 CONSOLE_USER = UserInfo("system:kconsole-console")
 #: Simulated-time speeds the +/- keys step through.
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0)
+#: Under churn a panel without focus is redrawn at most this often (wall seconds): painting every
+#: panel on every batch took the loop from keys and from the watch path during write bursts.
+BACKGROUND_INTERVAL = 0.5
 #: Lease names in kube-system -> the fault target kind they stand for.
 LEADER_LEASES = {"kube-scheduler": "scheduler", "kube-controller-manager": "controller-manager"}
 
@@ -68,7 +75,7 @@ def _commands_provider() -> type:
     return ConsoleCommands
 
 
-class ConsoleApp(App[int]):
+class ConsoleApp(ObjectKeys, App[int]):
     """``ConsoleApp(cluster)``: ``cluster`` is a :class:`kconsole.cluster.Cluster` (started or not)."""
 
     TITLE = "kconsole"
@@ -102,6 +109,9 @@ class ConsoleApp(App[int]):
         self.refresh_interval = refresh_interval
         self.batch_delay = batch_delay
         self._batch: asyncio.TimerHandle | None = None
+        #: When each panel last redrew (wall), for :data:`BACKGROUND_INTERVAL`; ``wall`` is replaceable.
+        self._synced_at: dict[Panel, float] = {}
+        self.wall: Callable[[], float] = time.monotonic
         self.sample_interval = sample_interval
         self.live = live
         self.watch_themes = watch_themes
@@ -133,8 +143,11 @@ class ConsoleApp(App[int]):
         #: An app handed a stopped cluster starts it, and so stops it when it exits.
         self.owns_cluster = not getattr(cluster, "started", False)
         self._own_catalog = False
-        #: The cluster's start while it runs: quitting meanwhile waits for it instead of cancelling it.
+        #: The cluster's start while it runs: quitting meanwhile waits a while for it, then cancels it.
         self._starting: asyncio.Future[None] | None = None
+        #: Told the exit code whenever the console is asked to exit (q, ctrl+c, a signal): the
+        #: launcher arms its stop deadline there, before the cluster's stop begins.
+        self.on_exit_requested: Callable[[int], None] | None = None
 
     # ------------------------------------------------------------------ layout
 
@@ -308,8 +321,10 @@ class ConsoleApp(App[int]):
                                       "empty: the data folder"), done)
 
     def _binding_for(self, key: str) -> keymap.KeySpec | None:
-        """The app binding answering ``key`` after remapping, if any."""
+        """The app binding answering ``key`` after remapping, if any (screens' own keys aside)."""
         for spec, keys in keymap.effective_keys(self.keymap_overrides):
+            if spec.id in keymap.SCREEN_KEY_IDS:
+                continue
             if key in {k.strip() for k in keys.split(",")}:
                 return spec
         return None
@@ -398,11 +413,18 @@ class ConsoleApp(App[int]):
         self.model.expire_marks()
         rebuilt = 0
         maximised = self.screen.maximized if self.screen is self.screen_stack[0] else None
+        focused = self.focused_panel() or self.resources
+        now = self.wall()
         for panel in self.panels:
             if maximised is not None and maximised is not panel:
                 continue
+            if self.live and not force and panel is not focused and \
+                    now - self._synced_at.get(panel, 0.0) < BACKGROUND_INTERVAL:
+                continue  # the refresh tick draws it once its interval has passed
             try:
-                rebuilt += panel.sync(force)
+                if panel.sync(force):
+                    self._synced_at[panel] = now
+                    rebuilt += 1
             except Exception:  # noqa: BLE001 - a panel bug must not take the console down
                 log.exception("panel %s failed to refresh", panel.id)
         self.header.sync()
@@ -621,9 +643,12 @@ class ConsoleApp(App[int]):
         def done(value: str | None) -> None:
             if value is not None:
                 self.resources.set_namespace(value.strip() or None)
+                self.remember_namespace(value.strip())
 
+        favourites = self.favourites().hint()
         self.push_screen(PromptScreen("namespace (empty: all namespaces)", self.resources.namespace or "",
-                                      ", ".join(names[:20]), names), done)
+                                      f"favourites: {favourites}" if favourites else ", ".join(names[:20]), names),
+                         done)
 
     def switch_kind_safely(self, name: str) -> bool:
         """Switch Resources to another kind; say why not, or that the old kind's filter was cleared."""
@@ -967,8 +992,12 @@ class ConsoleApp(App[int]):
             self._own_catalog = False
         starting, self._starting = self._starting, None
         if starting is not None:
-            # Quit while the cluster was starting: a start cancelled half-way left etcd members'
-            # threads running, and the process never exited. Let it finish (or fail), then stop it.
+            # Quit while the cluster was starting: let the start finish (or fail) if it does so soon,
+            # else cancel it (a start that waits for something that never comes must not hold the
+            # exit); the stop below then closes what it got to.
+            await asyncio.wait({starting}, timeout=START_WAIT_ON_QUIT)
+            if not starting.done():
+                starting.cancel()
             await asyncio.gather(starting, return_exceptions=True)
         if stop_cluster and (getattr(self.cluster, "started", False) or starting is not None):
             await self.cluster.stop()
@@ -978,3 +1007,8 @@ class ConsoleApp(App[int]):
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(0)
+
+    def exit(self, result: Any = None, return_code: int = 0, message: Any = None) -> None:
+        if self.on_exit_requested is not None:
+            self.on_exit_requested(int(result or 0) if isinstance(result, int) else 0)
+        super().exit(result, return_code, message)

@@ -9,8 +9,10 @@ Textual's action names::
         time.pause: "p"
 
 Defaults follow k9s where k9s has the same verb (``:`` kind, ``/`` filter, ``d`` describe, ``y``
-YAML, ``0`` all namespaces, ``ctrl+k`` kill, ``?`` help). ``--readonly`` disables every binding
-marked dangerous: they stay listed in ``?`` (marked) but do nothing.
+YAML, ``l`` logs, ``e`` edit, ``ctrl+d`` delete, ``0`` all namespaces, ``1``-``9`` namespace
+favourites, ``ctrl+k`` kill, ``?`` help). ``--readonly`` disables every binding marked dangerous:
+they stay listed in ``?`` (marked); those marked ``refuses`` run and say ``read-only: ...``.
+Screens that have keys of their own (logs, YAML) list them in :data:`SCREEN_KEYS`, remappable too.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class KeySpec:
     description: str
     dangerous: bool = False
     show: bool = True
+    #: A dangerous action that refuses by itself in read-only mode, saying so in the status line.
+    refuses: bool = False
 
 
 #: The app-wide bindings. Panels add none of their own, so ``?`` lists everything.
@@ -46,12 +50,17 @@ APP_KEYS: tuple[KeySpec, ...] = (
     KeySpec("resource.filter", "slash", "prompt_filter", "Filter"),
     KeySpec("resource.namespace", "n", "prompt_namespace", "Namespace", show=False),
     KeySpec("resource.all_namespaces", "0", "all_namespaces", "All ns", show=False),
+    *(KeySpec(f"namespace.favourite_{n}", str(n), f"namespace_favourite({n})", f"Namespace favourite {n}",
+              show=False) for n in range(1, 10)),
     KeySpec("resource.sort", "s", "sort_next", "Sort", show=False),
     KeySpec("resource.sort_reverse", "S", "sort_reverse", "Reverse", show=False),
     KeySpec("resource.describe", "d", "describe", "Describe"),
     KeySpec("resource.yaml", "y", "yaml", "YAML"),
+    KeySpec("resource.logs", "l", "logs", "Logs", show=False),
+    KeySpec("resource.edit", "e", "edit", "Edit", dangerous=True, show=False, refuses=True),
+    KeySpec("resource.delete", "ctrl+d", "delete", "Delete", dangerous=True, show=False, refuses=True),
     KeySpec("resource.chain", "c", "chain", "Chain", show=False),
-    KeySpec("resource.events", "e", "events_for_selection", "Events of", show=False),
+    KeySpec("resource.events", "E", "events_for_selection", "Events of", show=False),
     KeySpec("scheduling.matrix", "enter", "open_selection", "Open", show=False),
     KeySpec("view.apilog", "a", "api_log", "API log", show=False),
     KeySpec("view.proxy", "p", "proxy_rules", "kube-proxy", show=False),
@@ -66,8 +75,19 @@ APP_KEYS: tuple[KeySpec, ...] = (
     KeySpec("time.step", "full_stop", "step", "Step", show=False),
 )
 
-SPECS: dict[str, KeySpec] = {spec.id: spec for spec in APP_KEYS}
-DANGEROUS_ACTIONS: frozenset[str] = frozenset(s.action for s in APP_KEYS if s.dangerous)
+#: Keys of the screens pushed over the dashboard (they bind them themselves, by these ids).
+SCREEN_KEYS: tuple[KeySpec, ...] = (
+    KeySpec("logs.follow", "f", "toggle_follow", "Follow"),
+    KeySpec("logs.container", "c", "next_container", "Container"),
+    KeySpec("logs.previous", "p", "toggle_previous", "Previous"),
+    KeySpec("logs.wrap", "w", "toggle_wrap", "Wrap"),
+    KeySpec("yaml.managed_fields", "m", "toggle_managed_fields", "managedFields"),
+)
+
+SPECS: dict[str, KeySpec] = {spec.id: spec for spec in APP_KEYS + SCREEN_KEYS}
+SCREEN_KEY_IDS: frozenset[str] = frozenset(spec.id for spec in SCREEN_KEYS)
+#: Actions a read-only console does not run at all (the ``refuses`` ones run and say why not).
+DANGEROUS_ACTIONS: frozenset[str] = frozenset(s.action for s in APP_KEYS if s.dangerous and not s.refuses)
 
 
 class KeymapError(ValueError):
@@ -97,7 +117,12 @@ def validate_keymap(raw: Any) -> dict[str, str]:
 
 def effective_keys(keymap: Mapping[str, str]) -> list[tuple[KeySpec, str]]:
     """Each spec with the keys it answers to after remapping (for the help screen)."""
-    return [(s, keymap.get(s.id, s.key)) for s in APP_KEYS]
+    return [(s, keymap.get(s.id, s.key)) for s in APP_KEYS + SCREEN_KEYS]
+
+
+def screen_bindings(*ids: str) -> list[Binding]:
+    """The :data:`SCREEN_KEYS` bindings with these ids, for a screen's ``BINDINGS``."""
+    return [Binding(SPECS[i].key, SPECS[i].action, SPECS[i].description, id=i) for i in ids]
 
 
 def display_key(keys: str) -> str:

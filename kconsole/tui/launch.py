@@ -10,12 +10,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
 from typing import Any
 
+from kconsole import exitguard
 from kconsole.cluster import Cluster, ClusterConfig, ConfigError
+from kconsole.preflight import StartError, check_data_folder, check_port
 from kconsole.tui.keymap import KeymapError, validate_keymap
 
 
@@ -52,18 +55,70 @@ def _log_to_file(data_dir: Path | None) -> None:
 
 
 def _exit_on_signals(app: Any) -> list[signal.Signals]:
-    """SIGTERM (``kill``, ``timeout``) and SIGHUP (the terminal closed) quit like ``q``: the cluster
-    stops cleanly and the terminal is given back in its normal mode. Their default action killed
-    the process on the spot, leaving the terminal in the alternate screen with mouse reporting on."""
+    """SIGTERM (``kill``, ``timeout``), SIGHUP (the terminal closed) and SIGINT quit like ``q``: the
+    cluster stops cleanly and the terminal is given back in its normal mode. Their default action
+    killed the process on the spot, leaving the terminal in the alternate screen with mouse
+    reporting on. Plain handlers, not the loop's: they run even while the loop is stuck; a second
+    signal ends the process at once."""
     loop = asyncio.get_running_loop()
     installed = []
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    told: list[int] = []
+
+    def on_signal(signum: int, _frame: object) -> None:
+        if told:
+            exitguard.exit_now(128 + signum)
+        told.append(signum)
+        exitguard.arm(128 + signum, _restore_terminal)
+        loop.call_soon_threadsafe(app.exit, 128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         try:
-            loop.add_signal_handler(sig, app.exit, 128 + sig)
-        except (NotImplementedError, RuntimeError, ValueError):
+            signal.signal(sig, on_signal)
+        except (ValueError, OSError):
             continue
         installed.append(sig)
     return installed
+
+
+#: What leaves the console's terminal modes: the alternate screen, mouse reporting, bracketed paste,
+#: a hidden cursor. Written when the watchdog must end the process before Textual could.
+_TERMINAL_RESET = "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1015l\x1b[?2004l\x1b[?25h\x1b[?1049l"
+_saved_tty: list[Any] = []
+
+
+def _is_tty(stream: Any) -> bool:
+    """A terminal (not the pipe ``kconsole web`` gives each browser session, nor a redirect)."""
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _save_terminal() -> None:
+    _saved_tty.clear()
+    if not _is_tty(sys.stdin):
+        return
+    try:
+        import termios
+
+        _saved_tty[:] = [termios.tcgetattr(sys.stdin.fileno())]
+    except (ImportError, OSError, ValueError, AttributeError):
+        _saved_tty.clear()
+
+
+def _restore_terminal() -> None:
+    if _is_tty(sys.__stdout__):
+        try:
+            os.write(sys.__stdout__.fileno(), _TERMINAL_RESET.encode())  # type: ignore[union-attr]
+        except (OSError, ValueError):
+            pass
+    if _saved_tty:
+        try:
+            import termios
+
+            termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, _saved_tty[0])
+        except (OSError, ValueError):
+            pass
 
 
 async def run_app(config: ClusterConfig, settings: dict[str, Any]) -> int:
@@ -71,12 +126,12 @@ async def run_app(config: ClusterConfig, settings: dict[str, Any]) -> int:
 
     cluster = Cluster(config)
     app = ConsoleApp(cluster, **settings)
-    stops = _exit_on_signals(app)
+    app.on_exit_requested = lambda code: exitguard.arm(code, _restore_terminal)
+    _exit_on_signals(app)  # kept until the process ends: a signal during the stop still counts
     try:
         result = await app.run_async()
     finally:
-        for sig in stops:
-            asyncio.get_running_loop().remove_signal_handler(sig)
+        exitguard.arm(1, _restore_terminal)  # however the app ended, the process ends soon
         await app.shutdown()  # on_unmount did it already unless the app never mounted
     if app.boot_error:
         print(f"kconsole: {app.boot_error}", file=sys.stderr)
@@ -95,7 +150,16 @@ def run_console(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         print(f"kconsole: {folder} is not a folder", file=sys.stderr)
         return 2
+    try:  # before the terminal is taken: a busy folder or port is one line, not a screen
+        if not config.ephemeral and config.data_dir is not None:
+            check_data_folder(Path(config.data_dir))
+        if config.http:
+            check_port(config.address, config.port)
+    except StartError as err:
+        print(f"kconsole: {err}", file=sys.stderr)
+        return 1
     _log_to_file(None if config.ephemeral else config.data_dir)
+    _save_terminal()
     from kconsole.api import gcpolicy
 
     gcpolicy.install()  # the console's process serves the API: keep full GC passes off the frame path

@@ -170,6 +170,30 @@ async def test_componentstatuses_follow_the_components_faults_stop_and_heal(clus
     assert await health() == {name: ("True", "ok", "") for name in ("controller-manager", "scheduler", "etcd-0")}
 
 
+async def test_a_whole_component_down_and_every_api_server_down(cluster: Cluster) -> None:
+    """scheduler-down and controller-manager-down stop every replica (componentstatuses see it);
+    apiserver-down refuses every request until healed."""
+    faults, admin = cluster.faults, cluster.api_client()
+    assert faults is not None
+    down = await faults.apply("scheduler-down", "all")
+    assert down.detail == "stopped 3 of 3 replicas" and not any(r.running for r in cluster.schedulers)
+    with pytest.raises(FaultError, match="every scheduler replica is stopped already"):
+        await faults.apply("scheduler-down", "again")
+    await faults.apply("controller-manager-down", "all")
+    assert not any(r.running for r in cluster.controller_managers)
+    statuses = {c["metadata"]["name"]: c["conditions"][0]["status"] for c in await admin.list_all("componentstatuses")}
+    assert statuses["scheduler"] == statuses["controller-manager"] == "Unknown"
+    await faults.heal_all()
+    assert all(r.running for r in [*cluster.schedulers, *cluster.controller_managers])
+
+    off = await faults.apply("apiserver-down", "apiserver")
+    with pytest.raises(StatusError) as info:
+        await admin.get("namespaces", "default")
+    assert info.value.code == 503 and "every kube-apiserver is down" in info.value.message
+    await faults.heal(off.id)
+    assert await admin.get("namespaces", "default")
+
+
 async def test_apiserver_latency_and_errors(cluster: Cluster) -> None:
     faults, admin, clock = cluster.faults, cluster.api_client(), vclock(cluster)
     assert faults is not None and cluster.api is not None

@@ -215,7 +215,8 @@ async def test_usage_annotations_for_pods_with_requests(env: NodeEnv) -> None:
     await env.clock.advance(16)
     ann = (await env.pod("busy"))["metadata"].get("annotations") or {}
     cpu = int(ann["kconsole.dev/cpu-usage"].rstrip("m"))
-    assert 50 <= cpu <= 350 and ann["kconsole.dev/memory-usage"].endswith("Mi")
+    assert 1 <= cpu <= 3, "idle, a pod uses its idle CPU whatever it requests (the HPA scales it back in)"
+    assert ann["kconsole.dev/memory-usage"].endswith("Mi")
     env.fleets[0].kubelets["worker-1"].set_load("default", "busy", 1.5)
     await env.clock.advance(15)
     ann = (await env.pod("busy"))["metadata"]["annotations"]
@@ -237,7 +238,7 @@ async def test_pods_without_requests_show_idle_usage_without_a_write(env: NodeEn
     cpu_m = int(shown["idle"]["cpu"].rstrip("n")) // 1_000_000
     assert 1 <= cpu_m <= 3 and 3 * 1024 <= int(shown["idle"]["memory"].rstrip("Ki")) <= 15 * 1024
     half = (await env.pod("half"))["metadata"]["annotations"]
-    assert 100 <= int(half["kconsole.dev/cpu-usage"].rstrip("m")) <= 700
+    assert 1 <= int(half["kconsole.dev/cpu-usage"].rstrip("m")) <= 3
     assert 3 <= int(half["kconsole.dev/memory-usage"].rstrip("Mi")) <= 15, "memory not requested: idle use"
     await env.clock.advance(60)
     assert (await env.pod("idle"))["metadata"]["resourceVersion"] == idle["metadata"]["resourceVersion"]
@@ -315,3 +316,20 @@ async def test_native_sidecars_start_in_init_order_run_beside_the_app_and_stop_w
 
 async def _ready(env: NodeEnv, name: str) -> bool:
     return condition_status(await env.pod(name), "Ready") == "True"
+
+
+async def test_a_readiness_gate_condition_set_by_another_writer_makes_the_pod_ready(env: NodeEnv) -> None:
+    """Ready stayed False after a controller set the gate's condition: the kubelet only recomputed
+    status on its own changes. Upstream's kubelet syncs the pod on every update it sees."""
+    await env.fleet(workers=1, delay_factor=0)
+    gated = pod("gated")
+    gated["spec"]["readinessGates"] = [{"conditionType": "example.com/lb-ready"}]
+    await env.admin.create(gated)
+    await env.clock.advance(5)
+    assert condition_status(await env.pod("gated"), "ContainersReady") == "True"
+    assert condition_status(await env.pod("gated"), "Ready") == "False"
+    await env.admin.patch("pods", "gated", {"status": {"conditions": [{"type": "example.com/lb-ready",
+                                                                       "status": "True"}]}},
+                          "default", subresource="status", patch_type="strategic")
+    await env.clock.advance(1)
+    assert condition_status(await env.pod("gated"), "Ready") == "True"

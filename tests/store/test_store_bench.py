@@ -16,8 +16,9 @@ async def test_bench_store_writes_a_distinct_value_of_the_asked_size_per_write(t
     p = argparse.ArgumentParser()
     add_arguments(p)
     args = p.parse_args(["--concurrency", "4", "--writes", "40", "--single-writes", "10", "--value-size", "64",
-                         "--data-dir", str(tmp_path), "--synchronous", "NORMAL", "--default-gc"])
+                         "--data-dir", str(tmp_path), "--bare", "--synchronous", "NORMAL", "--default-gc"])
     out = await run(args)
+    assert (out["store"], out["members"], out["durability"]) == ("revlog (bare, not what serve runs)", 1, "NORMAL")
     assert out["writes"] == 40 and out["concurrency"] == 4 and out["writes_per_s"] > 0
     assert out["single_writer_writes_per_s"] > 0 and out["p99_ms"] >= out["p50_ms"] > 0
     if Path("/proc/stat").exists():
@@ -32,6 +33,18 @@ async def test_bench_store_writes_a_distinct_value_of_the_asked_size_per_write(t
     assert current.count == 50  # each writer's few writes all go to keys of their own
     assert {len(kv.value) for kv in current.kvs} == {64}
     assert len({kv.value for kv in current.kvs}) == 50
+
+
+async def test_bench_store_runs_on_the_store_serve_runs_unless_told(tmp_path: Path) -> None:
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    small = ["--concurrency", "4", "--writes", "20", "--single-writes", "4", "--value-size", "64", "--default-gc"]
+    served = await run(p.parse_args([*small, "--data-dir", str(tmp_path / "a")]))
+    assert (served["store"], served["members"], served["durability"]) == ("etcd", 3, "synced")
+    assert served["failover_s"] is not None and served["writes_per_s"] > 0
+    lone = await run(p.parse_args([*small, "--data-dir", str(tmp_path / "b"), "--members", "1", "--no-sync"]))
+    assert (lone["store"], lone["members"], lone["durability"]) == ("etcd", 1, "unsynced")
+    assert lone["failover_s"] is None
 
 
 def test_steal_is_the_hypervisors_share_of_the_cpu_time_between_two_readings() -> None:

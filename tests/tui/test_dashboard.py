@@ -227,22 +227,22 @@ async def test_describe_yaml_events_and_chain(cluster: Any) -> None:
         assert {"creationTimestamp", "generateName", "name", "ownerReferences", "uid"} <= set(meta)
         await pilot.press("escape")
         # Events of the selected pod only.
-        await pilot.press("e")
+        await pilot.press("E")
         selected = app.resources.selected()
         assert selected is not None
         rows = app.events_panel.table.rows
         assert rows and all(r.cells[3] == f"pod/{selected['metadata']['name']}" for r in rows)
-        await pilot.press("e")
+        await pilot.press("E")
         assert app.events_panel.about is None
-        # On an event row, 'e' narrows to the events of the object that event is about.
+        # On an event row, E narrows to the events of the object that event is about.
         app.events_panel.table.focus()
         app.events_panel.table.select_key(next(r.key for r in app.events_panel.table.rows
                                                if r.cells[3] == f"pod/{selected['metadata']['name']}"))
-        await pilot.press("e")
+        await pilot.press("E")
         rows = app.events_panel.table.rows
         assert app.events_panel.border_title == f"Events of pod/{selected['metadata']['name']}"
         assert len(rows) >= 2 and all(r.cells[3] == f"pod/{selected['metadata']['name']}" for r in rows)
-        await pilot.press("e")
+        await pilot.press("E")
         app.resources.table.focus()
         # The chain view follows the Deployment down to the kubelet's starts.
         await pilot.press("c")

@@ -25,7 +25,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kconsole.store.fileio import datasync, fill_zeros, sync_dir, zero_file
+from kconsole.store.fileio import datasync, fill_zeros, sync_dir, write_all, zero_file
 from kconsole.store.raft.core import HardState
 from kconsole.store.raft.log import Entry
 
@@ -88,6 +88,9 @@ class MemoryStorage:
 
     def size(self) -> int:
         return sum(len(e.data) + 24 for e in self.state.entries)
+
+    def growth(self) -> int:
+        return 0
 
     fsync = False
 
@@ -262,8 +265,16 @@ class FileStorage:
     def save_image(self, index: int, image: bytes) -> None:
         """Keep a received snapshot durable until the state machine has installed it."""
         tmp = self.dir / "snapshot.tmp"
-        tmp.write_bytes(marshal.dumps((index, image)))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            write_all(fd, marshal.dumps((index, image)), 0)
+            if self.fsync:
+                datasync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, self.dir / "snapshot.img")
+        if self.fsync:
+            sync_dir(self.dir)
 
     def load_image(self) -> tuple[int, bytes] | None:
         path = self.dir / "snapshot.img"
@@ -278,6 +289,12 @@ class FileStorage:
     def size(self) -> int:
         """Bytes the segments take on disk (preallocated room included, as etcd's WAL folder)."""
         return sum(self._path(seq).stat().st_size for seq, _ in self._segments if self._path(seq).exists())
+
+    def growth(self) -> int:
+        """Bytes of disk the WAL will claim at once, before a write can fail for the lack of them:
+        the next segment's preallocation while it is not made yet (synced WALs only)."""
+        with self._lock:
+            return self._next_size() if self.fsync and self._next is None and self._fd >= 0 else 0
 
     def close(self) -> None:
         with self._lock:
@@ -295,7 +312,7 @@ class FileStorage:
     def _write(self, data: bytes) -> None:
         if self._rotates(len(data)):
             self._rotate()
-        os.pwrite(self._fd, data, self._size)
+        write_all(self._fd, data, self._size)  # raises on a short write: nothing of it counts as written
         self._size += len(data)
         if self.fsync and self._next is None and self._size * 2 > self._limit:
             seq = self._segments[-1][0] + 1
@@ -347,7 +364,7 @@ class FileStorage:
             + _record(("s", s.snap_index, s.snap_term))
             + _record(("a", s.applied, s.applied_revision, s.alarms))
         )
-        os.pwrite(self._fd, head, self._size)
+        write_all(self._fd, head, self._size)
         self._size += len(head)
         self._head = self._size
         if self.fsync:
@@ -399,7 +416,7 @@ class _Preallocation:
 def _zero(path: Path, start: int, end: int, sync: bool) -> None:
     fd = os.open(path, os.O_WRONLY)
     try:
-        os.pwrite(fd, bytes(end - start), start)
+        write_all(fd, bytes(end - start), start)
         if sync:
             datasync(fd)
     finally:

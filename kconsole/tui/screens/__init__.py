@@ -1,4 +1,4 @@
-"""Screens pushed over the dashboard: describe, YAML, chain view, API request log, kube-proxy rules,
+"""Screens pushed over the dashboard: describe, YAML, logs, chain view, API request log, kube-proxy rules,
 help, one manifest file's sync state, scheduling decision matrix, and the confirm / prompt / choice dialogs."""
 
 from .apilog import ApiLogScreen
@@ -6,10 +6,11 @@ from .chain import ChainScreen
 from .confirm import ConfirmScreen
 from .describe import DescribeScreen, YamlScreen
 from .help import HelpScreen
+from .logs import LogsScreen
 from .manifest import ManifestScreen
 from .matrix import MatrixScreen
 from .prompt import ChoiceScreen, PromptScreen
 from .proxy import ProxyScreen
 
-__all__ = ["ApiLogScreen", "ChainScreen", "ChoiceScreen", "ConfirmScreen", "DescribeScreen", "HelpScreen",
+__all__ = ["ApiLogScreen", "ChainScreen", "ChoiceScreen", "ConfirmScreen", "DescribeScreen", "HelpScreen", "LogsScreen",
            "ManifestScreen", "MatrixScreen", "PromptScreen", "ProxyScreen", "YamlScreen"]

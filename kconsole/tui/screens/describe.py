@@ -1,5 +1,5 @@
-"""Describe (``d``): the object's YAML highlighted, its events newest first, its owner chain.
-YAML (``y``): the object exactly as stored, as ``kubectl get -o yaml`` prints it."""
+"""Describe (``d``): what ``kubectl describe`` prints (sections, events last), under the owner chain.
+YAML (``y``): the object as ``kubectl get -o yaml`` prints it, managedFields hidden until ``m``."""
 
 from __future__ import annotations
 
@@ -9,8 +9,11 @@ import yaml
 from rich.console import Group
 from rich.syntax import Syntax
 from rich.text import Text
+from textual.widgets import Static
 
 from kconsole.client import Client, StatusError
+from kconsole.objects.describe import describe
+from kconsole.tui.keymap import screen_bindings
 from kconsole.tui.screens.base import TextScreen
 
 Obj = dict[str, Any]
@@ -52,11 +55,34 @@ async def owner_chain(client: Client, obj: Obj) -> list[str]:
 
 
 class YamlScreen(TextScreen):
-    def __init__(self, obj: Obj, theme: str = "ansi_dark") -> None:
-        super().__init__(f"YAML · {ref_of(obj)}", Syntax(to_yaml(obj), "yaml", theme=theme, background_color="default"))
+    """The object as stored, without ``metadata.managedFields`` until ``m`` asks for them."""
+
+    BINDINGS = [*TextScreen.BINDINGS, *screen_bindings("yaml.managed_fields")]
+
+    def __init__(self, obj: Obj, theme: str = "ansi_dark", managed_fields: bool = False) -> None:
+        super().__init__(f"YAML · {ref_of(obj)}")
+        self.obj = obj
+        self.theme_name = theme
+        self.managed_fields = managed_fields
+        self.render_body()
+
+    def render_body(self) -> None:
+        shown = self.obj if self.managed_fields else without_managed_fields(self.obj)
+        hidden = bool((self.obj.get("metadata") or {}).get("managedFields")) and not self.managed_fields
+        self.title_text = f"YAML · {ref_of(self.obj)}" + (" · managedFields hidden (m shows them)" if hidden else "")
+        if self.is_mounted:
+            self.query_one("#title", Static).update(self.title_text)
+        self.set_body(Syntax(to_yaml(shown), "yaml", theme=self.theme_name, background_color="default"))
+
+    def action_toggle_managed_fields(self) -> None:
+        self.managed_fields = not self.managed_fields
+        self.render_body()
 
 
 class DescribeScreen(TextScreen):
+    """``kubectl describe``'s text for the object (its related objects fetched through the API),
+    with the controlling owner chain above it."""
+
     def __init__(self, obj: Obj, events: list[Obj], client: Client, now: float, theme: str = "ansi_dark") -> None:
         super().__init__(f"Describe · {ref_of(obj)}")
         self.obj = obj
@@ -65,35 +91,57 @@ class DescribeScreen(TextScreen):
         self.now = now
         self.theme_name = theme
         self.chain: list[str] | None = None
+        self.related: dict[str, Any] = {}
+        self.text = describe(obj, events, now)
 
     def on_mount(self) -> None:
         self.render_body()
-        self.run_worker(self._load_chain(), exclusive=True, group="describe")
+        self.run_worker(self._load(), exclusive=True, group="describe")
 
-    async def _load_chain(self) -> None:
+    async def _load(self) -> None:
+        self.related = await related_objects(self.client, self.obj)
+        self.text = describe(self.obj, self.events, self.now, self.related)
         self.chain = await owner_chain(self.client, self.obj)
         self.render_body()
 
     def render_body(self) -> None:
-        from kconsole.tui.panels.events import event_cells
-
-        parts: list[Any] = [Text("Owner chain", style="bold")]
         if self.chain is None:
-            parts.append(Text("  resolving…", style="dim"))
+            owners = Text("Owners: resolving…", style="dim")
         elif not self.chain:
-            parts.append(Text("  <none> (no controlling owner)"))
+            owners = Text("Owners: <none> (no controlling owner)", style="dim")
         else:
-            for depth, line in enumerate(self.chain):
-                parts.append(Text("  " + "  " * depth + "↑ " + line))
-        parts.append(Text(""))
-        parts.append(Text(f"Events ({len(self.events)})", style="bold"))
-        if not self.events:
-            parts.append(Text("  <none>"))
-        for ev in self.events[:50]:
-            cells = event_cells(ev, self.now)
-            style = "bold red" if ev.get("type") == "Warning" else ""
-            parts.append(Text(f"  {cells[0]:<18} {cells[1]:<8} {cells[2]:<22} {cells[4]:<24} {cells[5]}", style=style))
-        parts.append(Text(""))
-        parts.append(Text("Object", style="bold"))
-        parts.append(Syntax(to_yaml(self.obj), "yaml", theme=self.theme_name, background_color="default"))
-        self.set_body(Group(*parts))
+            owners = Text("Owners: " + "  ↑ ".join(self.chain), style="dim")
+        body = Text(self.text)
+        body.highlight_regex(r"(?m)^[A-Za-z][^:\n]*:", "bold")
+        body.highlight_regex(r"(?m)^  Warning .*$", "bold red")
+        self.set_body(Group(owners, Text(""), body))
+
+
+async def related_objects(client: Client, obj: Obj) -> dict[str, Any]:
+    """What kubectl describe lists beside the object: a node's pods and lease, a Deployment's
+    ReplicaSets, a ReplicaSet's pods, a Service's endpoints. A read that fails leaves its part out."""
+    meta = obj.get("metadata") or {}
+    name, ns, uid = meta.get("name", ""), meta.get("namespace"), meta.get("uid")
+    kind = obj.get("kind")
+    related: dict[str, Any] = {}
+    try:
+        if kind == "Node":
+            related["pods"] = await client.list_all("pods", field_selector=f"spec.nodeName={name}")
+            related["lease"] = await client.get("leases", name, "kube-node-lease")
+        elif kind in ("Deployment", "ReplicaSet"):
+            owned = "replicasets" if kind == "Deployment" else "pods"
+            items = await client.list_all(owned, ns)
+            related[owned] = [o for o in items if any(r.get("uid") == uid and r.get("controller")
+                                                      for r in (o.get("metadata") or {}).get("ownerReferences") or ())]
+        elif kind == "Service":
+            related["endpoints"] = await client.get("endpoints", name, ns)
+    except StatusError:
+        pass
+    return related
+
+
+def without_managed_fields(obj: Obj) -> Obj:
+    meta = obj.get("metadata") or {}
+    if "managedFields" not in meta:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}

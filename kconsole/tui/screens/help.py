@@ -7,9 +7,13 @@ from collections.abc import Mapping
 
 from rich.table import Table
 
-from kconsole.tui.keymap import effective_keys, display_key
+from kconsole.tui.keymap import SCREEN_KEYS, display_key, effective_keys
 from kconsole.tui.screens.base import TextScreen
 from kconsole.tui.widgets.vtable import VirtualTable
+
+
+#: The screens with keys of their own (``logs.follow`` acts in the logs screen only).
+SCREENS = frozenset(spec.id.split(".")[0] for spec in SCREEN_KEYS)
 
 
 def help_table(keymap: Mapping[str, str], readonly: bool) -> Table:
@@ -20,7 +24,8 @@ def help_table(keymap: Mapping[str, str], readonly: bool) -> Table:
     table.add_column("")
     for spec, keys in effective_keys(keymap):
         note = "disabled (--readonly)" if readonly and spec.dangerous else ("dangerous" if spec.dangerous else "")
-        table.add_row(display_key(keys), spec.description, spec.id, note,
+        where = "" if spec.id.split(".")[0] not in SCREENS else f" ({spec.id.split('.')[0]})"
+        table.add_row(display_key(keys), spec.description + where, spec.id, note,
                       style="dim" if readonly and spec.dangerous else None)
     for binding in VirtualTable.BINDINGS:
         keys = keymap.get(binding.id or "", binding.key)

@@ -1,0 +1,163 @@
+"""``kconsole drill run|validate|list``: drills headless, for learners' terminals and CI.
+
+``run FILE|NAME`` prints each step's verdicts as they land and exits 0 only when every expectation
+held (1 when one failed, 2 for a drill file that does not validate). ``--json`` prints one JSON
+document instead; ``--junit FILE`` also writes a JUnit XML report (one test case per step).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from kconsole.cluster import ConfigError
+from kconsole.drills.spec import DrillError, builtin_paths, load, resolve
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    run = sub.add_parser("run", help="run a drill headless on the virtual clock")
+    run.add_argument("drill", help="a drill file, or a built-in drill's name (kconsole drill list)")
+    run.add_argument("--seed", type=int, default=None, help="seed (default: the drill's, else 1)")
+    run.add_argument("--json", action="store_true", help="print one JSON document with steps, verdicts, events")
+    run.add_argument("--junit", default=None, metavar="FILE", help="also write a JUnit XML report")
+    run.add_argument("--verbose", action="store_true", help="also print the components' log lines")
+    run.add_argument("--data-dir", default=None, help="keep the drill's workspace and store here "
+                                                      "(default: a temporary folder, removed afterwards)")
+    validate = sub.add_parser("validate", help="check drill files; errors as file:line:col: problem")
+    validate.add_argument("files", nargs="+", help="drill files or built-in names")
+    sub.add_parser("list", help="list the built-in drills, one line each")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action == "list":
+        for name, path in builtin_paths().items():
+            try:
+                title = load(path).title
+            except DrillError as err:
+                title = f"(invalid: {err.errors[0]})"
+            print(f"{name:<28}{title}")
+        return 0
+    if args.action == "validate":
+        status = 0
+        for item in args.files:
+            try:
+                drill = load(resolve(item))
+                print(f"{drill.path}: ok ({len(drill.steps)} steps)")
+            except DrillError as err:
+                print("\n".join(err.errors), file=sys.stderr)
+                status = 2
+        return status
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from kconsole.drills.runner import DrillRunner, StepState
+
+    try:
+        drill = load(resolve(args.drill))
+    except DrillError as err:
+        print("\n".join(err.errors), file=sys.stderr)
+        return 2
+    out = sys.stdout
+    if not args.verbose:  # the components' complaints (a write refused without quorum) are the drill's point
+        logging.getLogger("kconsole").setLevel(logging.CRITICAL + 1)
+
+    printed: dict[int, tuple[bool, int]] = {}  # step index -> (detail shown, verdicts shown)
+
+    def show(state: StepState) -> None:
+        """Print what is new about the step: its header, its action's result, each verdict, its end."""
+        if args.json:
+            return
+        step = state.step
+        if step.index not in printed:
+            out.write(f"[{_t(state.started)}] step {step.index}: {step.name}\n")
+            if step.say:
+                out.write(f"            {' '.join(step.say.split())}\n")
+            if step.predict is not None:
+                out.write(f"            predict: {step.predict.question}\n")
+            printed[step.index] = (False, 0)
+        detail_shown, verdicts_shown = printed[step.index]
+        if state.detail and not detail_shown:
+            for line in state.detail.splitlines():
+                out.write(f"            {line}\n")
+            detail_shown = True
+        for v in state.verdicts[verdicts_shown:]:
+            out.write(f"            {'ok  ' if v.passed else 'FAIL'} {v.text}\n")
+        printed[step.index] = (detail_shown, len(state.verdicts))
+        if state.status in ("passed", "failed", "skipped"):
+            answer = f" (prediction {state.prediction})" if state.prediction else ""
+            out.write(f"[{_t(state.ended)}] step {step.index} {state.status.upper()}{answer}\n")
+        out.flush()
+
+    if args.data_dir and Path(args.data_dir).is_dir() and any(Path(args.data_dir).iterdir()):
+        print(f"kconsole drill run: {args.data_dir} is not empty; a drill's data folder must be new or empty",
+              file=sys.stderr)
+        return 2
+    runner = DrillRunner(drill, seed=args.seed, data_dir=Path(args.data_dir) if args.data_dir else None,
+                         listener=show)
+    if not args.json:
+        print(f"drill {drill.name}: {drill.title} (seed {runner.seed})")
+    wall = time.monotonic()
+    try:
+        result = asyncio.run(runner.run())
+    except ConfigError as err:
+        print(f"{drill.path}: cluster: {err}", file=sys.stderr)
+        return 2
+    except FileExistsError as err:
+        print(f"kconsole drill run: {err}", file=sys.stderr)
+        return 2
+    wall = time.monotonic() - wall
+    if args.junit:
+        write_junit(result, Path(args.junit), wall)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        for error in result.setup_errors:
+            print(f"setup failed: {error}")
+        failed = [s for s in result.steps if s.status == "failed"]
+        verdict = "PASSED" if result.passed else f"FAILED ({len(failed)} of {len(result.steps)} steps)"
+        print(f"drill {drill.name} {verdict}: {result.duration:g} simulated seconds in {wall:.1f} s")
+    return 0 if result.passed else 1
+
+
+def _t(seconds: float | None) -> str:
+    from kconsole.objects.duration import format_duration
+
+    return f"{format_duration(round(seconds or 0.0, 1)):>8}"
+
+
+def write_junit(result: object, path: Path, wall: float) -> None:
+    """One testsuite per drill, one testcase per step; a failed step's verdicts are its failure text."""
+    from kconsole.drills.runner import RunResult
+
+    assert isinstance(result, RunResult)
+    failures = sum(s.status == "failed" for s in result.steps) + (1 if result.setup_errors else 0)
+    suite = ET.Element("testsuite", name=f"drill {result.drill.name}", tests=str(len(result.steps)),
+                       failures=str(failures), skipped=str(sum(s.status in ("skipped", "pending")
+                                                               for s in result.steps)),
+                       time=f"{wall:.3f}")
+    if result.setup_errors:
+        case = ET.SubElement(suite, "testcase", classname=result.drill.name, name="setup")
+        ET.SubElement(case, "failure", message="manifests failed to apply").text = "\n".join(result.setup_errors)
+    for state in result.steps:
+        case = ET.SubElement(suite, "testcase", classname=result.drill.name,
+                             name=f"{state.step.index}. {state.step.name}",
+                             time=f"{(state.ended or 0) - (state.started or 0):.3f}")
+        texts = [v.text for v in state.verdicts if not v.passed]
+        if state.status == "failed":
+            ET.SubElement(case, "failure", message=(texts or [state.detail])[0][:500]).text = \
+                "\n".join([state.detail, *texts]).strip()
+        elif state.status in ("skipped", "pending"):
+            ET.SubElement(case, "skipped", message="prediction only (headless)" if state.prediction else "not run")
+        out = "\n".join([state.detail, *(v.text for v in state.verdicts if v.passed)]).strip()
+        if out:
+            ET.SubElement(case, "system-out").text = out
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
