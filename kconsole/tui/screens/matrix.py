@@ -54,7 +54,7 @@ class MatrixScreen(Screen[None]):
     MatrixScreen > #summary { height: auto; padding: 0 1; color: $text-muted; }
     """
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="screen.back"),
-                Binding("v", "toggle_detail", "raw/norm/weighted", id="matrix.detail")]
+                Binding("v", "toggle_detail", "Score detail", id="matrix.detail")]
 
     def __init__(self, record: Obj) -> None:
         super().__init__()
