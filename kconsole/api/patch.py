@@ -16,6 +16,7 @@ import jsonpointer
 import yaml
 
 from kconsole.api.types import StatusError, status_body
+from kconsole.objects import yamlload
 
 PATCH_TYPES = ("json", "merge", "strategic", "apply")
 
@@ -41,8 +42,8 @@ def parse_patch(patch_type: str | None, body: Any) -> Any:
             raise StatusError.bad_request("the patch is not valid UTF-8") from None
     if isinstance(doc, str):
         try:
-            doc = yaml.safe_load(doc) if patch_type == "apply" else json.loads(doc)
-        except (ValueError, yaml.YAMLError) as err:
+            doc = yamlload.load(doc) if patch_type == "apply" else json.loads(doc)
+        except (ValueError, RecursionError, yaml.YAMLError) as err:
             raise StatusError.bad_request(f"error decoding patch: {err}") from None
     if patch_type == "json":
         if not isinstance(doc, list):

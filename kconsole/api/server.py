@@ -27,6 +27,7 @@ from kconsole.api.audit import AuditLog
 from kconsole.api.controlplane import ControlPlaneLoops, Instance
 from kconsole.api.authn import TokenAuthenticator
 from kconsole.api.satoken import ServiceAccountTokenAuthenticator, SigningKey, TokenSigner
+from kconsole.api.decodetypes import check_patched_types, type_error
 from kconsole.api.fieldvalidation import check as check_fields
 from kconsole.api.filters import compile_filter
 from kconsole.api.impersonation import impersonated_user
@@ -123,6 +124,29 @@ def _optional(module: str, attr: str) -> Any:
 def _invalid(spec: ResourceSpec, name: str, causes: list[dict[str, str]]) -> StatusError:
     """422 for ``causes``, the kind named with its group (``Deployment.apps "web" is invalid``)."""
     return StatusError.invalid(spec.kind, name, causes, spec.group)
+
+
+def _check_types(body: Obj, spec: ResourceSpec) -> None:
+    """400 for a body the kind's Go struct could not be decoded from (a string ``metadata``...)."""
+    problem = type_error(body, spec.kind)
+    if problem is not None:
+        version = spec.api_version.rpartition("/")[2]
+        raise StatusError.bad_request(f'{spec.kind} in version "{version}" cannot be handled as a {spec.kind}: '
+                                      f'{problem}')
+
+
+#: The kind of a subresource's request body (its "kind" field may say it too).
+_BODY_KINDS = {"scale": "Scale", "binding": "Binding", "eviction": "Eviction", "token": "TokenRequest"}
+
+
+def _check_request_types(body: Obj, kind: str) -> None:
+    """400 for a subresource or review body its Go struct could not be decoded from."""
+    named = body.get("kind")
+    if isinstance(named, str) and named:
+        kind = named
+    problem = type_error(body, kind)
+    if problem is not None:
+        raise StatusError.bad_request(f"{kind} cannot be decoded: {problem}")
 
 
 def _omit_empty_meta(meta: Obj) -> None:
@@ -621,6 +645,9 @@ class APIServer:
         req.namespace = namespace
         self._authorize(self._attributes(user, verb, spec, sub or "", namespace or "", req.name or ""))
         call.stage = "storage"
+        if (sub not in (None, "status") or not spec.stored) and verb in ("create", "update") \
+                and isinstance(req.body, dict):
+            _check_request_types(req.body, _BODY_KINDS.get(sub or "", spec.kind))
         if not spec.stored:
             return _ready(self._sub.review(self, call, spec))
         if sub is not None and sub not in strategy.SPEC_SUBRESOURCES:
@@ -935,6 +962,7 @@ class APIServer:
             raise StatusError.bad_request(f"the request body must be a {spec.kind} object, got "
                                           f"{type(body).__name__}")
         av, kind = body.get("apiVersion"), body.get("kind")
+        _check_types(body, spec)
         if av is not None and av != spec.api_version:
             raise StatusError.bad_request(f"the API version in the data ({av}) does not match the expected API "
                                           f"version ({spec.api_version})")
@@ -1055,6 +1083,8 @@ class APIServer:
                 raise StatusError.not_found(spec.group_resource, name, spec.group, spec.resource)
             old = clone(current)
             new = produce(old)
+            if new.get("metadata") is None:
+                new["metadata"] = {}  # null or absent decodes as an empty ObjectMeta, as in Go
             new["apiVersion"], new["kind"] = spec.api_version, spec.kind
             self._check_name(call, spec, new)
             if spec.namespaced:
@@ -1162,6 +1192,7 @@ class APIServer:
                 new = convert.to_stored(apply_patch(req.patch_type or "", convert.from_stored(old), doc, spec.kind))
             else:
                 new = apply_patch(req.patch_type or "", clone(old), doc, spec.kind)
+            check_patched_types(new, spec.kind, req.name or "", spec.group)
             if req.field_validation is not None or spec.info.custom is not None:
                 self._check_fields(call, spec, new, patched=True, before=old)
             return new
@@ -1178,6 +1209,10 @@ class APIServer:
         if not manager:
             raise StatusError.bad_request("PATCH, application/apply-patch+yaml requests must set fieldManager")
         convert = call.convert
+        problem = type_error(doc, spec.kind)
+        if problem is not None:
+            raise StatusError.bad_request(f"failed to create typed patch object ({spec.api_version}, "
+                                          f"Kind={spec.kind}): {problem}")
         if req.field_validation is not None and spec.info.custom is None:
             self._check_fields(call, spec, convert.to_stored(doc) if convert is not None else doc, patched=True)
         if not self._namespace_cached(call, spec):

@@ -8,6 +8,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from kconsole.api import componentstatus, metrics
+from kconsole.api.decodetypes import check_patched_types
 from kconsole.api.filters import format_selector, selector_matches
 from kconsole.api.patch import apply_patch, parse_patch
 from kconsole.api.registry import SCALE_INFO, ResourceSpec
@@ -105,6 +106,7 @@ async def scale(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
         before = to_scale(spec, current)
         if req.verb == "patch":
             wanted = apply_patch(req.patch_type or "", clone(before), doc, "Scale")
+            check_patched_types(wanted, "Scale", name, "autoscaling")
         else:
             wanted = clone(req.body)
         rv = (wanted.get("metadata") or {}).get("resourceVersion")

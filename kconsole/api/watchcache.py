@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -524,16 +525,19 @@ class WatchCache:
                 lo = mid + 1
             else:
                 hi = mid
-        for i in range(lo, len(history)):
-            ev = history[i]
-            if w.filter.namespace is not None and ev.ns != w.filter.namespace:
-                continue
-            if w.filter.name is not None and ev.name != w.filter.name:
-                continue
-            w.offer(ev)
-            if w._closed:
-                return
-        # Replayed events do not count against the live queue's bound.
+        # Replayed events do not count against the live queue's bound: however many the window holds
+        # after ``after``, the client gets them all (the bound is for a client that cannot keep up).
+        capacity, w.capacity = w.capacity, sys.maxsize
+        try:
+            for i in range(lo, len(history)):
+                ev = history[i]
+                if w.filter.namespace is not None and ev.ns != w.filter.namespace:
+                    continue
+                if w.filter.name is not None and ev.name != w.filter.name:
+                    continue
+                w.offer(ev)
+        finally:
+            w.capacity = capacity
         w._initial.extend(w._queue)
         w._queue.clear()
 

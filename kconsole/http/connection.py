@@ -52,6 +52,7 @@ class Reply:
     content_type: str = JSON
     cache_control: str | None = NO_CACHE
     warning: str | None = None
+    retry_after: int | None = None
 
     def headers(self) -> dict[str, str]:
         headers = {"Content-Type": self.content_type}
@@ -59,6 +60,8 @@ class Reply:
             headers["Cache-Control"] = self.cache_control
         if self.warning is not None:
             headers["Warning"] = self.warning
+        if self.retry_after is not None:
+            headers["Retry-After"] = str(self.retry_after)
         return headers
 
     def encode(self, date: str, close: bool) -> bytes:
@@ -69,6 +72,8 @@ class Reply:
             head.append(f"Cache-Control: {self.cache_control}\r\n")
         if self.warning is not None:
             head.append(f"Warning: {_header_value(self.warning)}\r\n")
+        if self.retry_after is not None:
+            head.append(f"Retry-After: {self.retry_after}\r\n")
         if close:
             head.append("Connection: close\r\n")
         head.append(f"Date: {date}\r\nContent-Length: {len(self.body)}\r\n\r\n")
@@ -119,6 +124,17 @@ class _Dates:
 
 _dates = _Dates()
 
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """Real-time limits on a connection's reads, in seconds (the front's defaults are
+    kube-apiserver's: ReadHeaderTimeout 32, the request timeout 60 for a body, IdleTimeout 90)."""
+
+    header: float
+    body: float
+    idle: float
+
+
 Serve = Callable[[RequestView, bytes], Awaitable[Reply]]
 
 
@@ -126,11 +142,14 @@ class Connection(asyncio.Protocol):
     """One client connection: small exchanges answered here, the rest handed to an aiohttp handler."""
 
     def __init__(self, serve: Serve, make_handler: Callable[[], asyncio.Protocol],
-                 connections: set[Connection], max_body_bytes: int) -> None:
+                 connections: set[Connection], max_body_bytes: int,
+                 release: Callable[[], None] | None = None) -> None:
         self._serve = serve
         self._max_body_bytes = max_body_bytes
         self._make_handler = make_handler
         self._connections = connections
+        #: Called once when the connection ends (the listener's count of open connections).
+        self._release = release
         self.transport: asyncio.Transport | None = None
         self.handler: Any = None
         #: The front's per-connection authentication memo: (Authorization header, its Credentials).
@@ -142,6 +161,11 @@ class Connection(asyncio.Protocol):
         self._reading_paused = False
         self._loop = asyncio.get_running_loop()
         self.last_active = self._loop.time()
+        #: When the request being read began to arrive (None: none is), and when its head was
+        #: complete with the body still to come: the header and body read timeouts count from these.
+        self._request_since: float | None = None
+        self._head_since: float | None = None
+        self._answered = 0
 
     # ------------------------------------------------------------------ asyncio.Protocol
 
@@ -172,6 +196,9 @@ class Connection(asyncio.Protocol):
         if self.handler is not None:
             self.handler.connection_lost(exc)
         self.transport = None
+        release, self._release = self._release, None
+        if release is not None:
+            release()
 
     def pause_writing(self) -> None:
         self._paused = True
@@ -189,11 +216,34 @@ class Connection(asyncio.Protocol):
     def idle(self) -> bool:
         return self.handler is None and self._busy is None
 
-    def expire(self, idle_since: float) -> None:
-        """Close the connection if it has waited for a request since before ``idle_since`` (keep-alive limit)."""
-        if self._busy is None and self.handler is None and self.last_active < idle_since \
-                and self.transport is not None:
-            self.transport.close()
+    def expire(self, now: float, timeouts: Timeouts) -> None:
+        """Close the connection if it has waited past a limit, as Go's http.Server does for
+        kube-apiserver: a request head not complete within ``header`` seconds of its first byte
+        (or of the connection, for its first request), a body not complete within ``body`` seconds
+        of its head, no new request within ``idle`` seconds of the last answer."""
+        transport = self.transport
+        if self._busy is not None or self.handler is not None or transport is None or transport.is_closing():
+            return
+        if self._head_since is not None:
+            late = now - self._head_since > timeouts.body
+        elif self._request_since is not None:
+            late = now - self._request_since > timeouts.header
+        elif self._answered == 0:
+            late = now - self.last_active > timeouts.header
+        else:
+            late = now - self.last_active > timeouts.idle
+        if late:
+            transport.close()
+
+    @property
+    def idle_since(self) -> float | None:
+        """Since when this connection has waited for a request with nothing of one read; None if
+        it is reading or answering one (or aiohttp serves it, or it is closing)."""
+        transport = self.transport
+        if self._busy is not None or self.handler is not None or self._buffer or transport is None \
+                or transport.is_closing():
+            return None
+        return self.last_active
 
     def close_when_idle(self) -> asyncio.Task[None] | None:
         """Shutdown: close now if no request is being answered, else after its answer (returned task)."""
@@ -205,6 +255,8 @@ class Connection(asyncio.Protocol):
     def _next(self) -> None:
         """Answer the buffered request if it is complete and ours to answer; hand over if it is not ours."""
         buffer = self._buffer
+        if self._request_since is None:
+            self._request_since = self._loop.time()
         end = buffer.find(b"\r\n\r\n")
         if end < 0:
             if len(buffer) > MAX_HEAD_BYTES:
@@ -217,7 +269,10 @@ class Connection(asyncio.Protocol):
         method, path, query_string, headers, length, close = parsed
         total = end + 4 + length
         if len(buffer) < total:
+            if self._head_since is None:
+                self._head_since = self._loop.time()
             return
+        self._request_since = self._head_since = None
         view = RequestView(method, path, query_string, CIMultiDictProxy(CIMultiDict(headers)), self.transport, self)
         if _streams(view):
             self._hand_over()
@@ -276,6 +331,7 @@ class Connection(asyncio.Protocol):
         close = close or self._close_when_idle
         transport.write(reply.encode(_dates.now(), close))
         self.last_active = self._loop.time()
+        self._answered += 1
         if close:
             transport.close()
             return

@@ -8,6 +8,7 @@ without a socket. Bad input raises :class:`~kconsole.api.types.StatusError` nami
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ import yaml
 
 from kconsole.api.types import Credentials, Request, StatusError, status_body
 from kconsole.http import protobuf
+from kconsole.objects import yamlload
 
 #: Upstream's apiserver limit on request bodies.
 MAX_BODY_BYTES = 3 * 1024 * 1024
@@ -146,7 +148,12 @@ def media_type(content_type: str | None) -> str:
 
 
 def decode_body(raw: bytes, content_type: str | None, *, what: str = "request body") -> Any:
-    """JSON, YAML or Kubernetes protobuf -> Python value; 400/415 naming the problem otherwise."""
+    """JSON, YAML or Kubernetes protobuf -> Python value; 400/413/415 naming the problem otherwise.
+
+    Decoding never takes more than the body's size in work and memory: YAML aliases expand within
+    go-yaml's limits and the body limit (:mod:`kconsole.objects.yamlload`), and nothing nests deeper
+    than :data:`~kconsole.objects.yamlload.MAX_DEPTH` levels.
+    """
     kind = media_type(content_type)
     if kind == protobuf.CONTENT_TYPE:
         try:
@@ -155,17 +162,20 @@ def decode_body(raw: bytes, content_type: str | None, *, what: str = "request bo
             raise StatusError.bad_request(f"invalid protobuf {what}: {err}") from None
     if kind in ("", "application/json", "application/json-patch+json", "application/merge-patch+json",
                 "application/strategic-merge-patch+json", "*/*"):
-        try:
-            return json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as err:
-            raise StatusError.bad_request(f"invalid JSON in {what}: {err}") from None
+        return decode_json(raw, what)
     if kind in ("application/yaml", "application/apply-patch+yaml", "application/x-yaml", "text/yaml"):
         try:
-            return json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            pass
+            return decode_json(raw, what)
+        except StatusError as err:
+            if err.code != 400 or not err.message.startswith("invalid JSON"):
+                raise
         try:
-            return yaml.safe_load(raw)
+            return yamlload.load(raw, max_bytes=MAX_BODY_BYTES)
+        except yamlload.LimitError as err:
+            if err.too_large:
+                raise StatusError.too_large(f"Request entity too large: the YAML {what} {err.problem} "
+                                            f"(its aliases expand it past the request body limit)") from None
+            raise StatusError.bad_request(f"invalid YAML in {what}: {err}") from None
         except yaml.YAMLError as err:
             raise StatusError.bad_request(f"invalid YAML in {what}: {err}") from None
     raise StatusError.unsupported_media_type(
@@ -173,11 +183,102 @@ def decode_body(raw: bytes, content_type: str | None, *, what: str = "request bo
         f"application/yaml, application/vnd.kubernetes.protobuf (got {kind!r})")
 
 
+#: A ``\uD800``-``\uDFFF`` escape: possibly a lone surrogate, which Go's decoder turns into U+FFFD.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def decode_json(raw: bytes, what: str = "request body") -> Any:
+    """JSON as Go's decoder reads it: a lone surrogate escape becomes U+FFFD (a valid pair is one
+    character already); nesting deeper than the limit is a 400, not a RecursionError."""
+    depth = yamlload.MAX_DEPTH
+    try:
+        value = json.loads(raw)
+    except RecursionError:
+        raise StatusError.bad_request(f"invalid JSON in {what}: nests deeper than {depth} levels") from None
+    except (ValueError, UnicodeDecodeError) as err:
+        raise StatusError.bad_request(f"invalid JSON in {what}: {err}") from None
+    if raw.count(b"[") + raw.count(b"{") > depth and _deeper_than(value, depth):
+        raise StatusError.bad_request(f"invalid JSON in {what}: nests deeper than {depth} levels")
+    if b"\\u" in raw and _SURROGATE_ESCAPE.search(raw) is not None:
+        value = _without_surrogates(value)
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether objects and arrays nest more than ``limit`` levels (iterative: any depth is safe)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth >= limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    return value
+
+
+#: DeleteOptions' fields and the JSON types Go's decoder accepts for them.
+_DELETE_OPTION_TYPES: dict[str, tuple[type, ...]] = {
+    "apiVersion": (str,), "kind": (str,), "gracePeriodSeconds": (int,), "preconditions": (dict,),
+    "orphanDependents": (bool,), "propagationPolicy": (str,), "dryRun": (list,),
+}
+_GO_TYPES = {"gracePeriodSeconds": "int64", "preconditions": "v1.Preconditions", "orphanDependents": "bool",
+             "propagationPolicy": "v1.DeletionPropagation", "dryRun": "[]string", "apiVersion": "string",
+             "kind": "string"}
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a decoded value, as Go's decoder names it in "cannot unmarshal X into"."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+def _delete_option_problem(opts: dict[str, Any]) -> str | None:
+    for key, types in _DELETE_OPTION_TYPES.items():
+        value = opts.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+            return (f"json: cannot unmarshal {json_type(value)} into Go struct field DeleteOptions.{key} "
+                    f"of type {_GO_TYPES[key]}")
+    for key, value in (opts.get("preconditions") or {}).items():
+        if value is not None and not isinstance(value, str):
+            return (f"json: cannot unmarshal {json_type(value)} into Go struct field Preconditions.preconditions."
+                    f"{key} of type string")
+    if any(not isinstance(v, str) for v in opts.get("dryRun") or ()):
+        return "json: cannot unmarshal into Go struct field DeleteOptions.dryRun of type string"
+    return None
+
+
 def _apply_delete_options(request: Request, opts: Any) -> None:
     if not isinstance(opts, dict):
         raise StatusError.bad_request("DeleteOptions must be a JSON object")
     if opts.get("kind") not in (None, "DeleteOptions"):
         raise StatusError.bad_request(f"expected DeleteOptions in the request body, got kind {opts.get('kind')!r}")
+    problem = _delete_option_problem(opts)
+    if problem is not None:
+        raise StatusError.bad_request(f"couldn't get options: {problem}")
     if opts.get("propagationPolicy"):
         request.propagation_policy = str(opts["propagationPolicy"])
     elif opts.get("orphanDependents") is True:
@@ -185,9 +286,9 @@ def _apply_delete_options(request: Request, opts: Any) -> None:
     elif opts.get("orphanDependents") is False and request.propagation_policy is None:
         request.propagation_policy = "Background"
     if opts.get("gracePeriodSeconds") is not None:
-        request.grace_period_seconds = int(opts["gracePeriodSeconds"])
+        request.grace_period_seconds = opts["gracePeriodSeconds"]
     if opts.get("preconditions"):
-        request.preconditions = {k: str(v) for k, v in opts["preconditions"].items() if v is not None}
+        request.preconditions = {k: v for k, v in opts["preconditions"].items() if v is not None}
     if opts.get("dryRun"):
         request.dry_run = True
 
@@ -228,8 +329,9 @@ def _apply_query(req: Request, query: Mapping[str, str]) -> None:
 
 
 def build_request(method: str, route: Route, query: Mapping[str, str], headers: Mapping[str, str],
-                  raw: bytes, credentials: Credentials) -> Request:
-    """One HTTP request on a resource URL -> the API server's Request."""
+                  raw: bytes, credentials: Credentials, *, decode: bool = True) -> Request:
+    """One HTTP request on a resource URL -> the API server's Request; without ``decode`` the body
+    is left out unread (a caller that failed authentication gets its 401 before any parsing)."""
     assert route.resource is not None
     method = method.upper()
     name, sub = route.name, route.subresource
@@ -267,6 +369,8 @@ def build_request(method: str, route: Route, query: Mapping[str, str], headers: 
         req.field_selector = f"{req.field_selector},{selector}" if req.field_selector else selector
         req.name = None
     content_type = headers.get("Content-Type")
+    if not decode:
+        return req
     if verb == "patch":
         patch_type = PATCH_TYPES.get(media_type(content_type))
         if patch_type is None:

@@ -6,17 +6,27 @@ rendered back (JSON, Tables, chunked watch events flushed one by one, log lines)
 this layer is rendering: discovery and OpenAPI documents built from ``entry.resources()``, health
 pages from ``entry.health_checks()``, TLS with client-certificate users, and the kubeconfig.
 
-Connections are accepted by :mod:`kconsole.http.connection`, which answers plain request/response
-exchanges itself (:meth:`HTTPFront._serve`) and hands streams and unusual requests to aiohttp
-(:meth:`HTTPFront._handle`); both end in the same dispatch.
+Connections are accepted by :mod:`kconsole.http.listener` (a cap on open connections, back-off when
+descriptors run out) and served by :mod:`kconsole.http.connection`, which answers plain
+request/response exchanges itself (:meth:`HTTPFront._serve`) and hands streams and unusual requests
+to aiohttp (:meth:`HTTPFront._handle`); both end in the same dispatch.
+
+Bad input costs the event loop little: a request with a body is authenticated before its body is
+read or decoded, a body larger than :data:`OFFLOAD_BYTES` is decoded on a worker thread, and at most
+:data:`MAX_REQUESTS_INFLIGHT` read-only and :data:`MAX_MUTATING_REQUESTS_INFLIGHT` mutating requests
+(watches and other long-running requests excluded, as upstream's max-in-flight filter) are answered
+at once; beyond them a 429 with ``Retry-After``. The control plane's own components call the API
+server in-process, so neither limit ever stands between them and it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import ssl
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -29,8 +39,9 @@ from kconsole.api import prometheus
 from kconsole.api.types import Credentials, Request, Response, StatusError, UserInfo, status_body
 from kconsole.clock import Clock, RealClock
 from kconsole.http import encode, rest, tables
-from kconsole.http.connection import JSON, NO_CACHE, Connection, Reply, RequestView
+from kconsole.http.connection import JSON, NO_CACHE, Connection, Reply, RequestView, Timeouts
 from kconsole.http.discovery import AGGREGATED_CONTENT_TYPE, Discovery
+from kconsole.http.listener import Listener, default_max_connections
 from kconsole.http.openapi import (
     OPENAPI_V2_JSON,
     OPENAPI_V2_PROTOBUF,
@@ -47,8 +58,20 @@ VERSION = {
     "compiler": "cpython", "platform": "linux/amd64",
 }
 _PUBLIC = ("/healthz", "/livez", "/readyz")
-#: Idle keep-alive connections are closed after this many (real) seconds, as aiohttp's default.
-KEEPALIVE_TIMEOUT = 75.0
+#: Idle keep-alive connections are closed after this many (real) seconds (kube-apiserver's IdleTimeout).
+KEEPALIVE_TIMEOUT = 90.0
+#: A request head must arrive within this many seconds (kube-apiserver's ReadHeaderTimeout).
+HEADER_TIMEOUT = 32.0
+#: A request body must arrive within this many seconds of its head (the request timeout, 60 s).
+BODY_TIMEOUT = 60.0
+#: Upstream's --max-requests-inflight and --max-mutating-requests-inflight defaults.
+MAX_REQUESTS_INFLIGHT = 400
+MAX_MUTATING_REQUESTS_INFLIGHT = 200
+#: Bodies larger than this are decoded on a worker thread (a 3 MiB YAML body takes seconds).
+OFFLOAD_BYTES = 64 * 1024
+_BODY_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))
+_LONG_RUNNING_SUBRESOURCES = frozenset(("log", *rest.STREAMING_SUBRESOURCES))
+_PRIVILEGED_GROUP = "system:masters"
 
 
 _dumps = encode.dumps
@@ -69,7 +92,9 @@ def _same_resources(now: list[Any], before: list[Any]) -> bool:
 
 
 def _status_response(status: dict[str, Any]) -> Reply:
-    return _json_response(int(status.get("code", 500)), status)
+    code = int(status.get("code", 500))
+    retry = (status.get("details") or {}).get("retryAfterSeconds") if code == 429 else None
+    return Reply(code, encode.dumps_object(status), JSON, NO_CACHE, None, retry)
 
 
 def _text(code: int, text: str) -> Reply:
@@ -107,7 +132,10 @@ class HTTPFront:
                  data_dir: Path, clock: Clock | None = None,
                  admin: UserInfo = UserInfo("admin", ("system:masters",)),
                  max_body_bytes: int = rest.MAX_BODY_BYTES, shutdown_timeout: float = 2.0,
-                 keepalive_timeout: float = KEEPALIVE_TIMEOUT) -> None:
+                 keepalive_timeout: float = KEEPALIVE_TIMEOUT, header_timeout: float = HEADER_TIMEOUT,
+                 body_timeout: float = BODY_TIMEOUT, max_connections: int | None = None,
+                 max_requests_inflight: int = MAX_REQUESTS_INFLIGHT,
+                 max_mutating_requests_inflight: int = MAX_MUTATING_REQUESTS_INFLIGHT) -> None:
         self.entry = entry
         self.address = address
         self.requested_port = port
@@ -118,11 +146,17 @@ class HTTPFront:
         self.max_body_bytes = max_body_bytes
         self.shutdown_timeout = shutdown_timeout
         self.keepalive_timeout = keepalive_timeout
+        self.timeouts = Timeouts(header_timeout, body_timeout, keepalive_timeout)
+        self.max_connections = max_connections if max_connections is not None else default_max_connections()
+        self.inflight_limits = {"readOnly": max_requests_inflight, "mutating": max_mutating_requests_inflight}
+        #: Requests being answered now, by kind (long-running ones are not counted).
+        self.inflight = {"readOnly": 0, "mutating": 0}
         self.port = 0
         self.admin_token = ""
         self.kubeconfig_path: Path | None = None
         self._web_server: web.Server | None = None
-        self._listener: asyncio.Server | None = None
+        self._listener: Listener | None = None
+        self._decoder: ThreadPoolExecutor | None = None
         # Connections still answered by kconsole.http.connection (the others are aiohttp's).
         self._connections: set[Connection] = set()
         self._sweep_handle: asyncio.TimerHandle | None = None
@@ -167,14 +201,16 @@ class HTTPFront:
         connections = self._connections
 
         def connection() -> Connection:
-            return Connection(self._serve, web_server, connections, self.max_body_bytes)
+            return Connection(self._serve, web_server, connections, self.max_body_bytes, listener.release)
 
-        self._listener = await asyncio.get_running_loop().create_server(
-            connection, self.address, self.requested_port,
-            ssl=self._ssl_context(pki) if pki else None, backlog=1024, reuse_address=True)
-        self._sweep_handle = asyncio.get_running_loop().call_later(self.keepalive_timeout / 2, self._sweep)
-        sockets = self._listener.sockets
-        self.port = sockets[0].getsockname()[1] if sockets else self.requested_port
+        listener = Listener(connection, ssl_context=self._ssl_context(pki) if pki else None,
+                            max_connections=self.max_connections, evict=self._evict_idle,
+                            handshake_timeout=self.timeouts.header)
+        listener.bind(self.address, self.requested_port)
+        listener.start()
+        self._listener = listener
+        self._sweep_handle = asyncio.get_running_loop().call_later(self._sweep_period, self._sweep)
+        self.port = listener.port or self.requested_port
         self.kubeconfig_path = kc.write_kubeconfig(self.data_dir,
                                                    kc.kubeconfig_text(self.url, self.admin_token, pki))
         return self.port
@@ -198,14 +234,36 @@ class HTTPFront:
             self._web_server = None
         if answering:
             await asyncio.wait(answering, timeout=self.shutdown_timeout)
+        if self._decoder is not None:
+            self._decoder.shutdown(wait=False, cancel_futures=True)
+            self._decoder = None
+
+    @property
+    def _sweep_period(self) -> float:
+        timeouts = self.timeouts
+        return min(timeouts.header, timeouts.body, timeouts.idle) / 4
 
     def _sweep(self) -> None:
-        """Close keep-alive connections idle for longer than the limit (one timer for all of them)."""
+        """Close connections past a read or idle limit (one timer for all of them)."""
         loop = asyncio.get_running_loop()
-        idle_since = loop.time() - self.keepalive_timeout
+        now = loop.time()
+        timeouts = self.timeouts
         for conn in list(self._connections):
-            conn.expire(idle_since)
-        self._sweep_handle = loop.call_later(self.keepalive_timeout / 2, self._sweep)
+            conn.expire(now, timeouts)
+        self._sweep_handle = loop.call_later(self._sweep_period, self._sweep)
+
+    def _evict_idle(self) -> bool:
+        """At the connection cap: close the connection that has waited for a request the longest."""
+        oldest: Connection | None = None
+        oldest_since = 0.0
+        for conn in self._connections:
+            since = conn.idle_since
+            if since is not None and (oldest is None or since < oldest_since):
+                oldest, oldest_since = conn, since
+        if oldest is None or oldest.transport is None:
+            return False
+        oldest.transport.close()
+        return True
 
     # ------------------------------------------------------------------ documents
 
@@ -397,6 +455,17 @@ class HTTPFront:
     # ------------------------------------------------------------------ resources
 
     async def _read_body(self, request: web.BaseRequest) -> bytes:
+        """The body aiohttp has not read yet, within :attr:`timeouts`' body limit."""
+        try:
+            async with asyncio.timeout(self.timeouts.body):
+                return await self._read_body_now(request)
+        except TimeoutError:
+            if request.transport is not None:
+                request.transport.close()
+            raise StatusError(status_body(408, "Timeout", f"the request body did not arrive within "
+                                          f"{self.timeouts.body:g} s")) from None
+
+    async def _read_body_now(self, request: web.BaseRequest) -> bytes:
         length = request.content_length
         if length is not None and length > self.max_body_bytes:
             raise StatusError.too_large(f"Request entity too large: limit is {self.max_body_bytes}")
@@ -428,7 +497,56 @@ class HTTPFront:
         if route.resource is None:
             raise rest.not_found()
         method = request.method
-        if method not in ("POST", "PUT", "PATCH", "DELETE"):
+        query = request.query
+        if route.watch_prefix or route.subresource in _LONG_RUNNING_SUBRESOURCES or (
+                query and query.get("watch") in ("true", "True", "1")):
+            return await self._resource(request, route, method, creds, body)
+        kind = "mutating" if method in _BODY_METHODS else "readOnly"
+        if self.inflight[kind] >= self.inflight_limits[kind] and self._privileged(creds) is False:
+            raise StatusError.too_many_requests("Too many requests, please try again later.", 1)
+        self.inflight[kind] += 1
+        try:
+            return await self._resource(request, route, method, creds, body)
+        finally:
+            self.inflight[kind] -= 1
+
+    def _privileged(self, creds: Credentials) -> bool | None:
+        """Whether the caller is in system:masters, whom the in-flight limits never turn away (as
+        upstream); None for a caller who does not authenticate (its 401 costs nothing to answer)."""
+        tokens = getattr(self.entry, "tokens", None)
+        try:
+            user = tokens.authenticate(creds) if tokens is not None else None
+        except StatusError:
+            return None
+        return user is not None and _PRIVILEGED_GROUP in user.groups
+
+    def _authenticated(self, creds: Credentials) -> bool:
+        """Whether the caller authenticates (the entry judges when it keeps no tokens here)."""
+        tokens = getattr(self.entry, "tokens", None)
+        if tokens is None:
+            return True
+        try:
+            tokens.authenticate(creds)
+        except StatusError:
+            return False
+        return True
+
+    def _decode_pool(self) -> ThreadPoolExecutor:
+        if self._decoder is None:
+            self._decoder = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kconsole-http-body")
+        return self._decoder
+
+    async def _resource(self, request: web.BaseRequest | RequestView, route: rest.Route, method: str,
+                        creds: Credentials, body: bytes | None) -> Reply | web.StreamResponse:
+        query = request.query
+        if method in _BODY_METHODS and not self._authenticated(creds):
+            # The 401 comes before the body is read or decoded; the entry answers (and audits) it.
+            bare = rest.build_request(method, route, query, request.headers, b"", creds, decode=False)
+            result = await self.entry.handle(bare)
+            if isinstance(result, Response) and not result.ok:
+                return _status_response(result.body)
+            raise StatusError.unauthorized()
+        if method not in _BODY_METHODS:
             raw = b""
         elif body is not None:
             raw = body
@@ -437,9 +555,13 @@ class HTTPFront:
             raw = await self._read_body(request)
         if rest.streaming_refused(route, method):
             return await self._streaming_refused(route, creds)
-        query = request.query
         try:
-            req = rest.build_request(method, route, query, request.headers, raw, creds)
+            if len(raw) > OFFLOAD_BYTES:
+                req = await asyncio.get_running_loop().run_in_executor(
+                    self._decode_pool(),
+                    functools.partial(rest.build_request, method, route, query, request.headers, raw, creds))
+            else:
+                req = rest.build_request(method, route, query, request.headers, raw, creds)
         except StatusError:
             if raw and not self._serves(route):
                 # A body kconsole cannot decode for a kind it does not serve: the missing resource is the news.

@@ -8,14 +8,22 @@ data folder wherever it is.
 Changes come from watchfiles (inotify on Linux). ``step`` 50 ms: a burst of writes is reported once
 the folder has been quiet for 50 ms; ``debounce`` 300 ms caps the wait while writes keep coming
 (e.g. an unrelated busy file), so a save reaches the sync well within 500 ms.
+
+A manifest-named entry that is not a regular file (a dangling or looping symbolic link, a FIFO, a
+folder named ``x.yaml``) is not read; :func:`entry_problem` says why, for the report. A file larger
+than :data:`MAX_FILE_BYTES` is not read either, and a file is read only once :class:`Looks` has seen
+its size and modification time unchanged across two looks :data:`STABLE_SECONDS` apart (an editor or
+a copy still writing it would otherwise be applied half-written).
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -27,6 +35,10 @@ log = logging.getLogger(__name__)
 
 DEBOUNCE_MS = 300
 STEP_MS = 50
+#: Manifests larger than this are refused unread (the API takes 3 MiB per object; a file may hold many).
+MAX_FILE_BYTES = 8 * 1024 * 1024
+#: Real seconds between the two looks that must agree before a changed file is read.
+STABLE_SECONDS = 0.2
 
 _EDITOR_JUNK = re.compile(r"(\.sw[a-p]$|\.swx$|~$|^#.*#$|^4913$|___jb_\w+___$|\.tmp$|\.bak$|\.orig$)")
 
@@ -72,9 +84,10 @@ class FolderFilter:
             rel_dir = Path(dirpath).relative_to(self.root).as_posix()
             prefix = "" if rel_dir == "." else rel_dir + "/"
             dirnames[:] = sorted(d for d in dirnames if not self.ignored(prefix + d))
-            for name in filenames:
+            # Every manifest-named entry, readable or not: the sync reports those it cannot read.
+            for name in filenames + dirnames:
                 rel = prefix + name
-                if self.is_manifest(rel) and os.path.isfile(os.path.join(dirpath, name)):
+                if self.is_manifest(rel):
                     found.append(rel)
         yield from sorted(found)
 
@@ -84,6 +97,89 @@ class FolderFilter:
         if rel is None or rel == "." or self.ignored(rel):
             return False
         return is_manifest_name(rel) or os.path.isdir(path) or not os.path.exists(path)
+
+
+def entry_problem(path: Path) -> str | None:
+    """Why the manifest-named entry at ``path`` is not read, or None for a regular file (also one
+    reached through a symbolic link). The entry must exist (``os.path.lexists``)."""
+    try:
+        info = path.stat()
+    except OSError as err:
+        if path.is_symlink():
+            target = os.readlink(path)
+            if err.errno == errno.ELOOP:
+                return f"skipped: symbolic link loop (links to {target}, which never reaches a file)"
+            if err.errno == errno.ENOENT:
+                return f"skipped: dangling symbolic link (its target {target} does not exist)"
+        return f"skipped: cannot read it: {err.strerror}"
+    mode = info.st_mode
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "skipped: a folder named like a manifest (the manifests inside it are synced one by one)"
+    what = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    return f"skipped: {what}, not a regular file"
+
+
+def size_problem(size: int) -> str | None:
+    if size > MAX_FILE_BYTES:
+        return (f"file is {size:,} bytes; manifests larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB are not "
+                "read (split it into several files)")
+    return None
+
+
+Signature = tuple[int, int]  # (size, modification time in ns)
+
+
+def signature(path: Path) -> Signature | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns
+
+
+class Looks:
+    """Which files have kept the same size and modification time across two looks taken at least
+    ``stable_seconds`` apart (real time: it is the writer's pace that matters, not the cluster's)."""
+
+    def __init__(self, stable_seconds: float = STABLE_SECONDS) -> None:
+        self.stable_seconds = stable_seconds
+        self._seen: dict[Path, tuple[Signature, float]] = {}
+
+    def forget(self, path: Path) -> None:
+        self._seen.pop(path, None)
+
+    async def stable(self, paths: list[Path]) -> tuple[list[Path], list[Path]]:
+        """(stable, still changing): one look now; files not seen the same long enough are looked at
+        again after the rest of ``stable_seconds`` (one wait for all of them)."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        settled: list[Path] = []
+        waiting: list[tuple[Path, Signature | None]] = []
+        for path in paths:
+            sig = signature(path)
+            seen = self._seen.get(path)
+            if sig is not None and seen is not None and seen[0] == sig and now - seen[1] >= self.stable_seconds:
+                settled.append(path)
+                continue
+            if seen is None or seen[0] != sig:
+                self._seen[path] = (sig, now) if sig is not None else ((-1, -1), now)
+            waiting.append((path, sig))
+        if not waiting:
+            return settled, []
+        latest = max(self._seen[path][1] for path, _ in waiting)
+        await asyncio.sleep(max(0.0, latest + self.stable_seconds - loop.time()))
+        changing: list[Path] = []
+        for path, sig in waiting:
+            again = signature(path)
+            if again is not None and again == sig:
+                settled.append(path)
+            else:
+                self._seen[path] = (again if again is not None else (-1, -1), loop.time())
+                changing.append(path)
+        return settled, changing
 
 
 class FolderWatcher:

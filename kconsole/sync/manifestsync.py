@@ -18,6 +18,13 @@ processed in one pass, one pass at a time:
 A folder that is no longer there (moved, deleted) is not a folder of removed files: nothing is
 applied or pruned until it is back.
 
+Files are read and parsed on a worker thread, never on the event loop the API server shares; a
+file is read only once its size and modification time held still across two looks (see
+:class:`~kconsole.sync.folder.Looks`; until then it is ``pending``), and only if it is no larger
+than :data:`~kconsole.sync.folder.MAX_FILE_BYTES`. Manifest-named entries that cannot be read (a
+dangling or looping symbolic link, a FIFO, a folder named ``x.yaml``) are in the report with the
+reason they were skipped.
+
 Files whose error came from the server are tried again on every pass and on a back-off (2 s to
 60 s of simulated time), so a file waiting for another file's Namespace, or for etcd to regain
 quorum, recovers without being saved again.
@@ -27,12 +34,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from pathlib import Path
 
 from kconsole.client import Client, StatusError, is_not_found
-from kconsole.clock import Clock, TimerHandle
+from kconsole.clock import Clock, TimerHandle, io_tracker
 from kconsole.sync import apply as applier
-from kconsole.sync.folder import FolderFilter, FolderWatcher
+from kconsole.sync.folder import MAX_FILE_BYTES, STABLE_SECONDS, FolderFilter, FolderWatcher, Looks, entry_problem, \
+    size_problem
 from kconsole.sync.parse import Document, ParsedFile, SyncError, parse_file
 from kconsole.sync.prune import INVENTORY_FILE, Inventory, InventoryError, delete_objects, identity
 from kconsole.sync.report import AppliedObject, ChangeLines, FileState, Listener, Report
@@ -53,7 +62,8 @@ class ManifestSync:
     for a callback after each pass, :attr:`version` for polling."""
 
     def __init__(self, client: Client, folder: str | Path, *, data_dir: str | Path | None = None, clock: Clock,
-                 watch: bool = True, debounce_ms: int | None = None) -> None:
+                 watch: bool = True, debounce_ms: int | None = None,
+                 stable_seconds: float = STABLE_SECONDS) -> None:
         self.client = client
         self.clock = clock
         self.folder = Path(folder)
@@ -67,6 +77,9 @@ class ManifestSync:
         self.watch = watch
         kwargs = {"debounce_ms": debounce_ms} if debounce_ms is not None else {}
         self.watcher = FolderWatcher(self.filter, self._changed, **kwargs)
+        self.looks = Looks(stable_seconds)
+        self._relook: asyncio.Task[None] | None = None
+        self._relook_paths: set[str] = set()
         self._pending: set[str] = set()
         self._wake = asyncio.Event()
         self._lock = asyncio.Lock()
@@ -123,6 +136,9 @@ class ManifestSync:
         if self._retry is not None:
             self._retry.cancel()
             self._retry = None
+        if self._relook is not None:
+            self._relook.cancel()
+            self._relook = None
         await self.watcher.stop()
         worker, self._worker = self._worker, None
         if worker is not None:
@@ -183,13 +199,7 @@ class ManifestSync:
     async def _pass(self, paths: set[str]) -> None:
         self.passes += 1
         now = self.clock.now()
-        parsed: dict[str, ParsedFile] = {}
-        removed: list[str] = []
-        for rel in sorted(paths):
-            if (self.folder / rel).is_file() and self.filter.is_manifest(rel):
-                parsed[rel] = parse_file(self.folder / rel, rel)
-            else:
-                removed.append(rel)
+        parsed, removed = await self._read(paths, now)
 
         declared_ns = {d.obj["metadata"]["name"] for pf in parsed.values() if not pf.errors
                        for d in pf.documents if d.obj.get("kind") == "Namespace" and d.obj.get("apiVersion") == "v1"}
@@ -251,6 +261,57 @@ class ManifestSync:
         self._save()
         self._schedule_retry()
         self.report.changed()
+
+    async def _read(self, paths: set[str], now: float) -> tuple[dict[str, ParsedFile], list[str]]:
+        """Parse the files of ``paths`` that are there, readable and done being written; the
+        others are reported (skipped, too large) or left pending and looked at again."""
+        parsed: dict[str, ParsedFile] = {}
+        removed: list[str] = []
+        readable: list[Path] = []
+        for rel in sorted(paths):
+            path = self.folder / rel
+            if not os.path.lexists(path) or not self.filter.is_manifest(rel):
+                removed.append(rel)
+                self.looks.forget(path)
+                continue
+            problem = entry_problem(path)
+            if problem is not None:
+                self._fail(rel, [SyncError(rel, 1, 1, problem, "Skipped")], now)
+                continue
+            readable.append(path)
+        with io_tracker(self.clock):  # real time (the writer's), which a virtual clock must wait for
+            settled, changing = await self.looks.stable(readable)
+        done = set(settled)
+        for path in readable:
+            rel = path.relative_to(self.folder).as_posix()
+            if path not in done:
+                st = self.files.setdefault(rel, FileState(rel))
+                st.status, st.updated = "pending", now
+                continue
+            try:
+                problem = size_problem(path.stat().st_size)
+            except OSError as err:
+                problem = f"cannot read file: {err.strerror}"
+            if problem is not None:
+                self._fail(rel, [SyncError(rel, 1, 1, problem, "TooLarge")], now)
+                continue
+            with io_tracker(self.clock):
+                parsed[rel] = await asyncio.to_thread(parse_file, path, rel, MAX_FILE_BYTES)
+        if changing:
+            self._relook_paths |= {path.relative_to(self.folder).as_posix() for path in changing}
+            if self._relook is None:
+                self._relook = asyncio.get_running_loop().create_task(self._look_again(), name="manifest-relook")
+        return parsed, removed
+
+    async def _look_again(self) -> None:
+        """Files still being written: another pass over them once they may have settled."""
+        try:
+            with io_tracker(self.clock):
+                await asyncio.sleep(self.looks.stable_seconds)
+        finally:
+            self._relook = None
+        rels, self._relook_paths = self._relook_paths, set()
+        self._changed(rels)
 
     def _folder_missing(self) -> None:
         """The watched folder was moved or deleted under the sync: its files are not 'removed' (that

@@ -19,18 +19,13 @@ from typing import Any
 
 import yaml
 
+from kconsole.objects import yamlload
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
-#: libyaml's loader when PyYAML has it: about 6x faster on a big file (parsing runs on the event
-#: loop the API server and the console share), and its syntax messages are the ones kubectl prints
-#: ("did not find expected key": go-yaml is a port of libyaml).
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-#: A document whose aliases expand it past this many values is refused (a "billion laughs" file of
-#: a few hundred bytes would otherwise hang the process copying it), as kubectl refuses it.
-MAX_EXPANDED_VALUES = 1_000_000
-#: Deeper documents are refused before the recursive copies and encoders on the way overflow the stack
-#: (Kubernetes objects nest a few dozen levels; a CRD's schema rarely 50).
-MAX_DEPTH = 200
+#: libyaml's loader (its syntax messages are the ones kubectl prints: go-yaml is a port of libyaml).
+_Loader: Any = yamlload.Loader
+#: Deeper documents are refused (the limit every door YAML comes in by applies).
+MAX_DEPTH = yamlload.MAX_DEPTH
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,13 +111,18 @@ def is_manifest_name(name: str) -> bool:
     return name.lower().endswith(MANIFEST_SUFFIXES)
 
 
-def parse_file(path: str | Path, display: str | None = None) -> ParsedFile:
-    """Read and parse one file; ``display`` is the path shown in errors (relative to the folder)."""
+def parse_file(path: str | Path, display: str | None = None, max_bytes: int | None = None) -> ParsedFile:
+    """Read and parse one file; ``display`` is the path shown in errors (relative to the folder).
+    A file longer than ``max_bytes`` is refused after reading no more than that."""
     shown = display or str(path)
     try:
-        raw = Path(path).read_bytes()
+        with open(path, "rb") as f:
+            raw = f.read() if max_bytes is None else f.read(max_bytes + 1)
     except OSError as err:
         return ParsedFile(shown, [], [SyncError(shown, 1, 1, f"cannot read file: {err.strerror}", "Read")])
+    if max_bytes is not None and len(raw) > max_bytes:
+        return ParsedFile(shown, [], [SyncError(shown, 1, 1, f"file is larger than {max_bytes:,} bytes; not read",
+                                                "TooLarge")])
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -149,8 +149,15 @@ def _pos(node: Any) -> Position:
 def _parse_yaml(text: str, path: str) -> ParsedFile:
     docs: list[Document] = []
     errors: list[SyncError] = []
-    loader = _Loader(text)
     roots: list[Any] = []
+    try:
+        # Aliases, depth and self-reference are judged on the parse events, before anything composes.
+        yamlload.check(text)
+    except yaml.MarkedYAMLError as err:
+        return ParsedFile(path, [], [_yaml_error(path, err)])
+    except yaml.YAMLError as err:
+        return ParsedFile(path, [], [SyncError(path, 1, 1, f"YAML error: {err}", "YAMLSyntax")])
+    loader = _Loader(text)
     try:
         while loader.check_node():
             node = loader.get_node()
@@ -163,10 +170,7 @@ def _parse_yaml(text: str, path: str) -> ParsedFile:
                                                        "YAMLSyntax")])
             roots.append((node, loader.construct_document(node)))
     except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        problem = err.problem or err.context or "invalid YAML"
-        return ParsedFile(path, [], [SyncError(path, line, column, f"YAML syntax error: {problem}", "YAMLSyntax")])
+        return ParsedFile(path, [], [_yaml_error(path, err)])
     except yaml.YAMLError as err:
         return ParsedFile(path, [], [SyncError(path, 1, 1, f"YAML error: {err}", "YAMLSyntax")])
     finally:
@@ -174,6 +178,15 @@ def _parse_yaml(text: str, path: str) -> ParsedFile:
     for node, value in roots:
         _add_document(path, value, node, docs, errors)
     return ParsedFile(path, docs, errors)
+
+
+def _yaml_error(path: str, err: yaml.MarkedYAMLError) -> SyncError:
+    mark = err.problem_mark or err.context_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    problem = err.problem or err.context or "invalid YAML"
+    if isinstance(err, yamlload.LimitError):
+        return SyncError(path, line, column, f"YAML error: {problem}", "YAMLSyntax")
+    return SyncError(path, line, column, f"YAML syntax error: {problem}", "YAMLSyntax")
 
 
 class _Unusable(Exception):
@@ -185,44 +198,26 @@ class _Unusable(Exception):
 def _structure_problem(root: Any) -> tuple[str, Position] | None:
     """Why a document's shape makes it unusable, and where, before anything copies it: a key
     given twice in one mapping (YAML loaders keep the last silently, so an edit of the first does
-    nothing; kubectl refuses the file), nested deeper than :data:`MAX_DEPTH`, containing itself
-    through an alias, or expanding through aliases to more than :data:`MAX_EXPANDED_VALUES`
-    values (as the API server and every deep copy on the way would see it). Each distinct node is
-    visited once (linear time)."""
-    sizes: dict[int, int] = {}
-    building = -1
-
-    def size(node: Any, depth: int) -> int:
-        known = sizes.get(id(node))
-        if known is not None:
-            if known == building:
-                raise _Unusable("document contains itself through an alias", node)
-            return known
-        if depth > MAX_DEPTH:
-            raise _Unusable(f"document nests deeper than {MAX_DEPTH} levels", node)
-        sizes[id(node)] = building
-        total = 1
+    nothing; kubectl refuses the file). Aliases, depth and self-reference were judged before
+    composing (:func:`kconsole.objects.yamlload.check`). Each distinct node is visited once."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
             lines: dict[str, int] = {}
             for key, value in node.value:
                 if isinstance(key, yaml.ScalarNode) and key.value != "<<":
                     if key.value in lines:
-                        raise _Unusable(f'mapping key "{key.value}" already defined at line {lines[key.value]}', key)
+                        return f'mapping key "{key.value}" already defined at line {lines[key.value]}', _pos(key)
                     lines[key.value] = key.start_mark.line + 1
-                total += size(key, depth + 1) + size(value, depth + 1)
+                stack.append(key)
+                stack.append(value)
         elif isinstance(node, yaml.SequenceNode):
-            for item in node.value:
-                total += size(item, depth + 1)
-        sizes[id(node)] = total
-        return total
-
-    try:
-        expanded = size(root, 0)
-    except _Unusable as err:
-        return str(err), _pos(err.node if err.node is not None else root)
-    if expanded > MAX_EXPANDED_VALUES:
-        return ("document contains excessive aliasing "
-                f"(its aliases expand it to more than {MAX_EXPANDED_VALUES:,} values)"), _pos(root)
+            stack.extend(node.value)
     return None
 
 
@@ -305,7 +300,13 @@ def _parse_json(text: str, path: str) -> ParsedFile:
     errors: list[SyncError] = []
     # JSON is also YAML: compose it again for field positions (cheap, and JSON already parsed).
     try:
+        if value is not None:
+            yamlload.check(text)
         node = yaml.compose(text, Loader=_Loader) if value is not None else None
+    except yamlload.LimitError as err:
+        error = _yaml_error(path, err)
+        return ParsedFile(path, [], [SyncError(path, error.line, error.column,
+                                               error.message.replace("YAML", "JSON", 1), "JSONSyntax")])
     except yaml.YAMLError:
         node = None
     problem = _structure_problem(node) if node is not None else None

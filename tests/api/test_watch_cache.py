@@ -285,3 +285,19 @@ async def test_a_write_still_in_the_store_stream_is_not_skipped_by_a_list_and_wa
     assert sorted(seen) == ["a", "late"], (listed["metadata"]["resourceVersion"], names)
     again = await admin.ok("list", "configmaps", namespace="default")  # settled: the store's revision again
     assert again["metadata"]["resourceVersion"] == str(kv.revision)
+
+
+async def test_a_watch_resumed_from_an_old_rv_replays_more_than_its_queue_bound(admin: Client,
+                                                                                 clock: VirtualClock) -> None:
+    """The live queue's bound (1,000) is for a client that falls behind, not for the replay: every
+    event after the resourceVersion arrives, in order, and the watch then follows live events."""
+    start = (await admin.ok("list", "configmaps", namespace="replay"))["metadata"]["resourceVersion"]
+    await admin.ok("create", "namespaces", body={"metadata": {"name": "replay"}})
+    for i in range(1_050):
+        await admin.ok("create", "configmaps", namespace="replay", body={"metadata": {"name": f"r{i:04d}"}})
+    w = await admin.do("watch", "configmaps", namespace="replay", resource_version=start)
+    await admin.ok("create", "configmaps", namespace="replay", body={"metadata": {"name": "live"}})
+    events = await drain(w, clock)
+    assert summary(events) == [("ADDED", f"r{i:04d}") for i in range(1_050)] + [("ADDED", "live")]
+    assert not w.terminated
+    await w.close()

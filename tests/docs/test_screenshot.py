@@ -31,14 +31,14 @@ EXPECTED = {
     "scheduling": ("Scheduling", "quickstart/web-"),
     "manifests": ("Manifests", "deployment.yaml", "applied"),
     "faults": ("Faults [1]", "kubelet-stop", "worker-3", "NodeNotReady"),
-    "describe": ("Describe", "Pod quickstart/web-", "Owner chain"),
+    "describe": ("Describe", "Pod quickstart/web-", "Owners: ReplicaSet quickstart/web-"),
     "yaml": ("YAML", "Pod quickstart/web-", "apiVersion", "managedFields"),
     "chain": ("Chain", "Deployment quickstart/web", "ReplicaSet web-"),
     "matrix": ("Scheduling decision", "NodeResourcesFit", "winner"),
     "manifest": ("Manifest", "deployment.yaml", "Deployment quickstart/web"),
     "proxy": ("kube-proxy rules", "KUBE-SERVICES", "default/kubernetes:https", "KUBE-SEP-"),
     "apilog": ("API requests", "system:kube-scheduler"),
-    "keys": ("Keys", "resource.describe", "time.pause"),
+    "keys": ("Keys", "resource.describe", "fault.heal"),
 }
 
 
