@@ -14,7 +14,7 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("kconsole.serve", "run the cluster headless until SIGINT/SIGTERM"),
     "bench": ("kconsole.bench.cli", "run a benchmark and print its figures"),
-    "etcdctl": ("kconsole.store.etcdctl", "etcd member status from a data folder: endpoint status|health, member list"),
+    "etcdctl": ("kconsole.store.etcdctl", "etcd member status from a data folder: endpoint status|health, member list, quorum"),
     "snapshot": ("kconsole.store.snapshot", "save, inspect or restore a snapshot of the store"),
     "kubeconfig": ("kconsole.http.kubeconfig_cmd", "print the kubeconfig of a cluster's data folder"),
     "fault": ("kconsole.faultcmd", "list, apply and heal faults on a running cluster (kconsole fault list)"),

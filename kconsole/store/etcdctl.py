@@ -1,10 +1,12 @@
-"""``kconsole etcdctl endpoint status|endpoint health|member list [-w table|json|simple]``.
+"""``kconsole etcdctl endpoint status|endpoint health|member list|quorum [-w table|json|simple]``.
 
 Prints etcdctl 3.5's layouts. The figures come from the data folder (``--data-dir``, default
 ``./.kconsole``; its members live in ``etcd/etcd-0``, ...): each member's WAL (term, raft index,
 applied index), its revision log file (revision, db size, size in use) and the ``member.json`` a
 running member rewrites whenever its role or pause changes (ignored when the process that wrote it
-is gone). Everything is opened
+is gone). ``quorum`` (kconsole's own) prints how many members answer, how many are needed and how
+many more may fail, from the members that answer; ``endpoint health`` adds that line on stderr.
+Everything is opened
 read-only, so it works beside a running kconsole. A running process's in-memory view is
 ``EtcdCluster.member_status()``; :func:`render_status` renders either.
 """
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kconsole.objects.humanize import human_bytes
-from kconsole.store.facade import MEMBERS_DIR, client_port
+from kconsole.store.facade import MEMBERS_DIR, Quorum, client_port
 from kconsole.store.members import VERSION, MemberStatus, member_id
 from kconsole.store.raft.wal import FileStorage
 
@@ -168,6 +170,19 @@ def render_health(statuses: list[MemberStatus], fmt: str) -> str:
         else f"{s.endpoint} is unhealthy: {error(s)}" for s in statuses)
 
 
+def quorum_of(statuses: list[MemberStatus]) -> Quorum:
+    """Quorum from what answers: a stopped or frozen member counts as lost."""
+    return Quorum.of(len(statuses), sum(1 for s in statuses if s.running and not s.paused))
+
+
+def render_quorum(statuses: list[MemberStatus], fmt: str) -> str:
+    q = quorum_of(statuses)
+    if fmt == "json":
+        return json.dumps({"members": q.members, "alive": q.alive, "needed": q.needed,
+                           "failuresTolerated": q.failures_tolerated, "ok": q.ok})
+    return q.line()
+
+
 def render_members(statuses: list[MemberStatus], fmt: str) -> str:
     def peer(s: MemberStatus) -> str:
         host, port = s.endpoint.rsplit(":", 1)
@@ -183,7 +198,8 @@ def render_members(statuses: list[MemberStatus], fmt: str) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("words", nargs="+", metavar="COMMAND", help="endpoint status | endpoint health | member list")
+    p.add_argument("words", nargs="+", metavar="COMMAND",
+                   help="endpoint status | endpoint health | member list | quorum")
     p.add_argument("-w", "--write-out", default="simple", choices=("simple", "table", "json"),
                    help="output format (default simple, as etcdctl)")
     p.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help=f"data folder (default {DEFAULT_DATA_DIR})")
@@ -192,7 +208,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     command = " ".join(args.words)
-    renderers = {"endpoint status": render_status, "endpoint health": render_health, "member list": render_members}
+    renderers = {"endpoint status": render_status, "endpoint health": render_health, "member list": render_members,
+                 "quorum": render_quorum}
     if command not in renderers:
         print(f"kconsole etcdctl: unknown command {command!r} (use: {', '.join(renderers)})", file=sys.stderr)
         return 2
@@ -210,6 +227,10 @@ def run(args: argparse.Namespace) -> int:
         print(render_status([s for s in statuses if s not in silent], args.write_out))
         return 1 if silent else 0
     print(renderers[command](statuses, args.write_out))
+    if command == "endpoint health" and args.write_out != "json":
+        print(quorum_of(statuses).line(), file=sys.stderr)
+    if command == "quorum":
+        return 0 if quorum_of(statuses).ok else 1
     if command == "endpoint health" and not all(s.healthy for s in statuses):
         return 1
     return 0

@@ -91,11 +91,24 @@ class Quorum:
     members: int
     alive: int  # running, not paused, and on the leader's side of any partition
     needed: int
+    #: Further member failures the live members survive (not the cluster size's (n-1)/2: with one
+    #: of three down, the next failure loses quorum).
     failures_tolerated: int
+
+    @classmethod
+    def of(cls, members: int, alive: int) -> Quorum:
+        needed = members // 2 + 1
+        return cls(members, alive, needed, max(0, alive - needed))
 
     @property
     def ok(self) -> bool:
         return self.alive >= self.needed
+
+    def line(self) -> str:
+        """``quorum ok: 2 alive / 2 needed / tolerates 0`` or ``quorum LOST: 1 alive / 2 needed``."""
+        if not self.ok:
+            return f"quorum LOST: {self.alive} alive / {self.needed} needed"
+        return f"quorum ok: {self.alive} alive / {self.needed} needed / tolerates {self.failures_tolerated}"
 
 
 class EtcdCluster:
@@ -580,13 +593,11 @@ class EtcdCluster:
         return out
 
     def quorum(self) -> Quorum:
-        n = len(self.members)
-        needed = n // 2 + 1
         alive_ids = {m.id for m in self.members if m.running and not m.paused}
         best = max(
             (side & alive_ids for side in self.network.sides()), key=len, default=alive_ids,
         ) if alive_ids else set()
-        return Quorum(n, len(best), needed, (n - 1) // 2)
+        return Quorum.of(len(self.members), len(best))
 
     def partition(self, member_ids: set[str] | set[int] | list[Any]) -> None:
         """Cut the given members (names or ids) off from the others."""

@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+from textual import events
 from textual.app import App, ComposeResult
 from textual.containers import Grid, Vertical
 from textual.widgets import Footer
@@ -39,6 +41,7 @@ from kconsole.tui.panels import (
     ResourcesPanel,
     SchedulingPanel,
 )
+from kconsole.tui.panels.status import StatusLine
 from kconsole.tui.themes import DEFAULT_THEME, THEMES_DIR, ThemeError, discover, load_theme_file, state_colours
 from kconsole.tui.widgets import VirtualTable
 
@@ -57,6 +60,10 @@ BACKGROUND_INTERVAL = 0.5
 #: Lease names in kube-system -> the fault target kind they stand for.
 LEADER_LEASES = {"kube-scheduler": "scheduler", "kube-controller-manager": "controller-manager"}
 
+#: Below this many columns or rows the console shows one panel at a time (k9s's one main table),
+#: the others one key away; at or above it, the dashboard of every panel.
+COMPACT_BELOW = (140, 40)
+
 SHORT_KINDS = ("po", "deploy", "rs", "ds", "sts", "job", "cj", "svc", "ep", "no", "ns", "ev", "lease", "cm",
                "sec", "sa", "hpa", "pdb", "pc", "sd", "endpointslices", "roles", "rolebindings",
                "clusterroles", "clusterrolebindings")
@@ -72,12 +79,17 @@ class ConsoleApp(ObjectKeys, App[int]):
     """``ConsoleApp(cluster)``: ``cluster`` is a :class:`kconsole.cluster.Cluster` (started or not)."""
 
     TITLE = "kconsole"
+    # The dashboard: Resources and Events side by side over Scheduling and Leases (each wide enough
+    # for its key columns), and a column as wide as the etcd table's key columns for etcd,
+    # Manifests and Faults. The compact layout stacks them and shows only the one in view.
     CSS = """
     Screen { layout: vertical; }
-    #dashboard { grid-size: 4 3; grid-rows: 1fr 1fr 1fr; grid-columns: 1fr 1fr 1fr 1fr; height: 1fr; }
-    #resources { column-span: 2; row-span: 2; }
-    #events { column-span: 2; row-span: 2; }
-    #side { height: 1fr; }
+    #dashboard { grid-size: 3 2; grid-rows: 2fr 1fr; grid-columns: 1fr 1fr 40; height: 1fr; }
+    #side { row-span: 2; height: 1fr; }
+    .-compact #dashboard { layout: vertical; }
+    .-compact #side { row-span: 1; }
+    .-compact Panel { border-left: none; border-right: none; }
+    .-compact HeaderPanel { height: 4; }
     EtcdPanel > .summary { height: auto; color: $text-muted; }
     EtcdPanel > .summary.lost { color: $error; text-style: bold; }
     """
@@ -112,8 +124,16 @@ class ConsoleApp(ObjectKeys, App[int]):
         self.scheduling = SchedulingPanel(self.model)
         self.manifests = ManifestsPanel(self.model)
         self.faults = FaultsPanel(self.model)
-        self.panels: list[Panel] = [self.resources, self.events_panel, self.leases, self.etcd, self.scheduling,
+        #: In reading order: tab steps through them, the compact layout's switcher lists them.
+        self.panels: list[Panel] = [self.resources, self.events_panel, self.scheduling, self.leases, self.etcd,
                                     self.manifests, self.faults]
+        self.side = Vertical(id="side")
+        self.status_line = StatusLine()
+        self.header.readonly = readonly
+        #: One panel at a time (a small terminal) instead of the dashboard.
+        self.compact = False
+        #: The panel in view in the compact layout.
+        self.shown: Panel = self.resources
         self.kconsole_themes: dict[str, Path] = {}
         self.theme_errors: list[str] = []
         self.boot_error = ""
@@ -136,13 +156,194 @@ class ConsoleApp(ObjectKeys, App[int]):
         with Grid(id="dashboard"):
             yield self.resources
             yield self.events_panel
-            yield self.leases
-            yield self.etcd
-            yield self.scheduling
-            with Vertical(id="side"):
+            with self.side:
+                yield self.etcd
                 yield self.manifests
                 yield self.faults
+            yield self.scheduling
+            yield self.leases
+        yield self.status_line
         yield Footer()
+
+    # ------------------------------------------------------------------ adaptive layout
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_compact(event.size.width < COMPACT_BELOW[0] or event.size.height < COMPACT_BELOW[1])
+
+    def set_compact(self, compact: bool) -> None:
+        """Switch between the dashboard and one panel at a time (the focused one stays in view)."""
+        if compact == self.compact and self.header.switcher:
+            return
+        self.compact = compact
+        self.set_class(compact, "-compact")
+        if compact:
+            self.shown = self.focused_panel() or self.shown
+        self._show_only(self.shown if compact else None)
+
+    def _show_only(self, panel: Panel | None) -> None:
+        """Display ``panel`` alone (compact) or every panel (``None``); the header's switcher follows."""
+        for p in self.panels:
+            p.display = panel is None or p is panel
+        self.side.display = panel is None or panel.parent is self.side
+        self.header.switcher = [(self._panel_label(p), p.id or "", p is panel) for p in self.panels] if panel else []
+        self.header.text = ""
+        self.header.sync()
+
+    def _panel_label(self, panel: Panel) -> str:
+        return panel.title if panel is not self.resources else self.resources.group_resource.split(".")[0]
+
+    def show_panel(self, panel_id: str) -> None:
+        """Bring a panel into view (compact) and give it the keys."""
+        panel = next((p for p in self.panels if p.id == panel_id), None)
+        if panel is None:
+            return
+        if self.compact:
+            self.shown = panel
+            self._show_only(panel)
+        panel.table.focus()
+        if self.ready:
+            panel.sync(force=True)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        panel = self.focused_panel()
+        if panel is not None and self.compact and panel is not self.shown and self.screen is self.screen_stack[0]:
+            self.shown = panel
+            self._show_only(panel)
+        self.update_target()
+
+    def on_virtual_table_cursor_moved(self, message: VirtualTable.CursorMoved) -> None:
+        if message.table is self.focused:
+            self.update_target()
+
+    def update_target(self) -> None:
+        """The status line names the focused panel and what its keys act on (the row under the
+        cursor), so ``f`` never surprises: ``f fault on pod kube-system/coredns-…``."""
+        panel = self.focused_panel()
+        if panel is None:
+            return
+        label = self._panel_label(panel)
+        target = self.selected_target()
+        if target is None:
+            what = "nothing selected" if not panel.table.rows else "no object under the cursor"
+            self.status_line.show_target(f"[b]{escape(label)}[/] · {what} · ? keys")
+            return
+        kind, name = target[0].lower(), escape(target[1])
+        act = "[dim]read-only[/]" if self.readonly else f"[b]f[/] fault on {kind} {name}"
+        self.status_line.show_target(f"[b]{escape(label)}[/] ▸ {kind} {name} · {act} · [b]d[/] describe · ? keys")
+
+    # ------------------------------------------------------------------ messages
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every message also goes to the status line, where a k9s user looks for it."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+        if self.is_mounted(self.status_line):
+            self.status_line.say(message, severity)
+
+    def on_key(self, event: events.Key) -> None:
+        """A key nothing on the main screen took: say why (read-only, or no such key here) instead
+        of doing nothing."""
+        from kconsole.tui.screens import PromptScreen
+
+        if isinstance(self.screen, PromptScreen):
+            # Typed in one burst with the key that opened the prompt (a paste of ":deploy⏎"):
+            # these keys went to the table below before the prompt existed.
+            self.screen.take_key(event, from_below=True)
+            return
+        if self.screen is not self.screen_stack[0]:
+            return
+        active = self.screen.active_bindings.get(event.key)
+        if active is not None and active.enabled:
+            return  # a binding took it
+        spec = self._binding_for(event.key)
+        if spec is not None and self.readonly and spec.dangerous:
+            self.status_line.say(f"read-only: {spec.description.lower()} ({keymap.display_key(event.key)}) "
+                                 "is disabled (--readonly)", "warning")
+        elif spec is None and (event.is_printable or event.key.startswith("ctrl+")):
+            label = self._panel_label(self.focused_panel() or self.resources)
+            self.status_line.say(f"{keymap.display_key(event.key)}: no key here in {label} (? lists every key)",
+                                 "warning")
+
+    def on_paste(self, event: events.Paste) -> None:
+        """A paste on the main screen acts as the same keys typed: ``:deploy⏎`` switches kind,
+        ``/web⏎`` filters (the text after the first character goes into the prompt)."""
+        from kconsole.tui.screens import PromptScreen
+
+        if self.screen is not self.screen_stack[0] or not event.text:
+            return
+        opens = {":": self.action_prompt_kind, "/": self.action_prompt_filter}.get(event.text[0])
+        if opens is None:
+            self.status_line.say("paste: start with : (kind) or / (filter)", "warning")
+            return
+        opens()
+        if isinstance(self.screen, PromptScreen):
+            self.screen.feed(event.text[1:])
+
+    # ------------------------------------------------------------------ screenshot
+
+    def screenshot_folder(self) -> Path:
+        """Where screenshots go by default: the cluster's data folder (else the working folder)."""
+        data_dir = getattr(getattr(self.cluster, "config", None), "data_dir", None)
+        return Path(data_dir) if data_dir else Path.cwd()
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        """Save the screen as SVG in the data folder (or ``path``) and say where, or why not."""
+        if self.is_web:
+            return super().deliver_screenshot(filename, path, time_format)
+        from textual._files import generate_datetime_filename
+
+        folder = Path(path).expanduser() if path else self.screenshot_folder()
+        target = folder / (filename or generate_datetime_filename(self.title, ".svg", time_format))
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            target.write_text(self.export_screenshot(), encoding="utf-8")
+        except OSError as err:
+            self.notify(f"screenshot not saved: {target}: {err.strerror or err}", severity="error", timeout=10)
+            return None
+        self.notify(f"screenshot saved to {target.resolve()}", timeout=10)
+        return str(target)
+
+    def action_screenshot_to(self) -> None:
+        """Ask where to save a screenshot (a folder, or a file ending .svg)."""
+        from kconsole.tui.screens import PromptScreen
+
+        def done(value: str | None) -> None:
+            if value is None:
+                return
+            where = Path(value.strip()).expanduser() if value.strip() else self.screenshot_folder()
+            if where.suffix == ".svg":
+                self.call_after_refresh(self.deliver_screenshot, where.name, str(where.parent))
+            else:
+                self.call_after_refresh(self.deliver_screenshot, None, str(where))
+
+        self.push_screen(PromptScreen("screenshot: a folder, or a file ending .svg", str(self.screenshot_folder()),
+                                      "empty: the data folder"), done)
+
+    def _binding_for(self, key: str) -> keymap.KeySpec | None:
+        """The app binding answering ``key`` after remapping, if any (screens' own keys aside)."""
+        for spec, keys in keymap.effective_keys(self.keymap_overrides):
+            if spec.id in keymap.SCREEN_KEY_IDS:
+                continue
+            if key in {k.strip() for k in keys.split(",")}:
+                return spec
+        return None
+
+    def action_focus_next(self) -> None:
+        self._step_panel(1)
+
+    def action_focus_previous(self) -> None:
+        self._step_panel(-1)
+
+    def _step_panel(self, step: int) -> None:
+        """tab / shift+tab: the next panel (brought into view on a small terminal); in a dialog,
+        the dialog's next field."""
+        if self.screen is not self.screen_stack[0] or self.screen.maximized is not None:
+            (self.screen.focus_next if step > 0 else self.screen.focus_previous)()
+            return
+        current = self.focused_panel() or (self.shown if self.compact else self.resources)
+        i = self.panels.index(current) if current in self.panels else 0
+        self.show_panel(self.panels[(i + step) % len(self.panels)].id or "")
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         from kconsole.tui.themes import STATE_DEFAULTS
@@ -313,20 +514,26 @@ class ConsoleApp(ObjectKeys, App[int]):
                 if path.suffix in (".yaml", ".yml") and path.exists():
                     self.reload_theme_file(path)
 
-    def table_styles(self) -> tuple[dict[str, str], str, str, str]:
-        """State colours, header colour, cursor background and a readable text colour on it."""
+    def table_styles(self) -> tuple[dict[str, str], str, str, str, str, str, str]:
+        """State colours, header colour, cursor background and a readable text colour on it, and
+        the rows' background, text and alternate-row background: all from the current theme."""
         from textual.color import Color
 
         theme = self.current_theme
+        variables = self.theme_variables
         primary = theme.primary or "#0178D4"
         cursor_fg = Color.parse(primary).get_contrast_text(1.0).hex
-        return state_colours(theme), theme.accent or primary, primary, cursor_fg
+        background = Color.parse(variables.get("background") or theme.background or "#000000")
+        foreground = Color.parse(variables.get("foreground") or theme.foreground or "#ffffff")
+        zebra = background.blend(foreground, 0.05)
+        return (state_colours(theme), theme.accent or primary, primary, cursor_fg,
+                background.hex, foreground.hex, zebra.hex)
 
     def apply_table_styles(self) -> None:
-        states, header, cursor_bg, cursor_fg = self.table_styles()
+        styles = self.table_styles()
         for screen in self.screen_stack:
             for table in screen.query(VirtualTable):
-                table.set_theme_styles(states, header, cursor_bg, cursor_fg)
+                table.set_theme_styles(*styles)
 
     def action_next_theme(self) -> None:
         names = sorted(self.kconsole_themes)
@@ -338,13 +545,14 @@ class ConsoleApp(ObjectKeys, App[int]):
     # ------------------------------------------------------------------ readonly
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # None: shown dimmed in the footer; the key then reaches on_key, which says it is read-only.
         if self.readonly and action in keymap.DANGEROUS_ACTIONS:
-            return False
+            return None
         return True
 
     def refuse_readonly(self) -> bool:
         if self.readonly:
-            self.notify("read-only console: faults and changes are disabled (--readonly)", severity="warning")
+            self.notify("read-only: faults and changes are disabled (--readonly)", severity="warning")
         return self.readonly
 
     # ------------------------------------------------------------------ selection helpers
@@ -400,12 +608,8 @@ class ConsoleApp(ObjectKeys, App[int]):
         from kconsole.tui.screens import PromptScreen
 
         def done(value: str | None) -> None:
-            if value:
-                try:
-                    self.resources.switch_kind(value)
-                    self.resources.table.focus()
-                except FilterError as err:
-                    self.notify(str(err), severity="error")
+            if value and self.switch_kind_safely(value):
+                self.show_panel(self.resources.id or "")
 
         self.push_screen(PromptScreen(":kind (po, deploy, svc, no, ev, lease, …)", "",
                                       "kind by name or short name", self.kinds()), done)
@@ -446,11 +650,17 @@ class ConsoleApp(ObjectKeys, App[int]):
                                       f"favourites: {favourites}" if favourites else ", ".join(names[:20]), names),
                          done)
 
-    def switch_kind_safely(self, name: str) -> None:
+    def switch_kind_safely(self, name: str) -> bool:
+        """Switch Resources to another kind; say why not, or that the old kind's filter was cleared."""
         try:
-            self.resources.switch_kind(name)
+            shown = self.resources.switch_kind(name)
         except FilterError as err:
             self.notify(str(err), severity="error")
+            return False
+        if self.resources.cleared_filter:
+            self.notify(f"filter /{self.resources.cleared_filter} cleared: it was for the previous kind, "
+                        f"not {shown}", severity="warning")
+        return True
 
     def action_all_namespaces(self) -> None:
         self.resources.set_namespace(None)
@@ -477,6 +687,8 @@ class ConsoleApp(ObjectKeys, App[int]):
             self.events_panel.show_about(None)
         elif self.resources.filter.text:
             self.resources.set_filter("")
+        else:
+            self.status_line.say("escape: nothing to close (no zoom, filter or event focus)", "warning")
 
     def action_describe(self) -> None:
         from kconsole.tui.screens import DescribeScreen
@@ -520,8 +732,10 @@ class ConsoleApp(ObjectKeys, App[int]):
             inv = obj["involvedObject"]
             obj = {"kind": inv.get("kind"), "apiVersion": inv.get("apiVersion"),
                    "metadata": {k: inv[k] for k in ("name", "namespace", "uid") if inv.get(k)}}
-        if obj is not None:
-            self.events_panel.show_about(obj)
+        if obj is None:
+            self.notify("select an object to list its events", severity="warning")
+            return
+        self.events_panel.show_about(obj)
 
     def action_open_selection(self) -> None:
         panel = self.focused_panel()
@@ -533,6 +747,7 @@ class ConsoleApp(ObjectKeys, App[int]):
                 self.push_screen(MatrixScreen(obj))
                 return
         if panel is self.faults:
+            self.status_line.say("enter: a fault has nothing to open (h heals the selected one)", "warning")
             return
         self.action_describe()
 

@@ -32,6 +32,7 @@ class ConsoleCommands(Provider):
             ("View: API request log", app.action_api_log, "who asked what, codes, latency, rejecting stage"),
             ("View: kube-proxy rules", app.action_proxy_rules, "the nat table of the selected node"),
             ("View: keys", app.action_help, "every binding and its id"),
+            ("Screenshot to…", app.action_screenshot_to, "save the screen as SVG in a folder or file you name"),
         ]
         if app.readonly:
             return out

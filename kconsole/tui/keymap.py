@@ -85,6 +85,7 @@ SCREEN_KEYS: tuple[KeySpec, ...] = (
 )
 
 SPECS: dict[str, KeySpec] = {spec.id: spec for spec in APP_KEYS + SCREEN_KEYS}
+SCREEN_KEY_IDS: frozenset[str] = frozenset(spec.id for spec in SCREEN_KEYS)
 #: Actions a read-only console does not run at all (the ``refuses`` ones run and say why not).
 DANGEROUS_ACTIONS: frozenset[str] = frozenset(s.action for s in APP_KEYS if s.dangerous and not s.refuses)
 

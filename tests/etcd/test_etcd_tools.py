@@ -201,3 +201,26 @@ def test_tools_name_the_folder_they_expected(tmp_path: Path) -> None:
     out = cli("etcdctl", "endpoint", "status", "--data-dir", str(tmp_path))
     assert out.returncode == 1
     assert f"no etcd members in {tmp_path} (expected {tmp_path / 'etcd'}/etcd-0" in out.stderr
+
+
+async def test_etcdctl_quorum_counts_from_live_members(tmp_path: Path) -> None:
+    """Failures tolerated come from the members that answer: 1 with all three up, 0 with one down
+    (the next failure loses quorum), and quorum LOST with two down; endpoint health adds the line."""
+    clock = VirtualClock()
+    cluster = await filled(tmp_path, clock)
+    data = str(tmp_path)
+    assert cli("etcdctl", "quorum", "--data-dir", data).stdout == "quorum ok: 3 alive / 2 needed / tolerates 1\n"
+    followers = [m for m in cluster.members if m is not cluster.leader()]
+    followers[0].pause()
+    one_down = cli("etcdctl", "quorum", "--data-dir", data)
+    assert one_down.returncode == 0 and one_down.stdout == "quorum ok: 2 alive / 2 needed / tolerates 0\n"
+    health = cli("etcdctl", "endpoint", "health", "--data-dir", data)
+    assert health.stderr.endswith("quorum ok: 2 alive / 2 needed / tolerates 0\n")
+    followers[1].pause()
+    lost = cli("etcdctl", "quorum", "--data-dir", data)
+    assert lost.returncode == 1 and lost.stdout == "quorum LOST: 1 alive / 2 needed\n"
+    as_json = json.loads(cli("etcdctl", "quorum", "-w", "json", "--data-dir", data).stdout)
+    assert as_json == {"members": 3, "alive": 1, "needed": 2, "failuresTolerated": 0, "ok": False}
+    for m in followers:
+        m.resume()
+    await cluster.close()

@@ -67,7 +67,8 @@ async def test_dashboard_panels_show_the_cluster(cluster: Any) -> None:
         await ready(app, clock, pilot)
         header = app.header.text
         assert "nodes [$success]5/5 Ready" in header
-        assert "etcd [$success]ok[/] leader etcd-" in header
+        assert "etcd [$success]quorum ok[/] 3/3 alive, tolerates 1" in header
+        assert "leaders etcd etcd-" in header
         assert "cm control-plane-" in header and "sched control-plane-" in header
         # Resources: kubectl's pod columns with the namespace column for all namespaces.
         assert app.resources.table.columns == ("Namespace", "Name", "Ready", "Status", "Restarts", "Age")
@@ -274,16 +275,20 @@ async def test_scheduling_pending_reason_and_matrix(cluster: Any) -> None:
         await pilot.press("enter")
         assert isinstance(app.screen, MatrixScreen)
         matrix = app.screen.table.rows
-        winners = [r for r in matrix if r.cells[-1] == "← winner"]
+        columns = app.screen.table.columns
+        winners = [r for r in matrix if r.cells[columns.index("Winner")] == "← winner"]
         assert len(winners) == 1
         record = app.screen.record
         rejected = [r for r in matrix if r.state == "failed"]
         assert len(rejected) == sum(not row["passed"] for row in node_rows(record))
         # The tainted control-plane nodes are shown with the plugin that turned them away.
         assert {r.key for r in rejected} >= {"control-plane-0", "control-plane-1", "control-plane-2"}
-        assert all(r.cells[1].startswith("TaintToleration: ") for r in rejected if r.key.startswith("control-plane"))
+        assert all(r.cells[-1].startswith("TaintToleration: ") for r in rejected if r.key.startswith("control-plane"))
         assert len(matrix) - len(rejected) == record["status"]["nodes"]["feasible"]
-        assert all(r.cells[1] == "passed" and "/" in r.cells[2] for r in matrix if r.state != "failed")
+        assert all(r.cells[-1] == "passed" and r.cells[1].isdigit() for r in matrix if r.state != "failed")
+        # v shows each score as raw/normalised/weighted.
+        await pilot.press("v")
+        assert all("/" in r.cells[3] for r in app.screen.table.rows if r.state != "failed")
         await pilot.press("escape")
 
 
@@ -399,10 +404,16 @@ async def test_readonly_disables_dangerous_keys(cluster: Any) -> None:
     app = ConsoleApp(c, live=False, watch_themes=False, readonly=True)
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, clock, pilot)
-        for key in ("f", "ctrl+k", "H", "h", "C"):
+        # A badge in the header says so before any key is pressed.
+        assert "READ-ONLY" in app.header.text
+        for key, what in (("f", "fault"), ("ctrl+k", "kill"), ("H", "heal all"), ("h", "heal"), ("C", "cordon")):
             await pilot.press(key)
             assert app.screen is app.screen_stack[0], key
-        assert app.check_action("fault_menu", ()) is False
+            # Each disabled key says why in the status line instead of doing nothing.
+            assert app.status_line.text.startswith(f"read-only: {what} (")
+            assert "disabled (--readonly)" in app.status_line.text
+        assert "read-only" in app.status_line.target and "f[/] fault" not in app.status_line.target
+        assert app.check_action("fault_menu", ()) is None  # shown dimmed, and says why when pressed
         assert app.check_action("describe", ()) is True
         app.action_fault_menu()
         await pilot.pause()
@@ -431,12 +442,20 @@ async def test_etcd_panel_shows_quorum_loss(cluster: Any) -> None:
         await ready(app, clock, pilot)
         members = c.etcd.members
         followers = [m for m in members if not m.is_leader]
-        for m in followers:
-            await m.stop()
+        # Tolerance counts from the live members: with one of three down the next failure loses quorum.
+        assert app.etcd.quorum_line().startswith("quorum ok: 3 alive / 2 needed / tolerates 1")
+        assert "quorum ok[/] 3/3 alive, tolerates 1" in app.header.text
+        await followers[0].stop()
         await clock.advance(3)
         await app.sample_now()
-        assert "quorum LOST: 1 alive / 2 needed" in app.etcd.quorum_line()
-        assert "quorum lost" in app.header.text
+        assert app.etcd.quorum_line().startswith("quorum ok: 2 alive / 2 needed / tolerates 0")
+        assert "quorum ok[/] 2/3 alive, [$warning]tolerates 0[/]" in app.header.text
+        await followers[1].stop()
+        await clock.advance(3)
+        await app.sample_now()
+        assert app.etcd.quorum_line().startswith("quorum LOST: 1 alive / 2 needed")
+        assert "tolerates" not in app.etcd.quorum_line()
+        assert "quorum LOST[/] 1/3 alive, 2 needed" in app.header.text
         stopped = [r for r in app.etcd.table.rows if r.cells[10] == "stopped"]
         assert len(stopped) == 2 and all(r.state == "failed" for r in stopped)
         assert all(r.cells[3:9] == ("-",) * 6 and r.cells[9] == "context deadline exceeded" for r in stopped)
@@ -742,23 +761,26 @@ async def test_every_offered_kind_name_switches_and_group_qualified_names_work(c
             'the server doesn\'t have a resource type "deployment.batch"']
 
 
-async def test_header_keeps_its_three_lines_on_a_narrow_terminal(cluster: Any) -> None:
+async def test_header_keeps_its_lines_on_a_narrow_terminal(cluster: Any) -> None:
     c, clock = cluster
     app = ConsoleApp(c, live=False, watch_themes=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, clock, pilot)
         await pilot.pause()
 
-        def header_lines() -> list[str]:
+        def header_lines(n: int = 3) -> list[str]:
             strips = app.screen._compositor.render_strips()
-            return [strips[i].text.strip() for i in range(3)]
+            return [strips[i].text.strip() for i in range(n)]
 
-        first, second, third = header_lines()
-        # Before, the first line wrapped and pushed the kubectl line out of the box.
-        assert third.startswith("kubectl: no HTTP front"), (first, second, third)
-        assert first.startswith("kconsole · nodes 5/5 Ready · faults 0 · etcd ok leader etcd-"), first
-        assert second.startswith(app.model.clock.datetime().strftime("%Y-%m-%d")) and "cm control-plane-" in second
-        await pilot.resize_terminal(200, 24)
+        # A small terminal: the panel switcher, the strip (quorum, faults, pending, nodes), the
+        # leaders and the clock, and the kubectl line, each on its own line, uncut where it matters.
+        first, second, third, fourth = header_lines(4)
+        assert fourth.startswith("kubectl: no HTTP front"), (first, second, third, fourth)
+        assert first.startswith("kconsole  pods  Events Scheduling Leases etcd Manifests Faults"), first
+        pending = len(app.model.pending)  # earlier tests in this module may leave a pod unschedulable
+        assert second == f"etcd quorum ok 3/3 alive, tolerates 1 · faults 0 · pending {pending} · nodes 5/5 Ready"
+        assert third.startswith("leaders etcd etcd-") and "cm control-plane-" in third
+        await pilot.resize_terminal(200, 45)
         await pilot.pause()
         first, second, third = header_lines()
         assert "sched control-plane-" in first and first.endswith("faults 0")

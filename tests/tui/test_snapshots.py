@@ -1,4 +1,5 @@
-"""Snapshots of the dashboard (seed 1, virtual clock) in a dark and a light theme.
+"""Snapshots of the console (seed 1, virtual clock) at the sizes people use (80x24 and 120x40: one
+panel at a time; 200x55: the dashboard) and in every shipped theme.
 
 The cluster starts inside the app, after the first paint, exactly as ``kconsole`` does; simulated
 time is moved forward until the nodes are Ready, so every figure on screen is deterministic.
@@ -14,6 +15,7 @@ import pytest
 from tui_helpers import make_cluster, until
 
 from kconsole.tui.app import ConsoleApp
+from kconsole.tui.themes import THEMES_DIR
 
 
 def dashboard(tmp_path: Path, theme: str) -> tuple[ConsoleApp, Any]:
@@ -47,7 +49,16 @@ def dashboard(tmp_path: Path, theme: str) -> tuple[ConsoleApp, Any]:
     return app, run_before
 
 
-@pytest.mark.parametrize("theme", ["kconsole-dark", "kconsole-light"])
-def test_dashboard_snapshot(snap_compare: Any, tmp_path: Path, theme: str) -> None:
+SIZES = [(80, 24), (120, 40), (200, 55)]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_console_snapshot_per_size(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None:
+    app, run_before = dashboard(tmp_path, "kconsole-dark")
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", sorted(p.stem for p in THEMES_DIR.glob("*.yaml") if p.stem != "kconsole-dark"))
+def test_dashboard_snapshot_per_theme(snap_compare: Any, tmp_path: Path, theme: str) -> None:
     app, run_before = dashboard(tmp_path, theme)
-    assert snap_compare(app, terminal_size=(160, 45), run_before=run_before)
+    assert snap_compare(app, terminal_size=(200, 55), run_before=run_before)

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 
 from kconsole.tui.model import ClusterModel
-from kconsole.tui.widgets import Row, VirtualTable
+from kconsole.tui.widgets import Fit, Row, VirtualTable
 
 Obj = dict[str, Any]
 
@@ -18,15 +18,19 @@ class Panel(Vertical):
 
     ALLOW_MAXIMIZE = True
     DEFAULT_CSS = """
-    Panel { border: round $panel-lighten-2; border-title-color: $text-muted; height: 1fr; }
-    Panel:focus-within { border: round $primary; border-title-color: $text; }
+    Panel { border: round $foreground 30%; border-title-color: $text-muted; height: 1fr; }
+    Panel:focus-within { border: heavy $accent; border-title-color: $background; border-title-background: $accent;
+                         border-title-style: bold; }
     """
     title = ""
+    #: How the table's columns give way in a narrow panel (see widgets/fit.py).
+    fits: dict[str, Fit] = {}
 
     def __init__(self, model: ClusterModel, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.model = model
         self.table = VirtualTable(id=f"{id}-table" if id else None)
+        self.table.fits = self.fits
         self._inputs: Any = None
         self.rebuilds = 0
         self._shown_title = self.title

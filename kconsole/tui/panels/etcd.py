@@ -18,10 +18,15 @@ from textual.widgets import Static
 from kconsole.objects.humanize import human_bytes
 from kconsole.tui.model import ClusterModel
 from kconsole.tui.panels.base import Panel
-from kconsole.tui.widgets import Row
+from kconsole.tui.widgets import Fit, Row
 
 COLUMNS = ("Endpoint", "ID", "Version", "DB Size", "Is Leader", "Is Learner", "Raft Term", "Raft Index",
            "Raft Applied Index", "Errors", "Health", "Commit")
+#: Which member answers, which leads and whether it is healthy; the rest as width allows.
+FITS = {"ENDPOINT": Fit(keep=0), "IS LEADER": Fit(keep=0), "HEALTH": Fit(keep=0),
+        "ERRORS": Fit(keep=1, shrink_to=12, grow=True), "COMMIT": Fit(keep=2), "RAFT TERM": Fit(keep=3),
+        "DB SIZE": Fit(keep=4), "RAFT INDEX": Fit(keep=5), "RAFT APPLIED INDEX": Fit(keep=5),
+        "ID": Fit(keep=6), "VERSION": Fit(keep=6), "IS LEARNER": Fit(keep=7)}
 
 
 def member_cells(st: Any) -> tuple[str, ...]:
@@ -41,6 +46,7 @@ def member_cells(st: Any) -> tuple[str, ...]:
 
 class EtcdPanel(Panel):
     title = "etcd"
+    fits = FITS
     #: Database sizes are real SQLite file sizes (page allocation varies run to run); snapshot
     #: tests turn them off so everything else on screen can be compared exactly.
     show_sizes = True
@@ -61,8 +67,7 @@ class EtcdPanel(Panel):
         q = m.quorum
         if q is None:
             return "no etcd handle" if getattr(m.cluster, "etcd", None) is None else "sampling…"
-        state = "ok" if q.ok else "LOST"
-        parts = [f"quorum {state}: {q.alive} alive / {q.needed} needed / tolerates {q.failures_tolerated}"]
+        parts = [q.line()]
         st = m.kv_status
         if st is not None:
             parts.append(f"rev {st.revision}")

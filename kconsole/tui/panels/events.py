@@ -9,11 +9,15 @@ from kconsole.client import object_key
 from kconsole.objects.printers import age, human_duration, parse_time
 from kconsole.tui.model import ClusterModel, event_time, newest_first
 from kconsole.tui.panels.base import Panel
-from kconsole.tui.widgets import Row
+from kconsole.tui.widgets import Fit, Row
 
 Obj = dict[str, Any]
 
 COLUMNS = ("Last Seen", "Type", "Reason", "Object", "From", "Message")
+#: REASON, OBJECT and MESSAGE say what happened to what: REASON and OBJECT whole, MESSAGE takes
+#: the width left (on 80 columns at least its start; z zooms the panel for all of it).
+FITS = {"OBJECT": Fit(keep=0), "MESSAGE": Fit(keep=0, shrink_to=12, grow=True), "LAST SEEN": Fit(keep=2),
+        "TYPE": Fit(keep=3), "FROM": Fit(keep=4)}
 #: Rows kept on screen; the cache holds every event, the panel shows the newest.
 LIMIT = 300
 
@@ -43,6 +47,7 @@ def event_cells(ev: Obj, now: float) -> tuple[str, ...]:
 
 class EventsPanel(Panel):
     title = "Events"
+    fits = FITS
 
     def __init__(self, model: ClusterModel, *, id: str | None = "events") -> None:
         super().__init__(model, id=id)

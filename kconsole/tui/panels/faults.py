@@ -7,13 +7,16 @@ from typing import Any
 from kconsole.tui import faultview
 from kconsole.tui.model import ClusterModel
 from kconsole.tui.panels.base import Panel
-from kconsole.tui.widgets import Row
+from kconsole.tui.widgets import Fit, Row
 
 COLUMNS = ("ID", "Fault", "Target", "Since", "Expect")
+FITS = {"ID": Fit(keep=0), "FAULT": Fit(keep=0), "TARGET": Fit(keep=0, shrink_to=16), "SINCE": Fit(keep=2),
+        "EXPECT": Fit(keep=1, shrink_to=16, grow=True)}
 
 
 class FaultsPanel(Panel):
     title = "Faults"
+    fits = FITS
 
     def __init__(self, model: ClusterModel, *, id: str | None = "faults") -> None:
         super().__init__(model, id=id)

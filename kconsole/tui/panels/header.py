@@ -2,7 +2,11 @@
 
 Three lines that never wrap (a wrapped first line pushed the ``export KUBECONFIG=...`` line out of
 the box on terminals under ~130 columns); on a narrow terminal the health figures come first and
-the rest is cut with an ellipsis."""
+the rest is cut with an ellipsis.
+
+On a small terminal (the console's compact layout) the header carries what the hidden panels
+would: a panel switcher (the panel shown, the others one click or ``tab`` away) and a strip of what
+matters most (quorum, leaders, pending pods, active faults)."""
 
 from __future__ import annotations
 
@@ -37,26 +41,74 @@ class HeaderPanel(Static):
         self.model = model
         self.status = "starting the cluster…"
         self.text = ""
+        #: Shown as a badge: keys that change the cluster are off.
+        self.readonly = False
+        #: Compact layout: (label, panel id, shown) per panel for the switcher; empty on the dashboard.
+        self.switcher: list[tuple[str, str, bool]] = []
+
+    def _quorum(self) -> str:
+        """Quorum as the live members give it: alive of all, further failures tolerated."""
+        q = self.model.quorum
+        if q is None:
+            return "etcd ?"
+        if not q.ok:
+            return f"etcd [$error]quorum LOST[/] {q.alive}/{q.members} alive, {q.needed} needed"
+        tol = "[$warning]tolerates 0[/]" if q.failures_tolerated == 0 else f"tolerates {q.failures_tolerated}"
+        return f"etcd [$success]quorum ok[/] {q.alive}/{q.members} alive, {tol}"
+
+    def _etcd(self) -> str:
+        q = self.model.quorum
+        if q is None or not q.ok:
+            return self._quorum()
+        leader = next((st.name for st in self.model.etcd_members if st.is_leader), "none")
+        return f"{self._quorum()} · leader {leader}"
+
+    def _kubeconfig(self) -> str:
+        kubeconfig = getattr(self.model.cluster, "kubeconfig_path", None)
+        return (f"export KUBECONFIG={escape(str(kubeconfig))}" if kubeconfig
+                else "kubectl: no HTTP front") + (f" · {escape(self.status)}" if self.status else "")
+
+    def _badge(self) -> str:
+        return " [reverse $warning] READ-ONLY [/]" if self.readonly else ""
+
+    def compact_text(self) -> str:
+        """Switcher, strip, leaders and clock, kubectl: four lines that stand in for the panels not shown."""
+        m = self.model
+        tabs = " ".join(f"[@click=app.show_panel('{pid}')][reverse b] {label} [/][/]" if shown
+                        else f"[@click=app.show_panel('{pid}')]{label}[/]" for label, pid, shown in self.switcher)
+        line1 = f"[b]kconsole[/]{self._badge()} {tabs}"
+        width = self.content_region.width
+        if not width or _cells(line1) + 7 <= width:
+            line1 += "  [dim]tab ⇥[/]"
+        ready, total = m.node_counts()
+        node_state = "$success" if ready == total else "$error"
+        faults = len(faultview.active_faults(m.cluster))
+        fault_text = f"[$error]faults {faults}[/]" if faults else "faults 0"
+        pending = len(m.pending)
+        pending_text = f"[$warning]pending {pending}[/]" if pending else "pending 0"
+        line2 = f"{self._quorum()} · {fault_text} · {pending_text} · nodes [{node_state}]{ready}/{total} Ready[/]"
+        leader = next((st.name for st in m.etcd_members if st.is_leader), "none")
+        clock = m.clock
+        speed = "paused" if clock.paused else f"×{clock.speed:g}"
+        line3 = (f"leaders etcd {leader} · cm {m.leader_of('kube-controller-manager')} · "
+                 f"sched {m.leader_of('kube-scheduler')} · {clock.datetime().strftime('%H:%M:%S')} {speed}")
+        return f"{line1}\n{line2}\n{line3}\n{self._kubeconfig()}"
 
     def compose_text(self) -> str:
+        if self.switcher:
+            return self.compact_text()
         m = self.model
         cluster = m.cluster
         ready, total = m.node_counts()
         node_state = "$success" if ready == total else "$error"
         phases = m.pod_phases()
         pods = " ".join(f"{p} {phases[p]}" for p in PHASE_ORDER if phases.get(p)) or "none"
-        q = m.quorum
-        if q is None:
-            etcd = "etcd ?"
-        else:
-            leader = next((st.name for st in m.etcd_members if st.is_leader), "none")
-            etcd = (f"etcd [$success]ok[/] leader {leader}" if q.ok
-                    else f"etcd [$error]quorum lost[/] ({q.alive}/{q.needed})")
+        etcd = self._etcd()
         faults = len(faultview.active_faults(cluster))
         fault_text = f"[$error]faults {faults}[/]" if faults else "faults 0"
         leaders = f"cm {m.leader_of('kube-controller-manager')} · sched {m.leader_of('kube-scheduler')}"
         nodes = f"nodes [{node_state}]{ready}/{total} Ready[/]"
-        line1 = f"[b]kconsole[/] · {nodes} · pods {pods} · {etcd} · {leaders} · {fault_text}"
+        line1 = f"[b]kconsole[/]{self._badge()} · {nodes} · pods {pods} · {etcd} · {leaders} · {fault_text}"
         clock = m.clock
         speed = "paused" if clock.paused else f"×{clock.speed:g}"
         when = f"{clock.datetime().strftime('%Y-%m-%d %H:%M:%S')} {speed}"
@@ -67,11 +119,9 @@ class HeaderPanel(Static):
         if width and _cells(line1) > width:
             # Narrow terminal: health first (the faults count must not be the part cut off), the
             # leaders move down beside the clock, and every line keeps its own row.
-            line1 = f"[b]kconsole[/] · {nodes} · {fault_text} · {etcd} · pods {pods}"
+            line1 = f"[b]kconsole[/]{self._badge()} · {nodes} · {fault_text} · {etcd} · pods {pods}"
             line2 = f"{when} · {leaders} · {rates}"
-        kubeconfig = getattr(cluster, "kubeconfig_path", None)
-        line3 = (f"export KUBECONFIG={escape(str(kubeconfig))}" if kubeconfig
-                 else "kubectl: no HTTP front") + (f" · {escape(self.status)}" if self.status else "")
+        line3 = self._kubeconfig()
         return f"{line1}\n{line2}\n{line3}"
 
     def on_resize(self) -> None:

@@ -9,11 +9,14 @@ from kconsole.client import object_key
 from kconsole.objects.printers import human_duration, parse_time
 from kconsole.tui.model import ClusterModel
 from kconsole.tui.panels.base import Panel
-from kconsole.tui.widgets import Row
+from kconsole.tui.widgets import Fit, Row
 
 Obj = dict[str, Any]
 
 COLUMNS = ("Lease", "Holder", "Renewed", "Duration", "Transitions")
+#: Who holds each lease is the point: HOLDER is never cut; the lease name gives way first.
+FITS = {"LEASE": Fit(keep=0, shrink_to=16), "HOLDER": Fit(keep=0), "RENEWED": Fit(keep=1),
+        "TRANSITIONS": Fit(keep=2), "DURATION": Fit(keep=3)}
 #: Upstream's node lease duration: a lease not renewed for this long is stale.
 NODE_LEASE_SECONDS = 40
 #: An API server's identity lease (upstream's label and duration).
@@ -56,6 +59,7 @@ def renewed_ago(lease: Obj, now: float) -> float | None:
 
 class LeasesPanel(Panel):
     title = "Leases"
+    fits = FITS
 
     def __init__(self, model: ClusterModel, *, id: str | None = "leases") -> None:
         super().__init__(model, id=id)

@@ -9,9 +9,11 @@ from typing import Any
 
 from kconsole.tui.model import ClusterModel
 from kconsole.tui.panels.base import Panel
-from kconsole.tui.widgets import Row
+from kconsole.tui.widgets import Fit, Row
 
 COLUMNS = ("File", "Status", "Objects", "Detail")
+#: FILE and STATUS whole, the start of DETAIL (the error) after them.
+FITS = {"FILE": Fit(keep=0, shrink_to=16), "OBJECTS": Fit(keep=2)}
 
 
 def sync_report(cluster: Any) -> Any:
@@ -24,6 +26,7 @@ def sync_report(cluster: Any) -> Any:
 
 class ManifestsPanel(Panel):
     title = "Manifests"
+    fits = FITS
 
     def __init__(self, model: ClusterModel, *, id: str | None = "manifests") -> None:
         super().__init__(model, id=id)

@@ -162,6 +162,8 @@ class ResourcesPanel(Panel):
         self.namespaced = True
         self.namespace: str | None = None  # None: all namespaces
         self.filter = RowFilter()
+        #: The filter the last kind switch cleared ("" when none was).
+        self.cleared_filter = ""
         self.sort_column: int | None = None
         self.sort_reverse = False
         self.watched: Watched | None = None
@@ -197,6 +199,10 @@ class ResourcesPanel(Panel):
             raise FilterError(err.message if hasattr(err, "message") else str(err)) from None
         if "list" not in info.verbs or "watch" not in info.verbs:
             raise FilterError(f"{info.resource} cannot be listed and watched")
+        # A filter typed for one kind means nothing for another (``/web`` on pods, then ``:no``).
+        self.cleared_filter = ""
+        if info.group_resource != self.group_resource and self.filter.text:
+            self.cleared_filter, self.filter = self.filter.text, RowFilter()
         self.resource = info.resource
         self.group_resource = info.group_resource
         self.kind = info.kind

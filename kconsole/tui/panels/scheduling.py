@@ -9,11 +9,14 @@ from kconsole.client import object_key
 from kconsole.objects.printers import age, parse_time
 from kconsole.tui.model import ClusterModel
 from kconsole.tui.panels.base import Panel
-from kconsole.tui.widgets import Row
+from kconsole.tui.widgets import Fit, Row
 
 Obj = dict[str, Any]
 
-COLUMNS = ("Pod", "Attempt", "Result", "Node", "Feasible", "Age", "Message")
+COLUMNS = ("Pod", "Attempt", "Result", "Node", "Feasible", "Age", "Reason")
+#: POD, RESULT and REASON carry the panel's meaning; REASON (the scheduler's words) takes the rest.
+FITS = {"POD": Fit(keep=0, shrink_to=24), "RESULT": Fit(keep=0), "REASON": Fit(keep=0, shrink_to=16, grow=True),
+        "NODE": Fit(keep=1), "FEASIBLE": Fit(keep=2), "ATTEMPT": Fit(keep=3), "AGE": Fit(keep=4)}
 LIMIT = 500
 
 
@@ -26,6 +29,7 @@ def pending_reason(pod: Obj) -> str:
 
 class SchedulingPanel(Panel):
     title = "Scheduling"
+    fits = FITS
 
     def __init__(self, model: ClusterModel, *, id: str | None = "scheduling") -> None:
         super().__init__(model, id=id)

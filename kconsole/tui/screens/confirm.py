@@ -12,7 +12,7 @@ from textual.widgets import Static
 class ConfirmScreen(ModalScreen[bool]):
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical { width: 72; height: auto; border: thick $error; background: $surface; padding: 1 2; }
+    ConfirmScreen > Vertical { width: 72; max-width: 100%; height: auto; max-height: 100%; border: thick $error; background: $surface; padding: 1 2; }
     ConfirmScreen #hint { color: $text-muted; margin-top: 1; }
     """
     BINDINGS = [

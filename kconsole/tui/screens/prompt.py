@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -24,6 +25,10 @@ class PromptScreen(ModalScreen[str | None]):
         self.value = value
         self.hint = hint
         self.suggestions = suggestions or []
+        self._submitted = False
+        self._done = False
+        #: Typed before the field existed.
+        self._early = ""
 
     def compose(self) -> ComposeResult:
         from textual.suggester import SuggestFromList
@@ -36,20 +41,76 @@ class PromptScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
+        if self._early or self._submitted:
+            self.call_after_refresh(self._apply_early)
+
+    def feed(self, text: str) -> None:
+        """Type ``text`` into the field as if typed (a newline submits): keys that came in one burst
+        with the key that opened the prompt, before the field could take them, or a paste."""
+        line, newline, _ = text.partition("\n")
+        self._early += line.rstrip("\r")
+        if newline or text.endswith("\r"):
+            self._submitted = True
+        self.call_after_refresh(self._apply_early)
+
+    def _apply_early(self) -> None:
+        """Put what was typed early into the field (once it is there), then submit if asked."""
+        if self._done or not self.is_mounted:
+            return
+        field = self.query_one(Input)
+        if self._early:
+            field.value += self._early
+            field.cursor_position = len(field.value)
+            self._early = ""
+        if self._submitted:
+            self._finish(field.value)
+
+    def _finish(self, value: str | None) -> None:
+        if not self._done:
+            self._done = True
+            self.dismiss(value)
+
+    def on_key(self, event: events.Key) -> None:
+        self.take_key(event)
+
+    def take_key(self, event: events.Key, from_below: bool = False) -> None:
+        """A key that reached the screen rather than the field, or (``from_below``) was sent in the
+        same burst as the key that opened the prompt and went to the screen underneath: typed into
+        the field, never dropped."""
+        if self._done or (not from_below and self.is_mounted and self.query_one(Input).has_focus):
+            return  # the field's own keys bubbling up
+        if event.key == "enter":
+            self.feed("\n")
+        elif event.key == "backspace":
+            if self._early:
+                self._early = self._early[:-1]
+            else:
+                field = self.query_one(Input)
+                field.value = field.value[:-1]
+        elif event.is_printable and event.character:
+            self.feed(event.character)
+        else:
+            return
+        event.stop()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
+        if self._early or self._submitted:  # a burst: the keys not yet in the field go first
+            self._submitted = True
+            self.call_after_refresh(self._apply_early)
+            return
+        self._finish(event.value)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self._finish(None)
 
 
 class ChoiceScreen(ModalScreen[str | None]):
     DEFAULT_CSS = """
     ChoiceScreen { align: center middle; }
-    ChoiceScreen > Vertical { width: 90; height: auto; max-height: 80%; border: thick $primary;
+    ChoiceScreen > Vertical { width: 90; max-width: 100%; height: auto; max-height: 100%; border: thick $primary;
                               background: $surface; padding: 0 1; }
     ChoiceScreen OptionList { height: auto; max-height: 20; }
+    ChoiceScreen.-small OptionList { max-height: 1fr; }
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="choice.cancel")]
 
@@ -66,6 +127,14 @@ class ChoiceScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
+        self._fit(self.app.size.height)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.height)
+
+    def _fit(self, height: int) -> None:
+        """On a short terminal the list takes what the screen has (and scrolls), not 20 lines."""
+        self.set_class(height < 26, "-small")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)

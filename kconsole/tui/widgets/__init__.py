@@ -1,6 +1,7 @@
-"""Console widgets: the virtual table (only visible rows are drawn) and sparklines."""
+"""Console widgets: the virtual table (only visible rows are drawn), its column fitting, sparklines."""
 
+from .fit import Fit
 from .sparkline import sparkline
 from .vtable import Row, VirtualTable
 
-__all__ = ["Row", "VirtualTable", "sparkline"]
+__all__ = ["Fit", "Row", "VirtualTable", "sparkline"]

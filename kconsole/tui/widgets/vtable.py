@@ -4,7 +4,11 @@
 filtered); drawing then costs one line per visible row whatever the row count, so a 10,000-pod
 table scrolls and refreshes as fast as a 10-pod one. The header stays on the first line. Rows
 carry a state (running / pending / failed / warning) and a change mark (added / modified /
-deleted) that pick their colours from the theme's state slots.
+deleted) that pick their colours from the theme's state slots; every cell, blank or not, carries
+the theme's background (alternate rows a shade apart), so no row falls back to the terminal's own.
+
+Columns are as wide as their content; :mod:`~kconsole.tui.widgets.fit` decides which show, and
+how wide, in the width the table has now (``widths`` is the content, ``shown_widths`` the drawn).
 """
 
 from __future__ import annotations
@@ -23,10 +27,7 @@ from textual.strip import Strip
 
 from kconsole.objects.printers import human_duration
 from kconsole.tui.themes import STATE_DEFAULTS
-
-#: Widest a column may grow before its cells are cut (the message column of events, say).
-MAX_COLUMN = 80
-GAP = 2
+from kconsole.tui.widgets.fit import GAP, Fit, fit_widths, fits_for
 
 
 @dataclass(slots=True)
@@ -45,7 +46,7 @@ class VirtualTable(ScrollView, can_focus=True):
     """Header plus rows; a cursor row; only visible lines are built."""
 
     DEFAULT_CSS = """
-    VirtualTable { height: 1fr; scrollbar-size-vertical: 1; scrollbar-size-horizontal: 0; }
+    VirtualTable { height: 1fr; scrollbar-size-vertical: 1; scrollbar-size-horizontal: 0; scrollbar-gutter: stable; }
     """
 
     BINDINGS = [
@@ -55,6 +56,8 @@ class VirtualTable(ScrollView, can_focus=True):
         Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False, id="table.page_down"),
         Binding("home,g", "jump(0)", "Top", show=False, id="table.top"),
         Binding("end,G", "jump(-1)", "Bottom", show=False, id="table.bottom"),
+        Binding("left", "scroll_columns(-8)", "Scroll left", show=False, id="table.left"),
+        Binding("right", "scroll_columns(8)", "Scroll right", show=False, id="table.right"),
     ]
 
     class CursorMoved(Message):
@@ -68,6 +71,12 @@ class VirtualTable(ScrollView, can_focus=True):
         self.columns: tuple[str, ...] = ()
         self.rows: list[Row] = []
         self.widths: list[int] = []
+        #: Drawn widths (0: hidden), fitted from ``widths`` into the table's width.
+        self.shown_widths: list[int] = []
+        #: How each column gives way when space runs out, by upper-cased header (see fit.py).
+        self.fits: dict[str, Fit] = {}
+        #: Leading columns that stay in place while the rest scroll sideways (a matrix's NODE).
+        self.frozen_columns = 0
         self.sort_column: int | None = None
         self.sort_reverse = False
         self.cursor = 0
@@ -85,6 +94,8 @@ class VirtualTable(ScrollView, can_focus=True):
         self._styles: dict[str, Style] = {k: Style(color=v) for k, v in STATE_DEFAULTS.items()}
         self._header_style = Style(bold=True)
         self._cursor_style = Style(reverse=True)
+        self._base_style = Style()
+        self._zebra_style = Style()
         self.empty_text = ""
         #: Column showing the age of ``Row.born`` at draw time, and the clock it reads.
         self.age_column: int | None = None
@@ -95,11 +106,15 @@ class VirtualTable(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ data
 
-    def set_theme_styles(self, states: dict[str, str], header: str, cursor_bg: str, cursor_fg: str) -> None:
+    def set_theme_styles(self, states: dict[str, str], header: str, cursor_bg: str, cursor_fg: str,
+                         background: str | None = None, foreground: str | None = None,
+                         zebra: str | None = None) -> None:
+        """Colours from the theme: states and marks, header, cursor, and the row backgrounds."""
         self._styles = {k: Style(color=v) for k, v in states.items()}
-        self._header_style = Style(bold=True, color=header)
+        self._base_style = Style(color=foreground, bgcolor=background)
+        self._zebra_style = Style(color=foreground, bgcolor=zebra or background)
+        self._header_style = self._base_style + Style(bold=True, color=header)
         self._cursor_style = Style(bgcolor=cursor_bg, color=cursor_fg, bold=True)
-        self.refresh()
         self.refresh()
 
     def set_rows(self, columns: Sequence[str], rows: list[Row], *, keep_widths: bool = False) -> None:
@@ -120,11 +135,12 @@ class VirtualTable(ScrollView, can_focus=True):
             for row in rows:
                 cells = row.cells
                 for i in range(min(n, len(cells))):
-                    w = min(len(cells[i]), MAX_COLUMN)
+                    w = len(cells[i])
                     c = counts[i]
                     c[w] = c.get(w, 0) + 1
             self._width_counts = counts
             self.widths = self._measured_widths()
+            self._fit()
             self._widths_moved = False
         self.rows = rows
         self._index_valid = False
@@ -133,11 +149,32 @@ class VirtualTable(ScrollView, can_focus=True):
         self._rows_done(old_key)
 
     def _measured_widths(self) -> list[int]:
-        """Each column as wide as its header or its widest cell (at most MAX_COLUMN)."""
+        """Each column as wide as its header or its widest cell."""
         widths = [max(len(name), max(counts, default=0)) for name, counts in zip(self.columns, self._width_counts)]
         if self.age_column is not None and self.age_column < len(widths):
             widths[self.age_column] = max(widths[self.age_column], 6)
-        return [min(w, MAX_COLUMN) for w in widths]
+        return widths
+
+    def _fit(self) -> bool:
+        """Fit the content widths into the width the table has now; True when the drawn ones moved."""
+        available = self.scrollable_content_region.width
+        if available <= 0:
+            shown = list(self.widths)
+        else:
+            shown = fit_widths(self.widths, fits_for(self.columns, self.fits), available)
+        if shown == self.shown_widths:
+            return False
+        self.shown_widths = shown
+        return True
+
+    def _line_width(self) -> int:
+        drawn = [w for w in self.shown_widths if w]
+        return sum(drawn) + GAP * max(0, len(drawn) - 1)
+
+    @property
+    def hidden_columns(self) -> list[str]:
+        """Headers of the columns that do not fit now (``z`` zooms the panel to show more)."""
+        return [c for c, w in zip(self.columns, self.shown_widths) if not w]
 
     def _count_widths(self, row: Row, delta: int) -> None:
         """Count a row's cell widths in (+1) or out (-1); a column whose widest cell may have
@@ -145,7 +182,7 @@ class VirtualTable(ScrollView, can_focus=True):
         widths = self.widths
         cells = row.cells
         for i in range(min(len(self._width_counts), len(cells))):
-            w = min(len(cells[i]), MAX_COLUMN)
+            w = len(cells[i])
             c = self._width_counts[i]
             left = c.get(w, 0) + delta
             if left > 0:
@@ -206,9 +243,9 @@ class VirtualTable(ScrollView, can_focus=True):
             widths = self._measured_widths()
             if widths != self.widths:
                 self.widths = widths
-                self._redraw_all = True  # every line's columns move
-        n = len(self.widths)
-        size = Size(sum(self.widths) + GAP * max(0, n - 1), len(rows) + 1)
+                if self._fit():
+                    self._redraw_all = True  # every line's columns move
+        size = Size(self._line_width(), len(rows) + 1)
         if size != self.virtual_size:
             self.virtual_size = size
         if self._redraw_all:
@@ -223,10 +260,8 @@ class VirtualTable(ScrollView, can_focus=True):
 
     def _rows_done(self, old_key: str | None) -> None:
         rows = self.rows
-        n = len(self.widths)
         self.cursor = max(0, min(self.cursor, len(rows) - 1))
-        total = sum(self.widths) + GAP * max(0, n - 1)
-        self.virtual_size = Size(total, len(rows) + 1)
+        self.virtual_size = Size(self._line_width(), len(rows) + 1)
         self._redraw_all = False
         self._redraw_rows.clear()
         self.refresh()
@@ -310,6 +345,9 @@ class VirtualTable(ScrollView, can_focus=True):
     def action_jump(self, where: int) -> None:
         self.move_cursor(len(self.rows) - 1 if where < 0 else 0)
 
+    def action_scroll_columns(self, cells: int) -> None:
+        self.scroll_to(x=max(0, self.scroll_offset.x + cells), animate=False)
+
     def on_click(self, event: events.Click) -> None:
         if event.y >= 1:
             self.move_cursor(int(self.scroll_offset.y) + event.y - 1)
@@ -318,9 +356,11 @@ class VirtualTable(ScrollView, can_focus=True):
 
     def _line_text(self, cells: Sequence[str]) -> str:
         parts = []
-        widths = self.widths
-        last = len(widths) - 1
+        widths = self.shown_widths
+        last = max((i for i, w in enumerate(widths) if w), default=-1)
         for i, w in enumerate(widths):
+            if not w:
+                continue
             cell = cells[i] if i < len(cells) else ""
             if len(cell) > w:
                 cell = cell[: w - 1] + "…"
@@ -336,22 +376,23 @@ class VirtualTable(ScrollView, can_focus=True):
                 headers[self.sort_column] += "↓" if self.sort_reverse else "↑"
             text = self._line_text([h.upper() for h in headers])
             strip = Strip([Segment(text, self._header_style)])
-            return strip.crop_extend(scroll_x, scroll_x + width, None)
+            return self._scrolled(strip, scroll_x, width, self._header_style)
         index = scroll_y + y - 1
+        base = self._zebra_style if index % 2 and index < len(self.rows) else self._base_style
         if index >= len(self.rows):
             if index == 0 and self.empty_text:
-                return Strip([Segment(self.empty_text, Style(dim=True))]).crop_extend(0, width, None)
-            return Strip.blank(width)
+                return Strip([Segment(self.empty_text, base + Style(dim=True))]).crop_extend(0, width, base)
+            return Strip.blank(width, base)
         row = self.rows[index]
-        style = self._styles.get(row.mark or row.state or "")
+        style = base + self._styles.get(row.mark or row.state or "", Style())
         if row.mark == "deleted":
-            style = (style or Style()) + Style(strike=True)
+            style += Style(strike=True)
         elif row.mark is not None:
-            style = (style or Style()) + Style(bold=True)
+            style += Style(bold=True)
         if index == self.cursor and self.has_focus:
-            style = (style or Style()) + self._cursor_style
+            style += self._cursor_style
         elif index == self.cursor:
-            style = (style or Style()) + Style(underline=True)
+            style += Style(underline=True)
         self.painted[row.key] = row.tag
         self.paints += 1
         cells = row.cells
@@ -360,7 +401,16 @@ class VirtualTable(ScrollView, can_focus=True):
             self._drawn_ages[index] = age
             cells = cells[:self.age_column] + (age,) + cells[self.age_column + 1:]
         strip = Strip([Segment(self._line_text(cells), style)])
-        return strip.crop_extend(scroll_x, scroll_x + width, style if index == self.cursor else None)
+        return self._scrolled(strip, scroll_x, width, style if index == self.cursor else base)
+
+    def _scrolled(self, strip: Strip, scroll_x: int, width: int, fill: Style) -> Strip:
+        """The visible part of a line: frozen columns stay at the left, the rest from ``scroll_x``."""
+        frozen = sum(w + GAP for w in self.shown_widths[:self.frozen_columns] if w)
+        if not frozen or not scroll_x or frozen >= width:
+            return strip.crop_extend(scroll_x, scroll_x + width, fill)
+        left = strip.crop_extend(0, frozen, fill)
+        right = strip.crop_extend(frozen + scroll_x, frozen + scroll_x + width - frozen, fill)
+        return Strip.join([left, right])
 
     def on_mount(self) -> None:
         styles = getattr(self.app, "table_styles", None)
@@ -374,4 +424,7 @@ class VirtualTable(ScrollView, can_focus=True):
         self.refresh()
 
     def on_resize(self) -> None:
+        if self._fit():
+            self.virtual_size = Size(self._line_width(), len(self.rows) + 1)
+            self.refresh()
         self._scroll_to_cursor()
