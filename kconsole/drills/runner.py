@@ -14,11 +14,18 @@ quorum) does not stall the run.
 
 Observers (the console's Drill panel, the CLI's printer) pass ``listener``: it is called with the
 :class:`StepState` whenever a step starts, gets a verdict, or ends.
+
+The console runs the same runner over its own clock and cluster: it passes ``clock`` (the runner then
+never moves time, it waits on it: a real clock, or a test's virtual one), builds the cluster with
+:meth:`DrillRunner.prepare` and starts it itself; ``by_hand`` lets the learner do a step's action:
+the runner watches the step's expectations until they hold, or until ``by_hand`` returns (the
+learner asked the drill to act).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 import shutil
 import tempfile
@@ -29,7 +36,7 @@ from typing import Any, Literal, TypeVar
 
 from kconsole.api.types import UserInfo
 from kconsole.client import Client, StatusError
-from kconsole.clock import VirtualClock
+from kconsole.clock import Clock, VirtualClock
 from kconsole.cluster import ADMIN, SYNC, Cluster, ClusterConfig
 from kconsole.drills import kubectl
 from kconsole.drills.expect import Context, Verdict, Watcher, field_values, observe, when
@@ -37,7 +44,7 @@ from kconsole.drills.history import EventLog, Occurrence
 from kconsole.drills.spec import Drill, Manifest, Prediction, Step
 
 T = TypeVar("T")
-Status = Literal["pending", "running", "passed", "failed", "skipped"]
+Status = Literal["pending", "running", "waiting", "passed", "failed", "skipped"]
 
 #: Simulated seconds between two looks at a step's expectations.
 POLL = 1.0
@@ -52,6 +59,8 @@ BOOT_LIMIT = 120.0
 CHECKER = UserInfo("kconsole:drill-checker", ("system:masters",))
 #: How much of the API server's request log a ``request`` expectation looks back over.
 REQUEST_WINDOW = 10_000
+#: The actions a learner can do by hand (keys, kubectl, a file in the workspace).
+HAND_ACTIONS = frozenset({"apply", "delete", "patch", "scale", "kubectl", "fault", "heal"})
 
 
 class StepFailed(Exception):
@@ -97,21 +106,38 @@ class RunResult:
 
 Listener = Callable[[StepState], None]
 Predictor = Callable[[Step, Prediction], Awaitable[int | None]]
+#: Awaited while a step waits for the learner; returns when the learner asks the drill to act.
+ByHand = Callable[[StepState], Awaitable[None]]
+
+
+def by_hand_possible(step: Step) -> bool:
+    """A step the learner may do: an action a user can do, expectations that show it was done, and
+    no ``notBefore`` or expected refusal (a bound from the drill's own action, which then never ran)."""
+    args = step.args
+    refusal = (isinstance(args, dict) and "error" in args) or bool(getattr(args, "error", ""))
+    return (step.action in HAND_ACTIONS and bool(step.expect) and not refusal
+            and all(not e.not_before for e in step.expect))
 
 
 class DrillRunner:
-    """Runs one drill once. ``predictor`` answers predictions (None: skipped, as headless)."""
+    """Runs one drill once. ``predictor`` answers predictions (None: skipped, as headless);
+    ``clock``: time moved by someone else (the console), else the runner's own virtual clock."""
 
     def __init__(self, drill: Drill, *, seed: int | None = None, data_dir: Path | None = None,
-                 listener: Listener | None = None, predictor: Predictor | None = None) -> None:
+                 listener: Listener | None = None, predictor: Predictor | None = None,
+                 clock: Clock | None = None, by_hand: ByHand | None = None) -> None:
         self.drill = drill
         self.seed = drill.seed if seed is None else seed
         self.data_dir = data_dir
         self.listener = listener
         self.predictor = predictor
+        self.by_hand = by_hand
         self.states = [StepState(step) for step in drill.steps]
-        self.clock = VirtualClock()
+        #: The runner moves its own virtual clock; a clock handed in moves by itself (or by a test).
+        self.drives = clock is None
+        self.clock: Clock = VirtualClock() if clock is None else clock
         self.cluster: Cluster | None = None
+        self._owns_cluster = False
         self.events: EventLog | None = None
         self.workspace = Path(".")
         self.origin = 0.0
@@ -122,27 +148,53 @@ class DrillRunner:
     # ------------------------------------------------------------------ the run
 
     async def run(self) -> RunResult:
+        """Boot (unless :meth:`prepare` built the cluster for someone else to start), run every step."""
         tempdir = None
-        if self.data_dir is None:
-            tempdir = tempfile.mkdtemp(prefix="kconsole-drill-")
-            root = Path(tempdir)
-        else:
-            root = Path(self.data_dir)
-            if root.is_dir() and any(root.iterdir()):  # a run starts from nothing, or it is not the drill
-                raise FileExistsError(f"{root} is not empty; a drill's data folder must be new or empty")
-            root.mkdir(parents=True, exist_ok=True)
-        self.workspace = root / "workspace"
+        if self.cluster is None:
+            if self.data_dir is None:
+                tempdir = tempfile.mkdtemp(prefix="kconsole-drill-")
+                root = Path(tempdir)
+            else:
+                root = Path(self.data_dir)
+            self.prepare(root)
+            self._owns_cluster = True
         try:
-            setup_errors = await self._boot(root)
+            setup_errors = await self._boot()
             if not setup_errors:
                 for state in self.states:
                     await self._run_step(state)
             return RunResult(self.drill, self.seed, self.states, list(self.events.occurrences if self.events else []),
                              setup_errors, round(self.now(), 3))
         finally:
-            await self._shutdown()
+            if self._owns_cluster:
+                await self._shutdown()
+            elif self.events is not None:
+                await self.events.stop()
             if tempdir is not None:
                 shutil.rmtree(tempdir, ignore_errors=True)
+
+    def prepare(self, root: Path, *, watch: bool = False, **config: Any) -> Cluster:
+        """Write the drill's workspace and held-back files under ``root`` and build its cluster (not
+        started). ``watch``: the cluster's own folder sync follows the workspace, as ``kconsole DIR``
+        does (the console: the learner's edits apply); else the runner syncs only what its steps
+        changed. ``config``: ClusterConfig fields over the drill's (``http``, ``port``, ...)."""
+        if root.is_dir() and any(root.iterdir()):  # a run starts from nothing, or it is not the drill
+            raise FileExistsError(f"{root} is not empty; a drill's data folder must be new or empty")
+        root.mkdir(parents=True, exist_ok=True)
+        self.workspace = root / "workspace"
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        for m in self.drill.manifests:
+            (self.workspace / m.target).write_text(m.text, encoding="utf-8")
+        held = root / kubectl.HELD_BACK  # outside the workspace, so the sync never applies them
+        held.mkdir(exist_ok=True)
+        for m in self.drill.files.values():
+            (held / m.name).write_text(m.text, encoding="utf-8")
+        settings: dict[str, Any] = {"http": False, **self.drill.cluster, **config}
+        config = ClusterConfig(data_dir=root / "cluster", manifests=self.workspace if watch else None,
+                               seed=self.seed, **settings)
+        config.validate()
+        self.cluster = Cluster(config, clock=self.clock)
+        return self.cluster
 
     def now(self) -> float:
         """Simulated seconds since the boot finished."""
@@ -152,33 +204,46 @@ class DrillRunner:
         """Await ``aw`` while simulated time moves (so timeouts inside it can fire)."""
         task = asyncio.ensure_future(aw)
         try:
-            await self.clock.run_until(task.done, timeout=limit, step=DRIVE_STEP)
+            if self.drives:
+                assert isinstance(self.clock, VirtualClock)
+                await self.clock.run_until(task.done, timeout=limit, step=DRIVE_STEP)
+            else:
+                await self.clock.wait_for(asyncio.shield(task), limit)
         except TimeoutError:
             task.cancel()
             raise StepFailed(f"no answer within {limit:g} simulated seconds") from None
         return task.result()
 
-    async def _boot(self, root: Path) -> list[str]:
-        self.workspace.mkdir(parents=True, exist_ok=True)
-        for m in self.drill.manifests:
-            (self.workspace / m.target).write_text(m.text, encoding="utf-8")
-        held = root / kubectl.HELD_BACK  # outside the workspace, so the sync never applies them
-        held.mkdir(exist_ok=True)
-        for m in self.drill.files.values():
-            (held / m.name).write_text(m.text, encoding="utf-8")
-        await self._start_cluster(root / "cluster")
+    async def advance(self, seconds: float) -> None:
+        """Let ``seconds`` of simulated time pass: move the runner's own clock, or wait on the shared one."""
+        if self.drives:
+            assert isinstance(self.clock, VirtualClock)
+            await self.clock.advance(seconds)
+        else:
+            await self.clock.sleep(seconds)
+
+    async def until(self, predicate: Callable[[], bool], limit: float, step: float) -> None:
+        """Until ``predicate()`` holds, looking every ``step`` simulated seconds; TimeoutError after ``limit``."""
+        spent = 0.0
+        while not predicate():
+            if spent >= limit:
+                raise TimeoutError(f"condition not met within {limit} simulated seconds")
+            await self.advance(step)
+            spent += step
+
+    async def _boot(self) -> list[str]:
+        await self._start_cluster()
         self.origin = self.clock.now()
         return await self._observe()
 
-    async def _start_cluster(self, data_dir: Path) -> None:
-        """A cluster on ``data_dir`` (new, or holding a previous run's or a snapshot's store), leaders elected."""
-        config = ClusterConfig(http=False, data_dir=data_dir, manifests=None, seed=self.seed, **self.drill.cluster)
-        config.validate()
-        self.cluster = cluster = Cluster(config, clock=self.clock)
-        await self.drive(cluster.start(), BOOT_LIMIT)
-        await self.clock.run_until(lambda: any(s.is_leader for s in cluster.schedulers)
-                                   and any(m.is_leader for m in cluster.controller_managers),
-                                   timeout=BOOT_LIMIT, step=0.5)
+    async def _start_cluster(self) -> None:
+        """Start the cluster (unless its owner did), then wait for the leaders."""
+        cluster = self.cluster
+        assert cluster is not None
+        if not cluster.started:
+            await self.drive(cluster.start(), BOOT_LIMIT)
+        await self.until(lambda: any(s.is_leader for s in cluster.schedulers)
+                         and any(m.is_leader for m in cluster.controller_managers), BOOT_LIMIT, 0.5)
 
     async def _observe(self) -> list[str]:
         """Record events (on from what was recorded before a restart) and sync the workspace."""
@@ -190,16 +255,21 @@ class DrillRunner:
         await self.drive(self.events.start())
         from kconsole.sync import ManifestSync
 
-        sync = ManifestSync(self.cluster.api_client(SYNC), self.workspace, data_dir=self.cluster.data_dir,
-                            clock=self.clock, watch=False)
-        self.cluster.sync = sync
-        await self.drive(sync.start())
+        sync = self.cluster.sync  # a watched workspace: the cluster's own sync applied it at start
+        if sync is None:
+            sync = ManifestSync(self.cluster.api_client(SYNC), self.workspace, data_dir=self.cluster.data_dir,
+                                clock=self.clock, watch=False)
+            self.cluster.sync = sync
+            await self.drive(sync.start())
         return [str(st.error) for st in sync.files.values() if st.status == "error" and st.error is not None]
 
     async def restart(self, snapshot: Path | None = None) -> list[str]:
         """Stop the cluster and start it again: on its own store, or on a fresh store restored from
         ``snapshot`` (as ``etcdutl snapshot restore`` into a new folder). Simulated time goes on."""
         assert self.cluster is not None
+        if not self._owns_cluster:
+            raise StepFailed("restart and restore replace the cluster, and the console shows this one; "
+                             f"run them headless: kconsole drill run {self.drill.name}")
         old = self.cluster.data_dir
         await self._shutdown()
         data_dir = old
@@ -213,18 +283,19 @@ class DrillRunner:
                 if item.name != MEMBERS_DIR and item.is_file():
                     shutil.copy2(item, data_dir / item.name)
             snapshots.restore(snapshot, data_dir, members=self.cluster.config.control_planes)
-        await self._start_cluster(data_dir)
+        config = dataclasses.replace(self.cluster.config, data_dir=data_dir)
+        self.cluster = Cluster(config, clock=self.clock)
+        await self._start_cluster()
         return await self._observe()
 
     async def _shutdown(self) -> None:
         if self.events is not None:
             await self.events.stop()
         if self.cluster is not None and self.cluster.started:
-            task = asyncio.ensure_future(self.cluster.stop())
             try:
-                await self.clock.run_until(task.done, timeout=120, step=DRIVE_STEP)
-            except TimeoutError:
-                task.cancel()
+                await self.drive(self.cluster.stop(), 120)
+            except StepFailed:
+                pass
 
     def client(self, user: str | None = None) -> Client:
         assert self.cluster is not None
@@ -252,8 +323,12 @@ class DrillRunner:
         if step.predict is not None:
             answer = await self.predictor(step, step.predict) if self.predictor is not None else None
             state.prediction = "skipped" if answer is None else ("right" if answer == step.predict.answer else "wrong")
+            self._notify(state)
         baselines = await self._baselines(step)
-        if step.action is not None:
+        if self.by_hand is not None and by_hand_possible(step) and await self._done_by_hand(state, baselines):
+            state.detail = f"done by hand at simulated {when(self.now())}"
+            self._notify(state)
+        elif step.action is not None:
             refusal = step.args.get("error") if isinstance(step.args, dict) and step.action != "kubectl" else None
             try:
                 state.detail = await ACTIONS[step.action](self, step.args)
@@ -297,11 +372,44 @@ class DrillRunner:
                     out[id(exp)] = []
         return out
 
-    async def _check(self, state: StepState, baselines: dict[int, list[Any]]) -> None:
+    def _context(self, baselines: dict[int, list[Any]]) -> Context:
         assert self.events is not None and self.cluster is not None
+        return Context(self.cluster.api_client(CHECKER), self.events, self._mark, baselines, self._requests,
+                       self._request_mark)
+
+    async def _done_by_hand(self, state: StepState, baselines: dict[int, list[Any]]) -> bool:
+        """Wait for the learner: True once every expectation holds after one did not (they did the
+        action), False when the learner asks the drill to act, or when all held before anything was
+        done (nothing by hand could show)."""
+        assert self.by_hand is not None
+        ctx = self._context(baselines)
+        state.status = "waiting"
+        self._notify(state)
+        asked = asyncio.ensure_future(self.by_hand(state))
+        first = True
+        try:
+            while not asked.done():
+                held = []
+                for exp in state.step.expect:
+                    try:
+                        held.append((await self.drive(observe(exp, ctx)))[0])
+                    except StepFailed:
+                        held.append(False)
+                if all(held):
+                    return not first
+                first = False
+                tick = asyncio.ensure_future(self.advance(POLL))
+                await asyncio.wait({asked, tick}, return_when=asyncio.FIRST_COMPLETED)
+                tick.cancel()
+            return False
+        finally:
+            asked.cancel()
+            state.status = "running"
+            self._notify(state)
+
+    async def _check(self, state: StepState, baselines: dict[int, list[Any]]) -> None:
         start = self.now()
-        ctx = Context(self.cluster.api_client(CHECKER), self.events, self._mark, baselines, self._requests,
-                      self._request_mark)
+        ctx = self._context(baselines)
         watchers = [Watcher(exp, start) for exp in state.step.expect]
         while True:
             for w in watchers:
@@ -316,7 +424,7 @@ class DrillRunner:
                         self._notify(state)
             if all(w.verdict is not None for w in watchers):
                 break
-            await self.clock.advance(POLL)
+            await self.advance(POLL)
         order = {id(w.exp): i for i, w in enumerate(watchers)}
         state.verdicts.sort(key=lambda v: order[id(v.expectation)])
 
@@ -497,7 +605,7 @@ async def _restart(run: DrillRunner, _: Any) -> str:
 
 
 async def _wait(run: DrillRunner, seconds: float) -> str:
-    await run.clock.advance(seconds)
+    await run.advance(seconds)
     return f"simulated time is now {when(run.now())}"
 
 
