@@ -1,6 +1,7 @@
 """Entry point: ``kconsole [DIR]`` opens the console; other commands are table entries.
 
-Each entry of :data:`COMMANDS` names a module with ``add_arguments(parser)`` and ``run(args) -> int``.
+Each entry of :data:`COMMANDS` names a module with ``add_arguments(parser)`` and ``run(args) -> int``,
+and optionally ``shorthand(argv) -> argv`` rewriting its short forms before parsing.
 """
 
 from __future__ import annotations
@@ -61,7 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         module = importlib.import_module(module_name)
         parser = argparse.ArgumentParser(prog=f"kconsole {argv[0]}", description=help_text)
         module.add_arguments(parser)
-        return int(module.run(parser.parse_args(argv[1:])) or 0)
+        rest = argv[1:]
+        if hasattr(module, "shorthand"):  # a command's own short forms (``kconsole drill NAME``)
+            rest = module.shorthand(rest)
+        return int(module.run(parser.parse_args(rest)) or 0)
     args = console_parser().parse_args(argv)
     from kconsole.tui.launch import run_console
 

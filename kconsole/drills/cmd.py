@@ -1,4 +1,8 @@
-"""``kconsole drill run|validate|list``: drills headless, for learners' terminals and CI.
+"""``kconsole drill NAME|FILE`` (the console) and ``kconsole drill run|validate|list`` (headless, CI).
+
+``kconsole drill NAME`` is short for ``kconsole drill open NAME``: the first argument is an action
+when it is one (``open``, ``run``, ``validate``, ``list``) or a flag, else the drill to open. A drill
+file named like an action opens with ``open`` or a path (``kconsole drill ./run``).
 
 ``run FILE|NAME`` prints each step's verdicts as they land and exits 0 only when every expectation
 held (1 when one failed, 2 for a drill file that does not validate). ``--json`` prints one JSON
@@ -20,8 +24,32 @@ from kconsole.cluster import ConfigError
 from kconsole.drills.spec import DrillError, builtin_paths, load, resolve
 
 
+#: The first words ``kconsole drill`` reads as an action; anything else is a drill to open.
+ACTIONS = ("open", "run", "validate", "list")
+
+
+def shorthand(argv: list[str]) -> list[str]:
+    """``kconsole drill NAME ...`` -> ``kconsole drill open NAME ...``."""
+    if argv and argv[0] not in ACTIONS and not argv[0].startswith("-"):
+        return ["open", *argv]
+    return argv
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.usage = "kconsole drill [-h] NAME|FILE [open flags] | {open,run,validate,list} ..."
     sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    show = sub.add_parser("open", help="open the console with the Drill panel (the default: kconsole drill NAME)")
+    show.add_argument("drill", help="a drill file, or a built-in drill's name (kconsole drill list)")
+    show.add_argument("--seed", type=int, default=None, help="seed (default: the drill's, else 1)")
+    show.add_argument("--speed", type=float, default=1.0, help="simulated seconds per wall second (default 1; "
+                                                                "+ and - change it in the console)")
+    show.add_argument("--port", type=int, default=6443, help="HTTPS port for kubectl (0 = any free port)")
+    show.add_argument("--address", default="127.0.0.1", help="address to serve on (default loopback only)")
+    show.add_argument("--insecure-http", action="store_true", help="serve plain HTTP (a token is still required)")
+    show.add_argument("--data-dir", default=None, help="the drill's data folder, new or empty (default: a "
+                                                       "temporary folder, removed on exit)")
+    show.add_argument("--theme", default=None, help="theme name or themes/*.yaml file")
+    show.add_argument("--readonly", action="store_true", help="disable the dangerous keys")
     run = sub.add_parser("run", help="run a drill headless on the virtual clock")
     run.add_argument("drill", help="a drill file, or a built-in drill's name (kconsole drill list)")
     run.add_argument("--seed", type=int, default=None, help="seed (default: the drill's, else 1)")
@@ -36,6 +64,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "open":
+        from kconsole.tui.launch import run_drill_console
+
+        return run_drill_console(args)
     if args.action == "list":
         for name, path in builtin_paths().items():
             try:

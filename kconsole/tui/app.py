@@ -30,6 +30,7 @@ from kconsole.tui import faultview, keymap
 from kconsole.tui.model import ClusterModel
 from kconsole.tui.objectkeys import ObjectKeys
 from kconsole.tui.panels import (
+    DrillPanel,
     EtcdPanel,
     EventsPanel,
     FaultsPanel,
@@ -90,6 +91,7 @@ class ConsoleApp(ObjectKeys, App[int]):
     .-compact #side { row-span: 1; }
     .-compact Panel { border-left: none; border-right: none; }
     .-compact HeaderPanel { height: 4; }
+    .-drill #dashboard { grid-columns: 1fr 1fr 64; }
     EtcdPanel > .summary { height: auto; color: $text-muted; }
     EtcdPanel > .summary.lost { color: $error; text-style: bold; }
     """
@@ -99,7 +101,7 @@ class ConsoleApp(ObjectKeys, App[int]):
     def __init__(self, cluster: Any, *, theme: str | None = None, readonly: bool = False,
                  keymap_overrides: Mapping[str, str] | None = None, theme_dirs: list[Path] | None = None,
                  refresh_interval: float = 0.25, batch_delay: float = 0.1, sample_interval: float = 1.0,
-                 live: bool = True, watch_themes: bool = True) -> None:
+                 live: bool = True, watch_themes: bool = True, drill: Any = None) -> None:
         super().__init__()
         self.cluster = cluster
         self.readonly = readonly
@@ -127,13 +129,19 @@ class ConsoleApp(ObjectKeys, App[int]):
         #: In reading order: tab steps through them, the compact layout's switcher lists them.
         self.panels: list[Panel] = [self.resources, self.events_panel, self.scheduling, self.leases, self.etcd,
                                     self.manifests, self.faults]
+        #: ``kconsole drill NAME``: a :class:`kconsole.tui.drillrun.DrillSession`, shown first.
+        self.drill = drill
+        self.drill_panel: Panel | None = None
+        if drill is not None:
+            self.drill_panel = DrillPanel(self.model, drill)
+            self.panels.insert(0, self.drill_panel)
         self.side = Vertical(id="side")
         self.status_line = StatusLine()
         self.header.readonly = readonly
         #: One panel at a time (a small terminal) instead of the dashboard.
         self.compact = False
         #: The panel in view in the compact layout.
-        self.shown: Panel = self.resources
+        self.shown: Panel = self.drill_panel or self.resources
         self.kconsole_themes: dict[str, Path] = {}
         self.theme_errors: list[str] = []
         self.boot_error = ""
@@ -157,6 +165,8 @@ class ConsoleApp(ObjectKeys, App[int]):
             yield self.resources
             yield self.events_panel
             with self.side:
+                if self.drill_panel is not None:
+                    yield self.drill_panel
                 yield self.etcd
                 yield self.manifests
                 yield self.faults
@@ -356,7 +366,8 @@ class ConsoleApp(ObjectKeys, App[int]):
             self.set_keymap(self.keymap_overrides)
         self.theme_changed_signal.subscribe(self, lambda _theme: self.apply_table_styles())
         self.apply_table_styles()
-        self.resources.table.focus()
+        self.set_class(self.drill is not None, "-drill")
+        (self.drill_panel or self.resources).table.focus()
         self.call_after_refresh(self._first_paint)
 
     def _first_paint(self) -> None:
@@ -392,6 +403,8 @@ class ConsoleApp(ObjectKeys, App[int]):
             self.set_interval(self.sample_interval, self._sample, name="sample")
         await self.model.sample_etcd()
         self.render_pending(force=True)
+        if self.drill is not None:
+            self.drill.start(self)
 
     def _ensure_fault_catalog(self) -> None:
         """A cluster composed without a catalog still gets fault keys: the console makes one."""
@@ -548,7 +561,18 @@ class ConsoleApp(ObjectKeys, App[int]):
         # None: shown dimmed in the footer; the key then reaches on_key, which says it is read-only.
         if self.readonly and action in keymap.DANGEROUS_ACTIONS:
             return None
+        if action in keymap.DRILL_ACTIONS and self.drill is None:
+            return False
         return True
+
+    def action_drill_go(self) -> None:
+        """``x``: the drill does the step that waits for the learner."""
+        if self.drill is not None:
+            self.status_line.say(self.drill.act())
+
+    def action_drill_hint(self) -> None:
+        if self.drill is not None:
+            self.status_line.say(self.drill.hint())
 
     def refuse_readonly(self) -> bool:
         if self.readonly:

@@ -73,6 +73,8 @@ APP_KEYS: tuple[KeySpec, ...] = (
     KeySpec("time.faster", "plus,equals_sign", "speed_up", "Faster", show=False),
     KeySpec("time.slower", "minus", "slow_down", "Slower", show=False),
     KeySpec("time.step", "full_stop", "step", "Step", show=False),
+    KeySpec("drill.go", "x", "drill_go", "Drill does it"),
+    KeySpec("drill.hint", "i", "drill_hint", "Hint"),
 )
 
 #: Keys of the screens pushed over the dashboard (they bind them themselves, by these ids).
@@ -88,6 +90,8 @@ SPECS: dict[str, KeySpec] = {spec.id: spec for spec in APP_KEYS + SCREEN_KEYS}
 SCREEN_KEY_IDS: frozenset[str] = frozenset(spec.id for spec in SCREEN_KEYS)
 #: Actions a read-only console does not run at all (the ``refuses`` ones run and say why not).
 DANGEROUS_ACTIONS: frozenset[str] = frozenset(s.action for s in APP_KEYS if s.dangerous and not s.refuses)
+#: Actions only a console running a drill (``kconsole drill NAME``) has.
+DRILL_ACTIONS: frozenset[str] = frozenset(s.action for s in APP_KEYS if s.id.startswith("drill."))
 
 
 class KeymapError(ValueError):

@@ -121,11 +121,14 @@ def _restore_terminal() -> None:
             pass
 
 
-async def run_app(config: ClusterConfig, settings: dict[str, Any]) -> int:
+async def run_app(config: ClusterConfig, settings: dict[str, Any], drill: Any = None) -> int:
+    """The console until it quits. ``drill``: a callable building the
+    :class:`~kconsole.tui.drillrun.DrillSession` on the running loop (its cluster is the console's)."""
     from kconsole.tui.app import ConsoleApp
 
-    cluster = Cluster(config)
-    app = ConsoleApp(cluster, **settings)
+    session = drill() if drill is not None else None
+    cluster = session.cluster if session is not None else Cluster(config)
+    app = ConsoleApp(cluster, drill=session, **settings)
     app.on_exit_requested = lambda code: exitguard.arm(code, _restore_terminal)
     _exit_on_signals(app)  # kept until the process ends: a signal during the stop still counts
     try:
@@ -164,3 +167,58 @@ def run_console(args: argparse.Namespace) -> int:
 
     gcpolicy.install()  # the console's process serves the API: keep full GC passes off the frame path
     return asyncio.run(run_app(config, settings))
+
+
+def run_drill_console(args: argparse.Namespace) -> int:
+    """``kconsole drill NAME``: the console on the drill's own cluster, with the Drill panel.
+
+    The drill's data folder (``--data-dir``, else a temporary one removed on exit) holds
+    ``workspace/`` (the watched folder: the drill's manifests, and the learner's edits) and
+    ``cluster/`` (the store). The clock is real, at ``--speed``."""
+    import shutil
+    import tempfile
+
+    from kconsole.clock import RealClock
+    from kconsole.drills.spec import DrillError, load, resolve
+    from kconsole.tui.drillrun import DrillSession
+
+    try:
+        drill = load(resolve(args.drill))
+    except DrillError as err:
+        print("\n".join(err.errors), file=sys.stderr)
+        return 2
+    try:
+        settings = console_settings(ClusterConfig(), args)
+        if args.speed <= 0:
+            raise ConfigError(f"speed must be positive, got {args.speed}")
+    except (ConfigError, KeymapError) as err:
+        print(f"kconsole: {err}", file=sys.stderr)
+        return 2
+    tempdir = None if args.data_dir else tempfile.mkdtemp(prefix=f"kconsole-drill-{drill.name}-")
+    root = Path(args.data_dir or tempdir or ".")
+    if root.is_dir() and any(root.iterdir()):
+        print(f"kconsole drill: {root} is not empty; a drill's data folder must be new or empty", file=sys.stderr)
+        return 2
+    flags = {"port": args.port, "address": args.address, "tls": not args.insecure_http}
+    try:
+        if flags["port"]:
+            check_port(args.address, args.port)
+        ClusterConfig(**flags, **drill.cluster).validate()
+    except (StartError, ConfigError) as err:
+        print(f"kconsole: {err}", file=sys.stderr)
+        return 1 if isinstance(err, StartError) else 2
+    _save_terminal()
+    from kconsole.api import gcpolicy
+
+    gcpolicy.install()
+
+    def session() -> DrillSession:
+        built = DrillSession(drill, root, RealClock(speed=args.speed), seed=args.seed, http=True, **flags)
+        _log_to_file(root)  # after the drill took the folder: it must find it empty
+        return built
+
+    try:
+        return asyncio.run(run_app(ClusterConfig(), settings, drill=session))
+    finally:
+        if tempdir is not None:
+            shutil.rmtree(tempdir, ignore_errors=True)

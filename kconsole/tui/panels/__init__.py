@@ -1,6 +1,7 @@
 """Dashboard panels, one module each; every panel redraws from caches when its inputs moved."""
 
 from .base import Panel
+from .drill import DrillPanel
 from .etcd import EtcdPanel
 from .events import EventsPanel
 from .faults import FaultsPanel
@@ -10,5 +11,5 @@ from .manifests import ManifestsPanel
 from .resources import FilterError, ResourcesPanel
 from .scheduling import SchedulingPanel
 
-__all__ = ["EtcdPanel", "EventsPanel", "FaultsPanel", "FilterError", "HeaderPanel", "LeasesPanel",
+__all__ = ["DrillPanel", "EtcdPanel", "EventsPanel", "FaultsPanel", "FilterError", "HeaderPanel", "LeasesPanel",
            "ManifestsPanel", "Panel", "ResourcesPanel", "SchedulingPanel"]
