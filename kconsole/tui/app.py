@@ -132,6 +132,8 @@ class ConsoleApp(ObjectKeys, App[int]):
         #: ``kconsole drill NAME``: a :class:`kconsole.tui.drillrun.DrillSession`, shown first.
         self.drill = drill
         self.drill_panel: Panel | None = None
+        #: A built-in drill picked in the palette: the launcher opens it once this console quit.
+        self.next_drill: str | None = None
         if drill is not None:
             self.drill_panel = DrillPanel(self.model, drill)
             self.panels.insert(0, self.drill_panel)
@@ -333,7 +335,7 @@ class ConsoleApp(ObjectKeys, App[int]):
     def _binding_for(self, key: str) -> keymap.KeySpec | None:
         """The app binding answering ``key`` after remapping, if any (screens' own keys aside)."""
         for spec, keys in keymap.effective_keys(self.keymap_overrides):
-            if spec.id in keymap.SCREEN_KEY_IDS:
+            if spec.id in keymap.SCREEN_KEY_IDS or (self.drill is None and spec.action in keymap.DRILL_ACTIONS):
                 continue
             if key in {k.strip() for k in keys.split(",")}:
                 return spec
@@ -573,6 +575,18 @@ class ConsoleApp(ObjectKeys, App[int]):
     def action_drill_hint(self) -> None:
         if self.drill is not None:
             self.status_line.say(self.drill.hint())
+
+    def open_drill(self, name: str) -> None:
+        """The palette's ``Drill: NAME``: after a yes, quit this cluster and open the drill on its own."""
+        from kconsole.tui.screens import ConfirmScreen
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.next_drill = name
+                self.exit(0)
+
+        self.push_screen(ConfirmScreen(f"Open drill {name}?", "this cluster stops (its data folder stays); "
+                                                              "the drill runs on a cluster of its own"), answered)
 
     def refuse_readonly(self) -> bool:
         if self.readonly:

@@ -1,4 +1,4 @@
-"""Command palette entries (ctrl+p): switch kind, apply or heal faults, time controls, views.
+"""Command palette entries (ctrl+p): switch kind, apply or heal faults, time controls, views, drills.
 
 Fault entries go through the same confirm dialog as the keys, and disappear with ``--readonly``.
 Theme switching is Textual's own palette entry over the registered kconsole themes.
@@ -7,7 +7,7 @@ Theme switching is Textual's own palette entry over the registered kconsole them
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
+from functools import cache, partial
 from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -34,6 +34,7 @@ class ConsoleCommands(Provider):
             ("View: keys", app.action_help, "every binding and its id"),
             ("Screenshot to…", app.action_screenshot_to, "save the screen as SVG in a folder or file you name"),
         ]
+        out += drill_commands(app)
         if app.readonly:
             return out
         target = app.selected_target()
@@ -60,3 +61,28 @@ class ConsoleCommands(Provider):
             score = matcher.match(name)
             if score > 0:
                 yield Hit(score, matcher.highlight(name), callback, help=help_text)
+
+
+def drill_commands(app: ConsoleApp) -> list[tuple[str, Callable[[], object], str]]:
+    """In a drill: its keys. Otherwise: every built-in drill, opened on a cluster of its own."""
+    if app.drill is not None:
+        return [("Drill: let the drill do this step", app.action_drill_go, "the drill does the step waiting for you (x)"),
+                ("Drill: hint", app.action_drill_hint, "the current step's hint (i)")]
+    if app.is_web:  # the browser's console cannot be handed over to another cluster
+        return []
+    return [(f"Drill: {name}", partial(app.open_drill, name), f"{title} (quits this cluster, opens the drill)")
+            for name, title in builtin_titles().items()]
+
+
+@cache
+def builtin_titles() -> dict[str, str]:
+    """Built-in drill name -> title (read once: the palette asks on every keystroke)."""
+    from kconsole.drills.spec import DrillError, builtin_paths, load
+
+    out: dict[str, str] = {}
+    for name, path in builtin_paths().items():
+        try:
+            out[name] = load(path).title
+        except DrillError:
+            continue
+    return out

@@ -121,14 +121,18 @@ def _restore_terminal() -> None:
             pass
 
 
-async def run_app(config: ClusterConfig, settings: dict[str, Any], drill: Any = None) -> int:
+async def run_app(config: ClusterConfig, settings: dict[str, Any], drill: Any = None,
+                  opened: list[Any] | None = None) -> int:
     """The console until it quits. ``drill``: a callable building the
-    :class:`~kconsole.tui.drillrun.DrillSession` on the running loop (its cluster is the console's)."""
+    :class:`~kconsole.tui.drillrun.DrillSession` on the running loop (its cluster is the console's).
+    ``opened`` receives the app (the caller reads what it asked for on exit: a drill to open)."""
     from kconsole.tui.app import ConsoleApp
 
     session = drill() if drill is not None else None
     cluster = session.cluster if session is not None else Cluster(config)
     app = ConsoleApp(cluster, drill=session, **settings)
+    if opened is not None:
+        opened.append(app)
     app.on_exit_requested = lambda code: exitguard.arm(code, _restore_terminal)
     _exit_on_signals(app)  # kept until the process ends: a signal during the stop still counts
     try:
@@ -166,7 +170,16 @@ def run_console(args: argparse.Namespace) -> int:
     from kconsole.api import gcpolicy
 
     gcpolicy.install()  # the console's process serves the API: keep full GC passes off the frame path
-    return asyncio.run(run_app(config, settings))
+    opened: list[Any] = []
+    code = asyncio.run(run_app(config, settings, opened=opened))
+    drill = getattr(opened[0], "next_drill", None) if opened else None
+    if drill is None:
+        return code
+    # The palette's "Drill: NAME": this cluster stopped (its folder stays); the drill gets its own.
+    return run_drill_console(argparse.Namespace(
+        drill=drill, seed=None, speed=config.speed, port=config.port, address=config.address,
+        insecure_http=not config.tls, data_dir=None, theme=getattr(args, "theme", None),
+        readonly=getattr(args, "readonly", False)))
 
 
 def run_drill_console(args: argparse.Namespace) -> int:

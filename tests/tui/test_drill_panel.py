@@ -176,3 +176,26 @@ def test_a_drill_refuses_a_data_folder_that_is_not_empty(tmp_path: Path) -> None
     path.write_text(DRILL, encoding="utf-8")
     with pytest.raises(FileExistsError, match="not empty"):
         DrillSession(load(path), tmp_path / "used", VirtualClock(), watch=False)
+
+
+async def test_the_palette_offers_the_drills_keys_and_the_built_in_drills(tmp_path: Path) -> None:
+    from kconsole.cluster import Cluster, ClusterConfig
+    from kconsole.tui.commands import drill_commands
+    from kconsole.tui.screens import ConfirmScreen
+
+    session, _, _ = session_for(tmp_path)
+    in_drill = [name for name, _, _ in drill_commands(ConsoleApp(session.cluster, drill=session))]
+    assert in_drill == ["Drill: let the drill do this step", "Drill: hint"]
+
+    # A plain console lists the built-in drills; picking one (after a yes) quits for the launcher to open it.
+    plain = ConsoleApp(Cluster(ClusterConfig(nodes=0, control_planes=1, http=False, data_dir=tmp_path / "p")),
+                       live=False, watch_themes=False)
+    entries = {name: run for name, run, _ in drill_commands(plain)}
+    assert "Drill: self-healing" in entries
+    async with plain.run_test(size=SIZE) as pilot:
+        entries["Drill: self-healing"]()
+        await pilot.pause()
+        assert isinstance(plain.screen, ConfirmScreen)
+        await pilot.press("y")
+        await pilot.pause()
+    assert plain.next_drill == "self-healing"
