@@ -47,6 +47,8 @@ def keys() -> str:
     lines = ["| keys | action | binding id | note |", "|---|---|---|---|"]
     for spec in keymap.APP_KEYS:
         note = "dangerous: off with `--readonly`" if spec.dangerous else ""
+        if spec.action in keymap.DRILL_ACTIONS:
+            note = "only in `kconsole drill NAME`"
         lines.append(f"| {_code(keymap.display_key(spec.key))} | {_cell(spec.description)} | `{spec.id}` | {note} |")
     seen = {spec.id for spec in keymap.APP_KEYS}
     for binding in VirtualTable.BINDINGS:
