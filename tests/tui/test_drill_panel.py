@@ -104,7 +104,7 @@ async def test_predict_run_by_hand_and_verdicts_in_the_panel(tmp_path: Path) -> 
         assert "wrong: the answer is 2" in str(summary) and "The ReplicaSet creates pods" in str(summary)
         assert "your turn" in str(summary)
         row = next(r for r in texts(app) if r[0] == "2")
-        assert row[2] == "your turn · predicted wrong"
+        assert row[2] == "your turn" and row[3] == "predicted wrong"
 
         # hint on request
         await pilot.press("i")
@@ -118,7 +118,7 @@ async def test_predict_run_by_hand_and_verdicts_in_the_panel(tmp_path: Path) -> 
         # verdict: the passing and the failing expectation both land in the panel, under their step.
         rows = texts(app)
         at = rows.index(next(r for r in rows if r[0] == "2"))
-        assert rows[at][2] == "failed · predicted wrong"
+        assert rows[at][2:] == ("failed", "predicted wrong · scaled Deployment web to 2")
         ok, fail = rows[at + 1], rows[at + 2]
         assert ok[2] == "ok" and ok[3].startswith("two run: seen 2 (web-")
         assert fail[2] == "FAIL" and fail[3].startswith("expected five run (within 5s); seen 2 (web-")

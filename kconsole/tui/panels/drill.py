@@ -23,15 +23,15 @@ SHOWN = {"waiting": "your turn"}
 
 
 def step_rows(session: Any) -> list[Row]:
-    """One row per step, then one per verdict under it (ok / FAIL and the verdict's text)."""
+    """One row per step (its state; whether the prediction was right and what its action did), then
+    one per verdict under it (ok / FAIL and the verdict's text)."""
     rows: list[Row] = []
     for state in session.states:
         i = state.step.index
-        status = SHOWN.get(state.status, state.status)
-        if state.prediction in ("right", "wrong"):
-            status += f" · predicted {state.prediction}"
-        result = state.detail.splitlines()[0] if state.detail else ""
-        rows.append(Row(f"step-{i}", (str(i), state.step.name, status, result), STATE[state.status]))
+        said = [f"predicted {state.prediction}"] if state.prediction in ("right", "wrong") else []
+        said += state.detail.splitlines()[:1]
+        rows.append(Row(f"step-{i}", (str(i), state.step.name, SHOWN.get(state.status, state.status),
+                                      " · ".join(said)), STATE[state.status]))
         for j, v in enumerate(state.verdicts):
             rows.append(Row(f"step-{i}-{j}", ("", "", "ok" if v.passed else "FAIL", " ".join(v.text.split())),
                             "running" if v.passed else "failed"))
