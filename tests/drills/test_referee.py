@@ -1,0 +1,249 @@
+"""The referee: real violations injected into a run are reported with the history that shows them;
+clean runs stay silent (every built-in drill: tests/drills/test_drills.py); chaos seeds pass."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kconsole import cli
+from kconsole.drills.chaos import ChaosRunner, replay_command, run_chaos
+from kconsole.drills.runner import DrillRunner
+from kconsole.drills.spec import load
+
+DRILL = """
+title: referee target
+goal: a small workload the tests break on purpose
+cluster: {nodes: 2, addons: []}
+manifests:
+  - name: web.yaml
+    content:
+      - {apiVersion: v1, kind: Namespace, metadata: {name: t}}
+      - apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: web, namespace: t}
+        spec:
+          replicas: 2
+          selector: {matchLabels: {app: web}}
+          template:
+            metadata: {labels: {app: web}}
+            spec: {containers: [{name: web, image: "nginx:1.25"}]}
+      - {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: t}, data: {n: "0"}}
+steps:
+  - expect:
+      - count: {namespace: t, selector: app=web, phase: Running}
+        equals: 2
+        within: 60s
+"""
+
+Inject = Callable[[DrillRunner], Awaitable[None]]
+
+
+class Injecting(DrillRunner):
+    """Runs the drill's steps, then ``inject`` (the violation), then lets the cluster go on a while."""
+
+    def __init__(self, path: Path, inject: Inject) -> None:
+        super().__init__(load(path))
+        self.inject = inject
+
+    async def body(self) -> None:
+        await super().body()
+        await self.drive(self.inject(self))
+        await self.clock.advance(5)
+
+
+async def run_with(tmp_path: Path, inject: Inject) -> Any:
+    path = tmp_path / "d.yaml"
+    path.write_text(DRILL, encoding="utf-8")
+    result = await Injecting(path, inject).run()
+    assert all(s.status == "passed" for s in result.steps)
+    assert result.referee is not None
+    return result
+
+
+def _violations(result: Any, check: str) -> list[Any]:
+    return [v for v in result.referee.violations if v.check == check]
+
+
+async def test_clean_run_is_silent(tmp_path: Path) -> None:
+    async def nothing(run: DrillRunner) -> None:
+        client = run.client()
+        cm = await client.get("configmaps", "c", "t")
+        cm["data"]["n"] = "1"
+        await client.update(cm)
+
+    result = await run_with(tmp_path, nothing)
+    assert result.passed, [str(v) for v in result.referee.violations]
+    assert result.referee.events > 20 and result.referee.answers > 50
+
+
+async def test_a_watch_that_skips_a_revision_is_reported(tmp_path: Path) -> None:
+    """The pods watch cache drops one event on its way to watchers: the acknowledged write it carried
+    is never delivered, while later revisions are."""
+    async def skip(run: DrillRunner) -> None:
+        assert run.cluster is not None
+        cache = run.cluster.api.storage.caches["pods"]
+        dispatch = cache._dispatch
+        dropped: list[int] = []
+
+        def lossy(ev: Any) -> None:
+            if not dropped and ev.type == "MODIFIED" and ev.obj["metadata"].get("labels", {}).get("skip") == "me":
+                dropped.append(ev.rv)
+                return
+            dispatch(ev)
+
+        cache._dispatch = lossy
+        client = run.client()
+        pod = sorted(p["metadata"]["name"] for p in await client.list_all("pods", "t"))[0]
+        await client.patch("pods", pod, {"metadata": {"labels": {"skip": "me"}}}, "t")
+        await client.patch("pods", pod, {"metadata": {"labels": {"after": "skip"}}}, "t")
+        assert dropped
+
+    result = await run_with(tmp_path, skip)
+    assert not result.passed
+    found = _violations(result, "acknowledged write")
+    assert found, [str(v) for v in result.referee.violations]
+    text = str(found[0])
+    assert "patch pods t/web-" in text and "the watch on pods passed rv" in text and "without delivering it" in text
+    assert "acknowledged: " in text and "-> 200 rv" in text, text
+
+
+async def test_a_second_lease_holder_written_through_the_api_is_reported(tmp_path: Path) -> None:
+    async def usurp(run: DrillRunner) -> None:
+        client = run.client()
+        lease = await client.get("leases.coordination.k8s.io", "kube-scheduler", "kube-system")
+        now = run.clock.rfc3339_micro()
+        lease["spec"].update(holderIdentity="intruder", acquireTime=now, renewTime=now)
+        await client.update(lease)
+
+    result = await run_with(tmp_path, usurp)
+    found = _violations(result, "two Lease holders")
+    assert len(found) == 1, [str(v) for v in result.referee.violations]
+    v = found[0]
+    assert "Lease kube-system/kube-scheduler: intruder took it at rv" in v.message
+    assert "renewal held it until" in v.message
+    assert any("holder=intruder" in line for line in v.history)
+    assert any("holder=control-plane" in line for line in v.history), v.history
+    out = result.to_dict()["referee"]
+    assert out["passed"] is False and out["violations"][0]["check"] == "two Lease holders"
+
+
+async def test_a_pod_bound_twice_by_a_direct_write_is_reported(tmp_path: Path) -> None:
+    """The API refuses to move a bound pod; a write straight into the store does not ask it. The
+    referee sees the result through its watch."""
+    async def rebind(run: DrillRunner) -> None:
+        assert run.cluster is not None and run.cluster.etcd is not None
+        client = run.client()
+        pod = sorted(await client.list_all("pods", "t"), key=lambda p: p["metadata"]["name"])[0]
+        nodes = sorted(n["metadata"]["name"] for n in await client.list_all("nodes"))
+        other = next(n for n in nodes if n != pod["spec"]["nodeName"])
+        rv = int(pod["metadata"].pop("resourceVersion"))
+        pod["spec"]["nodeName"] = other
+        spec = run.cluster.api.registry.get("", "pods")
+        storage = run.cluster.api.storage
+        key = storage.key(spec, "t", pod["metadata"]["name"])
+        result = await run.cluster.etcd.update(key, storage.encode(spec, pod), rv)
+        assert result.succeeded
+
+    result = await run_with(tmp_path, rebind)
+    found = _violations(result, "pod bound twice")
+    assert len(found) == 1, [str(v) for v in result.referee.violations]
+    assert " moved to " in found[0].message
+    nodes = [line for line in found[0].history if "node=" in line]
+    assert len({line.split("node=")[1].split(",")[0] for line in nodes} - {"-"}) == 2, found[0].history
+
+
+async def test_a_lost_update_under_compare_and_swap_is_reported(tmp_path: Path) -> None:
+    """A server whose compare-and-swap compares nothing and starts every write from the object as it
+    first read it: two clients update from the same read, both are acknowledged, one increment is lost."""
+    async def lose(run: DrillRunner) -> None:
+        assert run.cluster is not None
+        storage = run.cluster.api.storage
+        txn, current = storage.txn, storage._current
+        client = run.client()
+        first = await client.get("configmaps", "c", "t")
+        second = await client.get("configmaps", "c", "t")
+        stale = dict(first)
+
+        async def blind_txn(spec: Any, compares: Any, success: Any, failure: Any = None) -> Any:
+            return await txn(spec, [] if spec.resource == "configmaps" else compares, success, failure)
+
+        async def stale_current(spec: Any, namespace: Any, name: Any, key: Any) -> Any:
+            if spec.resource == "configmaps" and name == "c":
+                return stale, True
+            return await current(spec, namespace, name, key)
+
+        storage.txn, storage._current = blind_txn, stale_current
+        first["data"] = {"n": "1", "by": "first"}
+        second["data"] = {"n": "1", "by": "second"}
+        await client.update(first)
+        await client.update(second)
+        storage.txn, storage._current = txn, current
+
+    result = await run_with(tmp_path, lose)
+    found = _violations(result, "lost update")
+    assert len(found) == 1, [str(v) for v in result.referee.violations]
+    assert found[0].message.startswith("update configmaps t/c based on rv ")
+    assert "came in between: that write was overwritten unseen" in found[0].message
+    assert sum("MODIFIED configmaps t/c" in line for line in found[0].history) >= 2, found[0].history
+
+
+async def test_without_the_referee_a_run_has_no_verdict_from_it(tmp_path: Path) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_text(DRILL, encoding="utf-8")
+    result = await DrillRunner(load(path), referee=False).run()
+    assert result.passed and result.referee is None and result.to_dict()["referee"] is None
+
+
+def test_cli_prints_the_referee_and_turns_it_off(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_text(DRILL, encoding="utf-8")
+    assert cli.main(["drill", "run", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "referee: 7 checks over" in out and ": no violation" in out
+    assert cli.main(["drill", "run", str(path), "--no-referee", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["referee"] is None
+
+
+# --------------------------------------------------------------------------- chaos
+
+#: CI's chaos: this many seeds of this many simulated seconds; the environment may ask for more.
+CHAOS_SEEDS = int(os.environ.get("KCONSOLE_CHAOS_SEEDS", "50"))
+CHAOS_DURATION = float(os.environ.get("KCONSOLE_CHAOS_DURATION", "30"))
+
+
+async def test_chaos_seeds_pass_the_referee() -> None:
+    failing = {}
+    faults = 0
+    started = time.monotonic()
+    for seed in range(1, CHAOS_SEEDS + 1):
+        result = await run_chaos(seed, CHAOS_DURATION)
+        faults += result.log.faults
+        if not result.passed:
+            failing[seed] = [replay_command(seed, CHAOS_DURATION), *result.run.setup_errors,
+                             *(str(v) for v in result.run.referee.violations)]
+    print(f"chaos: {CHAOS_SEEDS} seeds of {CHAOS_DURATION:g} s, {faults} faults, {time.monotonic() - started:.1f} s")
+    assert not failing, failing
+    assert faults >= CHAOS_SEEDS, "the schedules inject faults"
+
+
+async def test_the_same_seed_replays_the_same_schedule() -> None:
+    first, second = ChaosRunner(7, 20), ChaosRunner(7, 20)
+    a, b = await first.run(), await second.run()
+    assert a.passed and b.passed
+    assert first.log.lines and first.log.lines == second.log.lines
+    assert [e.key() for e in a.events] == [e.key() for e in b.events]
+
+
+def test_cli_chaos_names_the_replay_of_a_failing_seed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["drill", "chaos", "--seed", "3", "--duration", "15s"]) == 0
+    assert capsys.readouterr().out.startswith("seed 3: PASSED (")
+    assert cli.main(["drill", "chaos", "--duration", "soon"]) == 2
+    assert "--duration" in capsys.readouterr().err
+    assert replay_command(12, 600) == "kconsole drill chaos --seed 12 --duration 10m0s"
