@@ -27,14 +27,14 @@ from kconsole.drills.spec import Drill, Manifest
 
 NAMESPACE = "chaos"
 #: Simulated seconds between two fault decisions (uniform), and the share of decisions that heal.
-FAULT_EVERY = (4.0, 15.0)
+FAULT_EVERY = (3.0, 10.0)
 HEAL_SHARE = 0.4
 #: Simulated seconds between two operator actions, and between a writer's increments.
 OPERATE_EVERY = (3.0, 12.0)
 WRITE_EVERY = (0.5, 3.0)
 WRITERS = 3
 #: Simulated seconds the cluster gets after the last heal before the referee judges.
-SETTLE = 30.0
+SETTLE = 15.0
 
 WORKLOAD = f"""
 apiVersion: v1

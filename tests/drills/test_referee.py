@@ -194,6 +194,27 @@ async def test_a_lost_update_under_compare_and_swap_is_reported(tmp_path: Path) 
     assert sum("MODIFIED configmaps t/c" in line for line in found[0].history) >= 2, found[0].history
 
 
+async def test_pods_above_a_rollouts_surge_are_reported(tmp_path: Path) -> None:
+    """Two pods created for the Deployment's ReplicaSet behind its controllers' back: 4 active pods
+    where replicas 2 + maxSurge 25% (1) allow 3."""
+    async def crowd(run: DrillRunner) -> None:
+        client = run.client()
+        rs = (await client.list_all("replicasets.apps", "t"))[0]
+        owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs["metadata"]["name"],
+                 "uid": rs["metadata"]["uid"], "controller": True}
+        for i in (1, 2):
+            await client.create({"apiVersion": "v1", "kind": "Pod", "metadata": {
+                "name": f"extra-{i}", "namespace": "t", "labels": {"app": "web"}, "ownerReferences": [owner]},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]}})
+
+    result = await run_with(tmp_path, crowd)
+    found = _violations(result, "rollout above surge")
+    assert found, [str(v) for v in result.referee.violations]
+    assert found[0].message.startswith("Deployment t/web: its active pods number 4 at rv ")
+    assert "above replicas + maxSurge = 2 + 1" in found[0].message
+    assert any("ADDED pods t/extra-2" in line for line in found[0].history), found[0].history
+
+
 async def test_without_the_referee_a_run_has_no_verdict_from_it(tmp_path: Path) -> None:
     path = tmp_path / "d.yaml"
     path.write_text(DRILL, encoding="utf-8")

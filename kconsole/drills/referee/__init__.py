@@ -113,7 +113,7 @@ class Referee:
             target = int(rv or 0)
             done = False
             try:
-                done = await rec.clock.wait_for(rec.progress(rlog, target), CATCH_UP)
+                done = await rec.clock.wait_for(self._reach(rec, rlog, target), CATCH_UP)
             except TimeoutError:
                 pass
             if not done:
@@ -123,6 +123,14 @@ class Referee:
                 continue
             out += final_state(rlog, items, target, rec.now())
         return out
+
+    @staticmethod
+    async def _reach(rec: Recorder, rlog: Any, target: int) -> bool:
+        """Ask for progress until the recording has everything up to ``target`` (a stream that
+        restarted meanwhile asks again)."""
+        while not await rec.progress(rlog, target):
+            await rec.clock.sleep(1.0)
+        return True
 
     def report(self) -> Report:
         return self._report
