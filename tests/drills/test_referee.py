@@ -194,6 +194,37 @@ async def test_a_lost_update_under_compare_and_swap_is_reported(tmp_path: Path) 
     assert sum("MODIFIED configmaps t/c" in line for line in found[0].history) >= 2, found[0].history
 
 
+async def test_a_read_older_than_an_acknowledged_write_is_reported(tmp_path: Path) -> None:
+    """The server answers a get with the object as it was before an acknowledged update."""
+    async def stale(run: DrillRunner) -> None:
+        assert run.cluster is not None
+        storage = run.cluster.api.storage
+        current = storage._current
+        client = run.client()
+        before = await client.get("configmaps", "c", "t")
+        old, _ = await current(run.cluster.api.registry.get("", "configmaps"), "t", "c",
+                               storage.key(run.cluster.api.registry.get("", "configmaps"), "t", "c"))
+        before["data"]["n"] = "1"
+        await client.update(before)
+
+        async def remembered(spec: Any, namespace: Any, name: Any, key: Any) -> Any:
+            if spec.resource == "configmaps" and name == "c":
+                return old, True
+            return await current(spec, namespace, name, key)
+
+        storage._current = remembered
+        seen = await client.get("configmaps", "c", "t")
+        storage._current = current
+        assert seen["data"]["n"] == "0"
+
+    result = await run_with(tmp_path, stale)
+    found = _violations(result, "stale read")
+    assert len(found) == 1, [str(v) for v in result.referee.violations]
+    assert found[0].message.startswith("get configmaps t/c answered rv ")
+    assert "acknowledged before the read came in" in found[0].message
+    assert found[0].history[0].startswith("acknowledged: ") and "update configmaps t/c" in found[0].history[0]
+
+
 async def test_pods_above_a_rollouts_surge_are_reported(tmp_path: Path) -> None:
     """Two pods created for the Deployment's ReplicaSet behind its controllers' back: 4 active pods
     where replicas 2 + maxSurge 25% (1) allow 3."""
@@ -236,7 +267,7 @@ def test_cli_prints_the_referee_and_turns_it_off(tmp_path: Path, capsys: pytest.
 
 #: CI's chaos: this many seeds of this many simulated seconds; the environment may ask for more.
 CHAOS_SEEDS = int(os.environ.get("KCONSOLE_CHAOS_SEEDS", "50"))
-CHAOS_DURATION = float(os.environ.get("KCONSOLE_CHAOS_DURATION", "30"))
+CHAOS_DURATION = float(os.environ.get("KCONSOLE_CHAOS_DURATION", "20"))
 
 
 async def test_chaos_seeds_pass_the_referee() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -92,42 +93,51 @@ def acknowledged_writes(rec: Recorder) -> list[Violation]:
 # --------------------------------------------------------------------------- reads
 
 
-def _acked_before(writes: list[Ack]) -> Callable[[int, Callable[[Ack], bool]], Ack | None]:
-    """The highest-revision write among those acknowledged before answer ``began`` and matching."""
-    ordered = sorted(writes, key=lambda a: a.index)
+class _Latest:
+    """Among writes grouped by what a read covers, the newest one acknowledged before an answer:
+    writes in answer order with a running maximum of their revisions, searched by bisection."""
 
-    def find(began: int, match: Callable[[Ack], bool]) -> Ack | None:
-        best = None
-        for a in ordered:
-            if a.index >= began:
-                break
-            if match(a) and (best is None or a.rv > best.rv):
-                best = a
-        return best
+    def __init__(self, writes: Iterable[Ack]) -> None:
+        self.indices: list[int] = []
+        self.best: list[Ack] = []
+        for a in sorted(writes, key=lambda a: a.index):
+            top = self.best[-1] if self.best else None
+            self.indices.append(a.index)
+            self.best.append(a if top is None or a.rv > top.rv else top)
 
-    return find
+    def before(self, began: int) -> Ack | None:
+        i = bisect_left(self.indices, began)
+        return self.best[i - 1] if i else None
 
 
 def consistent_reads(rec: Recorder) -> list[Violation]:
     """A read that asks for the latest state (no resourceVersion) answers with a revision no older
-    than any write acknowledged before it came in, and with the objects the history had there."""
+    than any write acknowledged before it came in, with the objects the history had there, and
+    finds an object that was written and never deleted."""
     out: list[Violation] = []
-    writes = _writes(rec)
-    by_key: dict[tuple[str, str], list[Ack]] = {}
-    by_resource: dict[str, list[Ack]] = {}
-    for w in writes:
-        by_key.setdefault((w.resource, w.key), []).append(w)
-        by_resource.setdefault(w.resource, []).append(w)
-    key_find = {k: _acked_before(v) for k, v in by_key.items()}
-    res_find = {k: _acked_before(v) for k, v in by_resource.items()}
+    groups: dict[tuple[str, str | None, str | None], list[Ack]] = {}
+    for w in _writes(rec):
+        groups.setdefault((w.resource, None, w.key), []).append(w)  # a get of the key
+        groups.setdefault((w.resource, None, None), []).append(w)  # a list of every namespace
+        if w.namespace:
+            groups.setdefault((w.resource, w.namespace, None), []).append(w)  # a list of its namespace
+    latest = {k: _Latest(v) for k, v in groups.items()}
     lists: dict[str, list[Ack]] = {}
     for ack in rec.acks:
-        if not ack.consistent or ack.code != 200 or ack.resource not in rec.logs or ack.subresource:
+        if not ack.consistent or ack.code not in (200, 404) or ack.resource not in rec.logs or ack.subresource:
             continue
         rlog = rec.logs[ack.resource]
         if ack.verb == "get":
-            find = key_find.get((ack.resource, ack.key))
-            newer = find(ack.began, lambda a: True) if find else None
+            found = latest.get((ack.resource, None, ack.key))
+            newer = found.before(ack.began) if found is not None else None
+            if ack.code == 404:
+                if newer is not None and not _deleted_after(rlog, ack.key, newer.rv):
+                    out.append(Violation("stale read", f"get {ack.resource} {ack.key} answered 404 Not Found, but "
+                                         f"rv {newer.rv} was acknowledged before the read came in and the history "
+                                         f"has no deletion after it", ack.time,
+                                         [f"acknowledged: {newer}", f"read: {ack}"]
+                                         + _last(rlog.by_key.get(ack.key, []), 6)))
+                continue
             if newer is not None and newer.rv > ack.rv:
                 out.append(Violation("stale read", f"get {ack.resource} {ack.key} answered rv {ack.rv}, older than "
                                      f"rv {newer.rv} acknowledged before the read came in", ack.time,
@@ -141,10 +151,10 @@ def consistent_reads(rec: Recorder) -> list[Violation]:
                                          f"get {ack.resource} {ack.key} answered rv {ack.rv}, which the history "
                                          f"never had for it", ack.time,
                                          [f"read: {ack}"] + _last(rlog.by_key.get(ack.key, []), 6)))
-        elif ack.verb == "list":
-            find = res_find.get(ack.resource)
+        elif ack.verb == "list" and ack.code == 200:
             ns = ack.namespace
-            newer = find(ack.began, lambda a: ns is None or a.namespace == ns) if find else None
+            found = latest.get((ack.resource, ns, None))
+            newer = found.before(ack.began) if found is not None else None
             if newer is not None and newer.rv > ack.rv:
                 out.append(Violation("stale read", f"list {ack.resource}{f' in {ns}' if ns else ''} answered at rv "
                                      f"{ack.rv}, older than rv {newer.rv} acknowledged before the list came in",
@@ -155,6 +165,13 @@ def consistent_reads(rec: Recorder) -> list[Violation]:
     for resource, acks in lists.items():
         out += _lists_match(rec.logs[resource], acks)
     return out
+
+
+def _deleted_after(rlog: ResourceLog, key: str, rv: int) -> bool:
+    """Whether the history deleted ``key`` after ``rv`` (or cannot tell: a relist, a gap)."""
+    if rlog.in_gap(rv, rlog.head):
+        return True
+    return any(c.rv > rv and c.type == "DELETED" for c in rlog.by_key.get(key, []))
 
 
 def _state_at(rlog: ResourceLog) -> Callable[[int], dict[str, Obj]]:
