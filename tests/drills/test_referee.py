@@ -299,3 +299,24 @@ def test_cli_chaos_names_the_replay_of_a_failing_seed(capsys: pytest.CaptureFixt
     assert cli.main(["drill", "chaos", "--duration", "soon"]) == 2
     assert "--duration" in capsys.readouterr().err
     assert replay_command(12, 600) == "kconsole drill chaos --seed 12 --duration 10m0s"
+
+
+# --------------------------------------------------------------------------- bench drill
+
+
+async def test_bench_drill_names_its_clock_and_store_and_counts_simulated_time() -> None:
+    import argparse
+
+    from kconsole.bench.drill import add_arguments, run
+
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    out = await run(p.parse_args(["--only", "self-healing", "rbac"]))
+    assert out["clock"] == "virtual clock" and out["store"] == "etcd"
+    assert out["members"] == "3" and out["durability"] in ("synced", "unsynced")
+    assert out["referee"] is True and out["drills"] == 2 and out["failed"] == []
+    assert out["simulated_s"] >= 6 and out["wall_s"] > 0
+    assert out["sim_s_per_wall_s"] == round(out["simulated_s"] / out["wall_s"], 1)
+    assert set(out["per_drill_sim_s_per_wall_s"]) == {"self-healing", "rbac"}
+    with pytest.raises(SystemExit, match="no built-in drill nope"):
+        await run(p.parse_args(["--only", "nope"]))
