@@ -293,9 +293,28 @@ async def test_the_same_seed_replays_the_same_schedule() -> None:
     assert [e.key() for e in a.events] == [e.key() for e in b.events]
 
 
-def test_cli_chaos_names_the_replay_of_a_failing_seed(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_chaos_names_the_replay_of_a_failing_seed(capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     assert cli.main(["drill", "chaos", "--seed", "3", "--duration", "15s"]) == 0
     assert capsys.readouterr().out.startswith("seed 3: PASSED (")
+    body = ChaosRunner.body
+
+    async def and_usurp(self: ChaosRunner) -> None:
+        """The schedule, then a second scheduler Lease holder written through the API."""
+        await body(self)
+        client = self.client()
+        lease = await self.drive(client.get("leases.coordination.k8s.io", "kube-scheduler", "kube-system"))
+        now = self.clock.rfc3339_micro()
+        lease["spec"].update(holderIdentity="intruder", acquireTime=now, renewTime=now)
+        await self.drive(client.update(lease))
+
+    monkeypatch.setattr(ChaosRunner, "body", and_usurp)
+    assert cli.main(["drill", "chaos", "--seed", "4", "--seeds", "2", "--duration", "10s"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("seed 4: FAILED (")
+    assert "VIOLATION at simulated " in out and "[two Lease holders] Lease kube-system/kube-scheduler: intruder" in out
+    assert "  replay: kconsole drill chaos --seed 4 --duration 10s\n" in out
+    assert "0 of 2 seeds passed in " in out and out.rstrip().endswith("; failing: 4, 5")
     assert cli.main(["drill", "chaos", "--duration", "soon"]) == 2
     assert "--duration" in capsys.readouterr().err
     assert replay_command(12, 600) == "kconsole drill chaos --seed 12 --duration 10m0s"
