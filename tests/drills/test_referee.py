@@ -226,24 +226,29 @@ async def test_a_read_older_than_an_acknowledged_write_is_reported(tmp_path: Pat
 
 
 async def test_pods_above_a_rollouts_surge_are_reported(tmp_path: Path) -> None:
-    """Two pods created for the Deployment's ReplicaSet behind its controllers' back: 4 active pods
-    where replicas 2 + maxSurge 25% (1) allow 3."""
+    """Pods created for the Deployment's ReplicaSet behind its controller's back: 3 active pods of a
+    ReplicaSet of 2 replicas; and a ReplicaSet scaled up past replicas 2 + maxSurge 25% (1)."""
     async def crowd(run: DrillRunner) -> None:
         client = run.client()
         rs = (await client.list_all("replicasets.apps", "t"))[0]
         owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs["metadata"]["name"],
                  "uid": rs["metadata"]["uid"], "controller": True}
-        for i in (1, 2):
-            await client.create({"apiVersion": "v1", "kind": "Pod", "metadata": {
-                "name": f"extra-{i}", "namespace": "t", "labels": {"app": "web"}, "ownerReferences": [owner]},
-                "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]}})
+        await client.create({"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": "extra", "namespace": "t", "labels": {"app": "web"}, "ownerReferences": [owner]},
+            "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]}})
+        await client.patch("replicasets.apps", rs["metadata"]["name"], {"spec": {"replicas": 4}}, "t")
 
     result = await run_with(tmp_path, crowd)
     found = _violations(result, "rollout above surge")
-    assert found, [str(v) for v in result.referee.violations]
-    assert found[0].message.startswith("Deployment t/web: its active pods number 4 at rv ")
-    assert "above replicas + maxSurge = 2 + 1" in found[0].message
-    assert any("ADDED pods t/extra-2" in line for line in found[0].history), found[0].history
+    assert len(found) == 2, [str(v) for v in result.referee.violations]
+    pods, replicas = found
+    assert pods.message.startswith("ReplicaSet t/web-")
+    assert " of Deployment t/web: pod t/extra made its active pods 3 at rv " in pods.message
+    assert pods.message.endswith("above its replicas 2")
+    assert any("ADDED pods t/extra" in line for line in pods.history), pods.history
+    assert replicas.message.startswith("Deployment t/web: its ReplicaSets' replicas add up to 4 at rv ")
+    assert replicas.message.endswith("above replicas + maxSurge = 2 + 1")
+    assert "replicas=4" in replicas.history[-1], replicas.history
 
 
 async def test_without_the_referee_a_run_has_no_verdict_from_it(tmp_path: Path) -> None:

@@ -394,95 +394,86 @@ def _active(pod: Obj) -> bool:
 
 
 def rollout_surge(rec: Recorder) -> list[Violation]:
-    """During a rollout a Deployment never has more pods than replicas + maxSurge: judged when a pod
-    of it becomes active, and when one of its ReplicaSets is scaled up (the sum of their replicas)."""
+    """A rollout stays within replicas + maxSurge, as upstream's two controllers guarantee it: when
+    a Deployment's ReplicaSets are scaled up their replicas add up to no more than its replicas +
+    maxSurge (the Deployment controller), and a pod created for a ReplicaSet never takes its active
+    pods above its replicas (the ReplicaSet controller). Pods above that are only ever surplus of a
+    ReplicaSet scaled down, waiting for their deletion. A replica count lowered in the last
+    :data:`SCALE_GRACE` seconds still bounds: work begun before the change may land after it."""
     logs = [rec.logs.get(r) for r in ("deployments.apps", "replicasets.apps", "pods")]
     if any(r is None for r in logs):
         return []
     deps_log, rss_log, pods_log = logs  # type: ignore[misc]
-    deps: dict[str, Obj] = {}
-    limits: dict[str, list[tuple[float, int]]] = {}  # deployment uid -> (time, replicas) as they changed
-    rss: dict[str, Obj] = {}
-    pods: dict[str, Obj] = {}
+    tables: dict[str, dict[str, Obj]] = {"deployments.apps": {}, "replicasets.apps": {}, "pods": {}}
+    deps, rss, pods = tables["deployments.apps"], tables["replicasets.apps"], tables["pods"]
+    sizes: dict[str, list[tuple[float, int]]] = {}  # owner uid -> (time, replicas) as they changed
     recent: dict[str, list[Change]] = {}  # deployment uid -> its last changes, for the history
 
     def uid(o: Obj) -> str:
         return str(o["metadata"].get("uid"))
 
-    def set_dep(o: Obj, t: float) -> None:
-        deps[uid(o)] = o
-        n = int((o.get("spec") or {}).get("replicas", 1))
-        hist = limits.setdefault(uid(o), [])
-        if not hist or hist[-1][1] != n:
-            hist.append((t, n))
+    def put(table: dict[str, Obj], o: Obj, t: float) -> None:
+        table[uid(o)] = o
+        if table is not pods:
+            n = int((o.get("spec") or {}).get("replicas", 1 if table is deps else 0))
+            hist = sizes.setdefault(uid(o), [])
+            if not hist or hist[-1][1] != n:
+                hist.append((t, n))
 
-    def bound(d: str, t: float) -> int:
-        hist = limits[d]
+    def size(owner: str, t: float) -> int:
+        """The largest replica count ``owner`` had in the grace window (its last before it included)."""
+        hist = sizes[owner]
         values = [n for when, n in hist if when >= t - SCALE_GRACE]
         earlier = [n for when, n in hist if when < t - SCALE_GRACE]
-        if earlier:
-            values.append(earlier[-1])
-        top = max(values)
-        return top + _surge(deps[d], top)
+        return max(values + earlier[-1:])
 
-    for o in deps_log.initial.values():
-        set_dep(o, 0.0)
-    rss.update({uid(o): o for o in rss_log.initial.values()})
-    pods.update({uid(o): o for o in pods_log.initial.values()})
+    for name, rlog in (("deployments.apps", deps_log), ("replicasets.apps", rss_log), ("pods", pods_log)):
+        for o in rlog.initial.values():
+            put(tables[name], o, 0.0)
     begin = max(deps_log.start, rss_log.start, pods_log.start)
     out: list[Violation] = []
-    merged = heapq.merge(deps_log.changes, rss_log.changes, pods_log.changes, key=lambda c: c.rv)
-    for c in merged:
-        table = {"deployments.apps": deps, "replicasets.apps": rss}.get(c.resource, pods)
+    for c in heapq.merge(deps_log.changes, rss_log.changes, pods_log.changes, key=lambda c: c.rv):
+        table = tables[c.resource]
         if c.type == "RELIST":
             table.clear()
             for o in c.obj["items"].values():
-                if table is deps:
-                    set_dep(o, c.time)
-                else:
-                    table[uid(o)] = o
+                put(table, o, c.time)
             continue
         u = uid(c.obj)
         prev = table.get(u)
         if c.type == "DELETED":
             table.pop(u, None)
             continue
-        if table is deps:
-            set_dep(c.obj, c.time)
-            recent.setdefault(u, []).append(c)
-            continue
-        table[u] = c.obj
-        if c.rv <= begin:
-            continue
-        if table is rss:
-            d = _controller(c.obj)
-            if d not in deps:
-                continue
+        put(table, c.obj, c.time)
+        d = u if table is deps else _controller(c.obj) if table is rss else _controller(rss.get(_controller(c.obj), {}))
+        if d in deps:
             recent.setdefault(d, []).append(c)
+        if c.rv <= begin or d not in deps:
+            continue
+        dep = deps[d]
+        if table is rss:
             was = int(((prev or {}).get("spec") or {}).get("replicas", 0))
             if int((c.obj.get("spec") or {}).get("replicas", 0)) <= was:
                 continue
             total = sum(int((r.get("spec") or {}).get("replicas", 0)) for r in rss.values() if _controller(r) == d)
-            what = "ReplicaSets' replicas add up to"
-        else:
-            if not _active(c.obj) or (prev is not None and _active(prev)):
-                continue
-            rs = rss.get(_controller(c.obj))
-            d = _controller(rs) if rs is not None else ""
-            if d not in deps:
-                continue
-            recent.setdefault(d, []).append(c)
-            owned = {u2 for u2, r in rss.items() if _controller(r) == d}
-            total = sum(1 for p in pods.values() if _active(p) and _controller(p) in owned)
-            what = "active pods number"
-        limit = bound(d, c.time)
-        if total > limit:
-            dep = deps[d]
-            replicas = int((dep.get("spec") or {}).get("replicas", 1))
-            out.append(Violation("rollout above surge", f"Deployment {obj_key(dep)}: its {what} {total} at rv "
-                                 f"{c.rv}, above replicas + maxSurge = {replicas} + {_surge(dep, replicas)}"
-                                 + (f" (up to {limit} while it scaled down)" if limit != replicas + _surge(dep, replicas)
-                                    else ""), c.time, _last(recent.get(d, []))))
+            top = size(d, c.time)
+            limit = top + _surge(dep, top)
+            if total > limit:
+                replicas = int((dep.get("spec") or {}).get("replicas", 1))
+                out.append(Violation("rollout above surge", f"Deployment {obj_key(dep)}: its ReplicaSets' replicas "
+                                     f"add up to {total} at rv {c.rv}, above replicas + maxSurge = {replicas} + "
+                                     f"{_surge(dep, replicas)}" + (f" (up to {limit} while it scaled down)"
+                                                                   if top != replicas else ""),
+                                     c.time, _last(recent.get(d, []))))
+        elif table is pods and _active(c.obj) and not (prev is not None and _active(prev)):
+            owner = _controller(c.obj)
+            active = sum(1 for p in pods.values() if _active(p) and _controller(p) == owner)
+            limit = size(owner, c.time)
+            if active > limit:
+                rs = rss[owner]
+                out.append(Violation("rollout above surge", f"ReplicaSet {obj_key(rs)} of Deployment {obj_key(dep)}: "
+                                     f"pod {c.key} made its active pods {active} at rv {c.rv}, above its replicas "
+                                     f"{limit}", c.time, _last(recent.get(d, []))))
     return out
 
 
