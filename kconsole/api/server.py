@@ -299,6 +299,12 @@ class APIServer:
         #: Fault injection (kconsole.faults): awaited before a request is served; it may sleep on the
         #: clock (latency) or raise a StatusError (error injection). None in normal operation.
         self.fault_injector: Callable[[Request], Awaitable[None]] | None = None
+        #: Observers of every answer (the drills' referee records acknowledged writes and reads):
+        #: ``tap(request, result, began)``, ``began`` being :attr:`answered` when the request came in,
+        #: so a read can be ordered after the writes acknowledged before it. Empty in normal operation.
+        self.taps: list[Callable[[Request, Response | WatchStream | LogStream, int], None]] = []
+        #: Requests answered so far.
+        self.answered = 0
         self._loopback = self.tokens.issue(LOOPBACK_USER)
         self._now_second = -1
         self._now_text = ""
@@ -585,6 +591,7 @@ class APIServer:
 
     async def handle(self, request: Request) -> Response | WatchStream | LogStream:
         t0 = time.perf_counter()
+        began = self.answered
         call = _Call(request)
         message = ""
         inflight = self.request_metrics.inflight
@@ -635,6 +642,9 @@ class APIServer:
             request.namespace, call.name, code, elapsed * 1000.0, stage, request.source, message,
         ))
         self.request_metrics.observe(request, spec, code, elapsed)
+        self.answered += 1
+        for tap in self.taps:
+            tap(request, result, began)
         return result
 
     def _store_status(self, err: StoreError) -> dict[str, Any]:

@@ -13,4 +13,5 @@ BENCHES: dict[str, tuple[str, str]] = {
     "scheduler": ("kconsole.bench.scheduler", "scheduler: pods/s at N nodes with the default profile"),
     "converge": ("kconsole.bench.converge", "1,000 nodes Ready, then a 10,000-replica Deployment Running"),
     "ui": ("kconsole.bench.ui", "console: key-to-screen and change-to-row latency under churn"),
+    "drill": ("kconsole.bench.drill", "the built-in drill course: simulated seconds per wall second, referee on"),
 }

@@ -1,12 +1,14 @@
-"""``kconsole drill NAME|FILE`` (the console) and ``kconsole drill run|validate|list`` (headless, CI).
+"""``kconsole drill NAME|FILE`` (the console) and ``kconsole drill run|validate|list|chaos`` (headless, CI).
 
 ``kconsole drill NAME`` is short for ``kconsole drill open NAME``: the first argument is an action
-when it is one (``open``, ``run``, ``validate``, ``list``) or a flag, else the drill to open. A drill
+when it is one (``open``, ``run``, ``validate``, ``list``, ``chaos``) or a flag, else the drill to open. A drill
 file named like an action opens with ``open`` or a path (``kconsole drill ./run``).
 
-``run FILE|NAME`` prints each step's verdicts as they land and exits 0 only when every expectation
-held (1 when one failed, 2 for a drill file that does not validate). ``--json`` prints one JSON
-document instead; ``--junit FILE`` also writes a JUnit XML report (one test case per step).
+``run FILE|NAME`` prints each step's verdicts as they land, then the referee's, and exits 0 only
+when every expectation held and the referee found no violation (1 otherwise, 2 for a drill file that
+does not validate). ``--json`` prints one JSON document instead; ``--junit FILE`` also writes a JUnit
+XML report (one test case per step, one for the referee). ``chaos`` runs seeded fault schedules
+(:mod:`kconsole.drills.chaos`) and prints the command that replays a failing seed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import logging
 import sys
 import time
 from pathlib import Path
+from typing import Any, TextIO
 from xml.etree import ElementTree as ET
 
 from kconsole.cluster import ConfigError
@@ -25,7 +28,7 @@ from kconsole.drills.spec import DrillError, builtin_paths, load, resolve
 
 
 #: The first words ``kconsole drill`` reads as an action; anything else is a drill to open.
-ACTIONS = ("open", "run", "validate", "list")
+ACTIONS = ("open", "run", "validate", "list", "chaos")
 
 
 def shorthand(argv: list[str]) -> list[str]:
@@ -58,6 +61,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     run.add_argument("--verbose", action="store_true", help="also print the components' log lines")
     run.add_argument("--data-dir", default=None, help="keep the drill's workspace and store here "
                                                       "(default: a temporary folder, removed afterwards)")
+    run.add_argument("--no-referee", action="store_true",
+                     help="run without the referee (its checkers judge every run by default)")
+    chaos = sub.add_parser("chaos", help="random, seeded fault schedules over a busy workload, the referee on")
+    chaos.add_argument("--seed", type=int, default=1, help="the first seed (default 1)")
+    chaos.add_argument("--seeds", type=int, default=1, help="how many seeds to run, from --seed on (default 1)")
+    chaos.add_argument("--duration", default="10m", help="simulated time of each schedule (default 10m)")
+    chaos.add_argument("--json", action="store_true", help="print one JSON document per seed")
+    chaos.add_argument("--verbose", action="store_true", help="also print each seed's schedule")
     validate = sub.add_parser("validate", help="check drill files; errors as file:line:col: problem")
     validate.add_argument("files", nargs="+", help="drill files or built-in names")
     sub.add_parser("list", help="list the built-in drills, one line each")
@@ -76,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
                 title = f"(invalid: {err.errors[0]})"
             print(f"{name:<28}{title}")
         return 0
+    if args.action == "chaos":
+        return _chaos(args)
     if args.action == "validate":
         status = 0
         for item in args.files:
@@ -133,7 +146,7 @@ def _run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     runner = DrillRunner(drill, seed=args.seed, data_dir=Path(args.data_dir) if args.data_dir else None,
-                         listener=show)
+                         listener=show, referee=not args.no_referee)
     if not args.json:
         print(f"drill {drill.name}: {drill.title} (seed {runner.seed})")
     wall = time.monotonic()
@@ -153,10 +166,64 @@ def _run(args: argparse.Namespace) -> int:
     else:
         for error in result.setup_errors:
             print(f"setup failed: {error}")
+        if result.referee is not None:
+            print_referee(result.referee, out)
         failed = [s for s in result.steps if s.status == "failed"]
         verdict = "PASSED" if result.passed else f"FAILED ({len(failed)} of {len(result.steps)} steps)"
+        if result.referee is not None and not result.referee.passed:
+            verdict = f"FAILED ({len(failed)} of {len(result.steps)} steps, {len(result.referee.violations)} " \
+                      f"referee violation(s))"
         print(f"drill {drill.name} {verdict}: {result.duration:g} simulated seconds in {wall:.1f} s")
     return 0 if result.passed else 1
+
+
+def print_referee(report: Any, out: TextIO) -> None:
+    """The referee's summary line, then each violation with the history that shows it."""
+    out.write(report.summary() + "\n")
+    for v in report.violations:
+        out.write(f"  VIOLATION at simulated {_t(v.time).strip()}: {v}\n")
+
+
+def _chaos(args: argparse.Namespace) -> int:
+    from kconsole.drills.chaos import replay_command, run_chaos
+    from kconsole.objects.duration import parse_duration
+
+    try:
+        duration = float(parse_duration(str(args.duration)))
+    except ValueError as err:
+        print(f"kconsole drill chaos: --duration: {err}", file=sys.stderr)
+        return 2
+    if duration <= 0 or args.seeds < 1:
+        print("kconsole drill chaos: --duration must be positive and --seeds at least 1", file=sys.stderr)
+        return 2
+    if not args.verbose:
+        logging.getLogger("kconsole").setLevel(logging.CRITICAL + 1)
+    failing = []
+    wall = time.monotonic()
+    for seed in range(args.seed, args.seed + args.seeds):
+        result = asyncio.run(run_chaos(seed, duration))
+        if args.json:
+            print(json.dumps(result.to_dict()))
+        else:
+            log = result.log
+            print(f"seed {seed}: {'PASSED' if result.passed else 'FAILED'} ({log.faults} faults, {log.operations} "
+                  f"operations, {log.increments} counter increments) in {result.wall:.1f} s")
+            if args.verbose or not result.passed:
+                for line in log.lines if args.verbose else ():
+                    print(f"    {line}")
+                for error in result.run.setup_errors:
+                    print(f"  setup failed: {error}")
+                if result.run.referee is not None and not result.run.referee.passed:
+                    print_referee(result.run.referee, sys.stdout)
+                if not result.passed:
+                    print(f"  replay: {replay_command(seed, duration)}")
+        if not result.passed:
+            failing.append(seed)
+        sys.stdout.flush()
+    if not args.json and args.seeds > 1:
+        print(f"{args.seeds - len(failing)} of {args.seeds} seeds passed in {time.monotonic() - wall:.1f} s"
+              + (f"; failing: {', '.join(map(str, failing))}" if failing else ""))
+    return 1 if failing else 0
 
 
 def _t(seconds: float | None) -> str:
@@ -191,5 +258,13 @@ def write_junit(result: object, path: Path, wall: float) -> None:
         out = "\n".join([state.detail, *(v.text for v in state.verdicts if v.passed)]).strip()
         if out:
             ET.SubElement(case, "system-out").text = out
+    if result.referee is not None:
+        suite.set("tests", str(len(result.steps) + 1))
+        case = ET.SubElement(suite, "testcase", classname=result.drill.name, name="referee")
+        if not result.referee.passed:
+            suite.set("failures", str(failures + 1))
+            ET.SubElement(case, "failure", message=str(result.referee.violations[0].message)[:500]).text = \
+                "\n".join(str(v) for v in result.referee.violations)
+        ET.SubElement(case, "system-out").text = result.referee.summary()
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)

@@ -41,6 +41,7 @@ from kconsole.cluster import ADMIN, SYNC, Cluster, ClusterConfig
 from kconsole.drills import kubectl
 from kconsole.drills.expect import Context, Verdict, Watcher, field_values, observe, when
 from kconsole.drills.history import EventLog, Occurrence
+from kconsole.drills.referee import Referee, Report, Violation
 from kconsole.drills.spec import Drill, Manifest, Prediction, Step
 
 T = TypeVar("T")
@@ -93,15 +94,18 @@ class RunResult:
     events: list[Occurrence]
     setup_errors: list[str]
     duration: float  # simulated seconds from boot to the end of the last step
+    referee: Report | None = None  # None when the run had no referee
 
     @property
     def passed(self) -> bool:
-        return not self.setup_errors and all(s.status in ("passed", "skipped") for s in self.steps)
+        return not self.setup_errors and all(s.status in ("passed", "skipped") for s in self.steps) \
+            and (self.referee is None or self.referee.passed)
 
     def to_dict(self) -> dict[str, Any]:
         return {"drill": self.drill.name, "title": self.drill.title, "seed": self.seed, "passed": self.passed,
                 "simulated_seconds": self.duration, "setup_errors": self.setup_errors,
-                "steps": [s.to_dict() for s in self.steps], "events": [e.to_dict() for e in self.events]}
+                "steps": [s.to_dict() for s in self.steps], "events": [e.to_dict() for e in self.events],
+                "referee": self.referee.to_dict() if self.referee is not None else None}
 
 
 Listener = Callable[[StepState], None]
@@ -121,11 +125,12 @@ def by_hand_possible(step: Step) -> bool:
 
 class DrillRunner:
     """Runs one drill once. ``predictor`` answers predictions (None: skipped, as headless);
-    ``clock``: time moved by someone else (the console), else the runner's own virtual clock."""
+    ``clock``: time moved by someone else (the console), else the runner's own virtual clock; the
+    referee (:mod:`kconsole.drills.referee`) watches the run unless ``referee`` is False."""
 
     def __init__(self, drill: Drill, *, seed: int | None = None, data_dir: Path | None = None,
                  listener: Listener | None = None, predictor: Predictor | None = None,
-                 clock: Clock | None = None, by_hand: ByHand | None = None) -> None:
+                 clock: Clock | None = None, by_hand: ByHand | None = None, referee: bool = True) -> None:
         self.drill = drill
         self.seed = drill.seed if seed is None else seed
         self.data_dir = data_dir
@@ -142,6 +147,7 @@ class DrillRunner:
         self.workspace = Path(".")
         self.origin = 0.0
         self.faults: dict[str, str] = {}  # the name a step gave -> fault id
+        self.referee = Referee(seed=self.seed) if referee else None
         self._mark = 0  # events recorded before the current step began
         self._request_mark = 0  # the API request log's last sequence number before the current step
 
@@ -161,10 +167,11 @@ class DrillRunner:
         try:
             setup_errors = await self._boot()
             if not setup_errors:
-                for state in self.states:
-                    await self._run_step(state)
+                await self.body()
+            duration = round(self.now(), 3)
+            await self._judge()
             return RunResult(self.drill, self.seed, self.states, list(self.events.occurrences if self.events else []),
-                             setup_errors, round(self.now(), 3))
+                             setup_errors, duration, self.referee.report() if self.referee is not None else None)
         finally:
             if self._owns_cluster:
                 await self._shutdown()
@@ -195,6 +202,20 @@ class DrillRunner:
         config.validate()
         self.cluster = Cluster(config, clock=self.clock)
         return self.cluster
+
+    async def body(self) -> None:
+        """What the run does once booted: the drill's steps in order (chaos runs a schedule instead)."""
+        for state in self.states:
+            await self._run_step(state)
+
+    async def _judge(self) -> None:
+        """End the referee's recording of this cluster and judge it."""
+        if self.referee is not None and self.referee.attached:
+            try:
+                await self.drive(self.referee.detach(), DRIVE_LIMIT)
+            except StepFailed as err:
+                self.referee.report().violations.append(Violation(
+                    "referee", f"could not finish judging: {err}", round(self.now(), 3)))
 
     def now(self) -> float:
         """Simulated seconds since the boot finished."""
@@ -253,6 +274,8 @@ class DrillRunner:
         else:
             self.events.client = self.client()
         await self.drive(self.events.start())
+        if self.referee is not None:
+            await self.drive(self.referee.attach(self.cluster, origin=self.origin, client=self.client()))
         from kconsole.sync import ManifestSync
 
         sync = self.cluster.sync  # a watched workspace: the cluster's own sync applied it at start
@@ -289,6 +312,7 @@ class DrillRunner:
         return await self._observe()
 
     async def _shutdown(self) -> None:
+        await self._judge()
         if self.events is not None:
             await self.events.stop()
         if self.cluster is not None and self.cluster.started:

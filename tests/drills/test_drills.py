@@ -54,8 +54,9 @@ async def test_each_builtin_drill_passes(name: str) -> None:
     result, _ = await run(builtin_paths()[name])
     failed = {f"{s.step.index}. {s.step.name}": [s.detail, *(v.text for v in s.verdicts if not v.passed)]
               for s in result.steps if s.status == "failed"}
-    assert result.passed, (result.setup_errors, failed)
+    assert result.passed, (result.setup_errors, failed, [str(v) for v in result.referee.violations])
     assert all(s.status in ("passed", "skipped") for s in result.steps)
+    assert result.referee is not None and result.referee.events > 0, "the referee watched, silently"
 
 
 def test_builtin_drills_ask_before_they_act() -> None:
@@ -272,7 +273,7 @@ steps:
         'expected Deployment t/web .spec.replicas equals 5 (at once); seen .spec.replicas = 2 at simulated')
     assert any(e["reason"] == "ScalingReplicaSet" for e in report["events"])
     suite = ET.parse(junit).getroot()
-    assert suite.get("tests") == "2" and suite.get("failures") == "1"
+    assert suite.get("tests") == "3" and suite.get("failures") == "1"  # the steps and the referee
     failure = suite.findall("testcase")[1].find("failure")
     assert failure is not None and "equals 5" in (failure.text or "")
     assert cli.main(["drill", "run", str(path)]) == 1
