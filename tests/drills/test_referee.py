@@ -195,26 +195,26 @@ async def test_a_lost_update_under_compare_and_swap_is_reported(tmp_path: Path) 
 
 
 async def test_a_read_older_than_an_acknowledged_write_is_reported(tmp_path: Path) -> None:
-    """The server answers a get with the object as it was before an acknowledged update."""
+    """The server answers a get (a quorum read from the store) with the object as it was before an
+    acknowledged update."""
     async def stale(run: DrillRunner) -> None:
         assert run.cluster is not None
         storage = run.cluster.api.storage
-        current = storage._current
+        read = storage.read
+        configmaps = run.cluster.api.registry.get("", "configmaps")
+        stale_key = storage.key(configmaps, "t", "c")
         client = run.client()
         before = await client.get("configmaps", "c", "t")
-        old, _ = await current(run.cluster.api.registry.get("", "configmaps"), "t", "c",
-                               storage.key(run.cluster.api.registry.get("", "configmaps"), "t", "c"))
+        old = await read(configmaps, stale_key)
         before["data"]["n"] = "1"
         await client.update(before)
 
-        async def remembered(spec: Any, namespace: Any, name: Any, key: Any) -> Any:
-            if spec.resource == "configmaps" and name == "c":
-                return old, True
-            return await current(spec, namespace, name, key)
+        async def remembered(spec: Any, key: str) -> Any:
+            return old if key == stale_key else await read(spec, key)
 
-        storage._current = remembered
+        storage.read = remembered
         seen = await client.get("configmaps", "c", "t")
-        storage._current = current
+        storage.read = read
         assert seen["data"]["n"] == "0"
 
     result = await run_with(tmp_path, stale)
