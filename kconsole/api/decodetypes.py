@@ -85,7 +85,8 @@ def _table(type_name: str) -> _Table:
     return table
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON type of a decoded value, as Go's decoder names it in "cannot unmarshal X into"."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, (int, float)):
@@ -104,7 +105,7 @@ def _go_type(element: str, container: str = "") -> str:
 
 class _Mismatch(Exception):
     def __init__(self, value: Any, path: str, go_type: str) -> None:
-        super().__init__(f"json: cannot unmarshal {_json_type(value)} into Go struct field {path} of type {go_type}")
+        super().__init__(f"json: cannot unmarshal {json_type(value)} into Go struct field {path} of type {go_type}")
 
 
 def _walk(obj: dict[str, Any], type_name: str, path: str) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from kconsole.api.decodetypes import json_type
 from kconsole.api.types import Credentials, Request, StatusError, status_body
 from kconsole.http import protobuf
 from kconsole.objects import yamlload
@@ -277,21 +278,6 @@ _DELETE_OPTION_TYPES: dict[str, tuple[type, ...]] = {
 _GO_TYPES = {"gracePeriodSeconds": "int64", "preconditions": "v1.Preconditions", "orphanDependents": "bool",
              "propagationPolicy": "v1.DeletionPropagation", "dryRun": "[]string", "apiVersion": "string",
              "kind": "string"}
-
-
-def json_type(value: Any) -> str:
-    """The JSON type of a decoded value, as Go's decoder names it in "cannot unmarshal X into"."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null"
 
 
 def _delete_option_problem(opts: dict[str, Any]) -> str | None:
