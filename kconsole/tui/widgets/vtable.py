@@ -280,8 +280,10 @@ class VirtualTable(ScrollView, can_focus=True):
             return
         height = self.container_size.height
         bar = self._vertical_scrollbar
-        if (size.width != old.width or not height or bar is None
-                or (size.height > height) != (old.height > height) or self.show_vertical_scrollbar != (old.height > height)):
+        auto = self.styles.height is None or self.styles.height.is_auto  # then its own size follows the rows
+        overflows = old.height > height
+        if (auto or size.width != old.width or not height or bar is None
+                or (size.height > height) != overflows or self.show_vertical_scrollbar != overflows):
             self.virtual_size = size
             return
         self.set_reactive(VirtualTable.virtual_size, size)
