@@ -191,6 +191,40 @@ async def test_rows_marked_when_added_modified_deleted(cluster: Any) -> None:
         assert app.resources.table.index_of("default/web") is None
 
 
+async def test_row_count_in_the_title_follows_at_most_once_a_second(cluster: Any) -> None:
+    from kconsole.tui.panels.resources import TITLE_INTERVAL
+
+    c, clock = cluster
+    admin = c.api_client(ADMIN)
+    app = ConsoleApp(c, live=False, watch_themes=False)
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.resources
+        wall = [1000.0]
+        panel.wall = lambda: wall[0]
+        await ready(app, clock, pilot)
+        wall[0] += TITLE_INTERVAL
+
+        def count() -> int:
+            return int(panel.border_title.split("[", 1)[1].split("]", 1)[0])
+
+        async def shown(name: str) -> None:
+            await until(clock, lambda: panel.table.index_of(f"default/{name}") is not None, pilot, step=0.1)
+
+        await admin.create(pod("title-a", cpu="10m"))
+        await shown("title-a")
+        assert count() == len(panel.table.rows)  # the first change in a while retitles at once
+        await admin.create(pod("title-b", cpu="10m"))
+        await shown("title-b")
+        assert count() == len(panel.table.rows) - 1  # a second one within the interval waits
+        wall[0] += TITLE_INTERVAL
+        app.render_pending()
+        assert count() == len(panel.table.rows)  # the next refresh after the interval catches up
+        panel.set_filter("title-")  # what is shown changed: the title says so at once
+        assert panel.border_title.endswith("[2] /title-")
+        for name in ("title-a", "title-b"):
+            await admin.delete("pods", name, "default", grace_period_seconds=0)
+
+
 async def test_describe_yaml_events_and_chain(cluster: Any) -> None:
     c, clock = cluster
     admin = c.api_client(ADMIN)
@@ -553,6 +587,59 @@ async def test_vtable_redraws_only_the_lines_an_edit_changed() -> None:
         # A cell wider than its column moves every column: all lines again, even from off screen.
         wide = Row("k00600", ("pod-00600", "CrashLoopBackOff", "1"), "failed", tag="2")
         assert await edit(("replace", 601, wide)) > 20
+
+
+async def test_vtable_row_count_needs_no_layout_and_the_scrollbar_follows() -> None:
+    from textual.app import App
+
+    from kconsole.tui.widgets import Row, VirtualTable
+
+    class One(App[None]):
+        def compose(self):  # type: ignore[no-untyped-def]
+            yield VirtualTable(id="t")
+
+    def row(i: int) -> Row:
+        return Row(f"k{i:05}", (f"pod-{i:05}", "Running"), "running")
+
+    app = One()
+    async with app.run_test(size=(60, 12)) as pilot:
+        table = app.query_one(VirtualTable)
+        table.set_rows(("Name", "Status"), [row(i) for i in range(5)])
+        await pilot.pause()
+        assert not table.show_vertical_scrollbar
+        # From fitting to overflowing: the scrollbar appears (this one takes a layout pass).
+        for i in range(5, 2000):
+            table.insert_row(i, row(i))
+        table.commit_rows(table.cursor_key)
+        await pilot.pause()
+        bar = table.vertical_scrollbar
+        assert table.show_vertical_scrollbar and bar.window_virtual_size == 2001
+        repaints = 0
+        repaint = bar.refresh
+
+        def counting(*a: Any, **kw: Any) -> Any:
+            nonlocal repaints
+            repaints += 1
+            return repaint(*a, **kw)
+
+        bar.refresh = counting  # type: ignore[method-assign]
+        await pilot.pause()  # the layout passes the scrollbar's appearance asked for
+        repaints = 0
+        # One row more among 2,000: no layout pass, and a thumb that does not move is not redrawn.
+        table.insert_row(2000, row(2000))
+        table.commit_rows(table.cursor_key)
+        assert not app.screen._layout_required
+        await pilot.pause()
+        assert bar.window_virtual_size == 2002 and repaints == 0
+        # At the bottom, rows going away pull the view up with them and the thumb is redrawn.
+        table.focus()
+        await pilot.press("end")
+        for i in range(2000, 1000, -1):
+            table.remove_row(i)
+        table.commit_rows(table.cursor_key)
+        await pilot.pause()
+        assert table.scroll_y == table.max_scroll_y and bar.window_virtual_size == 1002 and repaints > 0
+        assert table.cursor_key in table.visible_keys()
 
 
 async def test_live_console_draws_changes_in_batches_without_a_tick(cluster: Any) -> None:

@@ -351,3 +351,22 @@ async def test_keys_with_nothing_to_act_on_say_so(prepared: Any) -> None:
         assert app.status_line.text.startswith("enter: a fault has nothing to open")
         await pilot.press("h")
         assert app.status_line.text.startswith("select a fault in the Faults panel")
+
+
+async def test_prompt_keeps_keys_that_reached_it_before_its_field_had_focus() -> None:
+    from textual import events
+    from textual.app import App
+
+    from kconsole.tui.screens import PromptScreen
+
+    answers: list[str | None] = []
+    app = App[None]()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = PromptScreen(":kind")
+        app.push_screen(screen, answers.append)
+        # Keys of a burst queued on the screen itself, handled only after the field took focus.
+        for key, char in (("d", "d"), ("e", "e"), ("p", "p"), ("enter", "\r")):
+            screen.post_message(events.Key(key, char))
+        await pilot.pause()
+        await pilot.pause()
+        assert answers == ["dep"]

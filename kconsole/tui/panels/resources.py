@@ -8,6 +8,7 @@ column is recomputed as time passes, so a refresh of 10,000 rows stays cheap.
 from __future__ import annotations
 
 import re
+import time
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -139,6 +140,11 @@ def cell_order(cell: str) -> tuple[Any, ...]:
     return (1, cell)
 
 
+#: Under churn the row count in the title changes at most this often (wall seconds): each new
+#: title repaints the panel's whole box, which made a one-line change cost a full-panel paint.
+TITLE_INTERVAL = 1.0
+
+
 @dataclass(frozen=True)
 class _Layout:
     """What a full rebuild fixed: the printer, which of its columns show, and the namespace column."""
@@ -184,6 +190,10 @@ class ResourcesPanel(Panel):
         self.updates = 0
         #: Re-sorts of the built rows (sort keys).
         self.resorts = 0
+        #: When the title last changed (``wall``, replaceable), and whether its row count is behind.
+        self.wall: Callable[[], float] = time.monotonic
+        self._titled_at = float("-inf")
+        self._title_behind = False
 
     def on_mount(self) -> None:
         self._update_title()
@@ -239,7 +249,18 @@ class ResourcesPanel(Panel):
         where = "" if not self.namespaced else f" ({self.namespace or 'all'})"
         count = f" [{len(self.table.rows)}]" if self.table.rows or self.watched is not None else ""
         filt = f" /{self.filter.text}" if self.filter.text else ""
-        self.set_title(f"{self.group_resource}{where}{count}{filt}")
+        self._title_behind = False
+        title = f"{self.group_resource}{where}{count}{filt}"
+        if title != self._shown_title:
+            self._titled_at = self.wall()
+            self.set_title(title)
+
+    def _count_changed(self) -> None:
+        """Rows came or went: the count in the title follows at most every TITLE_INTERVAL."""
+        if self.wall() - self._titled_at >= TITLE_INTERVAL:
+            self._update_title()
+        else:
+            self._title_behind = True
 
     # ------------------------------------------------------------------ rows
 
@@ -270,6 +291,8 @@ class ResourcesPanel(Panel):
             self._synced = synced
             self.table.empty_text = self._empty_text()
             self.table.refresh()
+        if self._title_behind:
+            self._count_changed()
         second = int(self.now())
         if second != self._age_second:
             self._age_second = second
@@ -451,7 +474,7 @@ class ResourcesPanel(Panel):
                 objects[key] = obj  # type: ignore[assignment]
                 table.insert_row(len(order) - 1 - pos if desc else pos, row)
         table.commit_rows(old_cursor)
-        self._update_title()
+        self._count_changed()
 
     def _empty_text(self) -> str:
         if self.watched is not None and not self.watched.informer.has_synced:

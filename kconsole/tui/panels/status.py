@@ -31,15 +31,17 @@ class StatusLine(Static):
 
     def show_target(self, markup: str) -> None:
         """The standing line (panel, object under the cursor, the keys that act on it)."""
+        if markup == self.target:
+            return
         self.target = markup
         if not self.message:
-            self.update(markup)
+            self.update(markup, layout=False)  # one line in a fixed-height box: no layout pass
 
     def say(self, text: str, severity: str = "information") -> None:
         """Show a message for a few seconds (plain text: names and errors are not markup)."""
         self.message = text
         colour = SEVERITY_STYLE.get(severity, "$accent")
-        self.update(f"[b {colour}]{escape(text)}[/]")
+        self.update(f"[b {colour}]{escape(text)}[/]", layout=False)
         if self._clear is not None:
             self._clear.stop()
         self._clear = self.set_timer(MESSAGE_SECONDS, self._expire)
@@ -47,7 +49,7 @@ class StatusLine(Static):
     def _expire(self) -> None:
         self.message = ""
         self._clear = None
-        self.update(self.target)
+        self.update(self.target, layout=False)
 
     @property
     def text(self) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -9,6 +11,19 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
+
+
+class PromptField(Input):
+    """The prompt's field. It notes the keys it saw, so the screen can tell a key bubbling up from
+    the field from one that reached the screen before the field had focus (asking whether the field
+    has focus when the screen gets round to the key dropped those: it usually has by then)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.seen: weakref.WeakSet[events.Key] = weakref.WeakSet()
+
+    def on_key(self, event: events.Key) -> None:
+        self.seen.add(event)  # Input's own handler runs next (Textual calls each class's in turn)
 
 
 class PromptScreen(ModalScreen[str | None]):
@@ -34,7 +49,7 @@ class PromptScreen(ModalScreen[str | None]):
         from textual.suggester import SuggestFromList
 
         with Vertical():
-            yield Input(value=self.value, placeholder=self.label, id="prompt-input",
+            yield PromptField(value=self.value, placeholder=self.label, id="prompt-input",
                         suggester=SuggestFromList(self.suggestions) if self.suggestions else None)
             if self.hint:
                 yield Static(self.hint, id="prompt-hint", markup=False)
@@ -77,7 +92,7 @@ class PromptScreen(ModalScreen[str | None]):
         """A key that reached the screen rather than the field, or (``from_below``) was sent in the
         same burst as the key that opened the prompt and went to the screen underneath: typed into
         the field, never dropped."""
-        if self._done or (not from_below and self.is_mounted and self.query_one(Input).has_focus):
+        if self._done or (not from_below and self.is_mounted and event in self.query_one(PromptField).seen):
             return  # the field's own keys bubbling up
         if event.key == "enter":
             self.feed("\n")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from math import ceil
 
 from rich.segment import Segment
 from rich.style import Style
@@ -23,6 +24,7 @@ from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 
 from kconsole.objects.printers import human_duration
@@ -40,6 +42,18 @@ class Row:
     tag: str = ""
     #: Epoch seconds the age column counts from: ages are computed only for drawn rows.
     born: float | None = None
+
+
+def _thumb(size: int, virtual: float, window: float, position: float) -> tuple[int, int]:
+    """Where a vertical scrollbar draws its thumb, in eighths of a cell (as Textual's
+    ScrollBarRender.render_bar places it): equal thumbs draw the same scrollbar."""
+    virtual, window = ceil(virtual), ceil(window)
+    window = window if window < virtual else 0
+    if not (window and size and virtual and size != virtual):
+        return (-1, -1)
+    thumb = max(1.0, window / (virtual / size))
+    start = int((size - thumb) * (position / (virtual - window)) * 8)
+    return (start, start + ceil(thumb * 8))
 
 
 class VirtualTable(ScrollView, can_focus=True):
@@ -245,9 +259,7 @@ class VirtualTable(ScrollView, can_focus=True):
                 self.widths = widths
                 if self._fit():
                     self._redraw_all = True  # every line's columns move
-        size = Size(self._line_width(), len(rows) + 1)
-        if size != self.virtual_size:
-            self.virtual_size = size
+        self._set_virtual_size(Size(self._line_width(), len(rows) + 1))
         if self._redraw_all:
             self.refresh()
         else:
@@ -258,10 +270,34 @@ class VirtualTable(ScrollView, can_focus=True):
         if old_key != self.cursor_key:
             self.post_message(self.CursorMoved(self, self.cursor_key))
 
+    def _set_virtual_size(self, size: Size) -> None:
+        """Resize the scrolled area. A row count that changes no scrollbar's visibility needs no
+        layout pass (the table's own size does not depend on it): under churn each one redid the
+        screen's layout and repainted the scrollbar's whole column, which made the lines beside it
+        repaint too; the scrollbar is repainted only when its thumb moves."""
+        old = self.virtual_size
+        if size == old:
+            return
+        height = self.container_size.height
+        bar = self._vertical_scrollbar
+        auto = self.styles.height is None or self.styles.height.is_auto  # then its own size follows the rows
+        overflows = old.height > height
+        if (auto or size.width != old.width or not height or bar is None
+                or (size.height > height) != overflows or self.show_vertical_scrollbar != overflows):
+            self.virtual_size = size
+            return
+        self.set_reactive(VirtualTable.virtual_size, size)
+        if self.show_vertical_scrollbar:
+            before = _thumb(bar.size.height, bar.window_virtual_size, bar.window_size, bar.position)
+            bar.set_reactive(ScrollBar.window_virtual_size, size.height)
+            if _thumb(bar.size.height, size.height, bar.window_size, bar.position) != before:
+                bar.refresh()
+        self.scroll_y = self.validate_scroll_y(self.scroll_y)
+
     def _rows_done(self, old_key: str | None) -> None:
         rows = self.rows
         self.cursor = max(0, min(self.cursor, len(rows) - 1))
-        self.virtual_size = Size(self._line_width(), len(rows) + 1)
+        self._set_virtual_size(Size(self._line_width(), len(rows) + 1))
         self._redraw_all = False
         self._redraw_rows.clear()
         self.refresh()
@@ -425,6 +461,6 @@ class VirtualTable(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         if self._fit():
-            self.virtual_size = Size(self._line_width(), len(self.rows) + 1)
+            self._set_virtual_size(Size(self._line_width(), len(self.rows) + 1))
             self.refresh()
         self._scroll_to_cursor()
