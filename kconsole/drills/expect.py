@@ -293,7 +293,8 @@ def _proxy(exp: Expectation, proxies: dict[str, Any]) -> tuple[bool, str]:
     if not rules:
         others = sorted({str(r.get("service")) for r in proxy.rules()})
         shown = ", ".join(others[:6]) + (", ..." if len(others) > 6 else "")
-        return ("exists" in c and not c["exists"]), f"no rule for {service} on {node}{state} (rules for: {shown or 'none'})"
+        seen = f"no rule for {service} on {node}{state} (rules for: {shown or 'none'})"
+        return ("exists" in c and not c["exists"]), seen
     rule = rules[0]
     endpoints = list(rule.get("endpoints") or ())
     seen = (f"{service}:{rule.get('port')} -> {rule.get('clusterIP')} on {node}{state}: {len(endpoints)} endpoint(s)"

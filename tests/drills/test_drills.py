@@ -318,7 +318,8 @@ steps:
     assert re.search(r"seen t/web:80 -> 10\.\d+\.\d+\.\d+ on worker-2: 2 endpoint\(s\) \(10\.244\.\d+\.\d+:80, "
                      r"10\.244\.\d+\.\d+:80\) at simulated \d+s \(10s after the step\)", wrong.text), wrong.text
     assert "no rule for t/nothing on worker-2" in absent.text
-    assert "no kube-proxy on node worker-9 (nodes with one: control-plane-0, control-plane-1, control-plane-2, worker-1, worker-2, worker-3)" in nowhere.text
+    assert ("no kube-proxy on node worker-9 (nodes with one: control-plane-0, control-plane-1, control-plane-2, "
+            "worker-1, worker-2, worker-3)") in nowhere.text
 
 
 def test_a_proxy_expectation_names_its_node_and_service(tmp_path: Path) -> None:
@@ -337,7 +338,8 @@ steps:
         load(path)
     where = str(path)
     assert info.value.errors == [f"{where}:5:42: service must be namespace/name, got 'web'",
-                                 f"{where}:7:9: a proxy expectation needs equals, atLeast, atMost (endpoints) or exists",
+                                 f"{where}:7:9: a proxy expectation needs equals, atLeast, atMost (endpoints) "
+                                 "or exists",
                                  f"{where}:7:16: node must be a non-empty string, got nothing",
                                  f"{where}:7:33: unknown key 'ports' in proxy (known: node, service, port)",
                                  f"{where}:9:17: exists must be true or false, alone"]
