@@ -40,6 +40,8 @@ class Context:
     #: The API server's request log (newest last) and the last sequence number before the step.
     requests: Callable[[], list[Any]] = list
     request_mark: int = 0
+    #: The cluster's kube-proxy handles by node (component state, read as the console's `p` view reads it).
+    proxies: Callable[[], dict[str, Any]] = dict
 
 
 _QUOTED_KEY = re.compile(r"""\[(?:'([^']*)'|"([^"]*)")\]""")
@@ -96,6 +98,13 @@ def describe(exp: Expectation) -> str:
         return f"{bounds or 'at least 1'} event(s) {_matcher_text(exp.spec)}"
     if exp.condition == "request":
         return f"{bounds or 'at least 1'} API request(s) {_matcher_text(exp.spec)}"
+    if exp.condition == "proxy":
+        s = exp.spec
+        port = f":{s['port']}" if "port" in s else ""
+        what = (f"has rules for Service {s.get('service')}{port}" if c.get("exists")
+                else f"has no rules for Service {s.get('service')}{port}" if "exists" in c
+                else f"sends Service {s.get('service')}{port} to {bounds} endpoint(s)")
+        return f"kube-proxy on {s.get('node')} {what}"
     return "events in order: " + " → ".join(_matcher_text(m) for m in exp.spec)
 
 
@@ -146,6 +155,8 @@ async def observe(exp: Expectation, ctx: Context) -> tuple[bool, str]:
         return await _count(exp, ctx.client)
     if exp.condition == "request":
         return _request(exp, [r for r in ctx.requests() if r.seq > ctx.request_mark])
+    if exp.condition == "proxy":
+        return _proxy(exp, ctx.proxies())
     occurrences = ctx.events.occurrences if exp.since == "start" else ctx.events.occurrences[ctx.step_mark:]
     if exp.condition == "event":
         return _event(exp, occurrences)
@@ -266,6 +277,33 @@ async def _count(exp: Expectation, client: Client) -> tuple[bool, str]:
         names.append(f"{obj['metadata']['name']}{' ' + extra if extra and info.kind == 'Pod' else ''}")
     more = ", ..." if n > 6 else ""
     return ok, f"{n}" + (f" ({', '.join(names)}{more})" if names else "")
+
+
+def _proxy(exp: Expectation, proxies: dict[str, Any]) -> tuple[bool, str]:
+    """A Service's rule on one node's kube-proxy: whether it is there, and its endpoints."""
+    spec, c = exp.spec, exp.compare
+    node, service = str(spec["node"]), str(spec["service"])
+    proxy = proxies.get(node)
+    if proxy is None:
+        return False, f"no kube-proxy on node {node} (nodes with one: {', '.join(sorted(proxies)) or 'none'})"
+    state = "" if getattr(proxy, "running", True) and not getattr(proxy, "partitioned", False) else " (rules frozen)"
+    rules = [r for r in proxy.rules() if r.get("service") == service]
+    if "port" in spec:
+        rules = [r for r in rules if spec["port"] in (r.get("port"), r.get("portName"))]
+    if not rules:
+        others = sorted({str(r.get("service")) for r in proxy.rules()})
+        shown = ", ".join(others[:6]) + (", ..." if len(others) > 6 else "")
+        seen = f"no rule for {service} on {node}{state} (rules for: {shown or 'none'})"
+        return ("exists" in c and not c["exists"]), seen
+    rule = rules[0]
+    endpoints = list(rule.get("endpoints") or ())
+    seen = (f"{service}:{rule.get('port')} -> {rule.get('clusterIP')} on {node}{state}: {len(endpoints)} endpoint(s)"
+            + (f" ({', '.join(endpoints[:6])}{', ...' if len(endpoints) > 6 else ''})" if endpoints else ""))
+    if "exists" in c:
+        return bool(c["exists"]), seen
+    n = len(endpoints)
+    return (("equals" not in c or n == c["equals"]) and ("atLeast" not in c or n >= c["atLeast"])
+            and ("atMost" not in c or n <= c["atMost"])), seen
 
 
 def matches(m: dict[str, Any], o: Occurrence) -> bool:

@@ -399,7 +399,7 @@ class DrillRunner:
     def _context(self, baselines: dict[int, list[Any]]) -> Context:
         assert self.events is not None and self.cluster is not None
         return Context(self.cluster.api_client(CHECKER), self.events, self._mark, baselines, self._requests,
-                       self._request_mark)
+                       self._request_mark, lambda: self.cluster.proxies if self.cluster is not None else {})
 
     async def _done_by_hand(self, state: StepState, baselines: dict[int, list[Any]]) -> bool:
         """Wait for the learner: True once every expectation holds after one did not (they did the

@@ -106,13 +106,14 @@ KEYS: dict[str, dict[str, str]] = {
         "event": "condition on recorded events: {reason, source, message, type, kind, name, namespace}",
         "events": "events that must occur in this order (a list of event matchers)",
         "request": "condition on the API server's request log: {user, verb, resource, namespace, name, code, stage}",
+        "proxy": "condition on one node's kube-proxy rules (as the console's `p` shows them): {node, service, port}",
         "field": "(object) a JSONPath: .spec.nodeName, .status.conditions[?(@.type==\"Ready\")].status",
-        "equals": "the value must equal this (object field, or a count)",
+        "equals": "the value must equal this (object field, a count, or a proxy rule's endpoints)",
         "matches": "(object) the field's text must match this regular expression",
-        "exists": "(object) the object (or field) must exist (true) or not (false)",
+        "exists": "(object, proxy) the object (or field, or the Service's rules) must exist (true) or not (false)",
         "changes": "(object) true: the field must differ from its value just before the step's action",
-        "atLeast": "(count, event, request) at least this many",
-        "atMost": "(count, event, request) at most this many",
+        "atLeast": "(count, event, request, proxy) at least this many",
+        "atMost": "(count, event, request, proxy) at most this many",
         "since": "(event, events) `step` (default: since the step began) or `start` (since boot)",
         "within": "it must hold within this simulated time after the action (default 0s: now)",
         "notBefore": "it must not hold before this simulated time has passed",
@@ -136,6 +137,11 @@ KEYS: dict[str, dict[str, str]] = {
         "code": "the HTTP status answered: 200, 201, 403, 409, ...",
         "stage": "the pipeline stage that refused it: authentication, authorization, admission, validation, ...",
     },
+    "proxy": {
+        "node": "the node whose kube-proxy rules are read (required)",
+        "service": "the Service as namespace/name (required)",
+        "port": "the Service port (number or name) whose rule is read (default: its first port)",
+    },
     "event": {
         "reason": "the event's reason, exactly",
         "source": "the reporting component: default-scheduler, kubelet, replicaset-controller, ...",
@@ -150,7 +156,7 @@ KEYS: dict[str, dict[str, str]] = {
 #: The step keys that are actions; a step has at most one.
 ACTIONS = ("apply", "delete", "patch", "scale", "kubectl", "fault", "heal", "wait", "snapshot", "restore", "restart")
 #: The condition kinds of an expectation; each has exactly one.
-CONDITIONS = ("object", "count", "event", "events", "request")
+CONDITIONS = ("object", "count", "event", "events", "request", "proxy")
 #: Where the built-in drills live (packaged with kconsole).
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 
@@ -662,7 +668,7 @@ class _Checker:
                    if k in spec}
         allowed = {"object": {"field", "equals", "matches", "exists", "changes"}, "count": {"equals", "atLeast", "atMost"},
                    "event": {"equals", "atLeast", "atMost", "since"}, "events": {"since"},
-                   "request": {"equals", "atLeast", "atMost"}}[kind]
+                   "request": {"equals", "atLeast", "atMost"}, "proxy": {"equals", "atLeast", "atMost", "exists"}}[kind]
         for key in (*compare, *(["since"] if "since" in spec else [])):
             if key not in allowed:
                 self.err((*at, key), f"{kind} expectations do not take {key!r} "
@@ -716,6 +722,8 @@ class _Checker:
             for key in ("equals", "atLeast", "atMost"):
                 if key in compare and (not isinstance(compare[key], int) or isinstance(compare[key], bool)):
                     self.err((*at, key), f"{key} must be an integer, got {_what(compare[key])}")
+        elif kind == "proxy":
+            self.proxy(body, compare, (*at, kind), at)
         elif kind == "event":
             self.event_matcher(body, (*at, kind))
             for key in ("equals", "atLeast", "atMost"):
@@ -738,6 +746,24 @@ class _Checker:
                                          f"as long (got within {spec.get('within', '0s')})")
         name = self.string(spec.get("name"), (*at, "name"), "name", required=False)
         return Expectation(kind, body, compare, within, not_before, stays, str(since), name, self.r.at(at))
+
+    def proxy(self, raw: Any, compare: dict[str, Any], at: tuple[Any, ...], exp_at: tuple[Any, ...]) -> None:
+        """A proxy condition: a node, a ``namespace/name`` Service, and one comparison on its endpoints."""
+        spec = self.mapping(raw, at, "proxy", "proxy")
+        if spec is not None:
+            self.string(spec.get("node"), (*at, "node"), "node")
+            service = self.string(spec.get("service"), (*at, "service"), "service")
+            if service and service.count("/") != 1:
+                self.err((*at, "service"), f"service must be namespace/name, got {service!r}")
+            if "port" in spec and (not isinstance(spec["port"], (int, str)) or isinstance(spec["port"], bool)):
+                self.err((*at, "port"), f"port must be a number or a port name, got {_what(spec['port'])}")
+        if not compare:
+            self.err(exp_at, "a proxy expectation needs equals, atLeast, atMost (endpoints) or exists")
+        if "exists" in compare and (len(compare) > 1 or not isinstance(compare["exists"], bool)):
+            self.err((*exp_at, "exists"), "exists must be true or false, alone")
+        for key in ("equals", "atLeast", "atMost"):
+            if key in compare and (not isinstance(compare[key], int) or isinstance(compare[key], bool)):
+                self.err((*exp_at, key), f"{key} must be an integer, got {_what(compare[key])}")
 
     def event_matcher(self, raw: Any, at: tuple[Any, ...]) -> None:
         spec = self.mapping(raw, at, "event", "an event matcher")

@@ -43,6 +43,7 @@ from kconsole.tui.panels import (
     SchedulingPanel,
 )
 from kconsole.tui.panels.status import StatusLine
+from kconsole.tui.refereeview import ConsoleReferee
 from kconsole.tui.themes import DEFAULT_THEME, THEMES_DIR, ThemeError, discover, load_theme_file, state_colours
 from kconsole.tui.widgets import VirtualTable
 
@@ -139,6 +140,8 @@ class ConsoleApp(ObjectKeys, App[int]):
             self.panels.insert(0, self.drill_panel)
         self.side = Vertical(id="side")
         self.status_line = StatusLine()
+        #: ``R``: the referee over this console's cluster (a drill's own referee aside).
+        self.console_referee = ConsoleReferee(cluster)
         self.header.readonly = readonly
         #: One panel at a time (a small terminal) instead of the dashboard.
         self.compact = False
@@ -857,6 +860,51 @@ class ConsoleApp(ObjectKeys, App[int]):
             return
         self.push_screen(ProxyScreen(self.cluster, node))
 
+    def action_referee_toggle(self) -> None:
+        """``R``: start the referee over the cluster; again: stop it and show its report. In a drill:
+        the drill's referee's report so far."""
+        from kconsole.tui.refereeview import drill_text
+        from kconsole.tui.screens import RefereeScreen
+
+        drill_referee = self.drill.runner.referee if self.drill is not None else None
+        if drill_referee is not None:
+            self.push_screen(RefereeScreen("referee · this drill", drill_text(drill_referee)))
+            return
+        ref = self.console_referee
+        if ref.busy:
+            self.status_line.say("the referee is busy (starting, or judging its recording)", "warning")
+        elif why := ref.available():
+            self.status_line.say(why, "warning")
+        elif not self.ready:
+            self.status_line.say("the cluster is not up yet", "warning")
+        elif ref.watching:
+            self.status_line.say("referee: catching up and judging...")
+            self.run_worker(self._referee_stop(), group="referee", exclusive=True)
+        else:
+            self.run_worker(self._referee_start(), group="referee", exclusive=True)
+
+    async def _referee_start(self) -> None:
+        try:
+            said = await self.console_referee.start()
+        except Exception as err:  # noqa: BLE001 - the console stays up and says why
+            log.exception("the referee could not start")
+            self.status_line.say(f"the referee could not start: {err}", "error")
+            return
+        self.status_line.say(said)
+
+    async def _referee_stop(self) -> None:
+        from kconsole.tui.refereeview import report_text
+        from kconsole.tui.screens import RefereeScreen
+
+        try:
+            report = await self.console_referee.stop()
+        except Exception as err:  # noqa: BLE001 - the console stays up and says why
+            log.exception("the referee could not judge")
+            self.status_line.say(f"the referee could not judge its recording: {err}", "error")
+            return
+        self.status_line.say(report.summary(), "information" if report.passed else "error")
+        self.push_screen(RefereeScreen("referee · report", report_text(report)))
+
     def action_help(self) -> None:
         from kconsole.tui.screens import HelpScreen
 
@@ -1020,6 +1068,7 @@ class ConsoleApp(ObjectKeys, App[int]):
     async def shutdown(self, stop_cluster: bool = True) -> None:
         """Stop the caches, then the cluster (what quitting means)."""
         self.model.on_change = None
+        await self.console_referee.close()
         if self._batch is not None:
             self._batch.cancel()
             self._batch = None

@@ -32,6 +32,8 @@ class ConsoleCommands(Provider):
             ("View: API request log", app.action_api_log, "who asked what, codes, latency, rejecting stage"),
             ("View: kube-proxy rules", app.action_proxy_rules, "the nat table of the selected node"),
             ("View: keys", app.action_help, "every binding and its id"),
+            ("Referee: start / stop and report", app.action_referee_toggle,
+             "watch the cluster with the referee's checkers; again: stop and show the violations (R)"),
             ("Screenshot to…", app.action_screenshot_to, "save the screen as SVG in a folder or file you name"),
         ]
         out += drill_commands(app)

@@ -73,6 +73,7 @@ APP_KEYS: tuple[KeySpec, ...] = (
     KeySpec("time.faster", "plus,equals_sign", "speed_up", "Faster", show=False),
     KeySpec("time.slower", "minus", "slow_down", "Slower", show=False),
     KeySpec("time.step", "full_stop", "step", "Step", show=False),
+    KeySpec("referee.toggle", "R", "referee_toggle", "Referee", show=False),
     KeySpec("drill.go", "x", "drill_go", "Drill does it"),
     KeySpec("drill.hint", "i", "drill_hint", "Hint"),
 )

@@ -79,7 +79,7 @@ PROSE_KEYS = {
     "c": "resource.chain", "E": "resource.events", "e": "resource.edit", "l": "resource.logs", "enter": "scheduling.matrix", "a": "view.apilog",
     "p": "view.proxy", "z": "view.maximise", "tab": "view.next_panel", "T": "view.theme", "?": "app.help",
     "ctrl+p": "app.palette", "f": "fault.menu", "ctrl+k": "fault.kill", "C": "fault.cordon", "h": "fault.heal",
-    "H": "fault.heal_all", "space": "time.pause", "+": "time.faster", "-": "time.slower", ".": "time.step",
+    "H": "fault.heal_all", "R": "referee.toggle", "space": "time.pause", "+": "time.faster", "-": "time.slower", ".": "time.step",
 }
 
 

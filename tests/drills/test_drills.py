@@ -285,3 +285,61 @@ steps:
     assert re.match(r"drill d FAILED \(1 of 2 steps\): \d+ simulated seconds in [\d.]+ s$", text[-1]), text[-1]
     assert cli.main(["drill", "run", "no-such-drill"]) == 2
     assert "no such file nor built-in drill" in capsys.readouterr().err
+
+
+async def test_a_wrong_proxy_expectation_fails_naming_the_rules_seen(tmp_path: Path) -> None:
+    """Proxy rules are component state, read through the node's kube-proxy handle: 2 endpoints are
+    not 3, a missing Service has no rule, and the text names expected, seen and simulated time."""
+    service = ("      - {apiVersion: v1, kind: Service, metadata: {name: web, namespace: t}, "
+               "spec: {selector: {app: web}, ports: [{port: 80}]}}\n")
+    path = drill(tmp_path, "title: proxy\ngoal: wrong endpoints\n" + NAMESPACE + service + """
+steps:
+  - expect:
+      - proxy: {node: worker-1, service: t/web}
+        equals: 2
+        within: 60s
+  - name: three endpoints expected, two seen
+    expect:
+      - proxy: {node: worker-2, service: t/web, port: 80}
+        equals: 3
+        within: 10s
+      - proxy: {node: worker-2, service: t/nothing}
+        exists: false
+      - proxy: {node: worker-9, service: t/web}
+        exists: true
+""")
+    result, _ = await run(path)
+    first, second = result.steps
+    assert first.status == "passed" and second.status == "failed"
+    wrong, absent, nowhere = second.verdicts
+    assert not wrong.passed and absent.passed and not nowhere.passed
+    assert ("expected kube-proxy on worker-2 sends Service t/web:80 to exactly 3 endpoint(s) (within 10s)"
+            in wrong.text), wrong.text
+    assert re.search(r"seen t/web:80 -> 10\.\d+\.\d+\.\d+ on worker-2: 2 endpoint\(s\) \(10\.244\.\d+\.\d+:80, "
+                     r"10\.244\.\d+\.\d+:80\) at simulated \d+s \(10s after the step\)", wrong.text), wrong.text
+    assert "no rule for t/nothing on worker-2" in absent.text
+    assert ("no kube-proxy on node worker-9 (nodes with one: control-plane-0, control-plane-1, control-plane-2, "
+            "worker-1, worker-2, worker-3)") in nowhere.text
+
+
+def test_a_proxy_expectation_names_its_node_and_service(tmp_path: Path) -> None:
+    path = drill(tmp_path, """title: bad proxy
+goal: refused
+steps:
+  - expect:
+      - proxy: {node: worker-1, service: web}
+        equals: 1
+      - proxy: {service: t/web, ports: 80}
+      - proxy: {node: worker-1, service: t/web}
+        exists: true
+        equals: 1
+""")
+    with pytest.raises(DrillError) as info:
+        load(path)
+    where = str(path)
+    assert info.value.errors == [f"{where}:5:42: service must be namespace/name, got 'web'",
+                                 f"{where}:7:9: a proxy expectation needs equals, atLeast, atMost (endpoints) "
+                                 "or exists",
+                                 f"{where}:7:16: node must be a non-empty string, got nothing",
+                                 f"{where}:7:33: unknown key 'ports' in proxy (known: node, service, port)",
+                                 f"{where}:9:17: exists must be true or false, alone"]

@@ -4,6 +4,7 @@ failing verdicts in the panel, and the drill's workspace apart from the project'
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from kconsole.drills import cmd
 from kconsole.drills.spec import load
 from kconsole.tui.app import ConsoleApp
 from kconsole.tui.drillrun import DrillSession
-from kconsole.tui.screens import ChoiceScreen
+from kconsole.tui.screens import ChoiceScreen, RefereeScreen
 
 from tui_helpers import drive, until
 
@@ -110,6 +111,15 @@ async def test_predict_run_by_hand_and_verdicts_in_the_panel(tmp_path: Path) -> 
         await pilot.press("i")
         assert "hint: kubectl scale deploy web -n t --replicas=2" in app.status_line.text
 
+        # R: the drill's referee watches already; the key shows what it recorded so far.
+        await pilot.press("R")
+        await pilot.pause()
+        assert isinstance(app.screen, RefereeScreen)
+        assert re.match(r"referee: watching this drill since it began: [1-9]\d* watch events and [1-9]\d* answers "
+                        r"recorded so far; it judges them when the drill ends$", app.screen.report), app.screen.report
+        assert not app.console_referee.watching  # no second referee over a drill
+        await pilot.press("escape")
+
         # run: x lets the drill do the waiting step's action.
         await pilot.press("x")
         await until(clock, lambda: states[1].status == "failed", pilot, limit=120)
@@ -133,6 +143,12 @@ async def test_predict_run_by_hand_and_verdicts_in_the_panel(tmp_path: Path) -> 
         assert states[2].status == "passed" and states[2].detail.startswith("done by hand")
         assert not session.result.passed  # the failing expectation fails the drill
         assert app.drill_panel.border_title == "Drill scale [3/3]"
+        # After the drill: its referee's verdict.
+        await pilot.press("R")
+        await pilot.pause()
+        assert isinstance(app.screen, RefereeScreen)
+        assert re.match(r"referee: \d+ checks over ", app.screen.report) and app.screen.report.endswith("no violation")
+        await pilot.press("escape")
         await pilot.press("q")
 
     # The drill's workspace is its own data folder's, never the project's folder.

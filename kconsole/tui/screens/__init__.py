@@ -1,5 +1,6 @@
 """Screens pushed over the dashboard: describe, YAML, logs, chain view, API request log, kube-proxy rules,
-help, one manifest file's sync state, scheduling decision matrix, and the confirm / prompt / choice dialogs."""
+the referee's report, help, one manifest file's sync state, scheduling decision matrix, and the confirm /
+prompt / choice dialogs."""
 
 from .apilog import ApiLogScreen
 from .chain import ChainScreen
@@ -11,6 +12,8 @@ from .manifest import ManifestScreen
 from .matrix import MatrixScreen
 from .prompt import ChoiceScreen, PromptScreen
 from .proxy import ProxyScreen
+from .referee import RefereeScreen
 
 __all__ = ["ApiLogScreen", "ChainScreen", "ChoiceScreen", "ConfirmScreen", "DescribeScreen", "HelpScreen", "LogsScreen",
-           "ManifestScreen", "MatrixScreen", "PromptScreen", "ProxyScreen", "YamlScreen"]
+           "ManifestScreen", "MatrixScreen", "PromptScreen", "ProxyScreen", "RefereeScreen",
+           "YamlScreen"]
