@@ -342,3 +342,18 @@ def test_statefulset_containers_may_mount_their_volume_claim_templates() -> None
     assert check(sts("data"), "statefulsets", "apps") == []
     assert check(sts("nope"), "statefulsets", "apps") == [
         'spec.template.spec.containers[0].volumeMounts[0].name: Not found: "nope"']
+
+
+def test_an_object_being_deleted_gains_no_finalizers() -> None:
+    old = {"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": "cm", "namespace": "default", "uid": "u1", "finalizers": ["a/keep"],
+                        "deletionTimestamp": "2026-01-01T00:00:00Z"}}
+    new = {**old, "metadata": {**old["metadata"], "finalizers": ["a/keep", "z/y", "x/x"]}}
+    assert check(new, "configmaps", op="UPDATE", old=old) == [
+        'metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, '
+        'found new finalizers []string{"x/x", "z/y"}']
+    fewer = {**old, "metadata": {**old["metadata"], "finalizers": []}}
+    assert check(fewer, "configmaps", op="UPDATE", old=old) == []
+    live = {**old, "metadata": {k: v for k, v in old["metadata"].items() if k != "deletionTimestamp"}}
+    assert check({**new, "metadata": {**new["metadata"], "deletionTimestamp": None}}, "configmaps", op="UPDATE",
+                 old=live) == []

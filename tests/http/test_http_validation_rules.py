@@ -1,0 +1,23 @@
+"""Validation kubectl users meet, with upstream's messages: finalizers on a deleting object,
+PriorityClass defaults, TLS Secrets, volume claims and Ingress rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from http_env import Cluster
+
+pytestmark = [pytest.mark.kubectl, pytest.mark.asyncio(loop_scope="module")]
+
+
+async def test_no_finalizer_is_added_to_a_deleting_object(cluster: Cluster) -> None:
+    await cluster.kubectl("create", "configmap", "held")
+    await cluster.kubectl("patch", "configmap", "held", "--type=merge",
+                          "-p", '{"metadata":{"finalizers":["example.com/hold"]}}')
+    await cluster.kubectl("delete", "configmap", "held", "--wait=false")
+    out = await cluster.kubectl("patch", "configmap", "held", "--type=json",
+                                "-p", '[{"op":"add","path":"/metadata/finalizers/-","value":"x"}]', check=False)
+    assert out.code == 1
+    assert out.err.strip() == ('The ConfigMap "held" is invalid: metadata.finalizers: Forbidden: no new finalizers '
+                               'can be added if the object is being deleted, found new finalizers []string{"x"}')
+    await cluster.kubectl("patch", "configmap", "held", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
