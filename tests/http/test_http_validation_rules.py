@@ -21,3 +21,13 @@ async def test_no_finalizer_is_added_to_a_deleting_object(cluster: Cluster) -> N
     assert out.err.strip() == ('The ConfigMap "held" is invalid: metadata.finalizers: Forbidden: no new finalizers '
                                'can be added if the object is being deleted, found new finalizers []string{"x"}')
     await cluster.kubectl("patch", "configmap", "held", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
+
+
+async def test_a_second_global_default_priorityclass_is_refused(cluster: Cluster) -> None:
+    await cluster.kubectl("create", "priorityclass", "first", "--value=10", "--global-default")
+    out = await cluster.kubectl("create", "priorityclass", "second", "--value=20", "--global-default", check=False)
+    assert out.code == 1
+    assert out.err.strip() == ('error: failed to create priorityclass: priorityclasses.scheduling.k8s.io "second" is '
+                               "forbidden: PriorityClass first is already marked as default. Only one default can "
+                               "exist")
+    await cluster.kubectl("delete", "priorityclass", "first")
