@@ -357,3 +357,14 @@ def test_an_object_being_deleted_gains_no_finalizers() -> None:
     live = {**old, "metadata": {k: v for k, v in old["metadata"].items() if k != "deletionTimestamp"}}
     assert check({**new, "metadata": {**new["metadata"], "deletionTimestamp": None}}, "configmaps", op="UPDATE",
                  old=live) == []
+
+
+def test_a_tls_secret_needs_its_certificate_and_key() -> None:
+    tls = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "tls"}, "type": "kubernetes.io/tls",
+           "data": {"tls.crt": "Y2VydA=="}}
+    assert check(tls, "secrets") == ["data[tls.key]: Required value"]
+    tls["data"] = {}
+    assert check(tls, "secrets") == ["data[tls.crt]: Required value", "data[tls.key]: Required value"]
+    from_strings = {**tls, "data": {"tls.crt": "Y2VydA=="}, "stringData": {"tls.key": "key"}}
+    assert check(from_strings, "secrets") == []
+    assert check({**tls, "type": "Opaque"}, "secrets") == []

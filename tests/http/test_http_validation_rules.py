@@ -31,3 +31,11 @@ async def test_a_second_global_default_priorityclass_is_refused(cluster: Cluster
                                "forbidden: PriorityClass first is already marked as default. Only one default can "
                                "exist")
     await cluster.kubectl("delete", "priorityclass", "first")
+
+
+async def test_a_tls_secret_without_a_key_is_refused(cluster: Cluster) -> None:
+    manifest = ("apiVersion: v1\nkind: Secret\nmetadata: {name: half}\ntype: kubernetes.io/tls\n"
+                "data: {tls.crt: Y2VydA==}\n")
+    out = await cluster.kubectl("apply", "-f", "-", stdin=manifest, check=False)
+    assert out.code == 1
+    assert 'The Secret "half" is invalid: data[tls.key]: Required value' in out.err
