@@ -368,3 +368,42 @@ def test_a_tls_secret_needs_its_certificate_and_key() -> None:
     from_strings = {**tls, "data": {"tls.crt": "Y2VydA=="}, "stringData": {"tls.key": "key"}}
     assert check(from_strings, "secrets") == []
     assert check({**tls, "type": "Opaque"}, "secrets") == []
+
+
+def claim(storage: str | None = "1Gi", **spec: Any) -> dict[str, Any]:
+    resources = {"requests": {"storage": storage}} if storage else {}
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "default"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": resources, **spec}}
+
+
+def test_volumes_state_capacity_and_claims_storage() -> None:
+    volume = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
+              "spec": {"accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/data"}}}
+    assert check(volume, "persistentvolumes") == ["spec.capacity: Required value"]
+    volume["spec"]["capacity"] = {"storage": "1Gi"}
+    assert check(volume, "persistentvolumes") == []
+    assert check(claim(None), "persistentvolumeclaims") == ["spec.resources[storage]: Required value"]
+    assert check(claim(), "persistentvolumeclaims") == []
+
+
+def test_a_claim_spec_is_fixed_but_a_bound_claim_may_grow() -> None:
+    old = claim(volumeName="", storageClassName="standard")
+    old["status"] = {"phase": "Bound"}
+    bound = claim(volumeName="pv1", storageClassName="standard")  # the binder names the volume once
+    assert check(bound, "persistentvolumeclaims", op="UPDATE", old=old, default=False) == []
+    old["spec"]["volumeName"] = "pv1"
+    grown = claim("2Gi", volumeName="pv1", storageClassName="standard")
+    assert check(grown, "persistentvolumeclaims", op="UPDATE", old=old, default=False) == []
+    shrunk = claim("512Mi", volumeName="pv1", storageClassName="standard")
+    assert check(shrunk, "persistentvolumeclaims", op="UPDATE", old=old, default=False) == [
+        "spec.resources.requests.storage: Forbidden: field can not be less than previous value"]
+    modes = claim(volumeName="pv1", storageClassName="standard", accessModes=["ReadWriteMany"])
+    assert check(modes, "persistentvolumeclaims", op="UPDATE", old=old, default=False) == [
+        "spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName "
+        "for bound claims\n  core.PersistentVolumeClaimSpec{\n"
+        '- \tAccessModes: []core.PersistentVolumeAccessMode{"ReadWriteOnce"},\n'
+        '+ \tAccessModes: []core.PersistentVolumeAccessMode{"ReadWriteMany"},\n'
+        "  \t... // 8 identical fields\n  }\n"]
+    old["status"] = {"phase": "Pending"}
+    pending = check(grown, "persistentvolumeclaims", op="UPDATE", old=old, default=False)
+    assert len(pending) == 1 and pending[0].startswith("spec: Forbidden: spec is immutable")

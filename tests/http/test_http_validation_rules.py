@@ -39,3 +39,23 @@ async def test_a_tls_secret_without_a_key_is_refused(cluster: Cluster) -> None:
     out = await cluster.kubectl("apply", "-f", "-", stdin=manifest, check=False)
     assert out.code == 1
     assert 'The Secret "half" is invalid: data[tls.key]: Required value' in out.err
+
+
+async def test_volumes_and_claims_are_validated(cluster: Cluster) -> None:
+    volume = ("apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: nocap}\n"
+              "spec: {accessModes: [ReadWriteOnce], hostPath: {path: /data}}\n")
+    out = await cluster.kubectl("apply", "-f", "-", stdin=volume, check=False)
+    assert out.code == 1 and 'The PersistentVolume "nocap" is invalid: spec.capacity: Required value' in out.err
+    claim = ("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: nosize}\n"
+             "spec: {accessModes: [ReadWriteOnce], storageClassName: '', resources: {}}\n")
+    out = await cluster.kubectl("apply", "-f", "-", stdin=claim, check=False)
+    assert out.code == 1
+    assert 'The PersistentVolumeClaim "nosize" is invalid: spec.resources[storage]: Required value' in out.err
+    await cluster.kubectl("apply", "-f", "-", stdin=claim.replace("resources: {}",
+                                                                      "resources: {requests: {storage: 1Gi}}"))
+    out = await cluster.kubectl("patch", "pvc", "nosize", "-p", '{"spec":{"resources":{"requests":{"storage":"1Mi"}}}}',
+                                check=False)
+    assert out.code == 1
+    assert "spec: Forbidden: spec is immutable after creation except resources.requests" in out.err
+    assert "spec.resources.requests.storage: Forbidden: field can not be less than previous value" in out.err
+    await cluster.kubectl("delete", "pvc", "nosize", "--wait=false")
