@@ -407,3 +407,34 @@ def test_a_claim_spec_is_fixed_but_a_bound_claim_may_grow() -> None:
     old["status"] = {"phase": "Pending"}
     pending = check(grown, "persistentvolumeclaims", op="UPDATE", old=old, default=False)
     assert len(pending) == 1 and pending[0].startswith("spec: Forbidden: spec is immutable")
+
+
+def ingress(host: str = "a.example.com", **path: Any) -> dict[str, Any]:
+    backend = {"service": {"name": "web", "port": {"number": 80}}}
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "web"},
+            "spec": {"rules": [{"host": host, "http": {"paths": [{"path": "/", "pathType": "Prefix",
+                                                                   "backend": backend, **path}]}}]}}
+
+
+def test_ingress_rules_are_validated() -> None:
+    assert check(ingress(), "ingresses", "networking.k8s.io") == []
+    assert check(ingress("*.example.com"), "ingresses", "networking.k8s.io") == []
+    no_type = ingress()
+    del no_type["spec"]["rules"][0]["http"]["paths"][0]["pathType"]
+    assert check(no_type, "ingresses", "networking.k8s.io") == [
+        "spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified"]
+    assert check(ingress("*.*.example.com"), "ingresses", "networking.k8s.io") == [
+        "spec.rules[0].host: Invalid value: \"*.*.example.com\": a wildcard DNS-1123 subdomain must start with '*.', "
+        "followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and "
+        "end with an alphanumeric character (e.g. '*.example.com', regex used for validation is "
+        "'\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"]
+    assert check(ingress(path="api"), "ingresses", "networking.k8s.io") == [
+        'spec.rules[0].http.paths[0].path: Invalid value: "api": must be an absolute path']
+    assert check(ingress(path="/a/../b", pathType="Exact"), "ingresses", "networking.k8s.io") == [
+        "spec.rules[0].http.paths[0].path: Invalid value: \"/a/../b\": must not contain '/../'"]
+    assert check(ingress(path="", pathType="ImplementationSpecific"), "ingresses", "networking.k8s.io") == []
+    assert check(ingress("10.0.0.1"), "ingresses", "networking.k8s.io") == [
+        'spec.rules[0].host: Invalid value: "10.0.0.1": must be a DNS name, not an IP address']
+    assert check(ingress(pathType="Regex"), "ingresses", "networking.k8s.io") == [
+        'spec.rules[0].http.paths[0].pathType: Unsupported value: "Regex": supported values: "Exact", '
+        '"ImplementationSpecific", "Prefix"']

@@ -59,3 +59,18 @@ async def test_volumes_and_claims_are_validated(cluster: Cluster) -> None:
     assert "spec: Forbidden: spec is immutable after creation except resources.requests" in out.err
     assert "spec.resources.requests.storage: Forbidden: field can not be less than previous value" in out.err
     await cluster.kubectl("delete", "pvc", "nosize", "--wait=false")
+
+
+async def test_ingress_rules_are_refused_as_upstream_does(cluster: Cluster) -> None:
+    manifest = ("apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: loose}\nspec:\n  rules:\n"
+                "  - host: '*.*.example.com'\n    http: {paths: [{path: api, pathType: Prefix,"
+                " backend: {service: {name: web, port: {number: 80}}}}]}\n"
+                "  - http: {paths: [{path: /, backend: {service: {name: web, port: {number: 80}}}}]}\n")
+    out = await cluster.kubectl("apply", "-f", "-", stdin=manifest, check=False)
+    assert out.code == 1 and 'The Ingress "loose" is invalid:' in out.err
+    for text in ('spec.rules[0].host: Invalid value: "*.*.example.com": a wildcard DNS-1123 subdomain must start '
+                 "with '*.'", 'spec.rules[0].http.paths[0].path: Invalid value: "api": must be an absolute path',
+                 "spec.rules[1].http.paths[0].pathType: Required value: pathType must be specified"):
+        assert text in out.err
+    created = await cluster.kubectl("create", "ingress", "ok", "--rule=*.example.com/api*=web:80")
+    assert created.out.strip() == "ingress.networking.k8s.io/ok created"
