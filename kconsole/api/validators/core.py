@@ -211,7 +211,8 @@ def validate_secret(obj: Obj) -> list[Cause]:
     if size > MAX_DATA_BYTES:
         causes.append(too_long("data", MAX_DATA_BYTES))
     data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
-    causes += [required(f"data[{key}]") for key in SECRET_REQUIRED_KEYS.get(obj.get("type") or "", ()) if key not in data]
+    needed = SECRET_REQUIRED_KEYS.get(obj.get("type") or "", ())
+    causes += [required(f"data[{key}]") for key in needed if key not in data]
     return causes
 
 

@@ -12,7 +12,8 @@ from kconsole.objects.quantity import QuantityError, parse_quantity
 
 Obj = dict[str, Any]
 
-SPEC_IMMUTABLE = "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"
+SPEC_IMMUTABLE = ("spec is immutable after creation except resources.requests and volumeAttributesClassName "
+                  "for bound claims")
 #: The claim spec's fields in Go's order and names, for the diff upstream prints with a refused update.
 CLAIM_SPEC_FIELDS = (("accessModes", "AccessModes"), ("selector", "Selector"), ("resources", "Resources"),
                      ("volumeName", "VolumeName"), ("storageClassName", "StorageClassName"),
@@ -76,10 +77,10 @@ def validate_persistentvolumeclaim_update(obj: Obj, old: Obj) -> list[Cause]:
     spec, old_spec = _spec(obj), _spec(old)
     was = dict(old_spec)
     now = dict(spec)
-    if not old_spec.get("volumeName"):
-        was["volumeName"] = now.get("volumeName")  # the binder names the volume once
-        if was["volumeName"] is None:
-            del was["volumeName"]
+    if not old_spec.get("volumeName"):  # the binder names the volume once
+        was.pop("volumeName", None)
+        if "volumeName" in now:
+            was["volumeName"] = now["volumeName"]
     phase = (obj.get("status") or {}).get("phase") or (old.get("status") or {}).get("phase")
     if phase == "Bound" and isinstance(now.get("resources"), dict):
         resources = dict(now["resources"])
