@@ -15,7 +15,7 @@ from typing import Any
 
 from kconsole.api.stages import AdmissionContext
 from kconsole.api.types import StatusError
-from kconsole.api.validators import apps, batch, cluster, core, pods, policy
+from kconsole.api.validators import apps, batch, cluster, core, networking, pods, policy, storage
 from kconsole.api.validators.field import Cause, non_negative
 from kconsole.api.validators.meta import (
     NameFn, name_is_dns1035_label, name_is_dns_label, name_is_dns_subdomain, name_is_path_segment,
@@ -46,9 +46,13 @@ RULES: dict[tuple[str, str], KindRules] = {
     ("", "ConfigMap"): KindRules(create=core.validate_configmap, update=core.validate_configmap_update),
     ("", "Secret"): KindRules(create=core.validate_secret, update=core.validate_secret_update),
     ("", "Event"): KindRules(create=core.validate_event),
+    ("", "PersistentVolume"): KindRules(create=storage.validate_persistentvolume),
+    ("", "PersistentVolumeClaim"): KindRules(create=storage.validate_persistentvolumeclaim,
+                                             update=storage.validate_persistentvolumeclaim_update),
     ("", "ResourceQuota"): KindRules(create=policy.validate_resourcequota),
     ("", "LimitRange"): KindRules(create=policy.validate_limitrange),
     ("networking.k8s.io", "NetworkPolicy"): KindRules(create=policy.validate_networkpolicy),
+    ("networking.k8s.io", "Ingress"): KindRules(create=networking.validate_ingress),
     ("apps", "Deployment"): KindRules(create=apps.validate_deployment, update=apps.validate_selector_update),
     ("apps", "ReplicaSet"): KindRules(create=apps.validate_replicaset, update=apps.validate_selector_update),
     ("apps", "DaemonSet"): KindRules(create=apps.validate_daemonset, update=apps.validate_selector_update),

@@ -107,6 +107,23 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     return errs
 
 
+_WILDCARD_DNS1123_SUBDOMAIN_FMT = "\\*\\." + _DNS1123_SUBDOMAIN_FMT
+_WILDCARD_DNS1123_SUBDOMAIN_RE = re.compile(_WILDCARD_DNS1123_SUBDOMAIN_FMT + r"\Z")
+_WILDCARD_DNS1123_SUBDOMAIN_MSG = (
+    "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist "
+    "of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character")
+
+
+def is_wildcard_dns1123_subdomain(value: str) -> list[str]:
+    """upstream IsWildcardDNS1123Subdomain: ``*`` only as the whole first label (``*.example.com``)."""
+    errs = []
+    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
+    if not _WILDCARD_DNS1123_SUBDOMAIN_RE.match(value):
+        errs.append(regex_error(_WILDCARD_DNS1123_SUBDOMAIN_MSG, _WILDCARD_DNS1123_SUBDOMAIN_FMT, "*.example.com"))
+    return errs
+
+
 def is_dns1035_label(value: str) -> list[str]:
     errs = []
     if len(value) > DNS1035_LABEL_MAX_LENGTH:

@@ -337,3 +337,30 @@ def test_a_changed_namespace_is_a_new_object_and_judged_again() -> None:
                                                     "pod-security.kubernetes.io/enforce-version": "v1.30"}}}
     assert enforced_policy(changed) == ("restricted", "v1.30")
     assert enforced_policy({"metadata": {"name": "n"}}) == ("privileged", "latest")
+
+
+# --------------------------------------------------------------------------- Priority
+
+
+def test_only_one_priorityclass_is_the_global_default() -> None:
+    stored = [{"metadata": {"name": "first"}, "value": 10, "globalDefault": True},
+              {"metadata": {"name": "other"}, "value": 5}]
+
+    def judge(op: str, name: str, default: bool) -> None:
+        spec = REGISTRY.get("scheduling.k8s.io", "priorityclasses")
+        assert spec is not None
+        ctx = AdmissionContext(operation=op, info=spec.info, user=UserInfo("alice"), namespace=None, name=name,
+                               now="2026-01-01T00:00:00Z", rng=random.Random(1), get_object=get_object,
+                               allocate_cluster_ip=lambda: "10.96.0.2", list_objects=lambda r, ns: stored)
+        obj = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+               "value": 20, "globalDefault": default}
+        for vplugin in validating_plugins():
+            vplugin.validate(ctx, obj, None)
+
+    for op in ("CREATE", "UPDATE"):
+        err = denial(judge, op, "other", True)
+        assert err.code == 403
+        assert err.message == ('priorityclasses.scheduling.k8s.io "other" is forbidden: PriorityClass first is '
+                               "already marked as default. Only one default can exist")
+    judge("UPDATE", "first", True)
+    judge("CREATE", "second", False)

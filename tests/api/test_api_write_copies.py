@@ -20,9 +20,14 @@ async def test_the_global_default_priority_class_follows_its_changes(admin: Clie
         "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "normal"},
         "value": 50, "globalDefault": True})
     assert await _priority_of_new_pod(admin, "b") == (50, "normal")
-    await admin.ok("create", "priorityclasses", body={
-        "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "low"},
-        "value": 10, "globalDefault": True})
+    low = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "low"},
+           "value": 10, "globalDefault": True}
+    refused = await admin.do("create", "priorityclasses", body=low)
+    assert refused.code == 403  # one default at a time
+    normal = await admin.ok("get", "priorityclasses", name="normal")
+    normal["globalDefault"] = False
+    await admin.ok("update", "priorityclasses", name="normal", body=normal)
+    await admin.ok("create", "priorityclasses", body=low)
     assert await _priority_of_new_pod(admin, "c") == (10, "low")
     await admin.ok("delete", "priorityclasses", name="low")
     await admin.ok("delete", "priorityclasses", name="normal")

@@ -342,3 +342,99 @@ def test_statefulset_containers_may_mount_their_volume_claim_templates() -> None
     assert check(sts("data"), "statefulsets", "apps") == []
     assert check(sts("nope"), "statefulsets", "apps") == [
         'spec.template.spec.containers[0].volumeMounts[0].name: Not found: "nope"']
+
+
+def test_an_object_being_deleted_gains_no_finalizers() -> None:
+    old = {"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": "cm", "namespace": "default", "uid": "u1", "finalizers": ["a/keep"],
+                        "deletionTimestamp": "2026-01-01T00:00:00Z"}}
+    new = {**old, "metadata": {**old["metadata"], "finalizers": ["a/keep", "z/y", "x/x"]}}
+    assert check(new, "configmaps", op="UPDATE", old=old) == [
+        'metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, '
+        'found new finalizers []string{"x/x", "z/y"}']
+    fewer = {**old, "metadata": {**old["metadata"], "finalizers": []}}
+    assert check(fewer, "configmaps", op="UPDATE", old=old) == []
+    live = {**old, "metadata": {k: v for k, v in old["metadata"].items() if k != "deletionTimestamp"}}
+    assert check({**new, "metadata": {**new["metadata"], "deletionTimestamp": None}}, "configmaps", op="UPDATE",
+                 old=live) == []
+
+
+def test_a_tls_secret_needs_its_certificate_and_key() -> None:
+    tls = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "tls"}, "type": "kubernetes.io/tls",
+           "data": {"tls.crt": "Y2VydA=="}}
+    assert check(tls, "secrets") == ["data[tls.key]: Required value"]
+    tls["data"] = {}
+    assert check(tls, "secrets") == ["data[tls.crt]: Required value", "data[tls.key]: Required value"]
+    from_strings = {**tls, "data": {"tls.crt": "Y2VydA=="}, "stringData": {"tls.key": "key"}}
+    assert check(from_strings, "secrets") == []
+    assert check({**tls, "type": "Opaque"}, "secrets") == []
+
+
+def claim(storage: str | None = "1Gi", **spec: Any) -> dict[str, Any]:
+    resources = {"requests": {"storage": storage}} if storage else {}
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "default"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": resources, **spec}}
+
+
+def test_volumes_state_capacity_and_claims_storage() -> None:
+    volume = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
+              "spec": {"accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/data"}}}
+    assert check(volume, "persistentvolumes") == ["spec.capacity: Required value"]
+    volume["spec"]["capacity"] = {"storage": "1Gi"}
+    assert check(volume, "persistentvolumes") == []
+    assert check(claim(None), "persistentvolumeclaims") == ["spec.resources[storage]: Required value"]
+    assert check(claim(), "persistentvolumeclaims") == []
+
+
+def test_a_claim_spec_is_fixed_but_a_bound_claim_may_grow() -> None:
+    old = claim(volumeName="", storageClassName="standard")
+    old["status"] = {"phase": "Bound"}
+    bound = claim(volumeName="pv1", storageClassName="standard")  # the binder names the volume once
+    assert check(bound, "persistentvolumeclaims", op="UPDATE", old=old, default=False) == []
+    old["spec"]["volumeName"] = "pv1"
+    grown = claim("2Gi", volumeName="pv1", storageClassName="standard")
+    assert check(grown, "persistentvolumeclaims", op="UPDATE", old=old, default=False) == []
+    shrunk = claim("512Mi", volumeName="pv1", storageClassName="standard")
+    assert check(shrunk, "persistentvolumeclaims", op="UPDATE", old=old, default=False) == [
+        "spec.resources.requests.storage: Forbidden: field can not be less than previous value"]
+    modes = claim(volumeName="pv1", storageClassName="standard", accessModes=["ReadWriteMany"])
+    assert check(modes, "persistentvolumeclaims", op="UPDATE", old=old, default=False) == [
+        "spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName "
+        "for bound claims\n  core.PersistentVolumeClaimSpec{\n"
+        '- \tAccessModes: []core.PersistentVolumeAccessMode{"ReadWriteOnce"},\n'
+        '+ \tAccessModes: []core.PersistentVolumeAccessMode{"ReadWriteMany"},\n'
+        "  \t... // 8 identical fields\n  }\n"]
+    old["status"] = {"phase": "Pending"}
+    pending = check(grown, "persistentvolumeclaims", op="UPDATE", old=old, default=False)
+    assert len(pending) == 1 and pending[0].startswith("spec: Forbidden: spec is immutable")
+
+
+def ingress(host: str = "a.example.com", **path: Any) -> dict[str, Any]:
+    backend = {"service": {"name": "web", "port": {"number": 80}}}
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "web"},
+            "spec": {"rules": [{"host": host, "http": {"paths": [{"path": "/", "pathType": "Prefix",
+                                                                   "backend": backend, **path}]}}]}}
+
+
+def test_ingress_rules_are_validated() -> None:
+    assert check(ingress(), "ingresses", "networking.k8s.io") == []
+    assert check(ingress("*.example.com"), "ingresses", "networking.k8s.io") == []
+    no_type = ingress()
+    del no_type["spec"]["rules"][0]["http"]["paths"][0]["pathType"]
+    assert check(no_type, "ingresses", "networking.k8s.io") == [
+        "spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified"]
+    assert check(ingress("*.*.example.com"), "ingresses", "networking.k8s.io") == [
+        "spec.rules[0].host: Invalid value: \"*.*.example.com\": a wildcard DNS-1123 subdomain must start with '*.', "
+        "followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and "
+        "end with an alphanumeric character (e.g. '*.example.com', regex used for validation is "
+        "'\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"]
+    assert check(ingress(path="api"), "ingresses", "networking.k8s.io") == [
+        'spec.rules[0].http.paths[0].path: Invalid value: "api": must be an absolute path']
+    assert check(ingress(path="/a/../b", pathType="Exact"), "ingresses", "networking.k8s.io") == [
+        "spec.rules[0].http.paths[0].path: Invalid value: \"/a/../b\": must not contain '/../'"]
+    assert check(ingress(path="", pathType="ImplementationSpecific"), "ingresses", "networking.k8s.io") == []
+    assert check(ingress("10.0.0.1"), "ingresses", "networking.k8s.io") == [
+        'spec.rules[0].host: Invalid value: "10.0.0.1": must be a DNS name, not an IP address']
+    assert check(ingress(pathType="Regex"), "ingresses", "networking.k8s.io") == [
+        'spec.rules[0].http.paths[0].pathType: Unsupported value: "Regex": supported values: "Exact", '
+        '"ImplementationSpecific", "Prefix"']

@@ -44,4 +44,4 @@ def mutating_plugins() -> list[MutatingAdmission]:
 
 
 def validating_plugins() -> list[ValidatingAdmission]:
-    return [NamespaceLifecycle(), LimitRanger(), NodeRestriction(), PodSecurity(), ResourceQuota()]
+    return [NamespaceLifecycle(), LimitRanger(), NodeRestriction(), PodSecurity(), Priority(), ResourceQuota()]

@@ -2,7 +2,8 @@
 
 No class named: the globalDefault class if one exists, else priority 0. A named class that does
 not exist is refused with upstream's 403 'no PriorityClass with name X was found'; so is a Pod that
-states a priority or preemptionPolicy other than its class's.
+states a priority or preemptionPolicy other than its class's. A PriorityClass marked
+``globalDefault`` is refused while another is the default, as upstream's validating half does.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def global_default(ctx: AdmissionContext) -> dict[str, Any] | None:
 class Priority:
     name = "Priority"
     #: The (group, kind) pairs this plugin can act on: the server asks it about no other.
-    kinds = frozenset({("", "Pod")})
+    kinds = frozenset({("", "Pod"), ("scheduling.k8s.io", "PriorityClass")})
 
     def admit(self, ctx: AdmissionContext, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         if ctx.operation != "CREATE" or ctx.subresource or ctx.info.group != "" or ctx.info.kind != "Pod":
@@ -68,3 +69,20 @@ class Priority:
                 f"priority admission controller computed {policy} from the given PriorityClass name"))
         spec["priority"] = priority
         spec["preemptionPolicy"] = policy
+
+    def validate(self, ctx: AdmissionContext, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        """One default at a time: a new default, or a class newly marked default, is refused while
+        another class is the default (upstream's 403, not a 422)."""
+        if ctx.operation not in ("CREATE", "UPDATE") or ctx.subresource or ctx.info.kind != "PriorityClass":
+            return
+        if not obj.get("globalDefault"):
+            return
+        current = global_default(ctx)
+        if current is None:
+            return
+        name = (obj.get("metadata") or {}).get("name") or ""
+        current_name = (current.get("metadata") or {}).get("name") or ""
+        if ctx.operation == "CREATE" or current_name != name:
+            raise StatusError.forbidden("priorityclasses.scheduling.k8s.io", name or None,
+                                        f"PriorityClass {current_name} is already marked as default. "
+                                        "Only one default can exist", group="scheduling.k8s.io")

@@ -25,6 +25,8 @@ CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
 _CONFIG_KEY_RE = re.compile("^" + CONFIG_KEY_FMT + "$")
 #: upstream's MaxSecretSize, which bounds ConfigMap data too.
 MAX_DATA_BYTES = 1024 * 1024
+#: The keys a Secret of a type must carry (upstream ValidateSecret), checked after stringData is merged.
+SECRET_REQUIRED_KEYS = {"kubernetes.io/tls": ("tls.crt", "tls.key")}
 
 
 def _ip_causes(path: str, value: str) -> list[Cause]:
@@ -208,6 +210,9 @@ def validate_secret(obj: Obj) -> list[Cause]:
     size = sum(len(v) * 3 // 4 for v in (obj.get("data") or {}).values() if isinstance(v, str))
     if size > MAX_DATA_BYTES:
         causes.append(too_long("data", MAX_DATA_BYTES))
+    data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+    needed = SECRET_REQUIRED_KEYS.get(obj.get("type") or "", ())
+    causes += [required(f"data[{key}]") for key in needed if key not in data]
     return causes
 
 

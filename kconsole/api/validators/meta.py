@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kconsole.api.validators.field import Cause, forbidden, immutable, invalid, required, too_long
+from kconsole.api.validators.field import Cause, forbidden, go_value, immutable, invalid, required, too_long
 from kconsole.objects.names import (
     is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_path_segment_name,
     regex_error)
@@ -173,7 +173,7 @@ def validate_object_meta(obj: dict[str, Any], namespaced: bool, name_fn: NameFn)
 
 
 def validate_object_meta_update(obj: dict[str, Any], old: dict[str, Any]) -> list[Cause]:
-    """name, namespace and uid never change."""
+    """name, namespace and uid never change; a deleting object gains no finalizers."""
     meta = obj.get("metadata") or {}
     old_meta = old.get("metadata") or {}
     causes: list[Cause] = []
@@ -182,4 +182,16 @@ def validate_object_meta_update(obj: dict[str, Any], old: dict[str, Any]) -> lis
             causes.append(immutable(f"metadata.{key}", meta.get(key) or ""))
     if meta.get("uid") and old_meta.get("uid") and meta["uid"] != old_meta["uid"]:
         causes.append(immutable("metadata.uid", meta["uid"]))
+    if old_meta.get("deletionTimestamp"):
+        causes += validate_no_new_finalizers(meta.get("finalizers"), old_meta.get("finalizers"))
     return causes
+
+
+def validate_no_new_finalizers(finalizers: Any, old_finalizers: Any) -> list[Cause]:
+    """upstream ValidateNoNewFinalizers: an object being deleted may only lose finalizers, so its
+    deletion cannot be held up indefinitely by a late one."""
+    extra = sorted({str(f) for f in finalizers or ()} - {str(f) for f in old_finalizers or ()})
+    if not extra:
+        return []
+    return [forbidden("metadata.finalizers", "no new finalizers can be added if the object is being deleted, "
+                                             f"found new finalizers {go_value(extra)}")]
