@@ -17,6 +17,8 @@ Obj = dict[str, Any]
 
 API_VERSION = "apiregistration.k8s.io/v1"
 METRICS_GROUP = "metrics.k8s.io"
+#: The label the aggregator's autoregistration puts on what it manages ("onstart": built-in groups).
+AUTOMANAGED = "kube-aggregator.kubernetes.io/automanaged"
 
 #: (groupPriorityMinimum, versionPriority) of the built-in group/versions (upstream's
 #: kube-apiserver aggregator table); groups not in it get upstream's default for a local group.
@@ -68,7 +70,7 @@ def wanted(infos: Iterable[ResourceInfo], now: str) -> list[Obj]:
         group_priority, version_priority = PRIORITIES.get((group, version), DEFAULT_PRIORITY)
         out.append({
             "apiVersion": API_VERSION, "kind": "APIService",
-            "metadata": {"name": name(group, version), "labels": {"kube-aggregator.kubernetes.io/automanaged": "onstart"}},
+            "metadata": {"name": name(group, version), "labels": {AUTOMANAGED: "onstart"}},
             "spec": {"group": group, "version": version, "groupPriorityMinimum": group_priority,
                      "versionPriority": version_priority},
             "status": _available("Local", "Local APIServices are always available", now),
