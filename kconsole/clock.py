@@ -127,6 +127,13 @@ class Clock:
     def paused(self) -> bool:
         return False
 
+    @property
+    def wall(self) -> Clock:
+        """The clock a server's own timers run on (a watch's timeoutSeconds, the wait for a too-new
+        resourceVersion, bookmarks): real seconds, whatever the simulation's speed or pause. A virtual
+        clock is its own, so tests that drive time stay deterministic."""
+        return self
+
 
 class RealClock(Clock):
     """Wall time multiplied by a speed factor; can pause, resume, change speed and step."""
@@ -140,6 +147,13 @@ class RealClock(Clock):
         self._seq = itertools.count()
         self._wakeup: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._wall: Clock | None = None
+
+    @property
+    def wall(self) -> Clock:
+        if self._wall is None:
+            self._wall = WallClock()
+        return self._wall
 
     def now(self) -> float:
         if self._paused:
@@ -218,6 +232,14 @@ class RealClock(Clock):
             handle = heapq.heappop(self._heap)
             if not handle.cancelled:
                 handle.callback()
+
+
+class WallClock(RealClock):
+    """Real time at speed 1, never paused or stepped by the console: a simulated clock's :attr:`wall`."""
+
+    @property
+    def wall(self) -> Clock:
+        return self
 
 
 class VirtualClock(Clock):

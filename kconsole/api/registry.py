@@ -182,6 +182,8 @@ TABLE: tuple[ResourceSpec, ...] = (
            generation=True),
     _entry("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False, short=("pc",)),
     _entry("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False, short=("sc",)),
+    _entry("apiregistration.k8s.io", "v1", "apiservices", "APIService", namespaced=False, status=True,
+           categories=("api-extensions",)),
     _entry("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", verbs=("get", "list"), stored=False),
     _entry("metrics.k8s.io", "v1beta1", "nodes", "NodeMetrics", namespaced=False, verbs=("get", "list"),
            stored=False),

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from functools import partial
 from typing import Any, NamedTuple
 
-from kconsole.api import componentstatus, marshalled, prometheus, strategy
+from kconsole.api import apiservices, componentstatus, marshalled, prometheus, strategy
 from kconsole.api.admission.metadata import new_uid
 from kconsole.api.admission.serviceaccount import named_account
 from kconsole.api.apply import track_update
@@ -384,6 +384,8 @@ class APIServer:
                 "value": value, "preemptionPolicy": "PreemptLowerPriority",
                 "description": "Used for system critical pods that must not be moved from their current node.",
             }, "scheduling.k8s.io"))
+        for obj in apiservices.wanted(self.resources(), self.now()):
+            wanted.append(("apiservices", None, obj, "apiregistration.k8s.io"))
         wanted.append(self._kubernetes_service())
         return wanted
 
@@ -492,6 +494,10 @@ class APIServer:
         if cache is not None and cache.get(namespace, obj["metadata"]["name"]) is not None:
             return True
         resp = await self.loopback("create", resource, namespace, body=obj, group=group)
+        if resp.ok and "status" in obj and resp.body.get("status") != obj["status"]:
+            # A create drops the status of a kind with a status subresource; write it as its controller would.
+            body = {**resp.body, "status": obj["status"]}
+            resp = await self.loopback("update", resource, namespace, obj["metadata"]["name"], body, group, "status")
         if not resp.ok and resp.code != 409:
             message = resp.body.get("message")
             if not quiet or message != self._ensure_failed:
@@ -576,12 +582,12 @@ class APIServer:
             self.request_metrics.observe_path("/metrics", code, elapsed)
 
     async def loopback(self, verb: str, resource: str, namespace: str | None, name: str | None = None,
-                       body: Obj | None = None, group: str = "") -> Response:
+                       body: Obj | None = None, group: str = "", subresource: str | None = None) -> Response:
         """A request of the API server's own client, as its post-start hooks and control loops make
         them (system:masters, user agent kube-apiserver, audited with source "bootstrap")."""
         resp = await self.handle(Request(verb, resource, group=group, namespace=namespace, name=name, body=body,
-                                         credentials=Credentials(token=self._loopback), source="bootstrap",
-                                         user_agent=APISERVER_USER_AGENT))
+                                         subresource=subresource, credentials=Credentials(token=self._loopback),
+                                         source="bootstrap", user_agent=APISERVER_USER_AGENT))
         assert isinstance(resp, Response)  # no watch or log verb comes this way
         return resp
 

@@ -28,9 +28,11 @@ PDB_VIOLATION = "Cannot evict pod as it would violate the pod's disruption budge
 
 
 def success(code: int, kind: str | None = None, name: str | None = None) -> Obj:
-    body: Obj = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code}
+    """A Success Status, its fields in metav1.Status's order (details before code)."""
+    body: Obj = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
     if name is not None:
         body["details"] = {"name": name, "kind": kind}
+    body["code"] = code
     return body
 
 

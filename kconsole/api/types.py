@@ -200,11 +200,11 @@ def status_body(
         "status": "Failure",
         "message": message,
         "reason": reason,
-        "code": code,
     }
     if details or code == 404:
         # Upstream's 404s always carry details (kubectl debug reads details.name of one unguarded).
         body["details"] = details
+    body["code"] = code  # last, as metav1.Status declares its fields
     return body
 
 

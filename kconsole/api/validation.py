@@ -66,6 +66,7 @@ RULES: dict[tuple[str, str], KindRules] = {
     ("storage.k8s.io", "StorageClass"): KindRules(create=cluster.validate_storageclass,
                                                   update=cluster.validate_storageclass_update),
     ("coordination.k8s.io", "Lease"): KindRules(create=cluster.validate_lease),
+    ("apiregistration.k8s.io", "APIService"): KindRules(name_is_path_segment, cluster.validate_apiservice),
     ("rbac.authorization.k8s.io", "Role"): KindRules(name_is_path_segment, cluster.validate_role),
     ("rbac.authorization.k8s.io", "ClusterRole"): KindRules(name_is_path_segment, cluster.validate_cluster_role),
     ("rbac.authorization.k8s.io", "RoleBinding"): KindRules(name_is_path_segment, cluster.validate_role_binding,

@@ -440,7 +440,7 @@ class WatchCache:
         if self.rv >= rv and self.ready:
             return
         try:
-            async with self.clock.timeout(timeout):
+            async with self.clock.wall.timeout(timeout):  # a request's wait: real seconds at any speed
                 while not (self.ready and self.catch_up() >= rv):
                     if self._progress is None:
                         self._progress = asyncio.get_running_loop().create_future()
@@ -517,7 +517,7 @@ class WatchCache:
             w._initial.append(self._bookmark(initial_end=bool(send_initial_events)))
         self._register(w)
         if timeout is not None and timeout > 0:
-            w._timer = self.clock.call_later(timeout, w.finish)
+            w._timer = self.clock.wall.call_later(timeout, w.finish)  # timeoutSeconds are real seconds
         elif timeout is not None and timeout < 0:  # already over, as upstream's timer (0 means none given)
             w.finish()
         return w
@@ -609,7 +609,7 @@ class WatchCache:
     def _schedule_bookmarks(self) -> None:
         if self._stopped:
             return
-        self._bookmark_timer = self.clock.call_later(self.bookmark_interval, self._send_bookmarks)
+        self._bookmark_timer = self.clock.wall.call_later(self.bookmark_interval, self._send_bookmarks)
 
     def _send_bookmarks(self) -> None:
         if self._bookmarkers:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import ssl
 import weakref
@@ -82,7 +83,13 @@ _dumps = encode.dumps
 
 
 def _json_response(code: int, body: Any, warning: str | None = None, content_type: str = JSON) -> Reply:
-    return Reply(code, encode.dumps_object(body), content_type, NO_CACHE, warning)
+    """An API object as upstream's negotiated serializer writes it: Go's json.Encoder ends it with a newline."""
+    return Reply(code, encode.dumps_object(body) + b"\n", content_type, NO_CACHE, warning)
+
+
+def _raw_json(body: Any) -> Reply:
+    """A non-resource page (/version, /) as upstream's WriteRawJSON writes it: indented, no final newline."""
+    return Reply(200, json.dumps(body, indent=2).encode(), JSON, NO_CACHE)
 
 
 def _warning(text: str) -> str:
@@ -108,7 +115,7 @@ def _same_resources(now: list[Any], before: list[Any]) -> bool:
 def _status_response(status: dict[str, Any]) -> Reply:
     code = int(status.get("code", 500))
     retry = (status.get("details") or {}).get("retryAfterSeconds") if code == 429 else None
-    return Reply(code, encode.dumps_object(status), JSON, NO_CACHE, None, retry)
+    return Reply(code, encode.dumps_object(status) + b"\n", JSON, NO_CACHE, None, retry)
 
 
 def _text(code: int, text: str) -> Reply:
@@ -385,16 +392,16 @@ class HTTPFront:
             return await self._metrics(creds)
         self._authenticate(creds)
         if path == "/version" or path == "/version/":
-            return _json_response(200, VERSION)
+            return _raw_json(VERSION)
         if path.startswith("/openapi/v3"):
             return self._openapi_doc(path)
         if path == "/openapi/v2":
             if "protobuf" in request.headers.get("Accept", ""):
                 return Reply(200, OPENAPI_V2_PROTOBUF_BODY, OPENAPI_V2_PROTOBUF, NO_CACHE)
-            return _json_response(200, OPENAPI_V2_JSON)
+            return Reply(200, encode.dumps(OPENAPI_V2_JSON), JSON, NO_CACHE)  # kube-openapi: json.Marshal
         if path in ("/", ""):
-            return _json_response(200, {"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics",
-                                                  "/openapi/v2", "/openapi/v3", "/readyz", "/version"]})
+            return _raw_json({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics",
+                                        "/openapi/v2", "/openapi/v3", "/readyz", "/version"]})
         raise rest.not_found()
 
     # ------------------------------------------------------------------ non-resource pages

@@ -913,6 +913,26 @@ PDBS = Printer(
     _pdb_cells,
 )
 
+def _apiservice_available(a: Obj) -> str:
+    """The condition's status, with its reason when not True (kube-aggregator's printer)."""
+    for cond in _status(a).get("conditions") or ():
+        if cond.get("type") == "Available":
+            status = str(cond.get("status", "Unknown"))
+            return status if status == "True" else f"{status} ({cond.get('reason', '')})"
+    return "Unknown"
+
+
+def _apiservice_service(a: Obj) -> str:
+    svc = _spec(a).get("service")
+    return f"{svc.get('namespace', '')}/{svc.get('name', '')}" if svc else "Local"
+
+
+APISERVICES = Printer(
+    (NAME, Column("Service", description="The reference to the service that hosts this API endpoint."),
+     Column("Available", description="Whether this service is available."), AGE),
+    lambda a, now: [_name(a), _apiservice_service(a), _apiservice_available(a), _age(a, now)],
+)
+
 PRIORITYCLASSES = Printer(
     (NAME, Column("Value", type="integer", description="The value of this priority class."),
      Column("Global-Default", type="boolean", description="globalDefault specifies whether this PriorityClass "
@@ -1053,6 +1073,7 @@ PRINTERS: dict[str, Printer] = {
     "clusterrolebindings.rbac.authorization.k8s.io": BINDINGS,
     "schedulingdecisions.kconsole.dev": SCHEDULINGDECISIONS,
     "componentstatuses": COMPONENTSTATUSES,
+    "apiservices.apiregistration.k8s.io": APISERVICES,
 }
 
 #: Upstream's DefaultTableConvertor for kinds without a printer: NAME and CREATED AT.

@@ -438,3 +438,17 @@ def test_ingress_rules_are_validated() -> None:
     assert check(ingress(pathType="Regex"), "ingresses", "networking.k8s.io") == [
         'spec.rules[0].http.paths[0].pathType: Unsupported value: "Regex": supported values: "Exact", '
         '"ImplementationSpecific", "Prefix"']
+
+
+def test_apiservice_name_is_version_dot_group() -> None:
+    def apiservice(name: str, **spec: Any) -> dict[str, Any]:
+        return {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": name},
+                "spec": {"groupPriorityMinimum": 100, "versionPriority": 10, **spec}}
+
+    grp = "apiregistration.k8s.io"
+    assert check(apiservice("v1.", version="v1"), "apiservices", grp) == []
+    assert check(apiservice("v1.apps", group="apps", version="v1"), "apiservices", grp) == []
+    assert check(apiservice("v1.apps", group="batch", version="v1"), "apiservices", grp) == [
+        'metadata.name: Invalid value: "v1.apps": must be `spec.version+"."+spec.group`']
+    assert check(apiservice("v1.x", group="x", version="v1", versionPriority=0), "apiservices", grp) == [
+        "spec.versionPriority: Invalid value: 0: must be positive and less than 1000"]

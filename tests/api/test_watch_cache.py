@@ -301,3 +301,47 @@ async def test_a_watch_resumed_from_an_old_rv_replays_more_than_its_queue_bound(
     assert summary(events) == [("ADDED", f"r{i:04d}") for i in range(1_050)] + [("ADDED", "live")]
     assert not w.terminated
     await w.close()
+
+
+class _FastClock(VirtualClock):
+    """A simulated clock with a separate wall clock, as a cluster at ``--speed`` has: each is advanced
+    on its own, so a test sees which one a timer runs on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.real = VirtualClock()
+
+    @property
+    def wall(self) -> VirtualClock:
+        return self.real
+
+
+async def test_request_timers_run_on_the_wall_clock_not_the_simulated_one(tmp_path) -> None:
+    """At ``--speed 10`` a watch's timeoutSeconds=30 closed after 3 real seconds and informers never
+    resynced: timeoutSeconds and the wait for a too-new resourceVersion are real seconds, as on a server."""
+    from kconsole.api.types import UserInfo
+    from kconsole.store.revlog import RevisionLog
+
+    clock = _FastClock()
+    kv = await RevisionLog.open(tmp_path / "s.db", clock=clock)
+    api = APIServer(kv, clock)
+    await api.start()
+    try:
+        admin = Client(api, api.tokens.issue(UserInfo("admin", ("system:masters",))))
+        w = await admin.do("watch", "configmaps", namespace="default", timeout_seconds=1)
+        task = asyncio.ensure_future(collect(w))
+        await clock.advance(100)
+        assert not task.done()
+        await clock.real.advance(1.1)
+        assert task.done()
+
+        listed = await admin.ok("list", "configmaps", namespace="default")
+        ahead = str(int(listed["metadata"]["resourceVersion"]) + 1000)
+        waiting = asyncio.ensure_future(admin.do("list", "configmaps", namespace="default", resource_version=ahead))
+        await clock.advance(100)
+        assert not waiting.done()
+        await clock.real.advance(3.1)
+        assert waiting.done() and waiting.result().code == 504
+    finally:
+        await api.stop()
+        await kv.close()

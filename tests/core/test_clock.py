@@ -105,3 +105,15 @@ async def test_real_clock_pause_step_and_speed() -> None:
     assert clock.speed == 10.0
     with pytest.raises(ValueError):
         clock.set_speed(0)
+
+
+def test_a_fast_clock_keeps_real_seconds_for_server_timers() -> None:
+    """Request timeouts run on ``wall``: at speed 10, paused or stepped, a second there stays a real one."""
+    sim = RealClock(speed=10.0)
+    wall = sim.wall
+    assert wall is not sim and wall.speed == 1.0 and wall.wall is wall and sim.wall is wall
+    sim.pause()
+    sim.step(3600)
+    assert not wall.paused and abs(wall.now() - RealClock().now()) < 60
+    virtual = VirtualClock()
+    assert virtual.wall is virtual  # tests that drive time drive the server's timers too

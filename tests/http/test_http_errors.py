@@ -169,3 +169,30 @@ async def test_stop_closes_watches_cleanly(tmp_path: Path) -> None:
     assert rest == b""
     await c.api.stop()
     await c.api.kv.close()
+
+
+async def test_json_bodies_are_written_as_upstream_encodes_them(http: aiohttp.ClientSession) -> None:
+    """Field order and the trailing newline of Go's json.Encoder, byte for byte, so clients comparing
+    error text see what a kube-apiserver sends."""
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bytes-cm"}}
+    async with http.post(CM, json=cm) as resp:
+        assert resp.status == 201
+        created = await resp.read()
+    assert created.endswith(b"}\n") and json.loads(created)["metadata"]["name"] == "bytes-cm"
+    async with http.post(CM, json=cm) as resp:
+        assert resp.status == 409
+        assert await resp.read() == (
+            b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+            b'"message":"configmaps \\"bytes-cm\\" already exists","reason":"AlreadyExists",'
+            b'"details":{"name":"bytes-cm","kind":"configmaps"},"code":409}\n')
+    async with http.get(CM + "/absent") as resp:
+        assert await resp.read() == (
+            b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+            b'"message":"configmaps \\"absent\\" not found","reason":"NotFound",'
+            b'"details":{"name":"absent","kind":"configmaps"},"code":404}\n')
+    async with http.get("/api") as resp:
+        discovery = await resp.read()
+    assert discovery.startswith(b'{"kind":"APIVersions"') and discovery.endswith(b"}\n")
+    async with http.get("/version") as resp:  # WriteRawJSON: indented, no final newline
+        version = await resp.read()
+    assert version.startswith(b'{\n  "major": "1",') and version.endswith(b"\n}")

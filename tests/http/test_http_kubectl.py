@@ -305,3 +305,17 @@ async def test_explain_prints_field_descriptions(cluster: Cluster) -> None:
     assert "FIELD: replicas <integer>" in replicas and "Number of desired pods." in replicas
     missing = await cluster.kubectl("explain", "pod.spec.nonsense", check=False)
     assert missing.code != 0 and 'field "nonsense" does not exist' in missing.err
+
+
+async def test_get_apiservices_lists_the_local_ones_and_metrics(cluster: Cluster) -> None:
+    """As on a 1.32 cluster with metrics-server: one Local APIService per built-in group/version."""
+    table = await cluster.kubectl("get", "apiservices")
+    rows = {line.split()[0]: line.split()[1:3] for line in table.out.splitlines()[1:]}
+    assert table.out.split()[:4] == ["NAME", "SERVICE", "AVAILABLE", "AGE"]
+    for local in ("v1.", "v1.apps", "v2.autoscaling", "v1.autoscaling", "v1.apiregistration.k8s.io"):
+        assert rows[local] == ["Local", "True"], local
+    assert rows["v1beta1.metrics.k8s.io"] == ["kube-system/metrics-server", "True"]
+    apps = (await cluster.kubectl("get", "apiservice", "v1.apps", "-o", "json")).json()
+    assert apps["spec"] == {"group": "apps", "version": "v1", "groupPriorityMinimum": 17800, "versionPriority": 15}
+    [cond] = apps["status"]["conditions"]
+    assert (cond["type"], cond["status"], cond["reason"]) == ("Available", "True", "Local")

@@ -88,3 +88,15 @@ async def test_watch_sees_added_modified_deleted(cluster: Cluster) -> None:
     await asyncio.wait_for(reader, 30)
     assert [e for e in seen if e[1] == "watched-py"] == [("ADDED", "watched-py"), ("MODIFIED", "watched-py"),
                                                           ("DELETED", "watched-py")]
+
+
+async def test_apiregistration_v1_lists_apiservices(cluster: Cluster) -> None:
+    """The client's ApiregistrationV1Api decodes the APIServices (it got 404 before they were served)."""
+    cfg = client.Configuration()
+    config.load_kube_config(config_file=str(cluster.kubeconfig), client_configuration=cfg)
+    api = client.ApiregistrationV1Api(client.ApiClient(cfg))
+    listed = await asyncio.to_thread(api.list_api_service)
+    by_name = {a.metadata.name: a for a in listed.items}
+    assert by_name["v1."].spec.service is None and by_name["v1."].status.conditions[0].reason == "Local"
+    metrics = by_name["v1beta1.metrics.k8s.io"]
+    assert metrics.spec.service.name == "metrics-server" and metrics.status.conditions[0].status == "True"

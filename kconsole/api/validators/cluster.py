@@ -1,5 +1,6 @@
-"""The smaller groups: policy (PDBs), autoscaling (HPAs), scheduling (PriorityClasses),
-storage (StorageClasses), coordination (Leases) and rbac (Roles, ClusterRoles and their bindings)."""
+"""The smaller groups: policy (PDBs), autoscaling (HPAs), scheduling (PriorityClasses), storage
+(StorageClasses), coordination (Leases), apiregistration (APIServices) and rbac (Roles, ClusterRoles and
+their bindings)."""
 
 from __future__ import annotations
 
@@ -82,6 +83,23 @@ def validate_priorityclass(obj: Obj) -> list[Cause]:
     policy = obj.get("preemptionPolicy")
     if policy is not None and policy not in PREEMPTION_POLICIES:
         causes.append(not_supported("preemptionPolicy", policy, PREEMPTION_POLICIES))
+    return causes
+
+
+def validate_apiservice(obj: Obj) -> list[Cause]:
+    """kube-aggregator's ValidateAPIService: the name is ``<version>.<group>``, priorities in range."""
+    spec = _spec(obj)
+    name = (obj.get("metadata") or {}).get("name") or ""
+    group, version = spec.get("group") or "", spec.get("version") or ""
+    causes: list[Cause] = []
+    if not version:
+        causes.append(required("spec.version"))
+    elif name != f"{version}.{group}":
+        causes.append(invalid("metadata.name", name, 'must be `spec.version+"."+spec.group`'))
+    for field, limit in (("groupPriorityMinimum", 20000), ("versionPriority", 1000)):
+        value = spec.get(field)
+        if not is_int(value) or not 0 < value <= limit:
+            causes.append(invalid(f"spec.{field}", value, f"must be positive and less than {limit}"))
     return causes
 
 
