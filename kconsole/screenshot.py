@@ -249,7 +249,7 @@ async def render(view: str, size: tuple[int, int] = (120, 40), theme: str = "kco
                 await _until(clock, pilot, lambda: app.ready, "the cluster's start")
                 await _until(clock, pilot, _settled(app, folder), "every pod Running", step=0.5)
                 await app.sample_now()
-                app.etcd.show_sizes = False  # SQLite file sizes vary run to run; every other figure is fixed
+                app.etcd.show_volatile = False  # file sizes and Raft indexes follow real I/O timing
                 for watched in app.model.watched.values():  # added/modified marks run out on the wall clock
                     watched.wall = lambda: float("inf")
                 app.render_pending(force=True)
