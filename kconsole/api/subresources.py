@@ -15,7 +15,7 @@ from kconsole.api.registry import SCALE_INFO, ResourceSpec
 from kconsole.api.satoken import BOUND_KINDS, ISSUER, token_claims
 from kconsole.api.stages import Attributes
 from kconsole.api.storage import DeleteOptions, clone
-from kconsole.api.types import LogStream, Response, StatusError, UserInfo, status_body
+from kconsole.api.types import Credentials, LogStream, Response, StatusError, UserInfo, status_body
 from kconsole.objects.meta import parse_time
 from kconsole.objects.podlog import LogOptions
 
@@ -449,6 +449,8 @@ def review(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
             user_info["extra"] = {key: list(values) for key, values in call.user.extra}
         out["status"] = {"userInfo": user_info}
         return Response(201, out)
+    if spec.kind == "TokenReview":
+        return Response(201, _token_review(server, out, rspec))
     if spec.kind == "SelfSubjectRulesReview":
         namespace = rspec.get("namespace") or ""
         rules, urls, incomplete = server.authorizer.rules_for(call.user, namespace)
@@ -456,7 +458,7 @@ def review(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
         if incomplete:
             out["status"]["evaluationError"] = "node authorizer does not support user rule resolution"
         return Response(201, out)
-    if spec.kind == "SubjectAccessReview":
+    if spec.kind in ("SubjectAccessReview", "LocalSubjectAccessReview"):
         if not rspec.get("user") and not rspec.get("groups"):
             raise StatusError.invalid(spec.kind, "", [{"reason": "FieldValueInvalid", "field": "spec.user",
                                                        "message": 'Invalid value: "": at least one of user or '
@@ -468,6 +470,8 @@ def review(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
         user = call.user
     res = rspec.get("resourceAttributes")
     non = rspec.get("nonResourceAttributes")
+    if spec.kind == "LocalSubjectAccessReview":
+        _local_attributes(out, res, non, call.req.namespace or "")
     if res:
         attrs = Attributes(user=user, verb=res.get("verb") or "", group=res.get("group") or "",
                            version=res.get("version") or "", resource=res.get("resource") or "",
@@ -486,3 +490,43 @@ def review(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
         status["reason"] = reason
     out["status"] = status
     return Response(201, out)
+
+
+def _local_attributes(out: Obj, res: Obj | None, non: Obj | None, namespace: str) -> None:
+    """A LocalSubjectAccessReview asks about its own namespace only (upstream's validation, then its
+    REST check): the attributes must name the request's namespace, and no non-resource URL."""
+    meta = out["metadata"]
+    meta["namespace"] = meta.get("namespace") or namespace
+    if meta["namespace"] != namespace:
+        raise StatusError.bad_request(f"spec.resourceAttributes.namespace must match namespace: {namespace}")
+    causes = []
+    if res is not None and (res.get("namespace") or "") != namespace:
+        causes.append({"reason": "FieldValueInvalid", "field": "spec.resourceAttributes.namespace",
+                       "message": f'Invalid value: "{res.get("namespace") or ""}": must match metadata.namespace'})
+    if non is not None:
+        causes.append({"reason": "FieldValueInvalid", "field": "spec.nonResourceAttributes",
+                       "message": "Invalid value: \"object\": disallowed on this kind of request"})
+    if causes:
+        raise StatusError.invalid("LocalSubjectAccessReview", "", causes, "authorization.k8s.io")
+
+
+def _token_review(server: APIServer, out: Obj, rspec: Obj) -> Obj:
+    """Who a bearer token belongs to, asked by a webhook or an aggregated server: the same authenticators
+    as a request's Authorization header, without acting as that user."""
+    token = rspec.get("token")
+    if not isinstance(token, str) or not token:
+        raise StatusError.bad_request("token is required for TokenReview in authentication")
+    try:
+        user = server.tokens.authenticate(Credentials(token=token))
+    except StatusError:
+        out["status"] = {"user": {}}
+        return out
+    info: Obj = {"username": user.name}
+    if user.uid:
+        info["uid"] = user.uid
+    info["groups"] = list(user.groups)
+    if user.extra:
+        info["extra"] = {key: list(values) for key, values in user.extra}
+    audiences = rspec.get("audiences") or [ISSUER]
+    out["status"] = {"authenticated": True, "user": info, "audiences": list(audiences)}
+    return out

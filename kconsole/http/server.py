@@ -38,6 +38,7 @@ from aiohttp import web
 
 from kconsole import kubeconfig as kc
 from kconsole.api import prometheus
+from kconsole.api.satoken import JWKS_PATH, OIDC_CONFIGURATION_PATH
 from kconsole.api.types import Credentials, Request, Response, StatusError, UserInfo, status_body
 from kconsole.clock import Clock, RealClock
 from kconsole.http import encode, rest, tables
@@ -390,6 +391,8 @@ class HTTPFront:
             return await self._api(request, path, creds, body)
         if path == "/metrics":
             return await self._metrics(creds)
+        if path.rstrip("/") in (OIDC_CONFIGURATION_PATH, JWKS_PATH):
+            return await self._issuer_discovery(path, creds)
         self._authenticate(creds)
         if path == "/version" or path == "/version/":
             return _raw_json(VERSION)
@@ -400,8 +403,9 @@ class HTTPFront:
                 return Reply(200, OPENAPI_V2_PROTOBUF_BODY, OPENAPI_V2_PROTOBUF, NO_CACHE)
             return Reply(200, encode.dumps(OPENAPI_V2_JSON), JSON, NO_CACHE)  # kube-openapi: json.Marshal
         if path in ("/", ""):
-            return _raw_json({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics",
-                                        "/openapi/v2", "/openapi/v3", "/readyz", "/version"]})
+            return _raw_json({"paths": ["/.well-known/openid-configuration", "/api", "/api/v1", "/apis", "/healthz",
+                                        "/livez", "/metrics", "/openapi/v2", "/openapi/v3", "/openid/v1/jwks",
+                                        "/readyz", "/version"]})
         raise rest.not_found()
 
     # ------------------------------------------------------------------ non-resource pages
@@ -446,6 +450,14 @@ class HTTPFront:
             raise rest.not_found()
         text = await metrics(creds, "http")
         return Reply(200, text.encode(), prometheus.CONTENT_TYPE, NO_CACHE)
+
+    async def _issuer_discovery(self, path: str, creds: Credentials) -> Reply:
+        discover = getattr(self.entry, "issuer_discovery", None)
+        if discover is None:
+            raise rest.not_found()
+        document = await discover(creds, path, self.url, "http")
+        content = "application/jwk-set+json" if path.rstrip("/") == JWKS_PATH else "application/json"
+        return Reply(200, encode.dumps(document), content, "public, max-age=3600")
 
     def _openapi_doc(self, path: str) -> Reply:
         _, openapi = self._docs()
