@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from api_helpers import Client, pod
 
 from kconsole.api.server import APIServer
@@ -164,7 +166,24 @@ async def test_expired_continue_after_compaction_is_410(api: APIServer, admin: C
     assert resp.code == 410 and resp.body["reason"] == "Expired"
     assert resp.body["message"].startswith("The provided continue parameter is too old")
     bad = await admin.do("list", "configmaps", namespace="default", limit=2, continue_="!!garbage")
-    assert bad.code == 400 and "continue key is not valid" in bad.body["message"]
+    assert bad.code == 400
+    assert bad.body["message"] == "invalid continue token: continue key is not valid: illegal base64 data at input byte 0"
+
+
+@pytest.mark.parametrize(("token", "why"), [
+    ("e30", "server does not recognize this encoded version "),  # {}
+    ("eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ", "incorrect encoded start resourceVersion (version meta.k8s.io/v1)"),
+    ("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6IjEiLCJzdGFydCI6ImEifQ",  # rv as a string
+     "json: cannot unmarshal string into Go struct field continueToken.rv of type int64"),
+    ("eyJ2IjoidjIiLCJydiI6MSwic3RhcnQiOiJhIn0", "server does not recognize this encoded version v2"),
+    ("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiIuLi9zZWNyZXRzLyJ9", "../secrets/"),  # escapes its prefix
+    ("eyJ2Ijo", "unexpected end of JSON input"),
+    ("WzFd", "json: cannot unmarshal array into Go value of type storage.continueToken"),  # [1]
+])
+async def test_bad_continue_tokens_are_refused_as_upstream_words_it(admin: Client, token: str, why: str) -> None:
+    bad = await admin.do("list", "configmaps", namespace="default", limit=2, continue_=token)
+    assert bad.code == 400
+    assert bad.body["message"] == f"invalid continue token: continue key is not valid: {why}"
 
 
 async def test_exact_resource_version_list_reads_the_past(admin: Client) -> None:
