@@ -36,7 +36,8 @@ async def test_patch_errors(admin: Client) -> None:
     resp = await admin.do("patch", "configmaps", namespace="default", name="q", patch_type="json",
                           body=[{"op": "test", "path": "/data/x", "value": "1"}])
     assert resp.code == 422 and resp.body["details"]["causes"] == [
-        {"reason": "UnexpectedServerResponse", "message": "testing value /data/x failed: test failed"}]
+        {"reason": "UnexpectedServerResponse", "message": "test operation does not apply: is missing path: /data/x: "
+                                                          "missing value"}]
     resp = await admin.do("patch", "configmaps", namespace="default", name="q", patch_type="yaml-ish", body={})
     assert resp.code == 415
 
