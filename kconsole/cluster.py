@@ -252,6 +252,8 @@ class Cluster:
         self.sync: Any = None
         self.admin: Any = None
         self.faults: Any = None
+        #: The user-level inputs kept for ``kconsole trace export`` (kconsole/trace/recorder.py).
+        self.recorder: Any = None
         self._tokens: dict[str, str] = {}
         self._clients: dict[str, Client] = {}
         self.started = False
@@ -299,6 +301,7 @@ class Cluster:
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
         cfg = self.config
+        started_at = self.clock.now()
         if cfg.ephemeral or cfg.data_dir is None:
             self._tempdir = tempfile.mkdtemp(prefix="kconsole-")
             self.data_dir = Path(self._tempdir)
@@ -345,6 +348,7 @@ class Cluster:
                 raise port_in_use(cfg.address, cfg.port) from None
 
         await self._ensure_addons()
+        self._record_inputs(started_at)
         await self._start_replicas()
         await self._start_nodes()
         await self._start_sync()
@@ -352,10 +356,21 @@ class Cluster:
         from kconsole.faults import FaultCatalog
 
         self.faults = FaultCatalog(self)
+        if self.recorder is not None:
+            self.recorder.watch_faults(self.faults)
         self.admin = AdminServer(self)
         await self.admin.start()
         self._save_clock()
         self.started = True
+
+    def _record_inputs(self, started_at: float) -> None:
+        """Keep the inputs from here on (what a rerun replays; the addons above every start makes itself)."""
+        if self.config.ephemeral or self.recorder is not None:
+            return
+        from kconsole.trace.recorder import INPUTS_FILE, InputRecorder
+
+        self.recorder = InputRecorder(self.data_dir / INPUTS_FILE, self.api, self.clock)
+        self.recorder.attach(self.config, started_at)
 
     async def _ensure_addons(self) -> None:
         """The configured addons' objects, created when missing (see kconsole/addons.py)."""
@@ -458,6 +473,9 @@ class Cluster:
         for part in [self.admin, self.sync]:
             if part is not None:
                 await _quietly(part.stop())
+        if self.recorder is not None:
+            self.recorder.close()
+            self.recorder = None
         if self.faults is not None:
             await _quietly(self.faults.close())
             self.faults = None
