@@ -50,6 +50,7 @@ class Film:
         self._checkpoints: dict[int, dict[Key, Obj]] = {0: start}
         self.state: dict[Key, Obj] = dict(start)
         self.position = 0
+        self._at: float | None = None
         self.playing = False
         self.speed_index = SPEEDS.index(10.0)
         self.moments = self._moments()
@@ -77,13 +78,18 @@ class Film:
 
     @property
     def now(self) -> float:
-        return self.times[self.position - 1] if self.position else self.start_time
+        """Simulated time at the position: the last change's, or a later time it was moved to."""
+        at = self.times[self.position - 1] if self.position else self.start_time
+        return max(at, self._at) if self._at is not None else at
 
     # ------------------------------------------------------------------ moving
 
     def seek(self, position: int) -> None:
         """Show the cluster after ``position`` changes (clamped to the recording)."""
         position = max(0, min(self.length, position))
+        if self._at is not None:
+            self._at = None
+            self.version += 1
         if position == self.position:
             return
         before = self.state
@@ -117,6 +123,8 @@ class Film:
     def seek_time(self, t: float) -> None:
         """Show the cluster as it was at simulated time ``t`` (every change at or before it)."""
         self.seek(bisect_right(self.times, t))
+        self._at = min(max(t, self.start_time), self.end_time)
+        self.version += 1
 
     def seek_revision(self, revision: int) -> None:
         self.seek(bisect_right([int(c["revision"]) for c in self.changes], revision))
@@ -141,7 +149,7 @@ class Film:
             return
         target = self.now + wall_seconds * self.speed
         self.seek_time(target)
-        if self.position >= self.length:
+        if target >= self.end_time:
             self.playing = False
             self.version += 1
 

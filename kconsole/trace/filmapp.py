@@ -51,8 +51,9 @@ class FilmApp(App[int]):
     #film-grid { grid-size: 2 2; grid-rows: 2fr 1fr; grid-columns: 3fr 2fr; height: 1fr; }
     #film-log { height: 10; border: round $foreground 30%; padding: 0 1; color: $text-muted; }
     """
-    BINDINGS = [Binding(key, action, text, show=key in ("space", "right", "left", "n", "plus", "minus", "k", "q"))
-                for key, action, text in FILM_KEYS]
+    # Priority: the panels' tables keep up and down for their rows, the film's keys always move the film.
+    BINDINGS = [Binding(key, action, text, show=key in ("space", "right", "left", "n", "plus", "minus", "k", "q"),
+                        priority=True) for key, action, text in FILM_KEYS]
 
     def __init__(self, film: Film, *, name: str = "", frame: float = FRAME) -> None:
         super().__init__()
@@ -111,7 +112,8 @@ class FilmApp(App[int]):
         lines = []
         for m in self.film.recent(LOG_LINES):
             mark = {"input": "›", "fault": "!", "change": " "}[m.kind]
-            lines.append(f"{mark} +{m.time - self.film.start_time:7.1f}s  {m.text}")
+            offset = f"+{m.time - self.film.start_time:.1f}s"
+            lines.append(f"{mark} {offset:>9}  {m.text}")
         return lines or ["(nothing yet)"]
 
     # ------------------------------------------------------------------ actions
