@@ -15,6 +15,9 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 
+#: Resources served from another resource's objects (listed once, under that one's name).
+SAME_STORAGE = frozenset({"events.events.k8s.io"})
+
 
 async def build_trace(history: Any, client: Any, inputs_file: Path | None, *, first: int | None = None,
                       last: int | None = None) -> Trace:
@@ -30,9 +33,12 @@ async def build_trace(history: Any, client: Any, inputs_file: Path | None, *, fi
     first_time = await history.time_of(first) if first > 0 else bounds.oldest_time
     last_time = await history.time_of(last)
     objects: list[Obj] = []
+    listed: set[tuple[str, str]] = set()
     for info in sorted(client.resources(), key=lambda i: (i.group, i.resource)):
-        if "list" not in info.verbs or "/" in info.resource:
+        if "list" not in info.verbs or "/" in info.resource or (info.group, info.resource) in listed \
+                or f"{info.resource}.{info.group}" in SAME_STORAGE:
             continue
+        listed.add((info.group, info.resource))
         for obj in await history.list_at(info.resource, first, group=info.group):
             meta = obj.get("metadata") or {}
             objects.append({"revision": first, "resource": info.resource, "group": info.group,

@@ -1,9 +1,14 @@
 """A stopped cluster's data folder opened for history reads: its etcd members and an API server, no
 components, nothing serving. ``kconsole trace export`` and ``kconsole fork`` read through it, as the
-console's user, with the history read path (:class:`kconsole.client.history.HistoryClient`)."""
+console's user, with the history read path (:class:`kconsole.client.history.HistoryClient`).
+
+It runs on a virtual clock set to the time the cluster last saw and moved only while the members
+elect a leader, so no timer of the API server (Event expiry, compaction) fires and nothing is
+written: the folder is read as it was left."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -11,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from kconsole.trace.fileformat import TraceError
+
+#: Simulated seconds the members may take to elect a leader before opening gives up.
+OPEN_TIMEOUT = 60.0
 
 
 @dataclass
@@ -33,7 +41,8 @@ async def open_folder(data_dir: Path) -> AsyncIterator[Opened]:
     from kconsole.api.server import APIServer
     from kconsole.client import Client
     from kconsole.client.history import HistoryClient
-    from kconsole.cluster import CONSOLE, ClusterConfig, _resumed_clock, user_agent_for
+    from kconsole.cluster import CONSOLE, ClusterConfig, user_agent_for
+    from kconsole.clock import VirtualClock
     from kconsole.kubeconfig import service_account_key
     from kconsole.preflight import lock_data_folder, release_data_folder
     from kconsole.store.durability import StoreMode, open_store
@@ -45,18 +54,41 @@ async def open_folder(data_dir: Path) -> AsyncIterator[Opened]:
         raise TraceError(f"{data_dir}: no cluster data here (no {MEMBERS_DIR}/etcd-N folders); "
                          "give the cluster's data folder with --data-dir")
     lock = lock_data_folder(folder)
-    clock = _resumed_clock(1.0, folder / "clock")
-    etcd = api = None
+    clock = VirtualClock(start=_last_seen(folder))
+    parts: dict[str, Any] = {}
+
+    async def opening() -> None:
+        parts["etcd"] = await open_store(folder / MEMBERS_DIR, clock=clock, mode=StoreMode(members, synced=True))
+        parts["api"] = APIServer(parts["etcd"], clock, transformers=ClusterConfig().encryption_transformers(folder),
+                                 sa_key=service_account_key(folder))
+        await parts["api"].start()
+
     try:
-        etcd = await open_store(folder / MEMBERS_DIR, clock=clock, mode=StoreMode(members, synced=True))
-        api = APIServer(etcd, clock, transformers=ClusterConfig().encryption_transformers(folder),
-                        sa_key=service_account_key(folder))
-        await api.start()
+        task = asyncio.ensure_future(opening())
+        await clock.run_until(task.done, timeout=OPEN_TIMEOUT, step=0.1)
+        task.result()
+        api = parts["api"]
         client = Client(api, api.tokens.issue(CONSOLE), clock, user_agent=user_agent_for(CONSOLE))
         yield Opened(client, HistoryClient(client), folder)
     finally:
-        if api is not None:
-            await api.stop()
-        if etcd is not None:
-            await etcd.close()
+        closing = asyncio.ensure_future(_close(parts))
+        await clock.run_until(closing.done, timeout=OPEN_TIMEOUT, step=0.1)
         release_data_folder(lock)
+
+
+async def _close(parts: dict[str, Any]) -> None:
+    if "api" in parts:
+        await parts["api"].stop()
+    if "etcd" in parts:
+        await parts["etcd"].close()
+
+
+def _last_seen(folder: Path) -> float:
+    """The simulated time the cluster last saved (a cluster on a virtual clock saves none)."""
+    from kconsole.cluster import CLOCK_FILE
+    from kconsole.clock import VIRTUAL_EPOCH
+
+    try:
+        return float((folder / CLOCK_FILE).read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return VIRTUAL_EPOCH
