@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kconsole import __version__
-from kconsole.trace.fileformat import FORMAT, VERSION, Trace, TraceError, config_to_dict
+from kconsole.trace.fileformat import FORMAT, VERSION, Trace, TraceError, config_to_dict, redact_secret
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,7 @@ async def build_trace(history: Any, client: Any, inputs_file: Path | None, *, fi
             continue
         listed.add((info.group, info.resource))
         for obj in await history.list_at(info.resource, first, group=info.group):
+            obj = _redacted(info.resource, info.group, obj)
             meta = obj.get("metadata") or {}
             objects.append({"revision": first, "resource": info.resource, "group": info.group,
                             "namespace": meta.get("namespace"), "name": meta.get("name"), "object": obj})
@@ -66,7 +67,12 @@ async def build_trace(history: Any, client: Any, inputs_file: Path | None, *, fi
 def _change(change: Any) -> Obj:
     return {"type": "change", "revision": change.revision, "time": change.time, "event": change.type,
             "resource": change.resource, "group": change.group, "namespace": change.namespace,
-            "name": change.name, "object": change.object}
+            "name": change.name, "object": _redacted(change.resource, change.group, change.object)}
+
+
+def _redacted(resource: str, group: str, obj: Any) -> Any:
+    """A trace never holds Secret values, whoever read the history."""
+    return redact_secret(obj) if resource == "secrets" and not group else obj
 
 
 def _strip(record: Obj) -> Obj:
