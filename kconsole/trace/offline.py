@@ -37,6 +37,35 @@ def member_count(data_dir: Path) -> int:
 
 @contextlib.asynccontextmanager
 async def open_folder(data_dir: Path) -> AsyncIterator[Opened]:
+    """History reads of a data folder: its store and an API server of our own under the folder's
+    lock when it is stopped; the running cluster's HTTP front (its kubeconfig) when one holds it."""
+    from kconsole.client.history import HistoryClient
+    from kconsole.preflight import StartError, lock_data_folder, release_data_folder
+
+    folder = data_dir.resolve()
+    if member_count(folder) == 0:
+        from kconsole.store.facade import MEMBERS_DIR
+
+        raise TraceError(f"{data_dir}: no cluster data here (no {MEMBERS_DIR}/etcd-N folders); "
+                         "give the cluster's data folder with --data-dir")
+    try:
+        lock = lock_data_folder(folder)
+    except StartError as err:
+        from kconsole.kubeconfig import KUBECONFIG
+        from kconsole.trace.remote import RemoteClient
+
+        if not (folder / KUBECONFIG).is_file():
+            raise TraceError(f"{err} (it serves no HTTP front to read the history through)") from None
+        remote = RemoteClient(folder / KUBECONFIG)
+        yield Opened(remote, HistoryClient(remote), folder)
+        return
+    release_data_folder(lock)
+    async with _stopped(folder) as opened:
+        yield opened
+
+
+@contextlib.asynccontextmanager
+async def _stopped(data_dir: Path) -> AsyncIterator[Opened]:
     """The folder's store and API server, held under the folder's lock until the block ends."""
     from kconsole.api.server import APIServer
     from kconsole.client import Client
@@ -50,9 +79,6 @@ async def open_folder(data_dir: Path) -> AsyncIterator[Opened]:
 
     folder = data_dir.resolve()
     members = member_count(folder)
-    if members == 0:
-        raise TraceError(f"{data_dir}: no cluster data here (no {MEMBERS_DIR}/etcd-N folders); "
-                         "give the cluster's data folder with --data-dir")
     lock = lock_data_folder(folder)
     clock = VirtualClock(start=_last_seen(folder))
     parts: dict[str, Any] = {}
