@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kconsole import __version__
+from kconsole.api.types import StatusError
 from kconsole.trace.fileformat import FORMAT, VERSION, Trace, TraceError, config_to_dict, redact_secret
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,13 @@ async def build_trace(history: Any, client: Any, inputs_file: Path | None, *, fi
                 or f"{info.resource}.{info.group}" in SAME_STORAGE:
             continue
         listed.add((info.group, info.resource))
-        for obj in await history.list_at(info.resource, first, group=info.group):
+        try:
+            found = await history.list_at(info.resource, first, group=info.group)
+        except StatusError as err:
+            if err.code == 410 or err.code >= 500:
+                raise
+            continue  # served but never stored (componentstatuses): no history to picture
+        for obj in found:
             obj = _redacted(info.resource, info.group, obj)
             meta = obj.get("metadata") or {}
             objects.append({"revision": first, "resource": info.resource, "group": info.group,

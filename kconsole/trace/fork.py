@@ -82,7 +82,8 @@ def cut(path: Path, revision: int) -> None:
             if "revision" in columns:
                 db.execute(f'DELETE FROM "{table}" WHERE revision > ?', (revision,))
         db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('revision_floor', ?)", (revision,))
-        db.execute("UPDATE meta SET value = ? WHERE name = 'compact_revision' AND value > ?", (revision, revision))
+        db.execute("UPDATE meta SET value = ? WHERE name IN ('compact_revision', 'history_floor') AND value > ?",
+                   (revision, revision))
         db.commit()
         db.execute("VACUUM")
     finally:

@@ -109,8 +109,8 @@ def test_fork_before_the_delete_brings_the_pod_back(recorded: tuple[Path, dict[s
             await stop(cluster, clock)
 
     solo, revision = asyncio.run(look())
-    assert int(solo["metadata"]["resourceVersion"]) <= int(seen["before_delete"])  # as it was then
-    assert revision > int(seen["before_delete"])  # the fork's own writes come after
+    assert solo["metadata"]["uid"] == seen["solo_uid"]  # the same pod, not a new one of the same name
+    assert revision > int(seen["before_delete"])  # the fork's own writes come after REV
 
 
 @pytest.mark.parametrize("argv, code, message", [

@@ -65,7 +65,9 @@ async def record_scenario(data_dir: Path) -> dict[str, Any]:
         await clock.advance(5)
         await alice.patch("deployments", "web", {"spec": {"replicas": 6}}, "default")
         await clock.advance(30)
-        seen["before_delete"] = (await admin.get("pods", "solo", "default"))["metadata"]["resourceVersion"]
+        solo = await admin.get("pods", "solo", "default")
+        seen["before_delete"] = solo["metadata"]["resourceVersion"]
+        seen["solo_uid"] = solo["metadata"]["uid"]
         await admin.delete("pods", "solo", "default", grace_period_seconds=0)
         await clock.advance(20)
         await cluster.faults.heal("f1")
