@@ -174,29 +174,29 @@ def compare(original: dict[str, Workload], rerun: dict[str, Workload]) -> list[O
 
 
 def render(original: dict[str, Workload], rerun: dict[str, Workload], differences: list[Obj]) -> str:
-    """The comparison as text: each workload's figures side by side, changed ones marked."""
+    """The comparison as text: each workload's figures side by side, changed ones marked with ``*``."""
     changed = {d["workload"]: set(d["differs"]) for d in differences}
-    lines = []
-    for name in sorted(set(original) | set(rerun)):
+    names = sorted(set(original) | set(rerun))
+    blocks: list[tuple[str, list[tuple[str, str, str, bool]]]] = []
+    for name in names:
         a = original.get(name, Workload(name)).to_dict()
         b = rerun.get(name, Workload(name)).to_dict()
-        flag = "CHANGED" if name in changed else "same"
-        lines.append(f"{name}  [{flag}]")
-        rows = [("pods per node", _placements(a), _placements(b), "placements"),
-                ("pods created", str(a["pods"]), str(b["pods"]), "pods"),
-                ("ready (p50 / max s)", _ready(a), _ready(b), "readyP50"),
-                ("pending at end", _pending(a), _pending(b), "pending"),
-                ("preempted", str(a["preempted"]), str(b["preempted"]), "preempted"),
-                ("evicted", str(a["evicted"]), str(b["evicted"]), "evicted")]
-        for label, left, right, key in rows:
-            moved = key in changed.get(name, ()) or (key == "readyP50" and "readyMax" in changed.get(name, ())) \
-                or (key == "readyP50" and "ready" in changed.get(name, ()))
-            mark = "*" if moved else " "
-            lines.append(f" {mark} {label:<20} {left:<34} {right}")
-    head = f"   {'':<20} {'original':<34} rerun"
-    summary = (f"{len(differences)} of {len(set(original) | set(rerun))} workloads differ"
-               if differences else "no differences: every workload landed and behaved as recorded")
-    return "\n".join([head, *lines, "", summary])
+        moved = changed.get(name, set())
+        rows = [("pods per node", _placements(a), _placements(b), "placements" in moved),
+                ("pods created", str(a["pods"]), str(b["pods"]), "pods" in moved),
+                ("ready (p50 / max s)", _ready(a), _ready(b), bool(moved & {"ready", "readyP50", "readyMax"})),
+                ("pending at end", _pending(a), _pending(b), "pending" in moved),
+                ("preempted", str(a["preempted"]), str(b["preempted"]), "preempted" in moved),
+                ("evicted", str(a["evicted"]), str(b["evicted"]), "evicted" in moved)]
+        blocks.append((f"{name}  [{'CHANGED' if moved else 'same'}]", rows))
+    width = max([len("original"), *(len(left) for _, rows in blocks for _, left, _, _ in rows)]) + 3
+    lines = [f"   {'':<20} {'original':<{width}} rerun"]
+    for title, rows in blocks:
+        lines.append(title)
+        lines += [f" {'*' if moved else ' '} {label:<20} {left:<{width}} {right}" for label, left, right, moved in rows]
+    summary = (f"{len(differences)} of {len(names)} workloads differ" if differences
+               else "no differences: every workload landed and behaved as recorded")
+    return "\n".join([*lines, "", summary])
 
 
 def _placements(w: Obj) -> str:

@@ -6,7 +6,8 @@ healed. Components are the known system users (:data:`COMPONENT_USERS`, :data:`C
 everyone else is a user: the manifest-folder sync (``system:kconsole-sync``), the person at the
 console (``system:kconsole-console``), kubectl through a kubeconfig, any other identity. The
 console's own writes made on behalf of a fault (a cordon, a drain's evictions) belong to the fault
-and are not inputs of their own, and neither are Events (components' notes, never intent).
+and are not inputs of their own, and neither are Events (components' notes, never intent) nor the
+creates of review kinds that store nothing (access reviews, history queries).
 
 The API server's taps hand every answer to :meth:`InputRecorder.tap` with the request as it was
 sent, so an input is kept with its body, field manager and options, the user it acted as (after
@@ -107,12 +108,14 @@ class InputRecorder:
             return
         if user.name == CONSOLE_USER and self._fault_at_work(request):
             return
+        revision = _revision_of(result.body)
+        if request.verb == "create" and not revision and not request.subresource:
+            return  # a review (access reviews, history queries): answered, never stored, changes nothing
         body = request.body
         if isinstance(body, (bytes, bytearray)):
             body = bytes(body).decode("utf-8", errors="replace")
         if request.resource.split(".")[0] == "secrets":
             body = redact_secret(body)
-        revision = _revision_of(result.body)
         self._write(input_record(self.clock.now(), revision, user, request, body))
 
     def _user(self, credentials: Credentials) -> UserInfo | None:

@@ -139,3 +139,23 @@ def test_bad_arguments_are_named(recorded: tuple[Path, dict[str, Any], Path], tm
              "empty": tmp_path / "empty", "out": tmp_path / "out", "data": data, "nonempty": tmp_path / "nonempty"}
     assert main([a.format(**names) for a in argv]) == code
     assert message in capsys.readouterr().err
+
+
+async def test_export_reads_a_running_cluster_through_its_http_front(tmp_path: Path) -> None:
+    from kconsole.cluster import SYNC
+    from trace_env import deployment
+
+    clock = VirtualClock()
+    cluster = await boot(config(tmp_path / "data", http=True, port=0), clock)
+    try:
+        await cluster.api_client(SYNC).apply(deployment("web", 2), field_manager="kconsole-sync")
+        await clock.advance(10)
+        out = tmp_path / "live.jsonl"
+        code = await asyncio.to_thread(main, ["trace", "export", "--data-dir", str(tmp_path / "data"), str(out)])
+        assert code == 0
+    finally:
+        await stop(cluster, clock)
+    trace = read_trace(out)
+    assert [(i["user"], i["name"]) for i in trace.inputs] == [("system:kconsole-sync", "web")]
+    assert any(c["resource"] == "deployments" and c["name"] == "web" for c in trace.changes)
+    assert any(o["resource"] == "namespaces" for o in trace.objects)

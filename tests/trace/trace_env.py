@@ -29,8 +29,9 @@ def bare_pod(name: str) -> Obj:
 
 
 def config(data_dir: Path, **kw: Any) -> ClusterConfig:
-    return ClusterConfig(http=False, data_dir=data_dir, manifests=None, nodes=3, control_planes=1,
-                         pod_delay_factor=0.0, **kw)
+    settings: dict[str, Any] = {"http": False, "manifests": None, "nodes": 3, "control_planes": 1,
+                                "pod_delay_factor": 0.0, **kw}
+    return ClusterConfig(data_dir=data_dir, **settings)
 
 
 async def boot(cfg: ClusterConfig, clock: VirtualClock) -> Cluster:
