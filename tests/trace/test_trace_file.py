@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 import pytest
 
 from kconsole.trace.fileformat import TraceError, read_trace
@@ -100,3 +101,22 @@ def test_rev_or_time() -> None:
     for bad, message in (("0", "at least 1"), ("soon", "neither a revision"), ("2026-01-01T00:00:00", "needs a zone")):
         with pytest.raises(ValueError, match=message):
             parse_when(bad)
+
+
+def test_outcome_counts_preemptions_and_evictions() -> None:
+    trace = sample()
+
+    def disrupted(name: str, reason: str) -> dict[str, Any]:
+        p = pod(name, "worker-1", ready=True)
+        p["status"]["conditions"].append({"type": "DisruptionTarget", "status": "True", "reason": reason})
+        return p
+
+    changes = [*trace.changes,
+               {"revision": 15, "time": T0 + 30, "event": "MODIFIED", "resource": "pods", "group": "",
+                "namespace": "default", "name": "a", "object": disrupted("a", "PreemptionByScheduler")},
+               {"revision": 16, "time": T0 + 31, "event": "DELETED", "resource": "pods", "group": "",
+                "namespace": "default", "name": "a", "object": None},
+               {"revision": 17, "time": T0 + 32, "event": "ADDED", "resource": "pods", "group": "",
+                "namespace": "default", "name": "b", "object": disrupted("b", "DeletionByTaintManager")}]
+    web = outcome(trace.objects, changes)["default/Deployment/web"].to_dict()
+    assert (web["pods"], web["preempted"], web["evicted"]) == (2, 1, 1)
