@@ -11,9 +11,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
+from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from kconsole.trace.film import Film
@@ -33,14 +35,80 @@ FILM_KEYS = (
     ("minus", "slower", "slower"),
     ("home", "start", "start"),
     ("end", "end", "end"),
+    ("g", "goto", "go to"),
     ("k", "next_kind", "next kind"),
     ("q", "quit", "quit"),
 )
 #: The kinds ``k`` cycles the Resources panel through.
 KINDS = ("pods", "nodes", "deployments", "replicasets", "services", "leases", "events", "namespaces")
+#: What ``g`` takes.
+GOTO_HINT = "a revision (1234), a time from the start (+90s, +5m), from the end (-30s) or an RFC 3339 time"
 #: Wall seconds between frames while playing.
 FRAME = 0.1
 LOG_LINES = 8
+
+
+class ScrubBar(Static):
+    """The whole recording as one line: where the film is (``●``), inputs (``›``) and faults (``!``);
+    a click moves the film to that point."""
+
+    def __init__(self, film: Film, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.film = film
+
+    def line(self, width: int) -> str:
+        f = self.film
+        span = max(f.end_time - f.start_time, 1e-9)
+        width = max(width, 10)
+        cells = ["─"] * width
+
+        def at(t: float) -> int:
+            return min(width - 1, max(0, int((t - f.start_time) / span * (width - 1))))
+
+        for m in f.moments:
+            if m.kind == "input" and cells[at(m.time)] == "─":
+                cells[at(m.time)] = "›"
+        for m in f.moments:
+            if m.kind == "fault":
+                cells[at(m.time)] = "!"
+        here = at(f.now)
+        for i in range(here):
+            if cells[i] == "─":
+                cells[i] = "━"
+        cells[here] = "●"
+        return "".join(cells)
+
+    def refresh_line(self) -> None:
+        self.update(self.line(self.size.width or 80))
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.refresh_line()
+
+    def on_click(self, event: events.Click) -> None:
+        width = max(self.size.width, 10)
+        f = self.film
+        f.playing = False
+        f.seek_time(f.start_time + (f.end_time - f.start_time) * min(1.0, max(0.0, event.x / (width - 1))))
+        self.app.redraw()  # type: ignore[attr-defined]
+
+
+def goto_time(film: Film, text: str) -> None:
+    """Move ``film`` to what ``g`` was given (see :data:`GOTO_HINT`); ValueError names the problem."""
+    from kconsole.trace.when import parse_when
+
+    value = text.strip()
+    if value.startswith("+"):
+        ahead = parse_when("-" + value[1:])  # the same units, counted from the start
+        assert ahead.ago is not None
+        film.seek_time(film.start_time + ahead.ago)
+        return
+    when = parse_when(value)
+    if when.revision is not None:
+        film.seek_revision(when.revision)
+    elif when.ago is not None:
+        film.seek_time(film.end_time - when.ago)
+    elif when.time is not None:
+        film.seek_time(when.time)
 
 
 class FilmApp(App[int]):
@@ -48,6 +116,7 @@ class FilmApp(App[int]):
     CSS = """
     Screen { layout: vertical; }
     #film-status { height: 1; background: $accent 30%; padding: 0 1; }
+    #film-scrub { height: 1; padding: 0 1; color: $accent; }
     #film-grid { grid-size: 2 2; grid-rows: 2fr 1fr; grid-columns: 3fr 2fr; height: 1fr; }
     #film-log { height: 10; border: round $foreground 30%; padding: 0 1; color: $text-muted; }
     """
@@ -67,6 +136,7 @@ class FilmApp(App[int]):
         self.leases = LeasesPanel(self.model, id="leases")
         self.panels = [self.resources, self.events_panel, self.scheduling, self.leases]
         self.status = Static(id="film-status")
+        self.scrub = ScrubBar(film, id="film-scrub")
         self.log_view = Static(id="film-log")
         self.kind = 0
         self._shown = -1
@@ -74,6 +144,7 @@ class FilmApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield self.status
+        yield self.scrub
         with Grid(id="film-grid"):
             yield from self.panels
         yield self.log_view
@@ -98,6 +169,7 @@ class FilmApp(App[int]):
         if force or self._shown != self.film.version:
             self._shown = self.film.version
             self.status.update(self.status_text())
+            self.scrub.refresh_line()
             self.log_view.update("\n".join(self.log_lines()))
 
     def status_text(self) -> str:
@@ -161,6 +233,26 @@ class FilmApp(App[int]):
         self.film.playing = False
         self.film.seek(self.film.length)
         self.redraw()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While a prompt is open its field takes the keys the film would."""
+        return not isinstance(self.screen, ModalScreen)
+
+    def action_goto(self) -> None:
+        from kconsole.tui.screens.prompt import PromptScreen
+
+        def done(value: str | None) -> None:
+            if not value:
+                return
+            try:
+                goto_time(self.film, value)
+            except ValueError as err:
+                self.notify(str(err), severity="error", timeout=4)
+                return
+            self.film.playing = False
+            self.redraw()
+
+        self.push_screen(PromptScreen("go to", hint=GOTO_HINT), done)
 
     def action_next_kind(self) -> None:
         self.kind = (self.kind + 1) % len(KINDS)

@@ -37,3 +37,22 @@ async def test_keys_move_the_film_and_the_panels_follow(tmp_path: Path) -> None:
         await pilot.press("space", "k")
         assert not film.playing and app.resources.group_resource == "nodes"
         assert [r.key for r in app.resources.table.rows] == ["worker-1"]
+
+
+async def test_go_to_and_the_scrub_bar(tmp_path: Path) -> None:
+    film = Film(read_trace(written(sample(), tmp_path)))
+    app = FilmApp(film, name="t.jsonl", frame=3600)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("g", *"+20s", "enter")
+        await pilot.pause()
+        assert film.position == 3 and film.now == film.start_time + 20
+        await pilot.press("g", *"12", "enter")  # a revision
+        await pilot.pause()
+        assert film.revision == 12 and film.position == 2
+        await pilot.press("g", *"soon", "enter")
+        await pilot.pause()
+        assert film.revision == 12  # refused, and said so
+        line = app.scrub.line(41)
+        assert line.count("●") == 1 and "!" in line and "›" in line
+        await pilot.click("#film-scrub", offset=(2, 0))  # near the start
+        assert film.position == 0
