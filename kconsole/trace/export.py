@@ -16,6 +16,8 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 
+#: Revisions read per history query.
+WINDOW = 20_000
 #: Resources served from another resource's objects (listed once, under that one's name).
 SAME_STORAGE = frozenset({"events.events.k8s.io"})
 
@@ -51,7 +53,12 @@ async def build_trace(history: Any, client: Any, inputs_file: Path | None, *, fi
             meta = obj.get("metadata") or {}
             objects.append({"revision": first, "resource": info.resource, "group": info.group,
                             "namespace": meta.get("namespace"), "name": meta.get("name"), "object": obj})
-    changes = [_change(c) for c in await history.changes(first, last)]
+    changes: list[Obj] = []
+    after = first
+    while after < last:  # in windows, so no one answer has to hold a whole day of writes
+        upto = min(last, after + WINDOW)
+        changes += [_change(c) for c in await history.changes(after, upto)]
+        after = upto
     recorded = read_inputs(inputs_file) if inputs_file is not None else []
     starts = [r for r in recorded if r["type"] == "start"]
     start = next((s for s in reversed(starts) if s["time"] <= first_time), starts[0] if starts else None)
