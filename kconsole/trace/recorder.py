@@ -114,6 +114,8 @@ class InputRecorder:
         body = request.body
         if isinstance(body, (bytes, bytearray)):
             body = bytes(body).decode("utf-8", errors="replace")
+        elif request.verb in ("create", "update") and isinstance(body, dict):
+            body = as_sent(body)
         if request.resource.split(".")[0] == "secrets":
             body = redact_secret(body)
         self._write(input_record(self.clock.now(), revision, user, request, body))
@@ -156,6 +158,23 @@ class InputRecorder:
                 self._seen_faults.add(("heal", fault.id))
                 self._write({"type": "fault", "action": "heal", "time": fault.healed_at, "id": fault.id,
                              "fault": fault.type, "target": fault.target, "params": dict(fault.params)})
+
+
+#: Metadata the API server sets on an object it stores (into the very dict it was sent, as the
+#: pipeline fills in a create): dropped from a recorded create or update, so a rerun sends what a
+#: client sends. An update goes again without its resourceVersion (revisions differ between runs).
+SERVER_SET = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink",
+              "deletionTimestamp", "deletionGracePeriodSeconds")
+
+
+def as_sent(body: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a create or update body without what the server set on it."""
+    out = json.loads(json.dumps(body, default=str))
+    meta = out.get("metadata")
+    if isinstance(meta, dict):
+        for key in SERVER_SET:
+            meta.pop(key, None)
+    return out
 
 
 def _revision_of(body: Any) -> int:

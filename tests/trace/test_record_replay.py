@@ -37,6 +37,7 @@ def test_the_trace_holds_the_inputs_and_faults(recorded: tuple[Path, dict[str, A
     assert [(i["user"], i["verb"], i.get("name")) for i in trace.inputs] == [
         ("system:kconsole-sync", "patch", "web"), ("kubernetes-admin", "create", "solo"),
         ("alice", "patch", "web"), ("kubernetes-admin", "delete", "solo")]
+    assert set(trace.inputs[1]["body"]["metadata"]) == {"name", "namespace"}  # as the client sent it
     assert [(f["action"], f["fault"], f["target"]) for f in trace.faults] == [
         ("apply", "cordon", "worker-2"), ("heal", "cordon", "worker-2")]
     revisions = [c["revision"] for c in trace.changes]
