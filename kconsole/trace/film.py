@@ -17,6 +17,8 @@ Obj = dict[str, Any]
 Key = tuple[str, str, str]  # (group_resource, namespace, name)
 
 CHECKPOINT_EVERY = 512
+#: Changes the log leaves out: heartbeats, renewed every few seconds (the Leases panel shows them).
+QUIET = frozenset({"leases.coordination.k8s.io"})
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 300.0)
 
 
@@ -182,6 +184,8 @@ class Film:
     def _moments(self) -> list[Moment]:
         out = []
         for c in self.changes:
+            if group_resource(c["resource"], c.get("group")) in QUIET:
+                continue
             where = f"{c['namespace']}/" if c.get("namespace") else ""
             out.append(Moment(float(c["time"]), "change",
                               f"{c['event'].lower():8} {group_resource(c['resource'], c.get('group'))} {where}{c['name']}",
