@@ -22,7 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "screenshot": ("kconsole.screenshot", "render a console view of a fresh example cluster to SVG"),
     "drill": ("kconsole.drills.cmd", "run, validate and list drills: rehearsals with expectations (kconsole drill list)"),
     "web": ("kconsole.web", "serve the console to a browser on 127.0.0.1, behind a token in the URL"),
-    "trace": ("kconsole.trace.exportcmd", "export a stopped cluster's history and inputs as a trace file (JSON lines)"),
+    "trace": ("kconsole.trace.exportcmd", "export a cluster's history and recorded inputs as a trace file (JSON lines)"),
     "replay": ("kconsole.trace.replaycmd", "play a trace as a film, or --rerun its inputs on a fresh cluster and compare"),
     "fork": ("kconsole.trace.fork", "a new data folder whose cluster starts as it was at a past revision"),
 }

@@ -1,5 +1,6 @@
-"""``kconsole trace export [--from REV|TIME] [--to REV|TIME] FILE``: write a trace of a stopped
-cluster's data folder (its history and recorded inputs) to FILE (docs/history.md, "Traces").
+"""``kconsole trace export [--from REV|TIME] [--to REV|TIME] FILE``: write a trace of a data folder's
+cluster (its history and recorded inputs; stopped, or running and read over its HTTP front) to FILE
+(docs/history.md, "Traces").
 
 Exit status: 0 written; 1 the folder or the history refused (in use, no data, compacted revision);
 2 bad arguments.
