@@ -75,7 +75,7 @@ async def build_trace(history: Any, client: Any, inputs_file: Path | None, *, fi
     header = {"format": FORMAT, "version": VERSION, "kconsole": __version__, "seed": seed, "config": config,
               "clusterStart": cluster_start, "inputsRecorded": start is not None,
               "from": {"revision": first, "time": first_time}, "to": {"revision": last, "time": last_time}}
-    return Trace(header, objects, changes, [_strip(r) for r in inputs], [_strip(r) for r in faults])
+    return Trace(header, objects, changes, inputs, faults)
 
 
 def _change(change: Any) -> Obj:
@@ -87,10 +87,6 @@ def _change(change: Any) -> Obj:
 def _redacted(resource: str, group: str, obj: Any) -> Any:
     """A trace never holds Secret values, whoever read the history."""
     return redact_secret(obj) if resource == "secrets" and not group else obj
-
-
-def _strip(record: Obj) -> Obj:
-    return {k: v for k, v in record.items()}
 
 
 def read_inputs(path: Path) -> list[Obj]:

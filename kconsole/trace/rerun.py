@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,26 +89,24 @@ async def rerun(trace: Trace, other: Path | None = None) -> RerunResult:
     if start is None:
         start = float(trace.header["from"]["time"])
     clock = VirtualClock(start=float(start))
-    with tempfile.TemporaryDirectory(prefix="kconsole-rerun-") as folder:
-        config.data_dir = Path(folder)
-        cluster = Cluster(config, clock=clock)
+    cluster = Cluster(config, clock=clock)  # ephemeral: its own temporary folder, gone when it stops
+    try:
         booting = asyncio.ensure_future(cluster.start())
         await clock.run_until(booting.done, timeout=BOOT_TIMEOUT, step=0.1)
         booting.result()
-        try:
-            replayed, refused = await _play(cluster, clock, trace)
-            end = float(trace.header["to"]["time"])
-            if end > clock.now():
-                await clock.advance(end - clock.now())
-            history = HistoryClient(cluster.api_client(CONSOLE))
-            bounds = await history.bounds()
-            changes = [_change(c) for c in await history.changes(bounds.oldest, bounds.current)]
-            objects = [{"resource": resource, "group": group, "object": obj}
-                       for resource, group in (("replicasets", "apps"), ("pods", ""))
-                       for obj in await history.list_at(resource, bounds.oldest, group=group)]
-        finally:
-            stopping = asyncio.ensure_future(cluster.stop())
-            await clock.run_until(stopping.done, timeout=BOOT_TIMEOUT, step=0.1)
+        replayed, refused = await _play(cluster, clock, trace)
+        end = float(trace.header["to"]["time"])
+        if end > clock.now():
+            await clock.advance(end - clock.now())
+        history = HistoryClient(cluster.api_client(CONSOLE))
+        bounds = await history.bounds()
+        changes = [_change(c) for c in await history.changes(bounds.oldest, bounds.current)]
+        objects = [{"resource": resource, "group": group, "object": obj}
+                   for resource, group in (("replicasets", "apps"), ("pods", ""))
+                   for obj in await history.list_at(resource, bounds.oldest, group=group)]
+    finally:
+        stopping = asyncio.ensure_future(cluster.stop())
+        await clock.run_until(stopping.done, timeout=BOOT_TIMEOUT, step=0.1)
     original = outcome(trace.objects, trace.changes)
     again = outcome(objects, changes)
     return RerunResult(original, again, compare(original, again), replayed, refused, changed)
