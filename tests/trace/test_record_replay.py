@@ -176,3 +176,21 @@ async def test_export_reads_a_running_cluster_through_its_http_front(tmp_path: P
     assert [(i["user"], i["name"]) for i in trace.inputs] == [("system:kconsole-sync", "web")]
     assert any(c["resource"] == "deployments" and c["name"] == "web" for c in trace.changes)
     assert any(o["resource"] == "namespaces" for o in trace.objects)
+
+
+async def test_the_film_at_any_revision_is_the_history_at_that_revision(
+        recorded: tuple[Path, dict[str, Any], Path]) -> None:
+    from kconsole.trace.offline import open_folder
+
+    data, _, path = recorded
+    film = Film(read_trace(path))
+    picks = [film.changes[i]["revision"] for i in (0, film.length // 3, film.length // 2, film.length - 1)]
+    async with open_folder(data) as opened:
+        for revision in picks:
+            film.seek_revision(revision)
+            for resource, group in (("pods", ""), ("deployments", "apps"), ("nodes", "")):
+                name = f"{resource}.{group}" if group else resource
+                then = await opened.history.list_at(resource, revision, group=group)
+                assert [o["metadata"]["resourceVersion"] for o in film.objects(name)] == \
+                    [o["metadata"]["resourceVersion"] for o in sorted(
+                        then, key=lambda o: (o["metadata"].get("namespace") or "", o["metadata"]["name"]))]
