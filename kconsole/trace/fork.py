@@ -9,14 +9,15 @@ included) has the uid, resourceVersion and timestamps it had at REV, Secrets sta
 the new cluster's next write takes revision REV+1. The source's encryption and service-account keys
 are copied so its Secrets and tokens stay readable; the new cluster makes its own CA and kubeconfig.
 Leases keep the holders they had: they expire on the new cluster's clock (which never starts before
-REV's time) and the components take them over, as after a restart. The recorded inputs are not
-copied: the fork's story starts at REV.
+REV's time) and the components take them over, as after a restart. The history's write log and the
+recorded inputs are copied up to REV's time, so the fork's past reads as the source's.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import shutil
 import sqlite3
 import sys
@@ -69,7 +70,39 @@ async def fork(data_dir: Path, at: When, new_dir: Path) -> Forked:
     from kconsole.cluster import CLOCK_FILE
 
     (new_dir / CLOCK_FILE).write_text(f"{time:.6f}\n", encoding="utf-8")
+    _copy_writes(Path(data_dir), new_dir, time)
+    _copy_inputs(Path(data_dir), new_dir, time)
     return Forked(revision, time, st.total_keys, members)
+
+
+def _copy_writes(source: Path, new_dir: Path, time: float) -> None:
+    """Who wrote what (the history's write log), up to the fork's time."""
+    from kconsole.cluster import HISTORY_DIR
+
+    log = source / HISTORY_DIR / "writes.sqlite"
+    if not log.is_file():
+        return
+    (new_dir / HISTORY_DIR).mkdir(mode=0o700, exist_ok=True)
+    src = sqlite3.connect(f"{log.resolve().as_uri()}?mode=ro", uri=True)
+    dst = sqlite3.connect(new_dir / HISTORY_DIR / "writes.sqlite")
+    try:
+        src.backup(dst)
+        dst.execute("DELETE FROM writes WHERE time > ?", (time,))
+        dst.commit()
+    finally:
+        src.close()
+        dst.close()
+
+
+def _copy_inputs(source: Path, new_dir: Path, time: float) -> None:
+    """The recorded inputs up to the fork's time, so a trace of the fork replays them too."""
+    from kconsole.trace.export import read_inputs
+    from kconsole.trace.recorder import INPUTS_FILE
+
+    kept = [r for r in read_inputs(source / INPUTS_FILE) if float(r.get("time") or 0) <= time]
+    if kept:
+        with (new_dir / INPUTS_FILE).open("w", encoding="utf-8") as out:
+            out.writelines(json.dumps(r, separators=(",", ":"), sort_keys=True) + "\n" for r in kept)
 
 
 def cut(path: Path, revision: int) -> None:

@@ -127,6 +127,11 @@ def test_fork_before_the_delete_brings_the_pod_back(recorded: tuple[Path, dict[s
 
     solo, revision = asyncio.run(look())
     assert solo["metadata"]["uid"] == seen["solo_uid"]  # the same pod, not a new one of the same name
+    from kconsole.trace.export import read_inputs
+
+    inputs = [r for r in read_inputs(new / "trace-inputs.jsonl") if r["type"] == "input"]
+    # the source's inputs up to the fork (its delete came after), then none of the fork's own
+    assert [(r["verb"], r.get("name")) for r in inputs] == [("patch", "web"), ("create", "solo"), ("patch", "web")]
     assert revision > int(seen["before_delete"])  # the fork's own writes come after REV
 
 
