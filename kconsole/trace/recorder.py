@@ -98,6 +98,12 @@ class InputRecorder:
     def tap(self, request: Request, result: Any, began: int) -> None:
         if request.verb not in WRITE_VERBS or request.dry_run:
             return
+        try:
+            self._record(request, result)
+        except Exception:  # noqa: BLE001 - the request was answered; a body we cannot keep must not fail it
+            log.exception("cannot record an input (%s %s)", request.verb, request.resource)
+
+    def _record(self, request: Request, result: Any) -> None:
         if not isinstance(result, Response) or result.code >= 400:
             return
         user = self._user(request.credentials)
