@@ -109,6 +109,10 @@ class ClusterConfig:
     #: virtual clock (tests: simulated time knows no power loss, and the device's timing would
     #: decide the order of events a seed must fix).
     store_sync: bool | None = None
+    #: Simulated seconds of history kept below the API's compaction, for history reads (docs/history.md).
+    history_retention: float = 24 * 3600.0
+    #: Bytes of writes kept as history at most; whichever bound is smaller wins.
+    history_max_bytes: int = 2 * 1024 * 1024 * 1024
 
     def store_mode(self, virtual_clock: bool = False) -> StoreMode:
         """The store as this config serves it: one etcd member per control plane, synced or not."""
@@ -175,6 +179,10 @@ class ClusterConfig:
             raise ConfigError(f"control-planes must be between 1 and 7, got {self.control_planes}")
         if self.speed <= 0:
             raise ConfigError(f"speed must be positive, got {self.speed}")
+        if self.history_retention < 0:
+            raise ConfigError(f"history-retention must be >= 0 seconds, got {self.history_retention}")
+        if self.history_max_bytes < 0:
+            raise ConfigError(f"history-max-bytes must be >= 0, got {self.history_max_bytes}")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"port must be 0..65535, got {self.port}")
         unknown = [name for name in self.addons if name not in ADDONS]
@@ -252,6 +260,8 @@ class Cluster:
         self.sync: Any = None
         self.admin: Any = None
         self.faults: Any = None
+        #: The user-level inputs kept for ``kconsole trace export`` (kconsole/trace/recorder.py).
+        self.recorder: Any = None
         self._tokens: dict[str, str] = {}
         self._clients: dict[str, Client] = {}
         self.started = False
@@ -299,6 +309,7 @@ class Cluster:
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
         cfg = self.config
+        started_at = self.clock.now()
         if cfg.ephemeral or cfg.data_dir is None:
             self._tempdir = tempfile.mkdtemp(prefix="kconsole-")
             self.data_dir = Path(self._tempdir)
@@ -319,7 +330,8 @@ class Cluster:
         transformers = cfg.encryption_transformers(self.data_dir)
         self.store_mode = cfg.store_mode(virtual_clock=isinstance(self.clock, VirtualClock))
         self.etcd = await open_store(self.data_dir / MEMBERS_DIR, clock=self.clock, mode=self.store_mode,
-                                     seed=cfg.seed)
+                                     seed=cfg.seed, history_retention=cfg.history_retention,
+                                     history_max_bytes=cfg.history_max_bytes)
         from kconsole.api.controlplane import Instance
         from kconsole.nodes.config import address_for
 
@@ -328,6 +340,10 @@ class Cluster:
         self.api = APIServer(self.etcd, self.clock, seed=cfg.seed, transformers=transformers, instances=instances,
                              sa_key=service_account_key(self.data_dir))
         self.api.set_component_probe(self.components_running)
+        from kconsole.api.writelog import WriteLog
+
+        self.api.writelog = WriteLog(self.clock, self.data_dir / HISTORY_DIR / "writes.sqlite")
+        self.api.writelog.load()
         await self.api.start()
 
         if cfg.http:
@@ -345,6 +361,7 @@ class Cluster:
                 raise port_in_use(cfg.address, cfg.port) from None
 
         await self._ensure_addons()
+        self._record_inputs(started_at)
         await self._start_replicas()
         await self._start_nodes()
         await self._start_sync()
@@ -352,10 +369,21 @@ class Cluster:
         from kconsole.faults import FaultCatalog
 
         self.faults = FaultCatalog(self)
+        if self.recorder is not None:
+            self.recorder.watch_faults(self.faults)
         self.admin = AdminServer(self)
         await self.admin.start()
         self._save_clock()
         self.started = True
+
+    def _record_inputs(self, started_at: float) -> None:
+        """Keep the inputs from here on (what a rerun replays; the addons above every start makes itself)."""
+        if self.config.ephemeral or self.recorder is not None:
+            return
+        from kconsole.trace.recorder import INPUTS_FILE, InputRecorder
+
+        self.recorder = InputRecorder(self.data_dir / INPUTS_FILE, self.api, self.clock)
+        self.recorder.attach(self.config, started_at)
 
     async def _ensure_addons(self) -> None:
         """The configured addons' objects, created when missing (see kconsole/addons.py)."""
@@ -458,6 +486,9 @@ class Cluster:
         for part in [self.admin, self.sync]:
             if part is not None:
                 await _quietly(part.stop())
+        if self.recorder is not None:
+            self.recorder.close()
+            self.recorder = None
         if self.faults is not None:
             await _quietly(self.faults.close())
             self.faults = None
@@ -477,6 +508,7 @@ class Cluster:
             await _quietly(self.http.stop())
         if self.api is not None:
             await _quietly(self.api.stop())
+            await _quietly(self.api.writelog.close())
         if self.etcd is not None:
             await _quietly(self.etcd.close())
         self.admin = self.sync = self.http = self.api = self.etcd = None
@@ -500,6 +532,8 @@ class Cluster:
 
 #: The data folder's record of simulated time, and how often (simulated seconds) it is rewritten.
 CLOCK_FILE = "clock"
+#: The data folder's folder for what the history keeps beside the store (the write requests' log).
+HISTORY_DIR = "history"
 CLOCK_SAVE_PERIOD = 10.0
 
 
