@@ -33,17 +33,19 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import logging
 import ssl
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 
+from kconsole.store.etcdkeys import KeyLayout
 from kconsole.store.kv import (
     CompactedError,
     Compare,
@@ -104,8 +106,8 @@ def _b64(text: str | bytes) -> str:
     return base64.b64encode(text.encode() if isinstance(text, str) else text).decode("ascii")
 
 
-def _kv(doc: dict[str, Any]) -> KeyValue:
-    return KeyValue(base64.b64decode(doc["key"]).decode(), base64.b64decode(doc.get("value", "")),
+def _kv(doc: dict[str, Any], back: Callable[[str], str]) -> KeyValue:
+    return KeyValue(back(base64.b64decode(doc["key"]).decode()), base64.b64decode(doc.get("value", "")),
                     int(doc.get("create_revision", 0)), int(doc.get("mod_revision", 0)),
                     int(doc.get("version", 0)), int(doc.get("lease", 0)))
 
@@ -164,6 +166,8 @@ class RealEtcd:
         self.clock = clock
         self.compaction_interval = compaction_interval
         self.local = local
+        #: kube-apiserver's keys in etcd, kconsole's above (see :mod:`kconsole.store.etcdkeys`).
+        self.layout = KeyLayout()
         #: Wall seconds a watch may stay silent before it is reopened elsewhere (a frozen member
         #: keeps its connection open). Only with periodic progress notifications shorter than it.
         self.watch_idle_timeout = watch_idle_timeout
@@ -211,8 +215,9 @@ class RealEtcd:
         last: StoreError | None = None
         for i, url in enumerate(order):
             try:
-                async with self._session.post(url + path, json=body) as resp:
-                    doc = await resp.json(content_type=None)
+                with self._io():
+                    async with self._session.post(url + path, json=body) as resp:
+                        doc = await resp.json(content_type=None)
             except asyncio.TimeoutError:
                 raise UnavailableError("etcdserver: request timed out") from None
             except (aiohttp.ClientConnectionError, OSError) as err:
@@ -237,6 +242,12 @@ class RealEtcd:
         assert last is not None
         raise last
 
+    def _io(self) -> Any:
+        """Marks the request as real I/O in flight, so a virtual clock waits for etcd's answer."""
+        from kconsole.clock import io_tracker
+
+        return io_tracker(self.clock) if self.clock is not None else contextlib.nullcontext()
+
     # ----- KV contract --------------------------------------------------------------------------
     @property
     def revision(self) -> int:
@@ -245,9 +256,10 @@ class RealEtcd:
 
     async def range(self, key: str, end: str | None = None, *, revision: int = 0, limit: int = 0,
                     count_only: bool = False, keys_only: bool = False, serializable: bool = False) -> RangeResult:
-        body: dict[str, Any] = {"key": _b64(key)}
+        layout = self.layout
+        body: dict[str, Any] = {"key": _b64(layout.to_etcd(key))}
         if end is not None:
-            body["range_end"] = _b64(end)
+            body["range_end"] = _b64(layout.end_to_etcd(end))  # type: ignore[arg-type]
         if revision:
             body["revision"] = revision
         if limit:
@@ -260,21 +272,22 @@ class RealEtcd:
             body["serializable"] = True
         return self._range_result(await self._call("/v3/kv/range", body))
 
-    @staticmethod
-    def _range_result(doc: dict[str, Any]) -> RangeResult:
-        kvs = [_kv(k) for k in doc.get("kvs", ())]
+    def _range_result(self, doc: dict[str, Any]) -> RangeResult:
+        back = self.layout.from_etcd
+        kvs = [_kv(k, back) for k in doc.get("kvs", ())]
         return RangeResult(kvs, int(doc.get("count", 0)), bool(doc.get("more", False)),
                            int(doc.get("header", {}).get("revision", 0)))
 
     async def txn(self, compares: list[Compare], success: list[Op], failure: list[Op] | None = None) -> TxnResult:
         failure = failure or []
         validate_txn(compares, success, failure)
-        body = {"compare": [_compare(c) for c in compares], "success": [_op(o) for o in success],
-                "failure": [_op(o) for o in failure]}
+        layout = self.layout
+        body = {"compare": [_compare(c, layout) for c in compares], "success": [_op(o, layout) for o in success],
+                "failure": [_op(o, layout) for o in failure]}
         doc = await self._call("/v3/kv/txn", body)
         succeeded = bool(doc.get("succeeded", False))
         ops = success if succeeded else failure
-        responses = [_response(op, r) for op, r in zip(ops, doc.get("responses", ()))]
+        responses = [self._response(op, r) for op, r in zip(ops, doc.get("responses", ()))]
         rev = int(doc["header"]["revision"])
         written = tuple(o.key for o in ops if not isinstance(o, Get))
         if written and rev not in self._own:
@@ -289,6 +302,18 @@ class RealEtcd:
 
     def update(self, key: str, value: bytes, mod_revision: int, lease: int = 0) -> Any:
         return self.txn([Compare(key, "mod", "=", mod_revision)], [Put(key, value, lease)], [Get(key)])
+
+    def _response(self, op: Op, doc: dict[str, Any]) -> object:
+        """One op's answer as the revision log gives it (a Put's prior value is not asked for: the API
+        server never reads it, and it would double what every update carries back)."""
+        if isinstance(op, Get):
+            return self._range_result(doc.get("response_range", {}))
+        if isinstance(op, Put):
+            return None
+        prev = [_kv(k, self.layout.from_etcd) for k in doc.get("response_delete_range", {}).get("prev_kvs", ())]
+        if op.end is not None:
+            return prev
+        return prev[0] if prev else None
 
     async def compact(self, revision: int) -> None:
         await self._call("/v3/kv/compaction", {"revision": revision})
@@ -385,40 +410,27 @@ class RealEtcd:
             self._session = None
 
 
-def _compare(c: Compare) -> dict[str, Any]:
+def _compare(c: Compare, layout: KeyLayout) -> dict[str, Any]:
     target, field_name = _COMPARE_TARGET[c.target]
     value: Any = _b64(c.value) if c.target == "value" and isinstance(c.value, (bytes, str)) else c.value
-    return {"key": _b64(c.key), "target": target, "result": _COMPARE_RESULT[c.op], field_name: value}
+    return {"key": _b64(layout.to_etcd(c.key)), "target": target, "result": _COMPARE_RESULT[c.op], field_name: value}
 
 
-def _op(op: Op) -> dict[str, Any]:
+def _op(op: Op, layout: KeyLayout) -> dict[str, Any]:
     if isinstance(op, Put):
-        put: dict[str, Any] = {"key": _b64(op.key), "value": _b64(op.value)}
+        put: dict[str, Any] = {"key": _b64(layout.to_etcd(op.key)), "value": _b64(op.value)}
         if op.lease:
             put["lease"] = op.lease
         return {"request_put": put}
     if isinstance(op, Delete):
-        body: dict[str, Any] = {"key": _b64(op.key), "prev_kv": True}
+        body: dict[str, Any] = {"key": _b64(layout.to_etcd(op.key)), "prev_kv": True}
         if op.end is not None:
-            body["range_end"] = _b64(op.end)
+            body["range_end"] = _b64(layout.end_to_etcd(op.end))  # type: ignore[arg-type]
         return {"request_delete_range": body}
-    body = {"key": _b64(op.key)}
+    body = {"key": _b64(layout.to_etcd(op.key))}
     if op.end is not None:
-        body["range_end"] = _b64(op.end)
+        body["range_end"] = _b64(layout.end_to_etcd(op.end))  # type: ignore[arg-type]
     return {"request_range": body}
-
-
-def _response(op: Op, doc: dict[str, Any]) -> object:
-    """One op's answer as the revision log gives it (a Put's prior value is not asked for: the API
-    server never reads it, and it would double what every update carries back)."""
-    if isinstance(op, Get):
-        return RealEtcd._range_result(doc.get("response_range", {}))
-    if isinstance(op, Put):
-        return None
-    prev = [_kv(k) for k in doc.get("response_delete_range", {}).get("prev_kvs", ())]
-    if op.end is not None:
-        return prev
-    return prev[0] if prev else None
 
 
 class RealWatch:
@@ -456,10 +468,11 @@ class RealWatch:
             if self.next_rev <= 0:
                 self.next_rev = (await etcd.range(self.key, self.end, count_only=True)).revision + 1
                 self.delivered = max(self.delivered, self.next_rev - 1)
-            req: dict[str, Any] = {"key": _b64(self.key), "start_revision": self.next_rev,
+            layout = etcd.layout
+            req: dict[str, Any] = {"key": _b64(layout.to_etcd(self.key)), "start_revision": self.next_rev,
                                    "progress_notify": self.progress, "prev_kv": self.prev_kv}
             if self.end is not None:
-                req["range_end"] = _b64(self.end)
+                req["range_end"] = _b64(layout.end_to_etcd(self.end))  # type: ignore[arg-type]
             url = etcd.servers[etcd._current]
             session = etcd._session
             if session is None:
@@ -514,9 +527,10 @@ class RealWatch:
         if result.get("created"):
             return None
         events = []
+        back = self.etcd.layout.from_etcd
         for e in result.get("events", ()):
-            kv = _kv(e["kv"])
-            prev = _kv(e["prev_kv"]) if "prev_kv" in e else None
+            kv = _kv(e["kv"], back)
+            prev = _kv(e["prev_kv"], back) if "prev_kv" in e else None
             events.append(Event("DELETE" if e.get("type") == "DELETE" else "PUT", kv, prev))
         if events:
             last = events[-1].kv.mod_revision

@@ -152,14 +152,19 @@ class LocalMember:
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    @property
+    def advertised_peer_port(self) -> int:
+        """Where the other members reach this one: its proxy, unless the cluster runs without."""
+        return self.proxy_port if self.cluster.proxied else self.peer_port
+
     def command(self) -> list[str]:
         c = self.cluster
-        peers = ",".join(f"{m.name}=http://127.0.0.1:{m.proxy_port}" for m in c.members)
+        peers = ",".join(f"{m.name}=http://127.0.0.1:{m.advertised_peer_port}" for m in c.members)
         return [
             c.binary, "--name", self.name, "--data-dir", str(self.folder),
             "--listen-client-urls", self.endpoint, "--advertise-client-urls", self.endpoint,
             "--listen-peer-urls", f"http://127.0.0.1:{self.peer_port}",
-            "--initial-advertise-peer-urls", f"http://127.0.0.1:{self.proxy_port}",
+            "--initial-advertise-peer-urls", f"http://127.0.0.1:{self.advertised_peer_port}",
             "--initial-cluster", peers, "--initial-cluster-token", "kconsole", "--initial-cluster-state", "new",
             "--cert-file", str(c.pki.server_cert), "--key-file", str(c.pki.server_key),
             "--client-cert-auth", "--trusted-ca-file", str(c.pki.ca),
@@ -169,6 +174,10 @@ class LocalMember:
         ]
 
     async def start(self) -> None:
+        self.spawn()
+
+    def spawn(self) -> None:
+        """Start the process (returns at once; the member joins its peers in the background)."""
         if self.running:
             return
         log_file = open(self.folder.with_suffix(".log"), "ab")  # noqa: SIM115 - the child keeps it
@@ -249,6 +258,10 @@ class PeerNetwork:
 
     def isolate(self, member_id: int) -> None:
         """Cut ``member_id`` off: its peer connections close and new ones are refused, both ways."""
+        if not self.cluster.proxied:
+            from kconsole.faults import FaultError
+
+            raise FaultError("these etcd members talk to each other directly: no proxy to cut")
         self.isolated.add(member_id)
         for src, dst, a, b in list(self._links):
             if src in self.isolated or dst in self.isolated:
@@ -319,12 +332,14 @@ class LocalEtcd:
     """N etcd members in ``folder``; :attr:`servers` and :attr:`tls` are what a client needs."""
 
     def __init__(self, folder: str | os.PathLike[str], *, members: int = 3, binary: str | None = None,
-                 quota_bytes: int = DEFAULT_QUOTA_BYTES) -> None:
+                 quota_bytes: int = DEFAULT_QUOTA_BYTES, proxied: bool = True) -> None:
         if not 1 <= members <= 7:
             raise ValueError(f"--members must be between 1 and 7, got {members}")
         self.folder = Path(folder).resolve()
         self.binary = find_binary(binary)
         self.quota_bytes = quota_bytes
+        #: Peer traffic through the partition proxies (which need a running event loop).
+        self.proxied = proxied
         self.folder.mkdir(parents=True, exist_ok=True)
         os.chmod(self.folder, 0o700)
         self.pki = ensure_pki(self.folder / "pki")
@@ -358,9 +373,27 @@ class LocalEtcd:
             callback()
 
     async def start(self) -> None:
-        await self.network.start()
+        if self.proxied:
+            await self.network.start()
+        self.spawn()
+
+    def spawn(self) -> None:
         for m in self.members:
-            await m.start()
+            m.spawn()
+
+    def terminate(self) -> None:
+        """Stop every process from outside an event loop (a test session's cluster)."""
+        for m in self.members:
+            if m.running:
+                assert m.process is not None
+                m.process.send_signal(signal.SIGCONT)
+                m.process.terminate()
+        for m in self.members:
+            if m.process is not None:
+                try:
+                    m.process.wait(10)
+                except subprocess.TimeoutExpired:
+                    m.process.kill()
 
     async def stop(self) -> None:
         """The followers at once, then the leader: a leader that stops first hands leadership over,
