@@ -296,6 +296,8 @@ class PeerNetwork:
         up_writer.write(head)
         try:
             await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        except asyncio.CancelledError:
+            pass  # the loop is going away: the connection goes with it
         finally:
             self._links.discard(link)
             writer.close()

@@ -95,16 +95,7 @@ class RealEtcdCluster(RealEtcd):
     async def start(self) -> None:
         if self.local is not None:
             await self.local.start()
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:  # wait for an elected leader: the first requests would only be refused before
-            await self.poll()
-            if self.leader() is not None:
-                break
-            if time.monotonic() > deadline:
-                where = f" (logs: {self.local.folder}/etcd-N.log)" if self.local is not None else ""
-                raise StoreError(f"etcd at {','.join(self.servers)} elected no leader within "
-                                 f"{START_TIMEOUT:g} s{where}")
-            await asyncio.sleep(0.2)
+        await self.wait_for_leader()
         await super().start()
         self._poller = asyncio.get_running_loop().create_task(self._poll_loop(), name="etcd-members")
 
@@ -117,7 +108,22 @@ class RealEtcdCluster(RealEtcd):
                 pass
         await super().close()
         if self.local is not None:
-            await self.local.stop()
+            with self._io():
+                await self.local.stop()
+
+    async def wait_for_leader(self, timeout: float = START_TIMEOUT) -> None:
+        """Until the members elected a leader (real time, which a virtual clock waits for too)."""
+        deadline = time.monotonic() + timeout
+        with self._io():
+            while True:
+                await self.poll()
+                if self.leader() is not None:
+                    return
+                if time.monotonic() > deadline:
+                    where = f" (logs: {self.local.folder}/etcd-N.log)" if self.local is not None else ""
+                    raise StoreError(f"etcd at {','.join(self.servers)} elected no leader within "
+                                     f"{timeout:g} s{where}")
+                await asyncio.sleep(0.1)
 
     # ----- the view -----------------------------------------------------------------------------
     def _on_change(self) -> None:

@@ -1,0 +1,146 @@
+"""The whole cluster on real etcd members (``--etcd local``): a chain reaction, quorum loss and the
+faults acting on the real processes.
+
+Real etcd runs on real time: the tests wait for it with bounded polling (generous limits), and
+assert only on outcomes, never on how long anything took.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from kconsole.client import StatusError
+from kconsole.cluster import Cluster
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+from e2e_env import boot, deployment, running, shutdown, vclock  # noqa: E402
+
+pytestmark = [
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.skipif(shutil.which("etcd") is None,
+                       reason="no etcd binary on PATH (CI installs Debian's etcd-server)"),
+]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def cluster(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Cluster]:
+    c = await boot(tmp_path_factory.mktemp("real-etcd") / "data", nodes=3, control_planes=3, etcd="local",
+                   pod_delay_factor=0.1)
+    try:
+        yield c
+    finally:
+        await shutdown(c)
+
+
+async def until(predicate, what: str, limit: float = 120.0) -> None:  # type: ignore[no-untyped-def]
+    """Poll ``predicate`` (async) every 0.1 s of real time, up to ``limit`` real seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while not await predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"{what}: not within {limit:g} s")
+        await asyncio.sleep(0.1)
+
+
+async def test_the_store_is_real_etcd_with_kube_apiserver_keys(cluster: Cluster) -> None:
+    etcd = cluster.etcd
+    assert etcd is not None and etcd.local is not None
+    statuses = await etcd.member_status()
+    assert len(statuses) == 3 and all(s.version.startswith("3.") for s in statuses)
+    assert sum(s.is_leader for s in statuses) == 1
+    raw = await etcd._call("/v3/kv/range", {"key": "L3JlZ2lzdHJ5L21pbmlvbnMv", "range_end": "L3JlZ2lzdHJ5L21pbmlvbnMw",
+                                             "count_only": True})  # /registry/minions/ as kube-apiserver keys nodes
+    assert int(raw.get("count", 0)) == 6
+
+
+async def test_chain_reaction_deployment_to_running_pods(cluster: Cluster) -> None:
+    clock = vclock(cluster)
+    await cluster.api_client().create(deployment("web", "nginx:1.25", 3))
+
+    async def three_running() -> bool:
+        return len(await running(cluster, "default", "app=web")) == 3
+
+    await clock.run_until(three_running, timeout=600, step=0.5)
+    rss = await cluster.api_client().list_all("replicasets", "default")
+    assert [rs["metadata"]["name"].startswith("web-") for rs in rss] == [True]
+
+
+async def test_quorum_loss_refuses_writes_and_loses_nothing_acknowledged(cluster: Cluster) -> None:
+    etcd = cluster.etcd
+    assert etcd is not None and etcd.local is not None
+    admin = cluster.api_client()
+    acknowledged: list[str] = []
+    for i in range(5):
+        await admin.create(_cm(f"before-{i}"))
+        acknowledged.append(f"before-{i}")
+
+    stopped = [m for m in etcd.members if not m.is_leader][:1] + [m for m in etcd.members if m.is_leader]
+    for m in stopped:
+        await m.stop()
+
+    async def refused() -> bool:
+        try:
+            await admin.create(_cm("during"))
+        except StatusError as err:
+            assert err.code in (500, 503, 504), err
+            assert "etcdserver:" in str(err) or "etcd" in str(err), err
+            return True
+        acknowledged.append("during")  # taken before the members' loss was noticed: it must survive
+        return False
+
+    await until(refused, "writes refused once 2 of 3 members are down")
+    for m in stopped:
+        await m.start()
+
+    async def all_there() -> bool:
+        try:
+            names = {c["metadata"]["name"] for c in await admin.list_all("configmaps", "default")}
+        except StatusError:
+            return False
+        return set(acknowledged) <= names
+
+    await until(all_there, "every acknowledged write back after quorum returns")
+    await until(lambda: _leader(cluster), "a leader again")
+    await admin.create(_cm("after"))
+
+
+def _cm(name: str) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"},
+            "data": {"name": name}}
+
+
+async def _leader(cluster: Cluster) -> bool:
+    assert cluster.etcd is not None
+    await cluster.etcd.poll()
+    return cluster.etcd.leader() is not None
+
+
+async def test_faults_act_on_the_real_processes(cluster: Cluster) -> None:
+    assert cluster.faults is not None
+    etcd = cluster.etcd
+    assert etcd is not None
+    await until(lambda: _leader(cluster), "a leader")
+    killed = await cluster.faults.apply("etcd-kill-leader", "leader")
+    victim = etcd.member(killed.target)
+    assert not victim.running
+    await until(lambda: _leader(cluster), "a new leader after SIGKILL")
+    await cluster.faults.heal(killed.id)
+    assert victim.running
+
+    paused = await cluster.faults.apply("etcd-pause", "etcd-1")
+    assert etcd.member("etcd-1").paused
+    await cluster.faults.heal(paused.id)
+    assert not etcd.member("etcd-1").paused
+
+    cut = await cluster.faults.apply("etcd-partition", "etcd-2")
+    assert etcd.network.isolated
+    await cluster.api_client().create(_cm("while-cut"))
+    await cluster.faults.heal(cut.id)
+    assert not etcd.network.isolated
