@@ -102,6 +102,10 @@ _ERRORS: tuple[tuple[str, type[StoreError] | None], ...] = (
 _TRY_ELSEWHERE = ("no leader", "server stopped", "not capable", "unhealthy cluster")
 
 
+#: Asks a member to answer even without a leader (gRPC metadata through the gateway's headers).
+_ANY_LEADER = {"Grpc-Metadata-hasleader": "false"}
+
+
 def _b64(text: str | bytes) -> str:
     return base64.b64encode(text.encode() if isinstance(text, str) else text).decode("ascii")
 
@@ -207,7 +211,7 @@ class RealEtcd:
                 self._revision = rev
 
     async def _call(self, path: str, body: dict[str, Any], *, endpoint: str | None = None,
-                    retry_elsewhere: bool = True) -> dict[str, Any]:
+                    retry_elsewhere: bool = True, headers: dict[str, str] | None = None) -> dict[str, Any]:
         """POST ``body`` to ``path``; on a member that cannot answer, the next endpoint (each once)."""
         if self._session is None or self._closed:
             raise UnavailableError("etcdserver: server stopped")
@@ -216,7 +220,7 @@ class RealEtcd:
         for i, url in enumerate(order):
             try:
                 with self._io():
-                    async with self._session.post(url + path, json=body) as resp:
+                    async with self._session.post(url + path, json=body, headers=headers) as resp:
                         doc = await resp.json(content_type=None)
             except asyncio.TimeoutError:
                 raise UnavailableError("etcdserver: request timed out") from None
@@ -392,8 +396,9 @@ class RealEtcd:
     async def endpoint_status(self, url: str) -> dict[str, Any] | None:
         """``etcdctl endpoint status`` of one endpoint (None: it does not answer)."""
         try:
+            # Without ``hasleader``: a member cut off from the leader still tells its term and index.
             return await asyncio.wait_for(self._call("/v3/maintenance/status", {}, endpoint=url,
-                                                     retry_elsewhere=False), 1.0)
+                                                     retry_elsewhere=False, headers=_ANY_LEADER), 1.0)
         except (StoreError, asyncio.TimeoutError):
             return None
 

@@ -168,7 +168,7 @@ class RealEtcdCluster(RealEtcd):
     def quorum(self) -> Quorum:
         isolated = getattr(self.network, "isolated", set())
         alive = sum(1 for m in self.members if m.running and not m.paused and m.id not in isolated
-                    and self._statuses.get(m.name) is not None)
+                    and int((self._statuses.get(m.name) or {}).get("leader", 0) or 0))
         return Quorum.of(len(self.members), alive)
 
     async def member_status(self) -> list[MemberStatus]:
