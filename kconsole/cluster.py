@@ -114,7 +114,7 @@ class ClusterConfig:
     #: ``kconsole/store/etcdlocal.py``). Ignored when ``etcd_servers`` is set.
     etcd: str = "embedded"
     #: kube-apiserver's --etcd-servers: a real etcd cluster's client URLs (``https://host:2379``).
-    etcd_servers: tuple[str, ...] = ()
+    etcd_servers: tuple[str, ...] | None = None
     #: kube-apiserver's --etcd-cafile/--etcd-certfile/--etcd-keyfile for ``etcd_servers``.
     etcd_cafile: Path | None = None
     etcd_certfile: Path | None = None

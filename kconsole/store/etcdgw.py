@@ -183,6 +183,8 @@ class RealEtcd:
         self._compactor: asyncio.Task[None] | None = None
         self._closed = False
         self.compactions = 0
+        #: The revision this client last compacted to (etcd's status does not tell).
+        self.compacted = 0
 
     # ----- connection ---------------------------------------------------------------------------
     async def start(self) -> None:
@@ -321,12 +323,13 @@ class RealEtcd:
 
     async def compact(self, revision: int) -> None:
         await self._call("/v3/kv/compaction", {"revision": revision})
+        self.compacted = max(self.compacted, revision)
 
     async def status(self) -> Status:
         doc = await self._call("/v3/maintenance/status", {})
         alarms = await self.alarms()
         keys = await self.range("\0", "\0", count_only=True, serializable=True)
-        return Status(int(doc["header"]["revision"]), 0, int(doc.get("dbSize", 0)),
+        return Status(int(doc["header"]["revision"]), self.compacted, int(doc.get("dbSize", 0)),
                       int(doc.get("dbSizeInUse", doc.get("dbSize", 0))), keys.count, alarms)
 
     async def alarms(self) -> list[str]:
