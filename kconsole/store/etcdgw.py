@@ -219,6 +219,7 @@ class RealEtcd:
             raise UnavailableError("etcdserver: server stopped")
         order = [endpoint] if endpoint else self.servers[self._current:] + self.servers[:self._current]
         last: StoreError | None = None
+        answered: StoreError | None = None  # a member's own refusal beats a member that is not there
         for i, url in enumerate(order):
             try:
                 with self._io():
@@ -242,11 +243,12 @@ class RealEtcd:
                 if isinstance(doc, dict) else f"HTTP {resp.status}"
             err = store_error(message)
             if retry_elsewhere and any(t in message for t in _TRY_ELSEWHERE):
-                last = err
+                answered = err
                 continue
             raise err
-        assert last is not None
-        raise last
+        failed = answered or last
+        assert failed is not None
+        raise failed
 
     def _io(self) -> Any:
         """Marks the request as real I/O in flight, so a virtual clock waits for etcd's answer."""

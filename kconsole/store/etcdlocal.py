@@ -45,6 +45,8 @@ LOCAL_DIR = "etcd-real"
 #: Periodic watch progress notifications (etcd's default is 10 minutes): how soon a resource's
 #: watch cache learns that nothing of it changed up to a revision others wrote.
 PROGRESS_INTERVAL = "1s"
+#: Wall seconds a member gets to stop with the cluster before it is killed.
+STOP_GRACE = 2.0
 #: Wall seconds the members get to elect a leader at start.
 START_TIMEOUT = 30.0
 _PR_SET_PDEATHSIG = 1
@@ -182,8 +184,10 @@ class LocalMember:
             return
         log_file = open(self.folder.with_suffix(".log"), "ab")  # noqa: SIM115 - the child keeps it
         try:
+            # Its own session: Ctrl-C in kconsole's terminal is kconsole's to handle, not the members'.
             self.process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=log_file,
-                                            stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+                                            stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
+                                            start_new_session=True)
         except OSError as err:
             raise StoreError(f"cannot start etcd member {self.name}: {err}") from err
         finally:
@@ -191,8 +195,9 @@ class LocalMember:
         self.paused = False
         self.cluster.changed()
 
-    async def stop(self, sig: int = signal.SIGTERM) -> None:
-        """SIGTERM (a clean stop) or SIGKILL (a crash); waits for the process to exit."""
+    async def stop(self, sig: int = signal.SIGTERM, grace: float = 10.0) -> None:
+        """SIGTERM (a clean stop) or SIGKILL (a crash); waits for the process to exit, killing it
+        after ``grace`` seconds (etcd syncs its WAL before it acknowledges: a kill loses nothing)."""
         proc = self.process
         if proc is None or proc.poll() is not None:
             return
@@ -200,11 +205,11 @@ class LocalMember:
             proc.send_signal(signal.SIGCONT)
             self.paused = False
         proc.send_signal(sig)
-        deadline = time.monotonic() + 10.0
+        deadline = time.monotonic() + grace
         while proc.poll() is None:
             if time.monotonic() > deadline:
                 proc.kill()
-                deadline += 10.0
+                deadline += grace
             await asyncio.sleep(0.02)
         self.is_leader = False
         self.stops += 1
@@ -400,8 +405,8 @@ class LocalEtcd:
     async def stop(self) -> None:
         """The followers at once, then the leader: a leader that stops first hands leadership over,
         and one stopped beside its followers waits for a hand-over that cannot happen."""
-        await asyncio.gather(*(m.stop() for m in self.members if not m.is_leader))
-        await asyncio.gather(*(m.stop() for m in self.members))
+        await asyncio.gather(*(m.stop(grace=STOP_GRACE) for m in self.members if not m.is_leader))
+        await asyncio.gather(*(m.stop(grace=STOP_GRACE) for m in self.members))
         await self.network.close()
 
     def flags(self) -> str:

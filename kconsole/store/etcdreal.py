@@ -100,6 +100,11 @@ class RealEtcdCluster(RealEtcd):
         self._poller = asyncio.get_running_loop().create_task(self._poll_loop(), name="etcd-members")
 
     async def close(self) -> None:
+        if self.local is not None and self._session is not None:
+            try:  # who leads now: the followers stop first (see LocalEtcd.stop)
+                await asyncio.wait_for(self.poll(), 1.5)
+            except (asyncio.TimeoutError, StoreError):
+                pass
         if self._poller is not None:
             self._poller.cancel()
             try:
