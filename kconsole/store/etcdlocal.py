@@ -13,7 +13,8 @@ and ``etcd-N.log``.
 Client traffic is TLS with client certificates (``--client-cert-auth``), as kube-apiserver talks to
 etcd. Peer traffic goes through a loopback TCP proxy per member, in plain HTTP so the proxy can read
 which member speaks (etcd's ``X-Server-From`` header): the partition fault cuts one member off by
-closing and refusing its connections in both directions, as a firewall rule would.
+closing and refusing its connections in both directions, as a firewall rule would. The proxies
+move bytes with ``splice(2)`` on threads of their own, off the event loop.
 
 The fault handles act on the processes: stop (SIGTERM) and start, pause (SIGSTOP/SIGCONT), kill
 (SIGKILL), partition (the proxies) and quota exhaustion (members restarted one by one with
@@ -31,6 +32,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -240,26 +242,41 @@ class LocalMember:
 
 
 class PeerNetwork:
-    """The loopback TCP proxies in front of each member's peer port, and which members are cut off."""
+    """The loopback TCP proxies in front of each member's peer port, and which members are cut off.
+
+    Each proxied connection is pumped by two threads with ``splice(2)`` (the kernel moves the bytes;
+    the threads wait outside the GIL), so Raft's traffic costs kconsole's event loop nothing."""
 
     def __init__(self, cluster: LocalEtcd) -> None:
         self.cluster = cluster
         self.isolated: set[int] = set()
-        self._servers: list[asyncio.AbstractServer] = []
-        self._links: set[tuple[int, int, asyncio.StreamWriter, asyncio.StreamWriter]] = set()
+        self._listeners: list[socket.socket] = []
+        self._links: set[tuple[int, int, socket.socket, socket.socket]] = set()
+        self._lock = threading.Lock()
 
     async def start(self) -> None:
+        self.open()
+
+    def open(self) -> None:
         for m in self.cluster.members:
-            server = await asyncio.start_server(lambda r, w, m=m: self._accept(m, r, w), "127.0.0.1", m.proxy_port)
-            self._servers.append(server)
+            listener = socket.create_server(("127.0.0.1", m.proxy_port), reuse_port=False)
+            self._listeners.append(listener)
+            threading.Thread(target=self._serve, args=(m, listener), daemon=True,
+                             name=f"etcd-proxy-{m.name}").start()
 
     async def close(self) -> None:
-        for server in self._servers:
-            server.close()
-        for *_, a, b in list(self._links):
-            a.close()
-            b.close()
-        self._servers.clear()
+        self.shut()
+
+    def shut(self) -> None:
+        for listener in self._listeners:
+            _shutdown(listener)
+            listener.close()
+        self._listeners.clear()
+        with self._lock:
+            links = list(self._links)
+        for *_, a, b in links:
+            _shutdown(a)
+            _shutdown(b)
 
     def isolate(self, member_id: int) -> None:
         """Cut ``member_id`` off: its peer connections close and new ones are refused, both ways."""
@@ -268,10 +285,12 @@ class PeerNetwork:
 
             raise FaultError("these etcd members talk to each other directly: no proxy to cut")
         self.isolated.add(member_id)
-        for src, dst, a, b in list(self._links):
+        with self._lock:
+            links = list(self._links)
+        for src, dst, a, b in links:
             if src in self.isolated or dst in self.isolated:
-                a.close()
-                b.close()
+                _shutdown(a)
+                _shutdown(b)
         self.cluster.changed()
 
     def heal(self) -> None:
@@ -281,32 +300,69 @@ class PeerNetwork:
     def cut(self, src: int, dst: int) -> bool:
         return src in self.isolated or dst in self.isolated
 
-    async def _accept(self, member: LocalMember, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _serve(self, member: LocalMember, listener: socket.socket) -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return  # shut
+            threading.Thread(target=self._link, args=(member, conn), daemon=True).start()
+
+    def _link(self, member: LocalMember, conn: socket.socket) -> None:
+        up: socket.socket | None = None
         try:
-            head = await asyncio.wait_for(reader.read(4096), 5.0)
-        except (asyncio.TimeoutError, OSError):
-            writer.close()
-            return
-        src = _server_from(head)
-        if self.cut(src, member.id):
-            writer.close()
-            return
-        try:
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", member.peer_port)
+            conn.settimeout(5.0)
+            head = conn.recv(4096)
+            conn.settimeout(None)
+            src = _server_from(head)
+            if not head or self.cut(src, member.id):
+                return
+            up = socket.create_connection(("127.0.0.1", member.peer_port), timeout=5.0)
+            up.settimeout(None)
+            up.sendall(head)
+            link = (src, member.id, conn, up)
+            with self._lock:
+                self._links.add(link)
+            try:
+                other = threading.Thread(target=_pump, args=(up, conn), daemon=True)
+                other.start()
+                _pump(conn, up)
+                other.join()
+            finally:
+                with self._lock:
+                    self._links.discard(link)
         except OSError:
-            writer.close()
-            return
-        link = (src, member.id, writer, up_writer)
-        self._links.add(link)
-        up_writer.write(head)
-        try:
-            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
-        except asyncio.CancelledError:
-            pass  # the loop is going away: the connection goes with it
+            pass
         finally:
-            self._links.discard(link)
-            writer.close()
-            up_writer.close()
+            conn.close()
+            if up is not None:
+                up.close()
+
+
+def _shutdown(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    """Move bytes ``src`` -> ``dst`` until either side ends, then end both (the other pump too)."""
+    r, w = os.pipe()
+    try:
+        while True:
+            n = os.splice(src.fileno(), w, 1 << 16)
+            if n == 0:
+                break
+            while n:
+                n -= os.splice(r, dst.fileno(), n)
+    except OSError:
+        pass
+    finally:
+        os.close(r)
+        os.close(w)
+        _shutdown(src)
+        _shutdown(dst)
 
 
 def _server_from(head: bytes) -> int:
@@ -319,20 +375,6 @@ def _server_from(head: bytes) -> int:
             except ValueError:
                 return 0
     return 0
-
-
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while True:
-            data = await reader.read(65536)
-            if not data:
-                break
-            writer.write(data)
-            await writer.drain()
-    except (OSError, ConnectionError):
-        pass
-    finally:
-        writer.close()
 
 
 class LocalEtcd:
@@ -380,11 +422,12 @@ class LocalEtcd:
             callback()
 
     async def start(self) -> None:
-        if self.proxied:
-            await self.network.start()
         self.spawn()
 
     def spawn(self) -> None:
+        """Every member's process, behind its proxy (no event loop needed: a test session's cluster)."""
+        if self.proxied and not self.network._listeners:
+            self.network.open()
         for m in self.members:
             m.spawn()
 
@@ -401,6 +444,7 @@ class LocalEtcd:
                     m.process.wait(10)
                 except subprocess.TimeoutExpired:
                     m.process.kill()
+        self.network.shut()
 
     async def stop(self) -> None:
         """The followers at once, then the leader: a leader that stops first hands leadership over,
