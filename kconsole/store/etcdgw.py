@@ -213,8 +213,11 @@ class RealEtcd:
                 self._revision = rev
 
     async def _call(self, path: str, body: dict[str, Any], *, endpoint: str | None = None,
-                    retry_elsewhere: bool = True, headers: dict[str, str] | None = None) -> dict[str, Any]:
-        """POST ``body`` to ``path``; on a member that cannot answer, the next endpoint (each once)."""
+                    retry_elsewhere: bool = True, headers: dict[str, str] | None = None,
+                    idempotent: bool = True) -> dict[str, Any]:
+        """POST ``body`` to ``path``; on a member that cannot answer, the next endpoint (each once).
+        A write whose connection broke after it was sent is not sent again (etcd's client does not
+        repeat a transaction either): its outcome is unknown, and the error says so."""
         if self._session is None or self._closed:
             raise UnavailableError("etcdserver: server stopped")
         order = [endpoint] if endpoint else self.servers[self._current:] + self.servers[:self._current]
@@ -227,8 +230,16 @@ class RealEtcd:
                         doc = await resp.json(content_type=None)
             except asyncio.TimeoutError:
                 raise UnavailableError("etcdserver: request timed out") from None
+            except aiohttp.ClientConnectorError as err:  # never connected: nothing was sent
+                last = UnavailableError(f"etcd {url}: {err.__class__.__name__}: connection refused")
+                if not retry_elsewhere:
+                    raise last from None
+                continue
             except (aiohttp.ClientConnectionError, OSError) as err:
-                last = UnavailableError(f"etcd {url}: {err.__class__.__name__}: connection refused or reset")
+                if not idempotent:
+                    raise UnavailableError(f"etcd {url}: the connection closed before etcd answered "
+                                           f"({err.__class__.__name__}): the write may have been applied") from None
+                last = UnavailableError(f"etcd {url}: {err.__class__.__name__}: connection reset")
                 if not retry_elsewhere:
                     raise last from None
                 continue
@@ -292,13 +303,18 @@ class RealEtcd:
         layout = self.layout
         body = {"compare": [_compare(c, layout) for c in compares], "success": [_op(o, layout) for o in success],
                 "failure": [_op(o, layout) for o in failure]}
-        doc = await self._call("/v3/kv/txn", body)
+        doc = await self._call("/v3/kv/txn", body, idempotent=False)
         succeeded = bool(doc.get("succeeded", False))
         ops = success if succeeded else failure
         responses = [self._response(op, r) for op, r in zip(ops, doc.get("responses", ()))]
         rev = int(doc["header"]["revision"])
+        # This client's write made revision ``rev`` only if it changed something (a delete of nothing
+        # leaves the revision someone else made); a ranged delete's keys are not listed, so its
+        # revision is left unproven (see RealWatch.settled).
+        changed = any(isinstance(o, Put) or (isinstance(o, Delete) and r) for o, r in zip(ops, responses))
+        ranged = any(isinstance(o, Delete) and o.end is not None for o in ops)
         written = tuple(o.key for o in ops if not isinstance(o, Get))
-        if written and rev not in self._own:
+        if changed and not ranged and rev not in self._own:
             self._own[rev] = written
             self._own_order.append(rev)
             while len(self._own_order) > OWN_WINDOW:
@@ -454,8 +470,9 @@ class RealWatch:
         self.key, self.end = key, end
         self.next_rev = start
         self.prev_kv, self.progress = prev_kv, progress
-        #: Every event up to this revision was delivered (an event batch's or a progress notification's).
-        self.delivered = 0
+        #: Every event up to this revision was delivered (an event batch's or a progress notification's;
+        #: before the start revision, the reader's own list holds them).
+        self.delivered = max(0, start - 1)
         self._gen = self._run()
 
     def __aiter__(self) -> AsyncIterator[WatchResponse]:
