@@ -106,3 +106,102 @@ def test_etcd_up_runs_members_until_interrupted(tmp_path: Path) -> None:
             proc.kill()
     log = (tmp_path / "etcd" / "etcd-0.log").read_text()
     assert "etcd-0" in log
+
+
+needs_etcd = pytest.mark.skipif(shutil.which("etcd") is None,
+                                reason="no etcd binary on PATH (CI installs Debian's etcd-server)")
+
+
+async def _next(stream, what: str, limit: float = 60.0):  # type: ignore[no-untyped-def]
+    import asyncio
+
+    try:
+        return await asyncio.wait_for(stream.__aiter__().__anext__(), limit)
+    except asyncio.TimeoutError:
+        raise AssertionError(f"{what}: nothing within {limit:g} s") from None
+
+
+@needs_etcd
+async def test_a_watch_is_settled_by_own_writes_elsewhere_and_waits_for_anyone_elses(tmp_path: Path) -> None:
+    from kconsole.store.etcdgw import RealEtcd, TLSFiles
+    from kconsole.store.etcdreal import open_real
+    from kconsole.store.kv import Put
+
+    etcd = await open_real(local_dir=tmp_path / "etcd", members=3)
+    other = RealEtcd(etcd.servers, tls=TLSFiles(*etcd.local.tls_files()), compaction_interval=0)
+    try:
+        await other.start()
+        pods = "/registry/pods/"
+        first = await etcd.create(pods + "default/a", b"{}")
+        stream = etcd.watch(pods, prefix_end(pods), start_revision=first.revision + 1, progress_notify=True)
+        assert stream.settled()  # its reader listed up to the start
+        await etcd.txn([], [Put("/registry/configmaps/default/c", b"{}")])
+        assert stream.settled()  # one revision more, this client's, outside the range
+        await etcd.create(pods + "default/b", b"{}")
+        assert not stream.settled()  # a write in the range: not until the stream delivered it
+        got = await _next(stream, "the pod's event")
+        assert [e.kv.key for e in got.events] == [pods + "default/b"] and stream.settled()
+        await other.txn([], [Put("/registry/configmaps/default/d", b"{}")])
+        await etcd.range("/registry/configmaps/default/d")  # this client now knows the revision
+        assert not stream.settled()  # someone else's revision: the stream must say
+        progress = await _next(stream, "a progress notification")
+        assert progress.progress and stream.settled()
+        await stream.aclose()
+    finally:
+        await other.close()
+        await etcd.close()
+
+
+@needs_etcd
+async def test_a_watch_moves_to_another_member_and_misses_nothing(tmp_path: Path) -> None:
+    from kconsole.store.etcdreal import open_real
+
+    etcd = await open_real(local_dir=tmp_path / "etcd", members=3)
+    try:
+        pods = "/registry/pods/"
+        start = (await etcd.create(pods + "default/p0", b"0")).revision
+        stream = etcd.watch(pods, prefix_end(pods), start_revision=start, progress_notify=True)
+        seen: list[str] = []
+        while not seen:
+            got = await _next(stream, "the first event")
+            seen += [e.kv.key for e in got.events]
+        watched = etcd.members[etcd._current]
+        await watched.stop()
+        for i in range(1, 6):
+            while True:
+                try:
+                    await etcd.create(pods + f"default/p{i}", str(i).encode())
+                    break
+                except StoreError:  # a write in flight when its member stopped: etcd says so, try again
+                    continue
+        while len(seen) < 6:
+            got = await _next(stream, "the events after the member stopped")
+            seen += [e.kv.key for e in got.events]
+        assert seen == [pods + f"default/p{i}" for i in range(6)]
+        await watched.start()
+        await stream.aclose()
+    finally:
+        await etcd.close()
+
+
+@needs_etcd
+async def test_kube_apiservers_compactor_compacts_what_it_saw_an_interval_ago(tmp_path: Path) -> None:
+    from kconsole.store.etcdreal import open_real
+    from kconsole.store.kv import Put
+
+    etcd = await open_real(local_dir=tmp_path / "etcd", members=1)
+    try:
+        for i in range(3):
+            await etcd.txn([], [Put(f"/registry/configmaps/default/c{i}", b"{}")])
+        version, seen = await etcd.compact_once(0, 0)  # the first round only records the revision
+        assert version == 1 and etcd.compactions == 0
+        await etcd.txn([], [Put("/registry/configmaps/default/later", b"{}")])
+        version, _ = await etcd.compact_once(version, seen)
+        assert version == 2 and etcd.compactions == 1 and (await etcd.status()).compact_revision == seen
+        with pytest.raises(CompactedError):
+            await etcd.range("/registry/configmaps/", prefix_end("/registry/configmaps/"), revision=seen - 1)
+        stream = etcd.watch("/registry/configmaps/", prefix_end("/registry/configmaps/"), start_revision=2)
+        got = await _next(stream, "the compacted watch's cancellation")
+        assert got.canceled and got.compact_revision == seen
+    finally:
+        await etcd.close()
