@@ -60,6 +60,22 @@ async def test_the_store_is_real_etcd_with_kube_apiserver_keys(cluster: Cluster)
     assert int(raw.get("count", 0)) == 6
 
 
+async def test_etcdctl_reads_the_real_members(cluster: Cluster) -> None:
+    import json
+    import os
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    out = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "kconsole", "etcdctl", "endpoint", "status",
+                                                   "-w", "json", "--data-dir", str(cluster.data_dir)],
+                                  capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert len(rows) == 3 and all(r["Status"]["version"].startswith("3.") for r in rows)
+    assert len({r["Status"]["leader"] for r in rows}) == 1
+    assert sum(r["Status"]["leader"] == r["Status"]["header"]["member_id"] for r in rows) == 1
+
+
 async def test_chain_reaction_deployment_to_running_pods(cluster: Cluster) -> None:
     clock = vclock(cluster)
     await cluster.api_client().create(deployment("web", "nginx:1.25", 3))
