@@ -44,8 +44,8 @@ class RemoteMember:
     def _refuse(self) -> None:
         from kconsole.faults import FaultError
 
-        raise FaultError(f"etcd member {self.name} ({self.endpoint}) is not run by kconsole: start the cluster "
-                         f"with --etcd local (or kconsole etcd up) to break its members")
+        raise FaultError(f"etcd member {self.name} ({self.endpoint}) is not run by this cluster: start it with "
+                         f"--etcd local to break its members")
 
     async def start(self) -> None:
         self._refuse()
