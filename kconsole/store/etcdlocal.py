@@ -47,6 +47,8 @@ LOCAL_DIR = "etcd-real"
 #: Periodic watch progress notifications (etcd's default is 10 minutes): how soon a resource's
 #: watch cache learns that nothing of it changed up to a revision others wrote.
 PROGRESS_INTERVAL = "1s"
+#: Bytes of a peer connection's first request the proxy reads to find who sends it.
+HEAD_LIMIT = 16 * 1024
 #: Wall seconds a member gets to stop with the cluster before it is killed.
 STOP_GRACE = 2.0
 #: Wall seconds the members get to elect a leader at start.
@@ -312,7 +314,12 @@ class PeerNetwork:
         up: socket.socket | None = None
         try:
             conn.settimeout(5.0)
-            head = conn.recv(4096)
+            head = b""
+            while b"\r\n\r\n" not in head and len(head) < HEAD_LIMIT:  # the request's headers, whole
+                chunk = conn.recv(HEAD_LIMIT)
+                if not chunk:
+                    break
+                head += chunk
             conn.settimeout(None)
             src = _server_from(head)
             if not head or self.cut(src, member.id):
