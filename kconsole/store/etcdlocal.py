@@ -34,7 +34,7 @@ import socket
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +148,6 @@ class LocalMember:
     quota_bytes: int = DEFAULT_QUOTA_BYTES
     #: Real disks cannot be slowed from here (no root, no cgroup): the slow-disk fault says so.
     disk_latency: float = 0.0
-    stops: int = field(default=0)
 
     @property
     def endpoint(self) -> str:
@@ -216,7 +215,6 @@ class LocalMember:
                 deadline += grace
             await asyncio.sleep(0.02)
         self.is_leader = False
-        self.stops += 1
         self.cluster.changed()
 
     async def kill(self) -> None:
