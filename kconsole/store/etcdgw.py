@@ -72,6 +72,9 @@ log = logging.getLogger(__name__)
 #: Wall seconds one request may take (etcd's own server-side limit for a write is 5 s plus two
 #: election timeouts; the client waits a little longer so etcd's answer, not ours, is what is seen).
 REQUEST_TIMEOUT = 8.0
+#: Wall seconds a member gets to tell its status before it counts as down (etcdctl's default
+#: --command-timeout is 5 s; a busy machine may keep a live member from answering within one).
+STATUS_TIMEOUT = 3.0
 #: kube-apiserver's --etcd-compaction-interval.
 COMPACTION_INTERVAL = 300.0
 #: The key kube-apiserver's compactor coordinates on.
@@ -344,9 +347,9 @@ class RealEtcd:
         self.compacted = max(self.compacted, revision)
 
     async def status(self) -> Status:
-        doc = await self._call("/v3/maintenance/status", {})
-        alarms = await self.alarms()
-        keys = await self.range("\0", "\0", count_only=True, serializable=True)
+        doc, alarms, keys = await asyncio.gather(  # at once: the console gives the three half a second
+            self._call("/v3/maintenance/status", {}), self.alarms(),
+            self.range("\0", "\0", count_only=True, serializable=True))
         return Status(int(doc["header"]["revision"]), self.compacted, int(doc.get("dbSize", 0)),
                       int(doc.get("dbSizeInUse", doc.get("dbSize", 0))), keys.count, alarms)
 
@@ -419,7 +422,8 @@ class RealEtcd:
         try:
             # Without ``hasleader``: a member cut off from the leader still tells its term and index.
             return await asyncio.wait_for(self._call("/v3/maintenance/status", {}, endpoint=url,
-                                                     retry_elsewhere=False, headers=_ANY_LEADER), 1.0)
+                                                     retry_elsewhere=False, headers=_ANY_LEADER),
+                                          STATUS_TIMEOUT)
         except (StoreError, asyncio.TimeoutError):
             return None
 

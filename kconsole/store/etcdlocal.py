@@ -49,6 +49,11 @@ LOCAL_DIR = "etcd-real"
 PROGRESS_INTERVAL = "1s"
 #: Bytes of a peer connection's first request the proxy reads to find who sends it.
 HEAD_LIMIT = 16 * 1024
+#: etcd's Raft timing (its defaults): a heartbeat every 100 ms, an election after 1 s of silence.
+#: A machine too busy to schedule the members within that sees leader changes; tests on shared
+#: machines raise both.
+HEARTBEAT_MS = 100
+ELECTION_MS = 1000
 #: Wall seconds a member gets to stop with the cluster before it is killed.
 STOP_GRACE = 2.0
 #: Wall seconds the members get to elect a leader at start.
@@ -174,6 +179,7 @@ class LocalMember:
             "--cert-file", str(c.pki.server_cert), "--key-file", str(c.pki.server_key),
             "--client-cert-auth", "--trusted-ca-file", str(c.pki.ca),
             "--quota-backend-bytes", str(self.quota_bytes),
+            "--heartbeat-interval", str(c.heartbeat_ms), "--election-timeout", str(c.election_ms),
             "--experimental-watch-progress-notify-interval", PROGRESS_INTERVAL,
             "--enable-v2=false", "--logger", "zap", "--log-outputs", "stderr",
         ]
@@ -392,8 +398,9 @@ class LocalEtcd:
         self.folder = Path(folder).resolve()
         self.binary = find_binary(binary)
         self.quota_bytes = quota_bytes
-        #: Peer traffic through the partition proxies (which need a running event loop).
+        #: Peer traffic through the partition proxies.
         self.proxied = proxied
+        self.heartbeat_ms, self.election_ms = HEARTBEAT_MS, ELECTION_MS
         self.folder.mkdir(parents=True, exist_ok=True)
         os.chmod(self.folder, 0o700)
         self.pki = ensure_pki(self.folder / "pki")

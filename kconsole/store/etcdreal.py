@@ -137,7 +137,7 @@ class RealEtcdCluster(RealEtcd):
                 m.is_leader = False
 
     async def poll(self) -> None:
-        """Every member's status, at once (a member that does not answer within a second is down)."""
+        """Every member's status, at once (a member that does not answer within STATUS_TIMEOUT is down)."""
         self.open_session()
         answers = await asyncio.gather(*(self.endpoint_status(m.endpoint) for m in self.members))
         for m, doc in zip(self.members, answers):

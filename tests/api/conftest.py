@@ -50,6 +50,7 @@ def real_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         local = LocalEtcd(tmp_path_factory.mktemp("real-etcd"), members=3, proxied=False)
     except EtcdNotFound as err:
         pytest.skip(f"no etcd binary (CI installs Debian's etcd-server): {err}")
+    local.heartbeat_ms, local.election_ms = 300, 3000  # no leader changes when the machine is busy
     local.spawn()
     yield local
     local.terminate()
