@@ -1,13 +1,26 @@
-"""Generic store semantics: generation, status isolation, graceful and finalized deletion, paging."""
+"""Generic store semantics: generation, status isolation, graceful and finalized deletion, paging.
+
+Each test runs twice: on kconsole's embedded store and on real etcd members (``etcd`` binary).
+"""
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
 
-from api_helpers import Client, pod
+import pytest
+from api_helpers import Client, open_store, pod
 
 from kconsole.api.server import APIServer
 from kconsole.clock import VirtualClock
+
+
+@pytest.fixture(params=["embedded", "real-etcd"])
+async def kv(request: pytest.FixtureRequest, tmp_path: Path, clock: VirtualClock) -> AsyncIterator[Any]:
+    store = await open_store(request.param, request, tmp_path, clock)
+    yield store
+    await store.close()
 
 
 def deployment(name: str, replicas: int = 1) -> dict:
@@ -233,6 +246,9 @@ async def test_keys_follow_the_registry_layout(api: APIServer, admin: Client) ->
     stored = json.loads(dep.value)
     assert "resourceVersion" not in stored["metadata"] and stored["kind"] == "Deployment"
     assert (await api.kv.range("/registry/namespaces/team")).kvs
+    layout = getattr(api.kv, "layout", None)
+    if layout is not None:  # real etcd holds kube-apiserver's keys
+        assert layout.to_etcd("/registry/deployments.apps/default/k") == "/registry/deployments/default/k"
 
 
 async def test_events_expire_an_hour_after_their_last_write(admin: Client, clock: VirtualClock) -> None:
