@@ -92,6 +92,8 @@ LogSource = Callable[[str, str, str, LogOptions], "str | LogStream | None"]
 #: node's kubelet does not answer (stopped, cut off, or no machine behind the Node); LookupError
 #: for a path the kubelet does not serve.
 KubeletEndpoints = Callable[[str, str], "str | dict[str, Any] | None"]
+#: The kubelets' streaming endpoints (``exec`` and ``attach`` methods, see :meth:`APIServer.set_exec_source`).
+ExecSource = Any
 
 #: The user the API server acts as for its own bootstrap writes (upstream's loopback client).
 LOOPBACK_USER = UserInfo("system:apiserver", ("system:masters",))
@@ -153,7 +155,8 @@ def _check_types(body: Obj, spec: ResourceSpec) -> None:
 
 
 #: The kind of a subresource's request body (its "kind" field may say it too).
-_BODY_KINDS = {"scale": "Scale", "binding": "Binding", "eviction": "Eviction", "token": "TokenRequest"}
+_BODY_KINDS = {"scale": "Scale", "binding": "Binding", "eviction": "Eviction", "token": "TokenRequest",
+               "exec": "PodExecOptions", "attach": "PodAttachOptions"}
 
 
 def _check_request_types(body: Obj, kind: str) -> None:
@@ -287,6 +290,7 @@ class APIServer:
         self._plugin_index: tuple[Any, Any, Any, dict[tuple[str, str], _Plugins]] = (None, None, None, {})
         self._log_source: LogSource | None = None
         self._kubelet_endpoints: KubeletEndpoints | None = None
+        self._exec_source: ExecSource | None = None
         self._component_probe: componentstatus.ComponentProbe | None = None
         #: Simulated seconds an Event lives after its last write (upstream's --event-ttl); 0 keeps them.
         self.event_ttl = event_ttl
@@ -540,6 +544,12 @@ class APIServer:
     def set_log_source(self, source: LogSource | None) -> None:
         """Where pods/log reads come from: fn(namespace, pod, container, options), as the kubelet's endpoint."""
         self._log_source = source
+
+    def set_exec_source(self, source: ExecSource | None) -> None:
+        """What starts pods/exec and pods/attach processes: the node's kubelet, as the API server
+        hands the stream to it (``source.exec(ns, pod, container, command, tty, stdin)`` and
+        ``source.attach(ns, pod, container, tty, stdin)``)."""
+        self._exec_source = source
 
     def set_kubelet_endpoints(self, source: KubeletEndpoints | None) -> None:
         """What answers nodes/<name>/proxy/<path>: the node's kubelet, as the API server proxies to it."""

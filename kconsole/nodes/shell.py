@@ -972,8 +972,15 @@ async def _wget(sh: Shell, argv: list[str], io: Streams) -> int:
                 output = args[i + 1]
             i += 2
             continue
-        if arg.startswith("-O") and len(arg) > 2:
-            output = arg[2:]
+        if arg.startswith("-") and not arg.startswith("--") and "O" in arg:
+            letters, _, value = arg[1:].partition("O")
+            quiet = quiet or "q" in letters
+            headers = headers or "S" in letters
+            if value:
+                output = value
+            elif i + 1 < len(args):
+                output = args[i + 1]
+                i += 1
         elif arg.startswith("-") and len(arg) > 1:
             quiet = quiet or "q" in arg
             headers = headers or "S" in arg
