@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pty
+import select
 import shutil
+import subprocess
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -244,3 +248,53 @@ async def test_python_client_stream(cluster: Cluster) -> None:
     assert out == "box\nbox\n"
     text, code = await asyncio.to_thread(_interactive, core)
     assert (text, code) == ("fast\n", 4)
+
+
+def _terminal(core: k8s.CoreV1Api) -> tuple[str, int | None]:
+    resp = stream(core.connect_get_namespaced_pod_exec, "box", "default", command=["sh"], stdin=True, stdout=True,
+                  stderr=False, tty=True, _preload_content=False)
+    resp.write_stdin("echo hi\r")
+    resp.write_stdin("exit 6\r")
+    out = ""
+    while resp.is_open():
+        resp.update(timeout=5)
+        out += resp.read_stdout()
+    return out, resp.returncode
+
+
+async def test_python_client_terminal(cluster: Cluster) -> None:
+    out, code = await asyncio.to_thread(_terminal, _core(cluster))
+    assert (out, code) == ("# echo hi\r\nhi\r\n# exit 6\r\n", 6)
+
+
+def _kubectl_on_a_terminal(cluster: Cluster, lines: list[bytes]) -> tuple[int, bytes]:
+    """``kubectl exec -it box -- sh`` with its stdin and stdout on a pseudo-terminal."""
+    binary = shutil.which("kubectl") or "kubectl"
+    home = Path(str(cluster.kubeconfig_path)).parent
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "KUBECONFIG": str(cluster.kubeconfig_path),
+           "KUBECACHEDIR": str(home / "kube-cache"), "TERM": "dumb"}
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([binary, "exec", "-it", "box", "--", "sh"], stdin=follower, stdout=follower,
+                            stderr=follower, env=env, close_fds=True)
+    os.close(follower)
+    seen = b""
+    pending = list(lines)
+    deadline = time.monotonic() + 30
+    while proc.poll() is None and time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                seen += os.read(leader, 4096)
+            except OSError:
+                break
+        if pending and seen.endswith(b"# "):
+            os.write(leader, pending.pop(0))
+    proc.wait(timeout=10)
+    os.close(leader)
+    return proc.returncode, seen
+
+
+async def test_kubectl_exec_on_a_terminal(cluster: Cluster) -> None:
+    code, seen = await asyncio.to_thread(_kubectl_on_a_terminal, cluster, [b"echo $MODE\r", b"exit 9\r"])
+    assert code == 9
+    assert b"# echo $MODE\r\nfast\r\n# exit 9\r\n" in seen
