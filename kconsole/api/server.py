@@ -156,7 +156,7 @@ def _check_types(body: Obj, spec: ResourceSpec) -> None:
 
 #: The kind of a subresource's request body (its "kind" field may say it too).
 _BODY_KINDS = {"scale": "Scale", "binding": "Binding", "eviction": "Eviction", "token": "TokenRequest",
-               "exec": "PodExecOptions", "attach": "PodAttachOptions"}
+               "exec": "PodExecOptions", "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions"}
 
 
 def _check_request_types(body: Obj, kind: str) -> None:

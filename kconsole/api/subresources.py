@@ -19,6 +19,7 @@ from kconsole.api.types import (
     Credentials,
     ExecStream,
     LogStream,
+    PortForwardStream,
     ProxiedError,
     Response,
     StatusError,
@@ -46,7 +47,7 @@ def success(code: int, kind: str | None = None, name: str | None = None) -> Obj:
 
 
 async def dispatch(server: APIServer, call: _Call, spec: ResourceSpec,
-                   sub: str) -> Response | LogStream | ExecStream:
+                   sub: str) -> Response | LogStream | ExecStream | PortForwardStream:
     verb = call.req.verb
     if sub == "scale" and verb in ("get", "update", "patch"):
         return await scale(server, call, spec)
@@ -58,6 +59,8 @@ async def dispatch(server: APIServer, call: _Call, spec: ResourceSpec,
         return await pod_log(server, call, spec)
     if sub in ("exec", "attach") and verb in ("create", "get") and spec.group_resource == "pods":
         return await pod_stream(server, call, spec, sub)
+    if sub == "portforward" and verb in ("create", "get") and spec.group_resource == "pods":
+        return await pod_port_forward(server, call, spec)
     if sub == "proxy" and verb == "get" and spec.group_resource == "nodes":
         return await node_proxy(server, call, spec)
     if sub == "token" and verb == "create":
@@ -406,6 +409,23 @@ async def pod_stream(server: APIServer, call: _Call, spec: ResourceSpec, sub: st
         if sub == "exec":
             return source.exec(req.namespace or "", name, container, command, tty, streams["stdin"])
         return source.attach(req.namespace or "", name, container, tty, streams["stdin"])
+    except ProxiedError as refused:
+        return Response(refused.code, refused.text)
+
+
+async def pod_port_forward(server: APIServer, call: _Call, spec: ResourceSpec) -> Response | PortForwardStream:
+    """pods/portforward: the pod must have a node, whose kubelet then makes the connections."""
+    req = call.req
+    name = req.name or ""
+    pod = await server.read(spec, req.namespace, name)
+    node = (pod.get("spec") or {}).get("nodeName")
+    if not node:
+        raise StatusError.bad_request(f"pod {name} does not have a host assigned")
+    source = server._exec_source
+    if source is None:
+        raise StatusError.internal(f"error dialing backend: dial tcp: lookup {node}: no such host")
+    try:
+        return source.portforward(req.namespace or "", name)
     except ProxiedError as refused:
         return Response(refused.code, refused.text)
 

@@ -112,6 +112,20 @@ class ExecStream(Protocol):
     def resize(self, width: int, height: int) -> None: ...
 
 
+class PodConnection(Protocol):
+    """A TCP connection into a pod (port-forward): bytes in, the answer's bytes out."""
+
+    closed: bool
+
+    def feed(self, data: bytes) -> bytes: ...
+
+
+class PortForwardStream(Protocol):
+    """pods/portforward: connections to the pod's ports, made as the client asks for them."""
+
+    def connect(self, port: int) -> PodConnection | str: ...
+
+
 class ProxiedError(Exception):
     """What a component behind the API server (a kubelet's streaming endpoint) refused a request
     with, as plain text: the API server passes it on as is, as its proxy does."""

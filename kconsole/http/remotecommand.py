@@ -33,8 +33,14 @@ def _flag(query: Mapping[str, str], key: str) -> bool:
 
 def options(query: Any, subresource: str) -> dict[str, Any]:
     """PodExecOptions / PodAttachOptions from the query, as the API server decodes them."""
-    body: dict[str, Any] = {"kind": "PodExecOptions" if subresource == "exec" else "PodAttachOptions",
-                            "apiVersion": "v1"}
+    kinds = {"exec": "PodExecOptions", "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions"}
+    body: dict[str, Any] = {"kind": kinds.get(subresource, "PodExecOptions"), "apiVersion": "v1"}
+    if subresource == "portforward":
+        ports = [p for part in (query.getall("ports", []) if hasattr(query, "getall") else [])
+                 for p in str(part).split(",") if p]
+        if ports:
+            body["ports"] = [int(p) if p.isdigit() else p for p in ports]
+        return body
     for key in ("stdin", "stdout", "stderr", "tty"):
         body[key] = _flag(query, key)
     if query.get("container"):

@@ -41,7 +41,7 @@ from kconsole.api import prometheus
 from kconsole.api.satoken import JWKS_PATH, OIDC_CONFIGURATION_PATH
 from kconsole.api.types import Credentials, Request, Response, StatusError, UserInfo, status_body
 from kconsole.clock import Clock, RealClock
-from kconsole.http import encode, remotecommand, rest, tables
+from kconsole.http import encode, portforward, remotecommand, rest, tables
 from kconsole.http.connection import JSON, NO_CACHE, Connection, Reply, RequestView, Timeouts
 from kconsole.http.discovery import AGGREGATED_CONTENT_TYPE, Discovery
 from kconsole.http.listener import Listener, default_max_connections
@@ -597,7 +597,7 @@ class HTTPFront:
         else:
             assert isinstance(request, web.BaseRequest)
             raw = await self._read_body(request)
-        if route.resource == "pods" and route.group == "" and route.subresource in ("exec", "attach"):
+        if route.resource == "pods" and route.group == "" and route.subresource in ("exec", "attach", "portforward"):
             return await self._remote_command(request, route, creds)
         if rest.streaming_refused(route, method):
             return await self._streaming_refused(route, creds)
@@ -654,6 +654,7 @@ class HTTPFront:
         streams over the WebSocket remotecommand protocol (:mod:`kconsole.http.remotecommand`)."""
         sub = route.subresource or ""
         body = remotecommand.options(request.query, sub)
+        protocols = remotecommand.PROTOCOLS if sub != "portforward" else portforward.PROTOCOLS
         req = Request(verb="create", resource="pods", group="", version=route.version, namespace=route.namespace,
                       name=route.name, subresource=sub, body=body, credentials=creds,
                       user_agent=request.headers.get("User-Agent", ""), source="http")
@@ -661,11 +662,13 @@ class HTTPFront:
         if isinstance(result, Response):
             return self._render(result, req, "pods", request)
         if not isinstance(request, web.BaseRequest) or not remotecommand.wants_websocket(request) \
-                or not set(remotecommand.offered(request)) & set(remotecommand.PROTOCOLS):
+                or not set(remotecommand.offered(request)) & set(protocols):
             return _status_response(status_body(
-                400, "BadRequest", f"kconsole streams {sub} over WebSocket ({', '.join(remotecommand.PROTOCOLS)}), "
-                "as kubectl 1.32 and the Python client ask first; SPDY/3.1 is not implemented", name=route.name,
-                kind="pods"))
+                400, "BadRequest", f"kconsole streams {sub} over WebSocket ({', '.join(protocols)}), "
+                "as kubectl 1.32 and the Python client ask first; SPDY/3.1 upgrades are not implemented",
+                name=route.name, kind="pods"))
+        if sub == "portforward":
+            return await portforward.serve(request, result)
         return await remotecommand.serve(request, result, body)
 
     async def _streaming_refused(self, route: rest.Route, creds: Credentials) -> Reply:

@@ -215,3 +215,7 @@ class NodeFleet:
     def attach(self, namespace: str, pod: str, container: str, tty: bool, stdin: bool) -> Any:
         """The API server's pods/attach source."""
         return self._kubelet_for(namespace, pod).attach(namespace, pod, container, tty=tty, stdin=stdin)
+
+    def portforward(self, namespace: str, pod: str) -> Any:
+        """The API server's pods/portforward source."""
+        return self._kubelet_for(namespace, pod).portforward(namespace, pod)

@@ -873,6 +873,10 @@ class Kubelet:
         """Join a running container's process (``kubectl attach``), or the kubelet's refusal."""
         return streaming.attach_process(self, namespace, pod, container, tty=tty, stdin=stdin)
 
+    def portforward(self, namespace: str, pod: str) -> streaming.PortForwarder:
+        """Connections into a pod's ports (``kubectl port-forward``), or the kubelet's refusal."""
+        return streaming.port_forwarder(self, namespace, pod)
+
     # ------------------------------------------------------------------ fault hooks
 
     def _worker(self, namespace: str, pod: str) -> Worker:

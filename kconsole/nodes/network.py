@@ -193,19 +193,78 @@ class Network:
         meta = pod["metadata"]
         route = f"{route} (pod {meta.get('namespace')}/{meta['name']})" if route else \
             f"pod {meta.get('namespace')}/{meta['name']}"
+        server = self.server(pod, int(target_port))
+        if server is None:
+            return HttpAnswer(endpoint=endpoint, route=route, error="refused")
+        status, reason, headers, body = self.answer(pod, server, source_ip, "GET", path, "curl/7.88.1")
+        return HttpAnswer(endpoint=endpoint, route=route, status=status, reason=reason, headers=headers, body=body)
+
+    @staticmethod
+    def server(pod: Obj, port: int) -> tuple[str, str] | None:
+        """(image family, container) of the simulated server listening on ``port`` in ``pod``, if any."""
         running = {cs.get("name") for cs in (pod.get("status") or {}).get("containerStatuses") or ()
                    if "running" in (cs.get("state") or {})}
         for container in (pod.get("spec") or {}).get("containers") or ():
             base = repository(str(container.get("image") or "")).rsplit("/", 1)[-1]
-            if base in WEB_SERVERS and int(target_port) == 80 and container.get("name") in running \
+            if base in WEB_SERVERS and port == 80 and container.get("name") in running \
                     and not container.get("command"):
-                now = self.clock.datetime()
-                status, reason, headers, body = _serve(base, path.split("?", 1)[0],
-                                                       now.strftime("%a, %d %b %Y %H:%M:%S GMT"))
-                self.access_log(pod, str(container.get("name")),
-                                f'{source_ip} - - [{now.strftime("%d/%b/%Y:%H:%M:%S +0000")}] "GET {path} HTTP/1.1" '
-                                f'{status} {len(body)} "-" "curl/7.88.1" "-"')
-                return HttpAnswer(endpoint=endpoint, route=route, status=status, reason=reason, headers=headers,
-                                  body=body)
-        return HttpAnswer(endpoint=endpoint, route=route, error="refused")
+                return base, str(container.get("name"))
+        return None
+
+    def answer(self, pod: Obj, server: tuple[str, str], source_ip: str, method: str, path: str,
+               agent: str) -> tuple[int, str, list[tuple[str, str]], bytes]:
+        """The server's answer to one request, logged in the pod's log as the server logs it."""
+        base, container = server
+        now = self.clock.datetime()
+        status, reason, headers, body = _serve(base, path.split("?", 1)[0], now.strftime("%a, %d %b %Y %H:%M:%S GMT"))
+        if method == "HEAD":
+            body_sent = b""
+        else:
+            body_sent = body
+        self.access_log(pod, container, f'{source_ip} - - [{now.strftime("%d/%b/%Y:%H:%M:%S +0000")}] '
+                                        f'"{method} {path} HTTP/1.1" {status} {len(body_sent)} "-" "{agent}" "-"')
+        return status, reason, headers, body_sent
+
+    def connect(self, pod: Obj, port: int, source_ip: str) -> ServerConnection | None:
+        """A connection to ``port`` inside the pod (port-forward), None when nothing listens there."""
+        server = self.server(pod, port)
+        return ServerConnection(self, pod, server, source_ip) if server is not None else None
+
+
+class ServerConnection:
+    """One TCP connection to a pod's simulated web server: HTTP/1.1 requests in, responses out,
+    kept alive until the client asks to close."""
+
+    def __init__(self, network: Network, pod: Obj, server: tuple[str, str], source_ip: str) -> None:
+        self.network = network
+        self.pod = pod
+        self.server = server
+        self.source_ip = source_ip
+        self._pending = b""
+        self.closed = False
+
+    def feed(self, data: bytes) -> bytes:
+        """Bytes the client sent -> bytes the server answers (whole responses to whole requests)."""
+        self._pending += data
+        out = b""
+        while b"\r\n\r\n" in self._pending and not self.closed:
+            head, self._pending = self._pending.split(b"\r\n\r\n", 1)
+            lines = head.decode("latin-1").split("\r\n")
+            parts = lines[0].split()
+            fields = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:])}
+            if len(parts) != 3 or not parts[2].startswith("HTTP/"):
+                out += b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                self.closed = True
+                break
+            length = fields.get("content-length", "0")
+            self._pending = self._pending[int(length) if length.isdigit() else 0:]
+            status, reason, headers, body = self.network.answer(self.pod, self.server, self.source_ip, parts[0],
+                                                                parts[1], fields.get("user-agent", "-"))
+            close = fields.get("connection", "").lower() == "close" or parts[2] == "HTTP/1.0"
+            if close:
+                headers = [(k, "close" if k == "Connection" else v) for k, v in headers]
+            out += (f"HTTP/1.1 {status} {reason}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers)
+                    + "\r\n").encode() + body
+            self.closed = close
+        return out
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from kconsole.client import ProxiedError, StatusError
 from kconsole.nodes import sandbox, shell
 from kconsole.nodes.logs import LogBuffer
+from kconsole.nodes.network import ServerConnection
 from kconsole.nodes.shell import Machine, Streams
 from kconsole.objects.podlog import LogOptions
 
@@ -161,6 +162,43 @@ def find(kubelet: Kubelet, namespace: str, pod: str, container: str) -> tuple[Po
     if c is None or c.status != "running":
         raise ProxiedError(500, f'container not found ("{container}")')
     return worker, c
+
+
+class PortForwarder:
+    """The kubelet's port-forward into one pod's network namespace (the API server's PortForwardStream)."""
+
+    def __init__(self, kubelet: Kubelet, worker: PodWorker) -> None:
+        self.kubelet = kubelet
+        self.worker = worker
+        self.sandbox = hashlib.sha256(f"sandbox/{worker.uid}".encode()).hexdigest()
+
+    def connect(self, port: int) -> ServerConnection | str:
+        """A connection to ``port`` on the pod's localhost, or the runtime's error when nothing listens."""
+        network = self.kubelet.network
+        pod = network.pods.get_by_name(self.worker.namespace, self.worker.name) if network is not None else None
+        conn = network.connect(pod, port, "127.0.0.1") if network is not None and pod is not None else None
+        if conn is not None:
+            return conn
+        netns = f"/var/run/netns/cni-{self.sandbox[:8]}-{self.sandbox[8:12]}-{self.sandbox[12:16]}-{self.sandbox[16:28]}"
+        return (f"error forwarding port {port} to pod {self.sandbox}, uid : failed to execute portforward in network "
+                f'namespace "{netns}": failed to connect to localhost:{port} inside namespace "{self.sandbox}", '
+                f"IPv4: dial tcp4 127.0.0.1:{port}: connect: connection refused IPv6 dial tcp6 [::1]:{port}: "
+                "connect: connection refused ")
+
+
+def port_forwarder(kubelet: Kubelet, namespace: str, pod: str) -> PortForwarder:
+    if not kubelet.connected:
+        raise StatusError.internal(f'error dialing backend: dial tcp {kubelet.node_ip}:10250: connect: '
+                                   "connection refused")
+    try:
+        worker = kubelet._worker(namespace, pod)
+    except LookupError:
+        raise ProxiedError(404, "pod does not exist") from None
+    from kconsole.nodes.podworker import PodWorker
+
+    if not isinstance(worker, PodWorker):
+        raise ProxiedError(404, "pod does not exist")
+    return PortForwarder(kubelet, worker)
 
 
 def exec_process(kubelet: Kubelet, namespace: str, pod: str, container: str, command: list[str], *,

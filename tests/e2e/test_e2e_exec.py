@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
-from kubernetes.stream import stream
+from kubernetes.stream import portforward, stream
 
 from e2e_env import shutdown, vclock
 from kconsole.api.types import UserInfo
@@ -298,3 +298,65 @@ async def test_kubectl_exec_on_a_terminal(cluster: Cluster) -> None:
     code, seen = await asyncio.to_thread(_kubectl_on_a_terminal, cluster, [b"echo $MODE\r", b"exit 9\r"])
     assert code == 9
     assert b"# echo $MODE\r\nfast\r\n# exit 9\r\n" in seen
+
+
+async def _get(port: int) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    await writer.drain()
+    data = await asyncio.wait_for(reader.read(), 20)
+    writer.close()
+    return data
+
+
+async def _port_forward(cluster: Cluster, target: str) -> tuple[asyncio.subprocess.Process, int]:
+    binary = shutil.which("kubectl") or "kubectl"
+    home = Path(str(cluster.kubeconfig_path)).parent
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "KUBECONFIG": str(cluster.kubeconfig_path),
+           "KUBECACHEDIR": str(home / "kube-cache")}
+    proc = await asyncio.create_subprocess_exec(binary, "port-forward", "pod/web-0", f":{target}", "--address",
+                                                "127.0.0.1", stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE, env=env)
+    assert proc.stdout is not None
+    line = (await asyncio.wait_for(proc.stdout.readline(), 20)).decode()
+    assert line.startswith("Forwarding from 127.0.0.1:") and line.endswith(f" -> {target}\n")
+    return proc, int(line.split("127.0.0.1:")[1].split()[0])
+
+
+async def test_kubectl_port_forward(cluster: Cluster) -> None:
+    proc, local = await _port_forward(cluster, "80")
+    try:
+        for _ in range(2):
+            answer = await _get(local)
+            assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and b"<title>Welcome to nginx!</title>" in answer
+    finally:
+        proc.terminate()
+        await proc.communicate()
+    _, log, _ = await kubectl(cluster, "logs", "web-0")
+    assert '127.0.0.1 - - [' in log and '"GET / HTTP/1.1" 200 615 "-" "-" "-"' in log
+    proc, local = await _port_forward(cluster, "81")
+    try:
+        assert await _get(local) == b""
+    finally:
+        proc.terminate()
+        _, err = await proc.communicate()
+    assert b"error forwarding port 81 to pod " in err
+    assert b"dial tcp4 127.0.0.1:81: connect: connection refused" in err
+
+
+def _python_port_forward(core: k8s.CoreV1Api) -> bytes:
+    forward = portforward(core.connect_get_namespaced_pod_portforward, "web-1", "default", ports="80")
+    sock = forward.socket(80)
+    sock.setblocking(True)
+    sock.settimeout(20)
+    sock.sendall(b"GET /missing HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    sock.close()
+    return data
+
+
+async def test_python_client_port_forward(cluster: Cluster) -> None:
+    answer = await asyncio.to_thread(_python_port_forward, _core(cluster))
+    assert answer.startswith(b"HTTP/1.1 404 Not Found\r\n") and b"<center><h1>404 Not Found</h1></center>" in answer
