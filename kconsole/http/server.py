@@ -672,7 +672,7 @@ class HTTPFront:
         return await remotecommand.serve(request, result, body)
 
     async def _streaming_refused(self, route: rest.Route, creds: Credentials) -> Reply:
-        """port-forward and pods/proxy: simulated pods open no sockets here; say so rather than hang."""
+        """A pod's or Service's proxy: not served; say so rather than hang."""
         probe = Request(verb="get", resource=route.resource or "", group=route.group, version=route.version,
                         namespace=route.namespace, name=route.name, credentials=creds, source="http")
         result = await self.entry.handle(probe)
@@ -681,9 +681,8 @@ class HTTPFront:
         what = {"portforward": "port-forward"}.get(route.subresource or "", route.subresource)
         return _status_response(status_body(
             400, "BadRequest",
-            f"{what} is not supported by kconsole: {route.resource} \"{route.name}\" is simulated and its "
-            f"containers open no sockets (`kubectl exec` runs commands in it, and curl/wget inside reach "
-            f"Services and pods)", name=route.name,
+            f"{what} is not supported by kconsole: {route.resource} \"{route.name}\" is simulated (`kubectl "
+            f"port-forward` reaches its web server, and curl/wget inside other pods reach it)", name=route.name,
             kind=route.resource))
 
     def _render(self, result: Response, req: Request, group_resource: str,
