@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from aiohttp import WSMsgType, web
@@ -40,7 +41,16 @@ async def serve(request: web.BaseRequest, forwarder: PortForwardStream) -> web.W
     ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=0)
     await ws.prepare(request)
     if ws.ws_protocol == TUNNEL:
-        await _tunnel(ws, forwarder)
+        async def recv() -> bytes | None:
+            async for msg in ws:
+                if msg.type == WSMsgType.BINARY:
+                    return bytes(msg.data)
+            return None
+
+        async def send(data: bytes) -> None:
+            await _send(ws, data)
+        await tunnel(recv, send, forwarder)
+        await ws.close()
     else:
         await _channels(ws, forwarder, request.query.getall("ports", []))
     return ws
@@ -51,25 +61,24 @@ async def _send(ws: web.WebSocketResponse, data: bytes) -> None:
         await ws.send_bytes(data)
 
 
-async def _tunnel(ws: web.WebSocketResponse, forwarder: PortForwardStream) -> None:
+async def tunnel(recv: Callable[[], Awaitable[bytes | None]], send: Callable[[bytes], Awaitable[None]],
+                 forwarder: PortForwardStream) -> None:
+    """Serve port-forward's SPDY streams over a byte transport (a WebSocket, or an upgraded connection)."""
     session = spdy.Session()
     requests: dict[str, _Request] = {}
     by_stream: dict[int, _Request] = {}
-    async for msg in ws:
-        if msg.type != WSMsgType.BINARY:
-            continue
+    while (chunk := await recv()) is not None:
         try:
-            frames = session.feed(msg.data)
+            frames = session.feed(chunk)
         except spdy.ProtocolError:
             break
         for frame in frames:
             if frame.kind == "ping":
-                await _send(ws, session.ping(frame.stream))
+                await send(session.ping(frame.stream))
             elif frame.kind == "goaway":
-                await ws.close()
                 return
             elif frame.kind == "syn":
-                await _send(ws, session.reply(frame.stream))
+                await send(session.reply(frame.stream))
                 rid = frame.headers.get("requestid", "")
                 req = requests.setdefault(rid, _Request())
                 by_stream[frame.stream] = req
@@ -84,8 +93,8 @@ async def _tunnel(ws: web.WebSocketResponse, forwarder: PortForwardStream) -> No
                     target = forwarder.connect(req.port)
                     if isinstance(target, str):
                         req.done = True
-                        await _send(ws, session.data(req.error, target.encode(), fin=True))
-                        await _send(ws, session.data(req.data, b"", fin=True))
+                        await send(session.data(req.error, target.encode(), fin=True))
+                        await send(session.data(req.data, b"", fin=True))
                     else:
                         req.conn = target
             elif frame.kind == "data":
@@ -95,15 +104,15 @@ async def _tunnel(ws: web.WebSocketResponse, forwarder: PortForwardStream) -> No
                 if req.conn is not None and frame.data:
                     answer = req.conn.feed(frame.data)
                     if answer:
-                        await _send(ws, session.data(req.data, answer))
+                        await send(session.data(req.data, answer))
                     if req.conn.closed:
                         req.done = True
-                        await _send(ws, session.data(req.data, b"", fin=True))
-                        await _send(ws, session.data(req.error, b"", fin=True))
+                        await send(session.data(req.data, b"", fin=True))
+                        await send(session.data(req.error, b"", fin=True))
                 if frame.fin and not req.done:
                     req.done = True
-                    await _send(ws, session.data(req.data, b"", fin=True))
-                    await _send(ws, session.data(req.error, b"", fin=True))
+                    await send(session.data(req.data, b"", fin=True))
+                    await send(session.data(req.error, b"", fin=True))
             elif frame.kind == "rst":
                 req = by_stream.pop(frame.stream, None)
                 if req is not None:

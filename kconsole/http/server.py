@@ -41,7 +41,7 @@ from kconsole.api import prometheus
 from kconsole.api.satoken import JWKS_PATH, OIDC_CONFIGURATION_PATH
 from kconsole.api.types import Credentials, Request, Response, StatusError, UserInfo, status_body
 from kconsole.clock import Clock, RealClock
-from kconsole.http import encode, portforward, remotecommand, rest, tables
+from kconsole.http import encode, portforward, remotecommand, rest, spdyupgrade, tables
 from kconsole.http.connection import JSON, NO_CACHE, Connection, Reply, RequestView, Timeouts
 from kconsole.http.discovery import AGGREGATED_CONTENT_TYPE, Discovery
 from kconsole.http.listener import Listener, default_max_connections
@@ -661,12 +661,21 @@ class HTTPFront:
         result = await self.entry.handle(req)
         if isinstance(result, Response):
             return self._render(result, req, "pods", request)
-        if not isinstance(request, web.BaseRequest) or not remotecommand.wants_websocket(request) \
-                or not set(remotecommand.offered(request)) & set(protocols):
+        if not isinstance(request, web.BaseRequest):
+            raise RuntimeError(f"pods/{sub} streams; its connection cannot")
+        if spdyupgrade.wants_spdy(request):
+            wanted = spdyupgrade.PORT_FORWARD_PROTOCOL if sub == "portforward" else spdyupgrade.EXEC_PROTOCOL
+            if wanted not in spdyupgrade.offered(request):
+                return _status_response(status_body(
+                    403, "Forbidden", f"unable to upgrade: unable to negotiate protocol: client supports "
+                    f"{spdyupgrade.offered(request)}, server supports [{wanted}]"))
+            if sub == "portforward":
+                return await spdyupgrade.serve_port_forward(request, result)
+            return await spdyupgrade.serve_exec(request, result, body)
+        if not remotecommand.wants_websocket(request) or not set(remotecommand.offered(request)) & set(protocols):
             return _status_response(status_body(
-                400, "BadRequest", f"kconsole streams {sub} over WebSocket ({', '.join(protocols)}), "
-                "as kubectl 1.32 and the Python client ask first; SPDY/3.1 upgrades are not implemented",
-                name=route.name, kind="pods"))
+                400, "BadRequest", f"unable to upgrade connection: {sub} needs a WebSocket "
+                f"({', '.join(protocols)}) or SPDY/3.1 upgrade", name=route.name, kind="pods"))
         if sub == "portforward":
             return await portforward.serve(request, result)
         return await remotecommand.serve(request, result, body)

@@ -98,17 +98,17 @@ class Session:
     def _headers(self, block: bytes) -> dict[str, str]:
         try:
             raw = self._inflate.decompress(block)
-        except zlib.error as err:
+            count, pos = struct.unpack_from(">I", raw, 0)[0], 4
+            headers: dict[str, str] = {}
+            for _ in range(count):
+                size = struct.unpack_from(">I", raw, pos)[0]
+                name = raw[pos + 4:pos + 4 + size].decode("latin-1")
+                pos += 4 + size
+                size = struct.unpack_from(">I", raw, pos)[0]
+                headers[name.lower()] = raw[pos + 4:pos + 4 + size].decode("latin-1")
+                pos += 4 + size
+        except (zlib.error, struct.error) as err:
             raise ProtocolError(f"header block: {err}") from None
-        count, pos = struct.unpack_from(">I", raw, 0)[0], 4
-        headers: dict[str, str] = {}
-        for _ in range(count):
-            size = struct.unpack_from(">I", raw, pos)[0]
-            name = raw[pos + 4:pos + 4 + size].decode("latin-1")
-            pos += 4 + size
-            size = struct.unpack_from(">I", raw, pos)[0]
-            headers[name.lower()] = raw[pos + 4:pos + 4 + size].decode("latin-1")
-            pos += 4 + size
         return headers
 
     @staticmethod

@@ -309,11 +309,12 @@ async def _get(port: int) -> bytes:
     return data
 
 
-async def _port_forward(cluster: Cluster, target: str) -> tuple[asyncio.subprocess.Process, int]:
+async def _port_forward(cluster: Cluster, target: str,
+                        websockets: bool = True) -> tuple[asyncio.subprocess.Process, int]:
     binary = shutil.which("kubectl") or "kubectl"
     home = Path(str(cluster.kubeconfig_path)).parent
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "KUBECONFIG": str(cluster.kubeconfig_path),
-           "KUBECACHEDIR": str(home / "kube-cache")}
+           "KUBECACHEDIR": str(home / "kube-cache"), "KUBECTL_PORT_FORWARD_WEBSOCKETS": str(websockets).lower()}
     proc = await asyncio.create_subprocess_exec(binary, "port-forward", "pod/web-0", f":{target}", "--address",
                                                 "127.0.0.1", stdout=asyncio.subprocess.PIPE,
                                                 stderr=asyncio.subprocess.PIPE, env=env)
@@ -323,8 +324,9 @@ async def _port_forward(cluster: Cluster, target: str) -> tuple[asyncio.subproce
     return proc, int(line.split("127.0.0.1:")[1].split()[0])
 
 
-async def test_kubectl_port_forward(cluster: Cluster) -> None:
-    proc, local = await _port_forward(cluster, "80")
+@pytest.mark.parametrize("websockets", [True, False], ids=["websocket", "spdy"])
+async def test_kubectl_port_forward(cluster: Cluster, websockets: bool) -> None:
+    proc, local = await _port_forward(cluster, "80", websockets)
     try:
         for _ in range(2):
             answer = await _get(local)
@@ -334,7 +336,7 @@ async def test_kubectl_port_forward(cluster: Cluster) -> None:
         await proc.communicate()
     _, log, _ = await kubectl(cluster, "logs", "web-0")
     assert '127.0.0.1 - - [' in log and '"GET / HTTP/1.1" 200 615 "-" "-" "-"' in log
-    proc, local = await _port_forward(cluster, "81")
+    proc, local = await _port_forward(cluster, "81", websockets)
     try:
         assert await _get(local) == b""
     finally:
@@ -360,3 +362,15 @@ def _python_port_forward(core: k8s.CoreV1Api) -> bytes:
 async def test_python_client_port_forward(cluster: Cluster) -> None:
     answer = await asyncio.to_thread(_python_port_forward, _core(cluster))
     assert answer.startswith(b"HTTP/1.1 404 Not Found\r\n") and b"<center><h1>404 Not Found</h1></center>" in answer
+
+
+async def test_kubectl_falls_back_to_spdy(cluster: Cluster) -> None:
+    binary = shutil.which("kubectl") or "kubectl"
+    home = Path(str(cluster.kubeconfig_path)).parent
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "KUBECONFIG": str(cluster.kubeconfig_path),
+           "KUBECACHEDIR": str(home / "kube-cache"), "KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "false"}
+    proc = await asyncio.create_subprocess_exec(binary, "exec", "-i", "box", "--", "sh", "-c", "cat; echo $MODE; exit 4",
+                                                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE, env=env)
+    out, err = await asyncio.wait_for(proc.communicate(b"through spdy\n"), 30)
+    assert (proc.returncode, out, err) == (4, b"through spdy\nfast\n", b"command terminated with exit code 4\n")
