@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import WSMsgType, web
 
 from kconsole.api.types import ExecStream, StatusError
+
+log = logging.getLogger(__name__)
 
 PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
@@ -135,6 +138,9 @@ async def serve(request: web.BaseRequest, process: ExecStream, body: dict[str, A
             status = exit_status(process.command, runner.result())
         except StatusError as err:
             status = failure_status(err)
+        except Exception as err:  # noqa: BLE001 - the client gets an InternalError Status, the log the traceback
+            log.exception("exec of %s failed", process.command)
+            status = failure_status(StatusError.internal(f"error executing command in container: {err}"))
         await write(ERROR, json.dumps(status, separators=(",", ":")).encode())
         await ws.close()
     finally:

@@ -159,6 +159,10 @@ async def serve_exec(request: web.BaseRequest, process: ExecStream, body: dict[s
             status = remotecommand.exit_status(process.command, runner.result())
         except StatusError as err:
             status = remotecommand.failure_status(err)
+        except Exception as err:  # noqa: BLE001 - the client gets an InternalError Status, the log the traceback
+            remotecommand.log.exception("exec of %s failed", process.command)
+            status = remotecommand.failure_status(
+                StatusError.internal(f"error executing command in container: {err}"))
         await conn.send(session.data(streams["error"], json.dumps(status, separators=(",", ":")).encode(),
                                      fin=True))
         for name in ("stdout", "stderr"):

@@ -3,7 +3,7 @@ built-in commands over what the container sees (:class:`Machine`).
 
 What it understands: lists joined by ``;``, ``&&``, ``||`` and newlines, pipes (``|``), single and
 double quotes, backslashes, ``$VAR``, ``${VAR}``, ``$?``, ``NAME=value``, ``export``, ``exit N``,
-comments, and the redirections ``> /dev/null``, ``2>/dev/null``, ``2>&1`` and ``>``/``>>`` into the
+comments, and the redirections ``> /dev/null``, ``2>/dev/null``, ``2>&1``, ``>&2`` and ``>``/``>>`` into the
 container's writable layer. Each command is one entry of :data:`COMMANDS`; a command the table does
 not have (or the image lacks, :attr:`Machine.missing`) is ``sh: X: not found``, exit 127, as
 busybox's ash says it. Nothing runs on the host: every command reads the :class:`Machine` the kubelet
@@ -23,6 +23,8 @@ from typing import Any
 #: The shells an image may have; exec of one of these runs :class:`Shell`.
 SHELLS = frozenset(("sh", "bash", "ash", "dash"))
 PROMPT = "# "
+#: Simulated seconds a connection attempt nobody answers takes to fail (Linux's SYN retries).
+CONNECT_TIMEOUT = 130.0
 
 
 class ShellExit(Exception):
@@ -45,7 +47,7 @@ class HttpAnswer:
     reason: str = ""
     headers: list[tuple[str, str]] = field(default_factory=list)
     body: bytes = b""
-    #: "refused" (nothing listens, or a Service without endpoints) | "unreachable" | "" (answered)
+    #: "refused" (nothing listens, or a Service without endpoints) | "timeout" (nothing answers) | "" (answered)
     error: str = ""
 
 
@@ -143,7 +145,7 @@ def _buffer_reader(data: bytes) -> Callable[[], Awaitable[bytes | None]]:
 
 #: A word: parts of ("lit", text) and ("var", name), quoted or not (no field splitting here).
 Word = list[tuple[str, str]]
-_OPERATORS = ("&&", "||", ";", "|", "\n", "2>&1", ">>", "2>", ">", "<", "&")
+_OPERATORS = ("&&", "||", ";", "|", "\n", "2>&1", "1>&2", ">&2", ">>", "2>", ">", "<", "&")
 _VAR = re.compile(r"\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*|[?$#0-9])")
 
 
@@ -188,7 +190,7 @@ def tokenize(script: str) -> list[tuple[str, Any]]:
                 i += 1
             continue
         op = next((o for o in _OPERATORS if script.startswith(o, i)), None)
-        if op is not None and not (op.startswith("2") and in_word):
+        if op is not None and not (op[0] in "12" and in_word):
             finish()
             tokens.append(("op", op))
             i += len(op)
@@ -242,7 +244,7 @@ def tokenize(script: str) -> list[tuple[str, Any]]:
 @dataclass(slots=True)
 class Command:
     words: list[Word] = field(default_factory=list)
-    #: (operator, target word or None): ">", ">>", "2>", "2>&1", "<"
+    #: (operator, target word or None): ">", ">>", "2>", "2>&1", ">&2", "<"
     redirects: list[tuple[str, Word | None]] = field(default_factory=list)
 
 
@@ -281,7 +283,7 @@ def parse(script: str) -> Script:
                                                                                and not any(c.words for c in pipeline)):
                 raise ParseError(f'syntax error: unexpected "{value}"')
             close(value)
-        elif value == "2>&1":
+        elif value in ("2>&1", "1>&2", ">&2"):
             pipeline[-1].redirects.append((value, None))
         else:  # > >> 2> <
             if i + 1 >= len(tokens) or tokens[i + 1][0] != "word":
@@ -388,6 +390,8 @@ class Shell:
             path = self.expand(target) if target is not None else ""
             if op == "2>&1":
                 io = io.with_(err=io._out)
+            elif op in ("1>&2", ">&2"):
+                io = io.with_(out=io._err)
             elif op == "<":
                 content = self.m.read(self.path(path))
                 if content is None:
@@ -886,6 +890,7 @@ def _target(sh: Shell, url: str) -> tuple[str, str, int, str, str] | None:
 async def _curl(sh: Shell, argv: list[str], io: Streams) -> int:
     args = argv[1:]
     flags, url, output = "", "", None
+    limit = CONNECT_TIMEOUT
     i = 0
     while i < len(args):
         arg = args[i]
@@ -893,7 +898,11 @@ async def _curl(sh: Shell, argv: list[str], io: Streams) -> int:
             output = args[i + 1]
             i += 2
             continue
-        if arg in ("-m", "--max-time", "--connect-timeout", "-H", "--header", "-X", "--request") and i + 1 < len(args):
+        if arg in ("-m", "--max-time", "--connect-timeout") and i + 1 < len(args):
+            limit = sleep_seconds(args[i + 1]) or limit
+            i += 2
+            continue
+        if arg in ("-H", "--header", "-X", "--request") and i + 1 < len(args):
             i += 2
             continue
         if arg.startswith("--"):
@@ -923,13 +932,19 @@ async def _curl(sh: Shell, argv: list[str], io: Streams) -> int:
     answer = sh.m.http(address, port, path)
     if verbose and answer.route:
         await io.err(f"* {answer.route}\n")
-    if answer.error or scheme == "https":
+    if answer.error == "timeout":
+        await sh.m.sleep(limit)
         if loud:
-            what = "Couldn't connect to server" if answer.error != "unreachable" else "No route to host"
-            if scheme == "https" and not answer.error:
-                await io.err(f"curl: (35) OpenSSL/3.0.15: error:0A00010B:SSL routines::wrong version number\n")
-                return 35
-            await io.err(f"curl: (7) Failed to connect to {host} port {port} after 0 ms: {what}\n")
+            await io.err(f"curl: (28) Failed to connect to {host} port {port} after {int(limit * 1000)} ms: "
+                         "Connection timed out\n")
+        return 28
+    if answer.error or scheme == "https":
+        if scheme == "https" and not answer.error:
+            if loud:
+                await io.err("curl: (35) OpenSSL/3.0.15: error:0A00010B:SSL routines::wrong version number\n")
+            return 35
+        if loud:
+            await io.err(f"curl: (7) Failed to connect to {host} port {port} after 0 ms: Couldn't connect to server\n")
         return 7
     if verbose:
         await io.err(f"* Connected to {host} ({address}) port {port}\n> GET {path} HTTP/1.1\n> Host: {host}"
@@ -1002,8 +1017,10 @@ async def _wget(sh: Shell, argv: list[str], io: Streams) -> int:
         await io.err(f"Connecting to {host}{'' if port == 80 else f':{port}'} ({address}:{port})\n")
     answer = sh.m.http(address, port, path)
     if answer.error:
+        if answer.error == "timeout":
+            await sh.m.sleep(CONNECT_TIMEOUT)
         await io.err(f"wget: can't connect to remote host ({address}): "
-                     f"{'Connection refused' if answer.error == 'refused' else 'No route to host'}\n")
+                     f"{'Connection refused' if answer.error == 'refused' else 'Connection timed out'}\n")
         return 1
     if headers:
         await io.err(f"  HTTP/1.1 {answer.status} {answer.reason}\n"

@@ -19,12 +19,12 @@ from kconsole.client import ProxiedError, StatusError
 from kconsole.nodes import sandbox, shell
 from kconsole.nodes.logs import LogBuffer
 from kconsole.nodes.network import ServerConnection
+from kconsole.nodes.podworker import Container, PodWorker
 from kconsole.nodes.shell import Machine, Streams
 from kconsole.objects.podlog import LogOptions
 
 if TYPE_CHECKING:
     from kconsole.nodes.kubelet import Kubelet
-    from kconsole.nodes.podworker import Container, PodWorker
 
 Read = Callable[[], Awaitable[bytes | None]]
 Write = Callable[[int, bytes], Awaitable[None]]
@@ -147,8 +147,6 @@ async def build_machine(kubelet: Kubelet, worker: PodWorker, c: Container) -> Ma
 
 def find(kubelet: Kubelet, namespace: str, pod: str, container: str) -> tuple[PodWorker, Container]:
     """The running container, or the kubelet's refusal."""
-    from kconsole.nodes.podworker import PodWorker
-
     if not kubelet.connected:
         raise StatusError.internal(f'error dialing backend: dial tcp {kubelet.node_ip}:10250: connect: '
                                    "connection refused")
@@ -194,8 +192,6 @@ def port_forwarder(kubelet: Kubelet, namespace: str, pod: str) -> PortForwarder:
         worker = kubelet._worker(namespace, pod)
     except LookupError:
         raise ProxiedError(404, "pod does not exist") from None
-    from kconsole.nodes.podworker import PodWorker
-
     if not isinstance(worker, PodWorker):
         raise ProxiedError(404, "pod does not exist")
     return PortForwarder(kubelet, worker)
