@@ -22,6 +22,8 @@ from kconsole.http import spdy
 
 TUNNEL = "SPDY/3.1+portforward.k8s.io"
 CHANNELS = ("v5.channel.k8s.io", "v4.channel.k8s.io", "portforward.k8s.io")
+#: Wall seconds the server waits for the client's answer to its close frame (a shutdown bound).
+CLOSE_WAIT_S = 2.0
 PROTOCOLS = (TUNNEL, *CHANNELS)
 
 
@@ -38,7 +40,7 @@ class _Request:
 
 
 async def serve(request: web.BaseRequest, forwarder: PortForwardStream) -> web.WebSocketResponse:
-    ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=0)
+    ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=0, timeout=CLOSE_WAIT_S)
     await ws.prepare(request)
     if ws.ws_protocol == TUNNEL:
         async def recv() -> bytes | None:

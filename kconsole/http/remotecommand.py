@@ -26,6 +26,8 @@ from kconsole.api.types import ExecStream, StatusError
 
 log = logging.getLogger(__name__)
 
+#: Wall seconds the server waits for the client's answer to its close frame (a shutdown bound).
+CLOSE_WAIT_S = 2.0
 PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 
@@ -83,7 +85,7 @@ def offered(request: web.BaseRequest) -> list[str]:
 
 async def serve(request: web.BaseRequest, process: ExecStream, body: dict[str, Any]) -> web.WebSocketResponse:
     """Pump ``process``'s streams over the upgraded connection until it ends, then send its status."""
-    ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=0)
+    ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=0, timeout=CLOSE_WAIT_S)
     await ws.prepare(request)
     stdin: asyncio.Queue[bytes | None] = asyncio.Queue()
     ended = False

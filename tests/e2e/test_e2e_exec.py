@@ -374,3 +374,50 @@ async def test_kubectl_falls_back_to_spdy(cluster: Cluster) -> None:
                                                 stderr=asyncio.subprocess.PIPE, env=env)
     out, err = await asyncio.wait_for(proc.communicate(b"through spdy\n"), 30)
     assert (proc.returncode, out, err) == (4, b"through spdy\nfast\n", b"command terminated with exit code 4\n")
+
+
+def _exit_codes(core: k8s.CoreV1Api) -> list[int | None]:
+    """The Python client's own e2e test_exit_code, against the box pod."""
+    codes = []
+    for command in (["false"], ["/bin/sh", "-c", "sleep 1; exit 3"], ["true"], ["/bin/sh", "-c", "ls /"]):
+        client = stream(core.connect_get_namespaced_pod_exec, "box", "default", command=command, stderr=True,
+                        stdin=False, stdout=True, tty=False, _preload_content=False)
+        assert client.returncode is None
+        client.run_forever(timeout=10)
+        codes.append(client.returncode)
+    return codes
+
+
+async def test_python_client_exit_codes(cluster: Cluster) -> None:
+    clock = vclock(cluster)
+    job = asyncio.ensure_future(asyncio.to_thread(_exit_codes, _core(cluster)))
+    while not job.done():  # the client runs in real time; `sleep 1` in the pod waits for simulated time
+        await clock.advance(0.25)
+        await asyncio.wait({job}, timeout=0.02)
+    assert job.result() == [1, 3, 0, 0]
+
+
+def _urlopen_through_port_forward(core: k8s.CoreV1Api) -> tuple[int, bytes]:
+    """The Python client's own e2e test_portforward_http: urllib over a port-forwarded socket."""
+    import socket
+    import urllib.request
+
+    original = socket.create_connection
+
+    def create_connection(address: Any, *args: Any, **kwargs: Any) -> Any:
+        parts = str(address[0]).split(".")
+        if len(parts) != 3 or parts[2] != "kubernetes":
+            return original(address, *args, **kwargs)
+        forward = portforward(core.connect_get_namespaced_pod_portforward, parts[0], parts[1], ports=str(address[1]))
+        return forward.socket(address[1])
+    socket.create_connection = create_connection  # type: ignore[assignment]
+    try:
+        with urllib.request.urlopen("http://web-0.default.kubernetes/", timeout=20) as response:
+            return response.status, response.read()
+    finally:
+        socket.create_connection = original  # type: ignore[assignment]
+
+
+async def test_python_client_urllib_through_port_forward(cluster: Cluster) -> None:
+    status, body = await asyncio.to_thread(_urlopen_through_port_forward, _core(cluster))
+    assert status == 200 and b"<title>Welcome to nginx!</title>" in body
