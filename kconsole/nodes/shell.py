@@ -1,9 +1,10 @@
 """The shell a simulated container runs for ``kubectl exec``: a small POSIX-like ``sh`` and a table of
 built-in commands over what the container sees (:class:`Machine`).
 
-What it understands: lists joined by ``;``, ``&&``, ``||`` and newlines, pipes (``|``), single and
-double quotes, backslashes, ``$VAR``, ``${VAR}``, ``$?``, ``NAME=value``, ``export``, ``exit N``,
-comments, and the redirections ``> /dev/null``, ``2>/dev/null``, ``2>&1``, ``>&2`` and ``>``/``>>`` into the
+What it understands (grammar in :mod:`kconsole.nodes.shellparse`): lists joined by ``;``, ``&&``,
+``||`` and newlines, pipes (``|``), ``for``/``while``/``until``/``if``, single and double quotes,
+backslashes, ``$VAR``, ``${VAR}``, ``$?``, ``$(...)``, ``$((...))``, ``NAME=value``, ``export``,
+``exit N``, comments, and the redirections ``> /dev/null``, ``2>/dev/null``, ``2>&1``, ``>&2`` and ``>``/``>>`` into the
 container's writable layer. Each command is one entry of :data:`COMMANDS`; a command the table does
 not have (or the image lacks, :attr:`Machine.missing`) is ``sh: X: not found``, exit 127, as
 busybox's ash says it. Nothing runs on the host: every command reads the :class:`Machine` the kubelet
@@ -13,12 +14,15 @@ built from the pod (its environment, mounted files, DNS and the node's kube-prox
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
+
+from kconsole.nodes.shellparse import Command, ParseError, Script, Word, parse
 
 #: The shells an image may have; exec of one of these runs :class:`Shell`.
 SHELLS = frozenset(("sh", "bash", "ash", "dash"))
@@ -76,6 +80,8 @@ class Machine:
     nameserver: str = "10.96.0.10"
     #: What PID 1 runs, for ``ps``.
     pid1: str = ""
+    #: When the container started (``uptime``).
+    started: float = 0.0
 
     def read(self, path: str) -> bytes | None:
         if path in self.overlay:
@@ -141,160 +147,6 @@ def _buffer_reader(data: bytes) -> Callable[[], Awaitable[bytes | None]]:
     return read
 
 
-# --------------------------------------------------------------------------- parsing
-
-#: A word: parts of ("lit", text) and ("var", name), quoted or not (no field splitting here).
-Word = list[tuple[str, str]]
-_OPERATORS = ("&&", "||", ";", "|", "\n", "2>&1", "1>&2", ">&2", ">>", "2>", ">", "<", "&")
-_VAR = re.compile(r"\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*|[?$#0-9])")
-
-
-class ParseError(Exception):
-    pass
-
-
-def _vars(text: str) -> Word:
-    out: Word = []
-    pos = 0
-    for m in _VAR.finditer(text):
-        if m.start() > pos:
-            out.append(("lit", text[pos:m.start()]))
-        out.append(("var", m.group(1).strip("{}")))
-        pos = m.end()
-    if pos < len(text):
-        out.append(("lit", text[pos:]))
-    return out
-
-
-def tokenize(script: str) -> list[tuple[str, Any]]:
-    """``("word", Word)`` and ``("op", text)`` tokens; a ParseError for an unterminated quote."""
-    tokens: list[tuple[str, Any]] = []
-    word: Word = []
-    in_word = False
-    i, n = 0, len(script)
-
-    def finish() -> None:
-        nonlocal word, in_word
-        if in_word:
-            tokens.append(("word", word))
-        word, in_word = [], False
-
-    while i < n:
-        ch = script[i]
-        if ch in " \t":
-            finish()
-            i += 1
-            continue
-        if ch == "#" and not in_word:
-            while i < n and script[i] != "\n":
-                i += 1
-            continue
-        op = next((o for o in _OPERATORS if script.startswith(o, i)), None)
-        if op is not None and not (op[0] in "12" and in_word):
-            finish()
-            tokens.append(("op", op))
-            i += len(op)
-            continue
-        in_word = True
-        if ch == "'":
-            end = script.find("'", i + 1)
-            if end < 0:
-                raise ParseError("unterminated quoted string")
-            word.append(("lit", script[i + 1:end]))
-            i = end + 1
-        elif ch == '"':
-            j, buf = i + 1, []
-            while j < n and script[j] != '"':
-                if script[j] == "\\" and j + 1 < n and script[j + 1] in '"\\$`':
-                    buf.append("\x00" + script[j + 1])
-                    j += 2
-                    continue
-                buf.append(script[j])
-                j += 1
-            if j >= n:
-                raise ParseError("unterminated quoted string")
-            text = "".join(buf)
-            parts = _vars(text.replace("\x00$", "\x01"))
-            word.extend((kind, value.replace("\x01", "$").replace("\x00", "")) for kind, value in parts)
-            i = j + 1
-        elif ch == "\\":
-            if i + 1 < n and script[i + 1] != "\n":
-                word.append(("lit", script[i + 1]))
-            i += 2
-        elif ch == "$":
-            m = _VAR.match(script, i)
-            if m:
-                word.append(("var", m.group(1).strip("{}")))
-                i = m.end()
-            else:
-                word.append(("lit", "$"))
-                i += 1
-        else:
-            j = i
-            while j < n and script[j] not in " \t'\"\\$#|&;<>\n":
-                j += 1
-            if j == i:  # a '#' inside a word
-                j = i + 1
-            word.append(("lit", script[i:j]))
-            i = j
-    finish()
-    return tokens
-
-
-@dataclass(slots=True)
-class Command:
-    words: list[Word] = field(default_factory=list)
-    #: (operator, target word or None): ">", ">>", "2>", "2>&1", ">&2", "<"
-    redirects: list[tuple[str, Word | None]] = field(default_factory=list)
-
-
-#: A list: (operator before it: ";", "&&" or "||"; the pipeline's commands)
-Script = list[tuple[str, list[Command]]]
-
-
-def parse(script: str) -> Script:
-    out: Script = []
-    pipeline: list[Command] = [Command()]
-    joiner = ";"
-    tokens = tokenize(script)
-    i = 0
-
-    def close(next_joiner: str) -> None:
-        nonlocal pipeline, joiner
-        if any(c.words for c in pipeline):
-            if any(not c.words for c in pipeline):
-                raise ParseError("syntax error: unexpected \"|\"")
-            out.append((joiner, pipeline))
-        elif next_joiner in ("&&", "||") or len(pipeline) > 1:
-            raise ParseError(f'syntax error: unexpected "{next_joiner}"')
-        pipeline = [Command()]
-        joiner = next_joiner if next_joiner in ("&&", "||") else ";"
-
-    while i < len(tokens):
-        kind, value = tokens[i]
-        if kind == "word":
-            pipeline[-1].words.append(value)
-        elif value == "|":
-            if not pipeline[-1].words:
-                raise ParseError('syntax error: unexpected "|"')
-            pipeline.append(Command())
-        elif value in (";", "\n", "&&", "||", "&"):
-            if value in (";", "&&", "||") and not pipeline[-1].words and not (value == ";" and not out
-                                                                               and not any(c.words for c in pipeline)):
-                raise ParseError(f'syntax error: unexpected "{value}"')
-            close(value)
-        elif value in ("2>&1", "1>&2", ">&2"):
-            pipeline[-1].redirects.append((value, None))
-        else:  # > >> 2> <
-            if i + 1 >= len(tokens) or tokens[i + 1][0] != "word":
-                raise ParseError("syntax error: unexpected newline")
-            pipeline[-1].redirects.append((value, tokens[i + 1][1]))
-            i += 1
-        i += 1
-    close(";")
-    return out
-
-
 # --------------------------------------------------------------------------- the shell
 
 Builtin = Callable[["Shell", list[str], Streams], Awaitable[int]]
@@ -311,27 +163,77 @@ class Shell:
         self.name = name
         #: Variables made environment variables by ``export`` (the machine's own always are).
         self.exported: set[str] = set()
+        self._err_sink: Callable[[bytes], Awaitable[None]] = _discard
 
     def environ(self) -> dict[str, str]:
         """What a child process gets: the environment and exported variables, as they are now."""
         return {k: v for k, v in self.vars.items() if k in self.m.env or k in self.exported}
 
-    def expand(self, word: Word) -> str:
+    def _value(self, name: str) -> str:
+        special = {"?": str(self.status), "$": "1", "#": "0", "0": self.name}
+        return special[name] if name in special else self.vars.get(name, "")
+
+    async def _substitute(self, script: str) -> str:
+        """``$(script)``: its output, trailing newlines removed, run in a subshell."""
+        out: list[bytes] = []
+
+        async def collect(chunk: bytes) -> None:
+            out.append(chunk)
+        child = Shell(self.m, dict(self.vars), self.name)
+        child.cwd, child.exported = self.cwd, set(self.exported)
+        try:
+            self.status = await child.run_script(script, Streams(_nothing, collect, self._err_sink))
+        except ShellExit as done:
+            self.status = done.code
+        return b"".join(out).decode(errors="replace").rstrip("\n")
+
+    async def expand(self, word: Word) -> str:
+        """A word as one string (assignments, redirection targets, case words)."""
         parts = []
         for kind, value in word:
             if kind == "lit":
                 parts.append(value)
-            elif value == "?":
-                parts.append(str(self.status))
-            elif value == "$":
-                parts.append("1")
-            elif value == "#":
-                parts.append("0")
-            elif value == "0":
-                parts.append(self.name)
+            elif kind in ("var", "qvar"):
+                parts.append(self._value(value))
+            elif kind == "arith":
+                parts.append(self._arith(value))
             else:
-                parts.append(self.vars.get(value, ""))
+                parts.append(await self._substitute(value))
         return "".join(parts)
+
+    def _arith(self, expression: str) -> str:
+        """``$((...))``: integer arithmetic over numbers and variables; "0" for what it cannot read."""
+        text = re.sub(r"\$?([A-Za-z_][A-Za-z0-9_]*)", lambda m: self._value(m.group(1)) or "0", expression)
+        value = arithmetic(text)
+        return str(value) if value is not None else "0"
+
+    async def fields(self, word: Word) -> list[str]:
+        """A word as the fields it becomes: unquoted expansions are split on blanks."""
+        out: list[str] = []
+        current: str | None = None
+        for kind, value in word:
+            if kind in ("var", "cmd"):
+                text = self._value(value) if kind == "var" else await self._substitute(value)
+                pieces = text.split()
+                if not pieces:
+                    continue
+                if text[:1].isspace() and current is not None:
+                    out.append(current)
+                    current = None
+                current = (current or "") + pieces[0]
+                for piece in pieces[1:]:
+                    out.append(current)
+                    current = piece
+                if text[-1:].isspace():
+                    out.append(current)
+                    current = None
+            else:
+                text = value if kind == "lit" else (self._value(value) if kind == "qvar" else self._arith(value)
+                                                    if kind == "arith" else await self._substitute(value))
+                current = (current or "") + text
+        if current is not None:
+            out.append(current)
+        return out
 
     def path(self, name: str) -> str:
         """An absolute, normalised path for ``name`` relative to the working directory."""
@@ -355,11 +257,39 @@ class Shell:
             await io.err(f"{self.name}: {err}\n")
             self.status = 2
             return 2
+        return await self.run_list(program, io)
+
+    async def run_list(self, program: Script, io: Streams) -> int:
+        self._err_sink = io._err
         for joiner, pipeline in program:
             if (joiner == "&&" and self.status != 0) or (joiner == "||" and self.status == 0):
                 continue
             self.status = await self._pipeline(pipeline, io)
         return self.status
+
+    async def _compound(self, command: Command, io: Streams) -> int:
+        """for, while, until and if; loops yield to the event loop every round."""
+        if command.kind == "for":
+            items = [f for w in command.items for f in await self.fields(w)]
+            code = 0
+            for item in items:
+                self.vars[command.var] = item
+                code = await self.run_list(command.parts[0], io)
+                await asyncio.sleep(0)
+            return code
+        if command.kind in ("while", "until"):
+            code = 0
+            while True:
+                ok = await self.run_list(command.parts[0], io) == 0
+                await asyncio.sleep(0)
+                if ok != (command.kind == "while"):
+                    return code
+                code = await self.run_list(command.parts[1], io)
+        parts = command.parts
+        for index in range(0, len(parts) - 1, 2):
+            if await self.run_list(parts[index], io) == 0:
+                return await self.run_list(parts[index + 1], io)
+        return await self.run_list(parts[-1], io) if len(parts) % 2 else 0
 
     async def _pipeline(self, commands: list[Command], io: Streams) -> int:
         data: bytes | None = None
@@ -377,17 +307,22 @@ class Shell:
         return code
 
     async def _command(self, command: Command, io: Streams) -> int:
-        words = [self.expand(w) for w in command.words]
+        if command.kind != "simple":
+            return await self._compound(command, io)
+        raw = list(command.words)
         assignments = []
-        while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0], re.S):
-            assignments.append(words.pop(0).split("=", 1))
+        while raw and raw[0] and raw[0][0][0] == "lit" and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", raw[0][0][1]):
+            name, _, rest = raw[0][0][1].partition("=")
+            assignments.append((name, await self.expand([("lit", rest), *raw[0][1:]])))
+            raw.pop(0)
+        words = [f for w in raw for f in await self.fields(w)]
         if not words:
             for name, value in assignments:
                 self.vars[name] = value
             return 0
         writes: dict[str, tuple[str, list[bytes]]] = {}
         for op, target in command.redirects:
-            path = self.expand(target) if target is not None else ""
+            path = await self.expand(target) if target is not None else ""
             if op == "2>&1":
                 io = io.with_(err=io._out)
             elif op in ("1>&2", ">&2"):
@@ -441,29 +376,44 @@ class Shell:
         return await builtin(self, argv, io)
 
     async def interactive(self, io: Streams, tty: bool) -> int:
-        """``sh`` reading its commands from stdin: line by line as they arrive, a prompt on a terminal."""
+        """``sh`` reading its commands from stdin: line by line as they arrive (an unfinished ``for``,
+        ``while`` or ``if`` waits for more), with a prompt, echo and ^C on a terminal."""
         term = Terminal(io) if tty else None
         pending = b""
+        script = ""
         try:
             while True:
                 if term is not None:
-                    line = await term.readline(PROMPT)
+                    line = await term.readline(PROMPT if not script else "> ")
                     if line is None:
                         await io.out(b"exit\r\n")
                         return self.status
-                    await self.run_script(line, term.streams)
+                    script = await self._feed(script + line + "\n", term)
                     continue
                 chunk = await io.read()
                 if chunk is None:
-                    if pending.strip():
-                        await self.run_script(pending.decode(errors="replace"), io)
+                    if (script + pending.decode(errors="replace")).strip():
+                        await self.run_script(script + pending.decode(errors="replace"), io)
                     return self.status
                 pending += chunk
                 while b"\n" in pending:
                     line_bytes, pending = pending.split(b"\n", 1)
-                    await self.run_script(line_bytes.decode(errors="replace"), io)
+                    script = await self._feed(script + line_bytes.decode(errors="replace") + "\n", io)
         except ShellExit as done:
             return done.code
+
+    async def _feed(self, text: str, where: Streams | Terminal) -> str:
+        """Run ``text`` if it is complete; otherwise keep it for the next line."""
+        try:
+            parse(text)
+        except ParseError as err:
+            if err.incomplete:
+                return text
+        if isinstance(where, Terminal):
+            self.status = await where.run(self.run_script(text, where.streams))
+        else:
+            await self.run_script(text, where)
+        return ""
 
 
 class Terminal:
@@ -479,6 +429,31 @@ class Terminal:
 
     async def _stdin_line(self) -> bytes | None:
         return None  # a command run from the prompt reads no terminal input here
+
+    async def run(self, work: Awaitable[int]) -> int:
+        """Run a command line; a ^C typed meanwhile interrupts it (status 130), other keys wait."""
+        task = asyncio.ensure_future(work)
+        while not task.done():
+            reader = asyncio.ensure_future(self.io.read())
+            done, _ = await asyncio.wait({task, reader}, return_when=asyncio.FIRST_COMPLETED)
+            if reader not in done:
+                reader.cancel()
+                break
+            chunk = reader.result()
+            if task.done():
+                self._buffer += chunk or b""
+            elif chunk is None:
+                await asyncio.wait({task})
+            elif b"\x03" in chunk:
+                task.cancel()
+                self._buffer += chunk.split(b"\x03", 1)[1]
+                await self.io.out(b"^C\r\n")
+            else:
+                self._buffer += chunk
+        try:
+            return task.result()
+        except asyncio.CancelledError:
+            return 130
 
     async def readline(self, prompt: str) -> str | None:
         await self.io.out(prompt)
@@ -1051,6 +1026,126 @@ async def _which(sh: Shell, argv: list[str], io: Streams) -> int:
     return code
 
 
+_ARITH_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+              ast.FloorDiv: lambda a, b: a // b if b else None, ast.Div: lambda a, b: int(a / b) if b else None,
+              ast.Mod: lambda a, b: a % b if b else None}
+_ARITH_COMPARE = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
+                  ast.GtE: lambda a, b: a >= b, ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
+
+
+def arithmetic(text: str) -> int | None:
+    """An integer expression (+ - * / % and comparisons, parentheses); None when it is not one."""
+    if len(text) > 200:
+        return None
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+
+    def walk(node: ast.AST) -> int | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            inner = walk(node.operand)
+            return None if inner is None else (-inner if isinstance(node.op, ast.USub) else inner)
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITH_OPS:
+            left, right = walk(node.left), walk(node.right)
+            if left is None or right is None or abs(left) > 1 << 62 or abs(right) > 1 << 62:
+                return None
+            return _ARITH_OPS[type(node.op)](left, right)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _ARITH_COMPARE:
+            left, right = walk(node.left), walk(node.comparators[0])
+            if left is None or right is None:
+                return None
+            return int(_ARITH_COMPARE[type(node.ops[0])](left, right))
+        return None
+    return walk(tree)
+
+
+async def _test(sh: Shell, argv: list[str], io: Streams) -> int:
+    args = argv[1:]
+    if argv[0] == "[":
+        if not args or args[-1] != "]":
+            await io.err("sh: missing ]\n")
+            return 2
+        args = args[:-1]
+    negate = bool(args) and args[0] == "!"
+    if negate:
+        args = args[1:]
+    result: bool
+    if not args:
+        result = False
+    elif len(args) == 1:
+        result = args[0] != ""
+    elif len(args) == 2:
+        op, value = args
+        full = sh.path(value) if value else ""
+        checks = {"-n": lambda: value != "", "-z": lambda: value == "",
+                  "-e": lambda: sh.m.read(full) is not None or sh.m.is_dir(full),
+                  "-f": lambda: sh.m.read(full) is not None, "-d": lambda: sh.m.is_dir(full),
+                  "-s": lambda: bool(sh.m.read(full)), "-r": lambda: sh.m.read(full) is not None}
+        if op not in checks:
+            await io.err(f"sh: {op}: unknown operand\n")
+            return 2
+        result = checks[op]()
+    elif len(args) == 3 and args[1] in ("=", "==", "!="):
+        result = (args[0] == args[2]) != (args[1] == "!=")
+    elif len(args) == 3 and args[1] in ("-eq", "-ne", "-lt", "-le", "-gt", "-ge"):
+        try:
+            a, b = int(args[0]), int(args[2])
+        except ValueError:
+            bad = args[0] if not re.fullmatch(r"-?\d+", args[0]) else args[2]
+            await io.err(f"sh: {bad}: bad number\n")
+            return 2
+        result = {"-eq": a == b, "-ne": a != b, "-lt": a < b, "-le": a <= b, "-gt": a > b, "-ge": a >= b}[args[1]]
+    else:
+        await io.err("sh: syntax error: bad test expression\n")
+        return 2
+    return 0 if result != negate else 1
+
+
+async def _seq(sh: Shell, argv: list[str], io: Streams) -> int:
+    try:
+        numbers = [int(a) for a in argv[1:]]
+    except ValueError:
+        await io.err(f"seq: invalid number '{next(a for a in argv[1:] if not re.fullmatch(r'-?[0-9]+', a))}'\n")
+        return 1
+    if not 1 <= len(numbers) <= 3:
+        await io.err("Usage: seq [-w] [-s SEP] [FIRST [INC]] LAST\n")
+        return 1
+    first, step, last = (1, 1, numbers[0]) if len(numbers) == 1 else (
+        (numbers[0], 1, numbers[1]) if len(numbers) == 2 else tuple(numbers))
+    if step == 0 or abs(last - first) // max(abs(step), 1) > 100_000:
+        await io.err("seq: too many numbers\n")
+        return 1
+    await io.out("".join(f"{n}\n" for n in range(first, last + (1 if step > 0 else -1), step)))
+    return 0
+
+
+async def _expr(sh: Shell, argv: list[str], io: Streams) -> int:
+    text = " ".join(argv[1:]).replace("\\*", "*")
+    value = arithmetic(text.replace(" / ", " // ").replace(" = ", " == "))
+    if value is None:
+        if len(argv) == 2:
+            await io.out(argv[1] + "\n")
+            return 0 if argv[1] not in ("", "0") else 1
+        await io.err("expr: syntax error\n")
+        return 2
+    await io.out(f"{value}\n")
+    return 0 if value != 0 else 1
+
+
+async def _uptime(sh: Shell, argv: list[str], io: Streams) -> int:
+    now = datetime.fromtimestamp(sh.m.now(), tz=timezone.utc)
+    up = int(max(0.0, sh.m.now() - sh.m.started))
+    days, rest = divmod(up, 86400)
+    hours, minutes = rest // 3600, rest % 3600 // 60
+    span = (f"{days} day{'s' if days != 1 else ''}, " if days else "") + (f"{hours:2d}:{minutes:02d}" if hours
+                                                                          else f"{minutes} min")
+    await io.out(f" {now:%H:%M:%S} up {span},  load average: 0.00, 0.00, 0.00\n")
+    return 0
+
+
 #: One entry per command a container's shell knows (see the module docstring).
 COMMANDS: dict[str, Builtin] = {
     "sh": _sh, "bash": _sh, "ash": _sh, "dash": _sh,
@@ -1060,11 +1155,12 @@ COMMANDS: dict[str, Builtin] = {
     "env": _env, "printenv": _env,
     "hostname": _hostname, "whoami": _whoami, "id": _id, "uname": _uname, "ps": _ps, "pwd": _pwd,
     "cat": _cat, "ls": _ls, "grep": _grep, "head": _head, "tail": _head, "wc": _wc, "which": _which,
-    "date": _date, "sleep": _sleep,
+    "date": _date, "sleep": _sleep, "uptime": _uptime,
+    "test": _test, "[": _test, "seq": _seq, "expr": _expr,
     "nslookup": _nslookup, "curl": _curl, "wget": _wget,
 }
 #: Shell built-ins: every image with a shell has them.
-SPECIAL = frozenset(("exit", "export", "unset", "cd", "true", ":", "false", "echo", "printf", "pwd"))
+SPECIAL = frozenset(("exit", "export", "unset", "cd", "true", ":", "false", "echo", "printf", "pwd", "test", "["))
 
 
 def known(argv0: str, machine: Machine) -> bool:

@@ -141,7 +141,7 @@ async def build_machine(kubelet: Kubelet, worker: PodWorker, c: Container) -> Ma
 
     return Machine(hostname=hostname, env=env, files=files, read_only=read_only, overlay=c.overlay, image=c.image,
                    now=kubelet.clock.now, sleep=kubelet.clock.sleep, resolve=resolve, http=http, missing=missing,
-                   pid1=" ".join(
+                   started=c.started_at or kubelet.clock.now(), pid1=" ".join(
                        [str(a) for a in (c.spec.get("command") or []) + (c.spec.get("args") or [])]) or c.image)
 
 

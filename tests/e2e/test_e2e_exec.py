@@ -5,6 +5,7 @@ node's kube-proxy rules, exit codes over the WebSocket remotecommand protocol.""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import pty
 import select
@@ -20,6 +21,7 @@ import pytest_asyncio
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.stream import portforward, stream
+from kubernetes.stream.ws_client import ERROR_CHANNEL
 
 from e2e_env import shutdown, vclock
 from kconsole.api.types import UserInfo
@@ -421,3 +423,38 @@ def _urlopen_through_port_forward(core: k8s.CoreV1Api) -> tuple[int, bytes]:
 async def test_python_client_urllib_through_port_forward(cluster: Cluster) -> None:
     status, body = await asyncio.to_thread(_urlopen_through_port_forward, _core(cluster))
     assert status == 200 and b"<title>Welcome to nginx!</title>" in body
+
+
+def _pod_apis_exec(core: k8s.CoreV1Api) -> None:
+    """The exec half of the Python client's own e2e test_pod_apis, against the box pod (commands as lists:
+    the installed client's typed signature refuses the strings the original passes)."""
+    out = stream(core.connect_get_namespaced_pod_exec, "box", "default",
+                 command=["/bin/sh", "-c", "for i in $(seq 1 3); do date; done"], stderr=False, stdin=False,
+                 stdout=True, tty=False)
+    assert len(out.splitlines()) == 3
+    out = stream(core.connect_post_namespaced_pod_exec, "box", "default", command=["uptime"], stderr=False,
+                 stdin=False, stdout=True, tty=False)
+    assert len(out.splitlines()) == 1
+    resp = stream(core.connect_post_namespaced_pod_exec, "box", "default", command=["/bin/sh"], stderr=True,
+                  stdin=True, stdout=True, tty=False, _preload_content=False)
+    resp.write_stdin("echo test string 1\n")
+    assert resp.readline_stdout(timeout=5) == "test string 1"
+    assert not resp.peek_stderr()
+    resp.write_stdin("echo test string 2 >&2\n")
+    assert resp.readline_stderr(timeout=5) == "test string 2"
+    assert not resp.peek_stdout()
+    resp.write_stdin("exit\n")
+    resp.update(timeout=5)
+    line = ""
+    for _ in range(10):
+        line = resp.read_channel(ERROR_CHANNEL)
+        if line:
+            break
+        resp.update(timeout=1)
+    assert json.loads(line)["status"] == "Success"
+    resp.update(timeout=5)
+    assert not resp.is_open()
+
+
+async def test_python_client_pod_apis_exec(cluster: Cluster) -> None:
+    await asyncio.to_thread(_pod_apis_exec, _core(cluster))

@@ -3,6 +3,8 @@ script prints and its exit status."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from kconsole.nodes.shell import HttpAnswer, Machine, Streams, run
@@ -103,3 +105,42 @@ async def test_a_terminal_echoes_and_edits() -> None:
     code = await run(machine([]), ["sh"], Streams(read, write, write), tty=True)
     assert code == 2
     assert b"".join(out) == b"# echo hx\x08 \x08i\r\nhi\r\n# ^C\r\n# exit 2\r\n"
+
+
+LOOPS = [
+    ("for i in 1 2 3; do echo n$i; done", 0, "n1\nn2\nn3\n", ""),
+    ("for f in $(ls /etc/cfg); do echo [$f]; done", 0, "[a.txt]\n[b.txt]\n", ""),
+    ("n=0; while [ $n -lt 3 ]; do n=$(expr $n + 1) ; echo $n; done", 0, "1\n2\n3\n", ""),
+    ("if [ -f /etc/cfg/a.txt ]; then echo yes; else echo no; fi", 0, "yes\n", ""),
+    ("if test \"$MODE\" = slow; then echo slow; elif [ -n \"$MODE\" ]; then echo $MODE; fi", 0, "fast\n", ""),
+    ("echo \"$(hostname) has $(seq 2 | wc -l) lines\"", 0, "box has 2 lines\n", ""),
+    ("X=\"a b\"; for w in $X; do echo $w; done; for w in \"$X\"; do echo $w; done", 0, "a\nb\na b\n", ""),
+    ("for i in 1 2; do", 2, "", "sh: syntax error: unexpected end of file (expecting \"done\")\n"),
+    ("done", 2, "", "sh: syntax error: unexpected \"done\"\n"),
+    ("echo $((1 + 2 * 3)) $(( (7 - 1) / 4 ))", 0, "7 1\n", ""),
+    ("uptime | grep -c 'load average'", 0, "1\n", ""),
+]
+
+
+@pytest.mark.parametrize(("script", "code", "out", "err"), LOOPS)
+async def test_compound_commands(script: str, code: int, out: str, err: str) -> None:
+    assert await execute(machine([]), ["sh", "-c", script]) == (code, out, err)
+
+
+async def test_an_unfinished_loop_waits_for_its_next_line() -> None:
+    assert await execute(machine([]), ["sh"], b"for i in 1 2\ndo echo $i\ndone\n") == (0, "1\n2\n", "")
+
+
+async def test_ctrl_c_interrupts_a_loop_on_a_terminal() -> None:
+    out: list[bytes] = []
+    typed = [b"while true; do sleep 1; done\r", b"\x03", b"echo $?\r", b"exit\r"]
+
+    async def read() -> bytes | None:
+        await asyncio.sleep(0)
+        return typed.pop(0) if typed else None
+
+    async def write(data: bytes) -> None:
+        out.append(data)
+    code = await run(machine([]), ["sh"], Streams(read, write, write), tty=True)
+    assert code == 0
+    assert b"".join(out).endswith(b"done\r\n^C\r\n# echo $?\r\n130\r\n# exit\r\n")
