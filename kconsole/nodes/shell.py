@@ -4,8 +4,9 @@ built-in commands over what the container sees (:class:`Machine`).
 What it understands (grammar in :mod:`kconsole.nodes.shellparse`): lists joined by ``;``, ``&&``,
 ``||`` and newlines, pipes (``|``), ``for``/``while``/``until``/``if``, single and double quotes,
 backslashes, ``$VAR``, ``${VAR}``, ``$?``, ``$(...)``, ``$((...))``, ``NAME=value``, ``export``,
-``exit N``, comments, and the redirections ``> /dev/null``, ``2>/dev/null``, ``2>&1``, ``>&2`` and ``>``/``>>`` into the
-container's writable layer. Each command is one entry of :data:`COMMANDS`; a command the table does
+``exit N``, comments, and the redirections ``> /dev/null``, ``2>/dev/null``, ``2>&1``, ``>&2`` and
+``>``/``>>`` into the container's writable layer. The stages of a pipeline run side by side joined
+by :class:`Pipe`. Each command is one entry of :data:`COMMANDS`; a command the table does
 not have (or the image lacks, :attr:`Machine.missing`) is ``sh: X: not found``, exit 127, as
 busybox's ash says it. Nothing runs on the host: every command reads the :class:`Machine` the kubelet
 built from the pod (its environment, mounted files, DNS and the node's kube-proxy rules), and
@@ -27,8 +28,62 @@ from kconsole.nodes.shellparse import Command, ParseError, Script, Word, parse
 #: The shells an image may have; exec of one of these runs :class:`Shell`.
 SHELLS = frozenset(("sh", "bash", "ash", "dash"))
 PROMPT = "# "
+#: Bytes ``$(...)`` may produce before its command is stopped.
+PIPE_LIMIT = 1 << 20
+#: Bytes a pipe holds before its writer waits (Linux's pipe buffer).
+PIPE_BUFFER = 64 * 1024
 #: Simulated seconds a connection attempt nobody answers takes to fail (Linux's SYN retries).
 CONNECT_TIMEOUT = 130.0
+
+
+class PipeFull(Exception):
+    """A write to a pipe (or ``$(...)``) nobody will read any more: the writer ends, as SIGPIPE ends it."""
+
+    def __init__(self, pipe: object) -> None:
+        super().__init__("broken pipe")
+        self.pipe = pipe
+
+
+class Pipe:
+    """A pipe between two pipeline stages: a writer waits while :data:`PIPE_BUFFER` bytes are unread."""
+
+    def __init__(self) -> None:
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._changed = asyncio.Event()
+        self.write_closed = False
+        self.read_closed = False
+
+    async def write(self, data: bytes) -> None:
+        while not self.read_closed and self._size >= PIPE_BUFFER:
+            self._changed.clear()
+            await self._changed.wait()
+        if self.read_closed:
+            raise PipeFull(self)
+        self._chunks.append(data)
+        self._size += len(data)
+        self._changed.set()
+
+    async def read(self) -> bytes | None:
+        while not self._chunks and not self.write_closed:
+            self._changed.clear()
+            await self._changed.wait()
+        if not self._chunks:
+            return None
+        chunk = self._chunks.pop(0)
+        self._size -= len(chunk)
+        self._changed.set()
+        return chunk
+
+    def close_write(self) -> None:
+        self.write_closed = True
+        self._changed.set()
+
+    def close_read(self) -> None:
+        self.read_closed = True
+        self._chunks.clear()
+        self._size = 0
+        self._changed.set()
 
 
 class ShellExit(Exception):
@@ -176,8 +231,13 @@ class Shell:
     async def _substitute(self, script: str) -> str:
         """``$(script)``: its output, trailing newlines removed, run in a subshell."""
         out: list[bytes] = []
+        size = 0
 
         async def collect(chunk: bytes) -> None:
+            nonlocal size
+            size += len(chunk)
+            if size > PIPE_LIMIT:
+                raise PipeFull(out)
             out.append(chunk)
         child = Shell(self.m, dict(self.vars), self.name)
         child.cwd, child.exported = self.cwd, set(self.exported)
@@ -185,6 +245,10 @@ class Shell:
             self.status = await child.run_script(script, Streams(_nothing, collect, self._err_sink))
         except ShellExit as done:
             self.status = done.code
+        except PipeFull as full:
+            if full.pipe is not out:
+                raise
+            self.status = 141
         return b"".join(out).decode(errors="replace").rstrip("\n")
 
     async def expand(self, word: Word) -> str:
@@ -292,19 +356,38 @@ class Shell:
         return await self.run_list(parts[-1], io) if len(parts) % 2 else 0
 
     async def _pipeline(self, commands: list[Command], io: Streams) -> int:
-        data: bytes | None = None
-        code = 0
+        """One command, or stages running side by side joined by pipes (a stage whose reader has
+        ended stops, as SIGPIPE stops it); the status is the last stage's."""
+        if len(commands) == 1:
+            return await self._command(commands[0], io)
+        pipes = [Pipe() for _ in commands[1:]]
+        stages = []
         for index, command in enumerate(commands):
-            last = index == len(commands) - 1
-            collected: list[bytes] = []
+            source = pipes[index - 1] if index > 0 else None
+            sink = pipes[index] if index < len(pipes) else None
+            streams = io.with_(read=source.read if source else None, out=sink.write if sink else None)
+            stages.append(asyncio.ensure_future(self._stage(command, streams, source, sink)))
+        try:
+            codes = await asyncio.gather(*stages)
+        finally:
+            for stage in stages:
+                stage.cancel()
+        return codes[-1]
 
-            async def collect(chunk: bytes) -> None:
-                collected.append(chunk)
-            stdin = _buffer_reader(data) if data is not None else None
-            streams = io.with_(read=stdin, out=None if last else collect)
-            code = await self._command(command, streams)
-            data = b"".join(collected)
-        return code
+    async def _stage(self, command: Command, io: Streams, source: Pipe | None, sink: Pipe | None) -> int:
+        try:
+            return await self._command(command, io)
+        except PipeFull as full:
+            if full.pipe is not sink:
+                raise
+            return 141
+        except ShellExit as done:  # a stage is a subshell: its exit ends only itself
+            return done.code
+        finally:
+            if sink is not None:
+                sink.close_write()
+            if source is not None:
+                source.close_read()
 
     async def _command(self, command: Command, io: Streams) -> int:
         if command.kind != "simple":
@@ -803,6 +886,12 @@ def _count_flag(args: list[str], default: int) -> tuple[int, list[str]]:
 
 async def _head(sh: Shell, argv: list[str], io: Streams) -> int:
     count, files = _count_flag(argv[1:], 10)
+    if argv[0] == "head" and not files:  # stops reading once it has its lines, as head does
+        buffered = b""
+        while buffered.count(b"\n") < count and (chunk := await io.read()) is not None:
+            buffered += chunk
+        await io.out(b"".join(line + b"\n" for line in buffered.split(b"\n")[:count] if buffered))
+        return 0
     lines = await _lines_of(sh, files, io, argv[0])
     if lines is None:
         return 1

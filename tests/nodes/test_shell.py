@@ -119,6 +119,8 @@ LOOPS = [
     ("done", 2, "", "sh: syntax error: unexpected \"done\"\n"),
     ("echo $((1 + 2 * 3)) $(( (7 - 1) / 4 ))", 0, "7 1\n", ""),
     ("uptime | grep -c 'load average'", 0, "1\n", ""),
+    ("while true; do echo yes; done | head -2; echo $?", 0, "yes\nyes\n0\n", ""),
+    ("exit 3 | cat; echo $?", 0, "0\n", ""),
 ]
 
 
