@@ -64,6 +64,7 @@ from kconsole.api.types import (
     ResourceInfo,
     Response,
     StatusError,
+    StreamSource,
     UserInfo,
     WatchStream,
     status_body,
@@ -92,8 +93,7 @@ LogSource = Callable[[str, str, str, LogOptions], "str | LogStream | None"]
 #: node's kubelet does not answer (stopped, cut off, or no machine behind the Node); LookupError
 #: for a path the kubelet does not serve.
 KubeletEndpoints = Callable[[str, str], "str | dict[str, Any] | None"]
-#: The kubelets' streaming endpoints (``exec`` and ``attach`` methods, see :meth:`APIServer.set_exec_source`).
-ExecSource = Any
+
 
 #: The user the API server acts as for its own bootstrap writes (upstream's loopback client).
 LOOPBACK_USER = UserInfo("system:apiserver", ("system:masters",))
@@ -290,7 +290,7 @@ class APIServer:
         self._plugin_index: tuple[Any, Any, Any, dict[tuple[str, str], _Plugins]] = (None, None, None, {})
         self._log_source: LogSource | None = None
         self._kubelet_endpoints: KubeletEndpoints | None = None
-        self._exec_source: ExecSource | None = None
+        self._exec_source: StreamSource | None = None
         self._component_probe: componentstatus.ComponentProbe | None = None
         #: Simulated seconds an Event lives after its last write (upstream's --event-ttl); 0 keeps them.
         self.event_ttl = event_ttl
@@ -545,10 +545,9 @@ class APIServer:
         """Where pods/log reads come from: fn(namespace, pod, container, options), as the kubelet's endpoint."""
         self._log_source = source
 
-    def set_exec_source(self, source: ExecSource | None) -> None:
-        """What starts pods/exec and pods/attach processes: the node's kubelet, as the API server
-        hands the stream to it (``source.exec(ns, pod, container, command, tty, stdin)`` and
-        ``source.attach(ns, pod, container, tty, stdin)``)."""
+    def set_exec_source(self, source: StreamSource | None) -> None:
+        """What serves pods/exec, pods/attach and pods/portforward once the API server has checked
+        them: the pod's kubelet, as the API server hands the stream to it (the fleet)."""
         self._exec_source = source
 
     def set_kubelet_endpoints(self, source: KubeletEndpoints | None) -> None:

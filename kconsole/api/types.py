@@ -126,6 +126,17 @@ class PortForwardStream(Protocol):
     def connect(self, port: int) -> PodConnection | str: ...
 
 
+class StreamSource(Protocol):
+    """The kubelets' streaming endpoints, as the API server reaches them (``set_exec_source``)."""
+
+    def exec(self, namespace: str, pod: str, container: str, command: list[str], tty: bool,
+             stdin: bool) -> ExecStream: ...
+
+    def attach(self, namespace: str, pod: str, container: str, tty: bool, stdin: bool) -> ExecStream: ...
+
+    def portforward(self, namespace: str, pod: str) -> PortForwardStream: ...
+
+
 class ProxiedError(Exception):
     """What a component behind the API server (a kubelet's streaming endpoint) refused a request
     with, as plain text: the API server passes it on as is, as its proxy does."""

@@ -30,6 +30,7 @@ from kconsole.nodes.config import NodeConfig
 from kconsole.nodes.kubelet import NODE_INDEX, Kubelet
 from kconsole.nodes.logs import LogFollower
 from kconsole.nodes.network import Network
+from kconsole.nodes.streaming import AttachProcess, ExecProcess, PortForwarder
 from kconsole.objects.podlog import LogOptions
 from kconsole.nodes.proxy import KubeProxy, ServiceTable
 from kconsole.nodes.volumes import PodObjects
@@ -208,14 +209,14 @@ class NodeFleet:
         return kubelet
 
     def exec(self, namespace: str, pod: str, container: str, command: list[str], tty: bool,
-             stdin: bool) -> Any:
+             stdin: bool) -> ExecProcess:
         """The API server's pods/exec source: the node's kubelet starts the process."""
         return self._kubelet_for(namespace, pod).exec(namespace, pod, container, command, tty=tty, stdin=stdin)
 
-    def attach(self, namespace: str, pod: str, container: str, tty: bool, stdin: bool) -> Any:
+    def attach(self, namespace: str, pod: str, container: str, tty: bool, stdin: bool) -> AttachProcess:
         """The API server's pods/attach source."""
         return self._kubelet_for(namespace, pod).attach(namespace, pod, container, tty=tty, stdin=stdin)
 
-    def portforward(self, namespace: str, pod: str) -> Any:
+    def portforward(self, namespace: str, pod: str) -> PortForwarder:
         """The API server's pods/portforward source."""
         return self._kubelet_for(namespace, pod).portforward(namespace, pod)
