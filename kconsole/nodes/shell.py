@@ -21,7 +21,6 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
 
 from kconsole.nodes.shellparse import Command, ParseError, Script, Word, parse
 
