@@ -848,7 +848,7 @@ async def _grep(sh: Shell, argv: list[str], io: Streams) -> int:
     while args and args[0].startswith("-") and len(args[0]) > 1:
         flags += args.pop(0)[1:]
     if not args:
-        await io.err("Usage: grep [-icv] PATTERN [FILE]...\n")
+        await io.err("Usage: grep [-icvoqF] PATTERN [FILE]...\n")
         return 2
     pattern, files = args[0], args[1:]
     try:
@@ -861,6 +861,8 @@ async def _grep(sh: Shell, argv: list[str], io: Streams) -> int:
     hits = [ln for ln in lines if bool(regex.search(ln)) != ("v" in flags)]
     if "c" in flags:
         await io.out(f"{len(hits)}\n")
+    elif "o" in flags and "v" not in flags:
+        await io.out("".join(m.group(0) + "\n" for ln in hits for m in regex.finditer(ln) if m.group(0)))
     elif "q" not in flags:
         await io.out("".join(ln + "\n" for ln in hits))
     return 0 if hits else 1
@@ -896,6 +898,37 @@ async def _head(sh: Shell, argv: list[str], io: Streams) -> int:
         return 1
     chosen = lines[:count] if argv[0] == "head" else (lines[-count:] if count else [])
     await io.out("".join(ln + "\n" for ln in chosen))
+    return 0
+
+
+async def _sort(sh: Shell, argv: list[str], io: Streams) -> int:
+    flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and len(a) > 1)
+    lines = await _lines_of(sh, [a for a in argv[1:] if not a.startswith("-")], io, "sort")
+    if lines is None:
+        return 2
+
+    def key(line: str) -> tuple[float, str]:
+        m = re.match(r"\s*(-?\d+(?:\.\d+)?)", line)
+        return (float(m.group(1)) if m else 0.0, line) if "n" in flags else (0.0, line)
+    ordered = sorted(lines, key=key, reverse="r" in flags)
+    if "u" in flags:
+        ordered = list(dict.fromkeys(ordered))
+    await io.out("".join(f"{line}\n" for line in ordered))
+    return 0
+
+
+async def _uniq(sh: Shell, argv: list[str], io: Streams) -> int:
+    lines = await _lines_of(sh, [a for a in argv[1:] if not a.startswith("-")], io, "uniq")
+    if lines is None:
+        return 1
+    runs: list[list[str | int]] = []
+    for line in lines:
+        if runs and runs[-1][0] == line:
+            runs[-1][1] = int(runs[-1][1]) + 1
+        else:
+            runs.append([line, 1])
+    count = "-c" in argv
+    await io.out("".join(f"{n:>7} {line}\n" if count else f"{line}\n" for line, n in runs))
     return 0
 
 
@@ -1242,7 +1275,8 @@ COMMANDS: dict[str, Builtin] = {
     "echo": _echo, "printf": _printf,
     "env": _env, "printenv": _env,
     "hostname": _hostname, "whoami": _whoami, "id": _id, "uname": _uname, "ps": _ps, "pwd": _pwd,
-    "cat": _cat, "ls": _ls, "grep": _grep, "head": _head, "tail": _head, "wc": _wc, "which": _which,
+    "cat": _cat, "ls": _ls, "grep": _grep, "head": _head, "tail": _head, "wc": _wc, "sort": _sort, "uniq": _uniq,
+    "which": _which,
     "date": _date, "sleep": _sleep, "uptime": _uptime,
     "test": _test, "[": _test, "seq": _seq, "expr": _expr,
     "nslookup": _nslookup, "curl": _curl, "wget": _wget,

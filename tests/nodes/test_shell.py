@@ -121,6 +121,8 @@ LOOPS = [
     ("uptime | grep -c 'load average'", 0, "1\n", ""),
     ("while true; do echo yes; done | head -2; echo $?", 0, "yes\nyes\n0\n", ""),
     ("exit 3 | cat; echo $?", 0, "0\n", ""),
+    ("printf 'b\\na\\nb\\n' | sort | uniq -c", 0, "      1 a\n      2 b\n", ""),
+    ("echo 'x pod a/b-1 y' | grep -o 'pod [a-z/0-9-]*'", 0, "pod a/b-1\n", ""),
 ]
 
 
