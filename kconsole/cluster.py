@@ -488,6 +488,7 @@ class Cluster:
         self.proxies = self.node_pool.proxies
         assert self.api is not None
         self.api.set_log_source(self.node_pool.logs)
+        self.api.set_exec_source(self.node_pool)
         self.api.set_kubelet_endpoints(self.node_pool.kubelet_endpoint)
 
     def components_running(self) -> dict[str, bool]:

@@ -65,6 +65,7 @@ from kconsole.api.types import (
     ResourceInfo,
     Response,
     StatusError,
+    StreamSource,
     UserInfo,
     WatchStream,
     status_body,
@@ -93,6 +94,7 @@ LogSource = Callable[[str, str, str, LogOptions], "str | LogStream | None"]
 #: node's kubelet does not answer (stopped, cut off, or no machine behind the Node); LookupError
 #: for a path the kubelet does not serve.
 KubeletEndpoints = Callable[[str, str], "str | dict[str, Any] | None"]
+
 
 #: The user the API server acts as for its own bootstrap writes (upstream's loopback client).
 LOOPBACK_USER = UserInfo("system:apiserver", ("system:masters",))
@@ -154,7 +156,8 @@ def _check_types(body: Obj, spec: ResourceSpec) -> None:
 
 
 #: The kind of a subresource's request body (its "kind" field may say it too).
-_BODY_KINDS = {"scale": "Scale", "binding": "Binding", "eviction": "Eviction", "token": "TokenRequest"}
+_BODY_KINDS = {"scale": "Scale", "binding": "Binding", "eviction": "Eviction", "token": "TokenRequest",
+               "exec": "PodExecOptions", "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions"}
 
 
 def _check_request_types(body: Obj, kind: str) -> None:
@@ -290,6 +293,7 @@ class APIServer:
         self._plugin_index: tuple[Any, Any, Any, dict[tuple[str, str], _Plugins]] = (None, None, None, {})
         self._log_source: LogSource | None = None
         self._kubelet_endpoints: KubeletEndpoints | None = None
+        self._exec_source: StreamSource | None = None
         self._component_probe: componentstatus.ComponentProbe | None = None
         #: Simulated seconds an Event lives after its last write (upstream's --event-ttl); 0 keeps them.
         self.event_ttl = event_ttl
@@ -543,6 +547,11 @@ class APIServer:
     def set_log_source(self, source: LogSource | None) -> None:
         """Where pods/log reads come from: fn(namespace, pod, container, options), as the kubelet's endpoint."""
         self._log_source = source
+
+    def set_exec_source(self, source: StreamSource | None) -> None:
+        """What serves pods/exec, pods/attach and pods/portforward once the API server has checked
+        them: the pod's kubelet, as the API server hands the stream to it (the fleet)."""
+        self._exec_source = source
 
     def set_kubelet_endpoints(self, source: KubeletEndpoints | None) -> None:
         """What answers nodes/<name>/proxy/<path>: the node's kubelet, as the API server proxies to it."""

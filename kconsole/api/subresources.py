@@ -15,7 +15,17 @@ from kconsole.api.registry import SCALE_INFO, ResourceSpec
 from kconsole.api.satoken import BOUND_KINDS, ISSUER, token_claims
 from kconsole.api.stages import Attributes
 from kconsole.api.storage import DeleteOptions, clone
-from kconsole.api.types import Credentials, LogStream, Response, StatusError, UserInfo, status_body
+from kconsole.api.types import (
+    Credentials,
+    ExecStream,
+    LogStream,
+    PortForwardStream,
+    ProxiedError,
+    Response,
+    StatusError,
+    UserInfo,
+    status_body,
+)
 from kconsole.objects.meta import parse_time
 from kconsole.objects.podlog import LogOptions
 
@@ -36,7 +46,8 @@ def success(code: int, kind: str | None = None, name: str | None = None) -> Obj:
     return body
 
 
-async def dispatch(server: APIServer, call: _Call, spec: ResourceSpec, sub: str) -> Response | LogStream:
+async def dispatch(server: APIServer, call: _Call, spec: ResourceSpec,
+                   sub: str) -> Response | LogStream | ExecStream | PortForwardStream:
     verb = call.req.verb
     if sub == "scale" and verb in ("get", "update", "patch"):
         return await scale(server, call, spec)
@@ -46,6 +57,10 @@ async def dispatch(server: APIServer, call: _Call, spec: ResourceSpec, sub: str)
         return await evict(server, call, spec)
     if sub == "log" and verb == "get":
         return await pod_log(server, call, spec)
+    if sub in ("exec", "attach") and verb in ("create", "get") and spec.group_resource == "pods":
+        return await pod_stream(server, call, spec, sub)
+    if sub == "portforward" and verb in ("create", "get") and spec.group_resource == "pods":
+        return await pod_port_forward(server, call, spec)
     if sub == "proxy" and verb == "get" and spec.group_resource == "nodes":
         return await node_proxy(server, call, spec)
     if sub == "token" and verb == "create":
@@ -352,6 +367,67 @@ async def pod_log(server: APIServer, call: _Call, spec: ResourceSpec) -> Respons
     if isinstance(out, str):
         return Response(200, out)
     return out
+
+
+async def pod_stream(server: APIServer, call: _Call, spec: ResourceSpec, sub: str) -> Response | ExecStream:
+    """pods/exec and pods/attach: upstream's checks (streamLocation's words), then the pod's kubelet
+    starts the process; a kubelet's refusal comes back as its plain text, as the proxied upgrade does."""
+    req = call.req
+    name = req.name or ""
+    options = req.body if isinstance(req.body, dict) else {}
+    command = [str(c) for c in options.get("command") or ()]
+    if sub == "exec" and not command:
+        raise StatusError.bad_request("you must specify at least 1 command")
+    streams = {k: options.get(k) is True for k in ("stdin", "stdout", "stderr")}
+    if not any(streams.values()):
+        raise StatusError.bad_request("you must specify at least one of stdin, stdout, stderr")
+    tty = options.get("tty") is True
+    if tty and streams["stderr"]:
+        raise StatusError.bad_request("tty and stderr cannot both be true")
+    pod = await server.read(spec, req.namespace, name)
+    pspec = pod.get("spec") or {}
+    container = str(options.get("container") or "")
+    names = {kind: [str(c.get("name")) for c in pspec.get(field) or [] if isinstance(c, dict)]
+             for kind, field in (("", "containers"), ("init", "initContainers"), ("ephemeral", "ephemeralContainers"))}
+    if not container:
+        if len(names[""]) != 1:
+            text = f"a container name must be specified for pod {name}"
+            if names[""]:
+                text += f", choose one of: [{' '.join(names[''])}]"
+                if names["init"]:
+                    text += f" or one of the init containers: [{' '.join(names['init'])}]"
+            raise StatusError.bad_request(text)
+        container = names[""][0]
+    elif not any(container in found for found in names.values()):
+        raise StatusError.bad_request(f"container {container} is not valid for pod {name}")
+    if not pspec.get("nodeName"):
+        raise StatusError.bad_request(f"pod {name} does not have a host assigned")
+    source = server._exec_source
+    if source is None:
+        raise StatusError.internal(f"error dialing backend: dial tcp: lookup {pspec['nodeName']}: no such host")
+    try:
+        if sub == "exec":
+            return source.exec(req.namespace or "", name, container, command, tty, streams["stdin"])
+        return source.attach(req.namespace or "", name, container, tty, streams["stdin"])
+    except ProxiedError as refused:
+        return Response(refused.code, refused.text)
+
+
+async def pod_port_forward(server: APIServer, call: _Call, spec: ResourceSpec) -> Response | PortForwardStream:
+    """pods/portforward: the pod must have a node, whose kubelet then makes the connections."""
+    req = call.req
+    name = req.name or ""
+    pod = await server.read(spec, req.namespace, name)
+    node = (pod.get("spec") or {}).get("nodeName")
+    if not node:
+        raise StatusError.bad_request(f"pod {name} does not have a host assigned")
+    source = server._exec_source
+    if source is None:
+        raise StatusError.internal(f"error dialing backend: dial tcp: lookup {node}: no such host")
+    try:
+        return source.portforward(req.namespace or "", name)
+    except ProxiedError as refused:
+        return Response(refused.code, refused.text)
 
 
 async def node_proxy(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
