@@ -66,13 +66,10 @@ def render_strip(data: TimelineData | None, when: float | None, where: str) -> s
     left, right = clock_text(data.start), clock_text(data.end)
     under = [" "] * n
     under[cursor] = "▲"
-    for i, ch in enumerate(left):
-        if i < cursor - 1:
-            under[i] = ch
-    for i, ch in enumerate(right):
-        j = n - len(right) + i
-        if j > cursor + 1:
-            under[j] = ch
+    if cursor > len(left):  # each label whole, or not at all when the cursor is on its place
+        under[:len(left)] = left
+    if cursor < n - len(right) - 1:
+        under[n - len(right):] = right
     line2 = "".join(under)
     return f"[dim]{LABEL}[/]{''.join(cells)}\n[b]{where:<{len(LABEL) - 1}}[/] {line2}"
 
