@@ -1,0 +1,141 @@
+"""Pilot test of the console's rewind over a real cluster (virtual clock, seed 1): a node fails,
+its pods are evicted and replaced; the console steps back across the failure and shows the lost
+node's pods again, refuses writes while in the past, then returns live."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kconsole.client.history import HistoryClient
+from kconsole.cluster import ADMIN
+from kconsole.tui.app import CONSOLE_USER, ConsoleApp
+
+from tui_helpers import until
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+SIZE = (160, 48)
+#: The pods tolerate an unreachable or not-ready node this long (upstream's default is 300 s).
+TOLERATE = 5
+UNREACHABLE = ("node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready")
+
+
+def deployment(name: str, replicas: int) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}],
+                                           "tolerations": [{"key": key, "operator": "Exists", "effect": "NoExecute",
+                                                            "tolerationSeconds": TOLERATE}
+                                                           for key in UNREACHABLE]}}}}
+
+
+async def web_pods(client: Any) -> dict[str, str]:
+    """Running web pods by name -> node."""
+    pods = await client.list_all("pods", "default", label_selector="app=web")
+    return {p["metadata"]["name"]: p["spec"].get("nodeName", "") for p in pods
+            if (p.get("status") or {}).get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")}
+
+
+def row_keys(app: ConsoleApp) -> set[str]:
+    return {r.key for r in app.resources.table.rows}
+
+
+async def type_in(pilot: Any, text: str) -> None:
+    from textual.widgets import Input
+
+    field = pilot.app.screen.query_one(Input)
+    field.value = text
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def test_rewind_across_a_node_failure(cluster: Any) -> None:
+    c, clock = cluster
+    admin = c.api_client(ADMIN)
+    await admin.create(deployment("web", 4))
+    placed: dict[str, str] = {}
+
+    async def placed_on_workers() -> bool:
+        placed.update(await web_pods(admin))
+        return len(placed) == 4 and len(set(placed.values())) == 2
+
+    for _ in range(240):
+        placed.clear()
+        if await placed_on_workers():
+            break
+        await clock.advance(0.5)
+    assert len(placed) == 4, placed
+    lost = sorted(placed.values())[0]
+    on_lost = sorted(name for name, node in placed.items() if node == lost)
+    history = HistoryClient(c.api_client(CONSOLE_USER))
+    before = (await history.bounds()).current
+    fault = await c.faults.apply("kubelet-stop", lost)
+    now: dict[str, str] = {}
+    for _ in range(600):  # node-monitor grace (~50 s), the taint, TOLERATE, the replacements Running
+        now = await web_pods(admin)
+        if len(now) == 4 and lost not in now.values() and not set(on_lost) & set(now):
+            break
+        await clock.advance(0.5)
+    assert len(now) == 4 and lost not in now.values(), now
+
+    app = ConsoleApp(c, live=False, watch_themes=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await until(clock, lambda: app.ready and app.rewind is not None, pilot)
+            await until(clock, lambda: f"default/{sorted(now)[0]}" in row_keys(app), pilot)
+            assert " LIVE" in app.header.text and not {f"default/{n}" for n in on_lost} & row_keys(app)
+            await app.refresh_timeline()
+            assert app.timeline.data is not None and sum(app.timeline.data.faults) >= 1
+            assert "▲" in app.timeline.text
+
+            # Jump back to before the failure: the lost node's pods are there again, on their node.
+            await pilot.press("t")
+            await type_in(pilot, f"r{before}")
+            await until(clock, lambda: app.rewind.revision == before, pilot, step=0.05)
+            await pilot.pause()
+            assert {f"default/{n}" for n in on_lost} <= row_keys(app)
+            header = app.header.text
+            assert f"at rev {before} · " in header and " behind" in header and " LIVE" not in header
+            assert app.faults.table.rows == [] and app.rewind.relists == 1
+
+            # Forward to the next warning or fault: the kubelet-stop Event; the Faults panel has it.
+            for _ in range(10):
+                revision = app.rewind.revision
+                await pilot.press("greater_than_sign")
+                await until(clock, lambda: app.rewind.revision != revision, pilot, step=0.05)
+                await pilot.pause()
+                if app.faults.table.rows:
+                    break
+            assert [r.cells[1:3] for r in app.faults.table.rows] == [("kubelet-stop", lost)]
+            assert {f"default/{n}" for n in on_lost} <= row_keys(app)
+            assert app.rewind.relists == 1 and app.rewind.steps >= 1  # steps, not listings
+
+            # One revision forward and back: incremental steps.
+            revision = app.rewind.revision
+            await pilot.press("right_square_bracket")
+            await until(clock, lambda: app.rewind.revision == revision + 1, pilot, step=0.05)
+            await pilot.press("left_square_bracket")
+            await until(clock, lambda: app.rewind.revision == revision, pilot, step=0.05)
+            assert app.rewind.relists == 1
+
+            # Writes are refused in the past, saying how to return.
+            app.resources.table.focus()
+            for key in ("ctrl+d", "e", "f", "H"):
+                app.status_line.message = ""
+                await pilot.press(key)
+                await pilot.pause()
+                assert app.status_line.message == f"read-only at rev {revision}: press L to return live", key
+            assert not app.screen_stack[1:]  # no confirmation opened
+
+            # Return live: the lost node's pods are gone again, the replacements listed.
+            await pilot.press("L")
+            await until(clock, lambda: " LIVE" in app.header.text, pilot, step=0.05)
+            keys = row_keys(app)
+            assert not {f"default/{n}" for n in on_lost} & keys and {f"default/{n}" for n in now} <= keys
+            assert app.rewind.view is None and app.faults.table.rows  # the fault is still applied live
+    finally:
+        await c.faults.heal(fault.id)
