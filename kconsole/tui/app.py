@@ -1185,8 +1185,9 @@ class ConsoleApp(ObjectKeys, App[int]):
         rewind = self.rewind
         if rewind.view is None:
             return
-        self.header.where = self.where_text()
-        self.render_pending(force=True)
+        # Not forced: the panels redraw the rows the step changed (the focused one now, the others
+        # on their interval), as they do for a batch of live changes.
+        self.render_pending()
         self._show_cursor()
         self.status_line.say(f"{self.where_text()} · [ ] revision · {{ }} event · < > warning/fault · "
                              f"t jump · {self.live_key()} live")
