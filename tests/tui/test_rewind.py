@@ -44,6 +44,14 @@ def row_keys(app: ConsoleApp) -> set[str]:
     return {r.key for r in app.resources.table.rows}
 
 
+def statuses(app: ConsoleApp, names: list[str]) -> list[str]:
+    """The STATUS cell of these default pods' rows ("" when not listed)."""
+    table = app.resources.table
+    col = table.columns.index("Status")
+    rows = {r.key: r for r in table.rows}
+    return [rows[f"default/{n}"].cells[col] if f"default/{n}" in rows else "" for n in names]
+
+
 async def type_in(pilot: Any, text: str) -> None:
     from textual.widgets import Input
 
@@ -87,7 +95,8 @@ async def test_rewind_across_a_node_failure(cluster: Any) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await until(clock, lambda: app.ready and app.rewind is not None, pilot)
             await until(clock, lambda: f"default/{sorted(now)[0]}" in row_keys(app), pilot)
-            assert " LIVE" in app.header.text and not {f"default/{n}" for n in on_lost} & row_keys(app)
+            # Live, the lost node's pods were evicted: Terminating (their kubelet cannot confirm), replaced.
+            assert "]LIVE[/]" in app.header.text and statuses(app, on_lost) == ["Terminating"] * len(on_lost)
             await app.refresh_timeline()
             assert app.timeline.data is not None and sum(app.timeline.data.faults) >= 1
             assert "▲" in app.timeline.text
@@ -97,9 +106,11 @@ async def test_rewind_across_a_node_failure(cluster: Any) -> None:
             await type_in(pilot, f"r{before}")
             await until(clock, lambda: app.rewind.revision == before, pilot, step=0.05)
             await pilot.pause()
-            assert {f"default/{n}" for n in on_lost} <= row_keys(app)
+            assert statuses(app, on_lost) == ["Running"] * len(on_lost)
+            replacements = set(now) - set(placed)
+            assert len(replacements) == len(on_lost) and not replacements & {r.key[8:] for r in app.resources.table.rows}
             header = app.header.text
-            assert f"at rev {before} · " in header and " behind" in header and " LIVE" not in header
+            assert f"at rev {before} · " in header and " behind" in header and "LIVE" not in header
             assert app.faults.table.rows == [] and app.rewind.relists == 1
 
             # Forward to the next warning or fault: the kubelet-stop Event; the Faults panel has it.
@@ -111,7 +122,7 @@ async def test_rewind_across_a_node_failure(cluster: Any) -> None:
                 if app.faults.table.rows:
                     break
             assert [r.cells[1:3] for r in app.faults.table.rows] == [("kubelet-stop", lost)]
-            assert {f"default/{n}" for n in on_lost} <= row_keys(app)
+            assert statuses(app, on_lost) == ["Running"] * len(on_lost)
             assert app.rewind.relists == 1 and app.rewind.steps >= 1  # steps, not listings
 
             # One revision forward and back: incremental steps.
@@ -133,9 +144,9 @@ async def test_rewind_across_a_node_failure(cluster: Any) -> None:
 
             # Return live: the lost node's pods are gone again, the replacements listed.
             await pilot.press("L")
-            await until(clock, lambda: " LIVE" in app.header.text, pilot, step=0.05)
-            keys = row_keys(app)
-            assert not {f"default/{n}" for n in on_lost} & keys and {f"default/{n}" for n in now} <= keys
+            await until(clock, lambda: "]LIVE[/]" in app.header.text, pilot, step=0.05)
+            assert statuses(app, on_lost) == ["Terminating"] * len(on_lost)
+            assert {f"default/{n}" for n in now} <= row_keys(app)
             assert app.rewind.view is None and app.faults.table.rows  # the fault is still applied live
     finally:
         await c.faults.heal(fault.id)
