@@ -485,9 +485,11 @@ class ConsoleApp(ObjectKeys, App[int]):
             self.run_worker(self.refresh_timeline(), group="timeline", exclusive=True)
 
     async def sample_now(self, seconds: float = 1.0) -> None:
-        """One sampling round (tests and the benchmark drive it explicitly)."""
+        """One sampling round (tests and the benchmark drive it explicitly), the strip's figures too."""
         self.model.sample_rates(seconds)
         await self.model.sample_etcd()
+        self.workers.cancel_group(self, "timeline")
+        await self.refresh_timeline()
         self.render_pending()
 
     # ------------------------------------------------------------------ themes

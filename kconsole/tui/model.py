@@ -324,7 +324,8 @@ class ClusterModel:
             if self.started:
                 asyncio.get_running_loop().create_task(informer.start())
         if self.view.load is not None:
-            return self.view.watched.get(key) or self.view.load(key)
+            past = self.view.watched.get(key)
+            return past if past is not None else self.view.load(key)
         return found
 
     async def start(self, client: Client) -> None:

@@ -30,7 +30,7 @@ from kconsole.tui.widgets.timeline import TimelineData
 Obj = dict[str, Any]
 
 #: A move of more revisions than this lists the kinds again instead of applying every change.
-RELIST_AFTER = 20_000
+RELIST_AFTER = 3_000
 #: Events read per history request while indexing them.
 INDEX_PAGE = 5_000
 #: The component fault Events are recorded by (kconsole.faults.SOURCE).
