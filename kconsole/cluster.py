@@ -109,6 +109,10 @@ class ClusterConfig:
     #: virtual clock (tests: simulated time knows no power loss, and the device's timing would
     #: decide the order of events a seed must fix).
     store_sync: bool | None = None
+    #: Simulated seconds of history kept below the API's compaction, for history reads (docs/history.md).
+    history_retention: float = 24 * 3600.0
+    #: Bytes of writes kept as history at most; whichever bound is smaller wins.
+    history_max_bytes: int = 2 * 1024 * 1024 * 1024
 
     def store_mode(self, virtual_clock: bool = False) -> StoreMode:
         """The store as this config serves it: one etcd member per control plane, synced or not."""
@@ -175,6 +179,10 @@ class ClusterConfig:
             raise ConfigError(f"control-planes must be between 1 and 7, got {self.control_planes}")
         if self.speed <= 0:
             raise ConfigError(f"speed must be positive, got {self.speed}")
+        if self.history_retention < 0:
+            raise ConfigError(f"history-retention must be >= 0 seconds, got {self.history_retention}")
+        if self.history_max_bytes < 0:
+            raise ConfigError(f"history-max-bytes must be >= 0, got {self.history_max_bytes}")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"port must be 0..65535, got {self.port}")
         unknown = [name for name in self.addons if name not in ADDONS]
@@ -319,7 +327,8 @@ class Cluster:
         transformers = cfg.encryption_transformers(self.data_dir)
         self.store_mode = cfg.store_mode(virtual_clock=isinstance(self.clock, VirtualClock))
         self.etcd = await open_store(self.data_dir / MEMBERS_DIR, clock=self.clock, mode=self.store_mode,
-                                     seed=cfg.seed)
+                                     seed=cfg.seed, history_retention=cfg.history_retention,
+                                     history_max_bytes=cfg.history_max_bytes)
         from kconsole.api.controlplane import Instance
         from kconsole.nodes.config import address_for
 
@@ -328,6 +337,10 @@ class Cluster:
         self.api = APIServer(self.etcd, self.clock, seed=cfg.seed, transformers=transformers, instances=instances,
                              sa_key=service_account_key(self.data_dir))
         self.api.set_component_probe(self.components_running)
+        from kconsole.api.writelog import WriteLog
+
+        self.api.writelog = WriteLog(self.clock, self.data_dir / HISTORY_DIR / "writes.sqlite")
+        self.api.writelog.load()
         await self.api.start()
 
         if cfg.http:
@@ -477,6 +490,7 @@ class Cluster:
             await _quietly(self.http.stop())
         if self.api is not None:
             await _quietly(self.api.stop())
+            await _quietly(self.api.writelog.close())
         if self.etcd is not None:
             await _quietly(self.etcd.close())
         self.admin = self.sync = self.http = self.api = self.etcd = None
@@ -500,6 +514,8 @@ class Cluster:
 
 #: The data folder's record of simulated time, and how often (simulated seconds) it is rewritten.
 CLOCK_FILE = "clock"
+#: The data folder's folder for what the history keeps beside the store (the write requests' log).
+HISTORY_DIR = "history"
 CLOCK_SAVE_PERIOD = 10.0
 
 

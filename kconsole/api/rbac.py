@@ -551,6 +551,7 @@ _CONSOLE_RULES = [
     rule(["patch", "update"], [""], ["nodes"]),
     rule(["create"], [""], ["pods/eviction"]),
     rule(["create", "update", "patch"], ["", "events.k8s.io"], ["events"]),
+    rule(["create"], ["history.kconsole.io"], ["historyqueries"]),
 ]
 
 _DISCOVERY_URLS = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*",

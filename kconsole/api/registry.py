@@ -189,6 +189,9 @@ TABLE: tuple[ResourceSpec, ...] = (
            stored=False),
     _entry("kconsole.dev", "v1", "schedulingdecisions", "SchedulingDecision", short=("sd",),
            categories=("kconsole",)),
+    # History reads (api/history.py): created and answered, never stored, as access reviews are.
+    _entry("history.kconsole.io", "v1", "historyqueries", "HistoryQuery", namespaced=False, verbs=CREATE_ONLY,
+           stored=False),
 )
 
 #: The Scale kind served by every ``*/scale`` subresource (as kubectl's discovery expects).

@@ -18,12 +18,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from functools import partial
 from typing import Any, NamedTuple
 
-from kconsole.api import apiservices, componentstatus, marshalled, prometheus, strategy
+from kconsole.api import apiservices, componentstatus, history, marshalled, prometheus, strategy
 from kconsole.api.admission.metadata import new_uid
 from kconsole.api.admission.serviceaccount import named_account
 from kconsole.api.apply import track_update
 from kconsole.api.crd.registration import CRD_SPEC, Registration, terminating_error
 from kconsole.api.audit import AuditLog
+from kconsole.api.writelog import WRITE_VERBS, WriteLog
 from kconsole.api.controlplane import ControlPlaneLoops, Instance
 from kconsole.api.authn import TokenAuthenticator
 from kconsole.api.satoken import ServiceAccountTokenAuthenticator, SigningKey, TokenSigner
@@ -255,6 +256,8 @@ class APIServer:
         self.crds = Registration(self)
         self.storage = Storage(kv, clock, self.registry, transformers, cache_options=cache_options)
         self.audit = AuditLog(audit_capacity)
+        #: Every write request by object, for the objects' history (the cluster gives it a file).
+        self.writelog = WriteLog(clock)
         self.request_metrics = RequestMetrics()
         self.ipalloc = ClusterIPAllocator(service_cidr, random.Random(seed * 7919 + 1))
         self.tokens = TokenAuthenticator(now=clock.now)
@@ -647,11 +650,31 @@ class APIServer:
             audit.next_seq(), self.clock.now(), call.user.name if call.user else "", request.verb, resource,
             request.namespace, call.name, code, elapsed * 1000.0, stage, request.source, message,
         ))
+        if request.verb in WRITE_VERBS:
+            self._record_write(request, call, result, code, stage, message)
         self.request_metrics.observe(request, spec, code, elapsed)
         self.answered += 1
         for tap in self.taps:
             tap(request, result, began)
         return result
+
+    def _record_write(self, request: Request, call: _Call, result: Any, code: int, stage: str | None,
+                      message: str) -> None:
+        """Note a write for its object's history: who, and the revision written or the refusing stage."""
+        spec = call.spec
+        body = result.body if isinstance(result, Response) else None
+        meta = body.get("metadata") if isinstance(body, dict) and body.get("kind") != "Status" else None
+        name = call.name or request.name or (meta.get("name") if isinstance(meta, dict) else None)
+        if not name and isinstance(request.body, dict) and isinstance(request.body.get("metadata"), dict):
+            name = request.body["metadata"].get("name")
+        revision = 0
+        if code < 300 and isinstance(meta, dict):
+            rv = meta.get("resourceVersion")
+            revision = int(rv) if isinstance(rv, str) and rv.isdigit() else 0
+        self.writelog.record(
+            self.clock.now(), call.user.name if call.user else "", request.verb,
+            spec.group_resource if spec is not None else request.resource, request.subresource,
+            request.namespace, name, code, stage, message, revision, request.field_manager)
 
     def _store_status(self, err: StoreError) -> dict[str, Any]:
         text = str(err)
@@ -717,6 +740,8 @@ class APIServer:
                 and isinstance(req.body, dict):
             _check_request_types(req.body, _BODY_KINDS.get(sub or "", spec.kind))
         if not spec.stored:
+            if spec.group == history.GROUP:
+                return history.answer(self, call, spec)
             return _ready(self._sub.review(self, call, spec))
         if sub is not None and sub not in strategy.SPEC_SUBRESOURCES:
             return self._sub.dispatch(self, call, spec, sub)

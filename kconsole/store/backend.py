@@ -46,7 +46,16 @@ CREATE TABLE IF NOT EXISTS meta (
     name TEXT PRIMARY KEY,
     value INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS revtime (
+    revision INTEGER PRIMARY KEY,
+    time REAL NOT NULL,
+    bytes INTEGER NOT NULL
+);
 """
+
+#: A time mark: from ``revision`` on, revisions were written at simulated ``time``, and ``bytes``
+#: is the running total of bytes written before ``revision`` (what the history's size is told from).
+TimeMark = tuple[int, float, int]
 
 #: A row as inserted: (id, revision, name, deleted, create_revision, prev_id, version, lease, value).
 Row = tuple[int, int, str, int, int, int, int, int, bytes]
@@ -283,6 +292,7 @@ def insert_rows(db: sqlite3.Connection, rows: Sequence[Row]) -> None:
 def apply_batch(
     db: sqlite3.Connection, chain: Chain, rows: Sequence[Row], fetch: Sequence[int], ranges: Sequence[RangeSpec],
     measure: bool, journal: Journal | None = None, wait_journal: bool = True,
+    times: Sequence[TimeMark] = (),
 ) -> BatchResult:
     """One group commit: insert every row, read what the transactions asked for, commit; then,
     with a ``journal``, write the rows to it (durable once this returns).
@@ -293,6 +303,7 @@ def apply_batch(
     GIL back only once instead of once per statement. A failed journal write after the commit
     raises :class:`JournalError`: SQLite holds the batch, the log must not go on as if it did not.
     ``wait_journal=False`` returns with the record's write in flight; the caller finishes it.
+    ``times``: the batch's time marks, inserted in the same transaction as its rows.
     """
     if chain.broken:
         raise ChainBroken()
@@ -302,10 +313,12 @@ def apply_batch(
         if journal is not None and rows:
             journal.start(rows[0][1], rows[-1][1], rows)  # the device writes while SQLite commits
             started = True
-        if ranges or len(rows) > INSERT_CHUNK:
-            db.execute("BEGIN IMMEDIATE" if rows else "BEGIN")
+        if ranges or times or len(rows) > INSERT_CHUNK:
+            db.execute("BEGIN IMMEDIATE" if rows or times else "BEGIN")
             try:
                 insert_rows(db, rows)
+                if times:
+                    db.executemany(INSERT_TIME, times)
                 results = [range_rows(db, *spec) for spec in ranges]
                 db.execute("COMMIT")
             except BaseException:
@@ -408,6 +421,32 @@ def backup(db: sqlite3.Connection, dest: str) -> int:
         return max(top, floor[0] if floor else 0)
     finally:
         target.close()
+
+
+INSERT_TIME = "INSERT OR REPLACE INTO revtime (revision, time, bytes) VALUES (?, ?, ?)"
+
+
+def meta_value(db: sqlite3.Connection, name: str) -> int | None:
+    row = db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+    return None if row is None else row[0]
+
+
+def load_times(db: sqlite3.Connection) -> list[TimeMark]:
+    """Every time mark, oldest first."""
+    return db.execute("SELECT revision, time, bytes FROM revtime ORDER BY revision").fetchall()
+
+
+def drop_times_below(db: sqlite3.Connection, revision: int) -> None:
+    """Forget the time marks before the one in force at ``revision`` (history below it is gone)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("DELETE FROM revtime WHERE revision < (SELECT MAX(revision) FROM revtime WHERE revision <= ?)",
+                   (revision,))
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
 
 
 def first_id(db: sqlite3.Connection) -> int | None:

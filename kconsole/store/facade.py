@@ -77,6 +77,10 @@ MIN_FREE_BYTES = 1024 * 1024
 #: Disk bytes a put of N quota bytes is assumed to take until the free space is looked at again
 #: (its WAL record and SQLite's WAL and file, on each member).
 DISK_BYTES_PER_COST = 3
+#: Simulated seconds of history kept below the compact revision (history reads, not API clients).
+HISTORY_RETENTION = 24 * 3600.0
+#: Bytes of writes kept as history at most (whichever of the two bounds is smaller wins).
+HISTORY_MAX_BYTES = 2 * 1024 * 1024 * 1024
 #: Client ports of members 1..5, as etcd's own multi-member examples use.
 CLIENT_PORTS = (2379, 22379, 32379, 42379, 52379, 62379, 12379)
 
@@ -125,6 +129,8 @@ class EtcdCluster:
         auto_compact_interval: float = 0.0,
         data_dir: Path | None = None,
         disk_reserve_bytes: int = DISK_RESERVE_BYTES,
+        history_retention: float = HISTORY_RETENTION,
+        history_max_bytes: int = HISTORY_MAX_BYTES,
     ) -> None:
         if not members:
             raise ValueError("an etcd cluster needs at least one member")
@@ -134,6 +140,9 @@ class EtcdCluster:
         self.request_timeout = request_timeout
         self.quota_bytes = quota_bytes
         self.auto_compact_interval = auto_compact_interval
+        #: How much history compaction leaves in the members' files (see :meth:`compact`).
+        self.history_retention = history_retention
+        self.history_max_bytes = history_max_bytes
         self._changed = asyncio.Event()
         self._deadlines: deque[tuple[float, asyncio.Future[Any], bool]] = deque()
         self._sweeper: TimerHandle | None = None
@@ -198,6 +207,8 @@ class EtcdCluster:
         request_timeout: float = REQUEST_TIMEOUT,
         auto_compact_interval: float = 300.0,
         disk_reserve_bytes: int = DISK_RESERVE_BYTES,
+        history_retention: float = HISTORY_RETENTION,
+        history_max_bytes: int = HISTORY_MAX_BYTES,
         start: bool = True,
     ) -> EtcdCluster:
         """The production cluster: ``data_dir/etcd-N/`` holds member N's ``db.sqlite`` and ``wal/``."""
@@ -230,7 +241,8 @@ class EtcdCluster:
             ))
         cluster = cls(built, net, clock, request_timeout=request_timeout, quota_bytes=quota_bytes,
                       auto_compact_interval=auto_compact_interval, data_dir=root,
-                      disk_reserve_bytes=disk_reserve_bytes)
+                      disk_reserve_bytes=disk_reserve_bytes, history_retention=history_retention,
+                      history_max_bytes=history_max_bytes)
         if start:
             await cluster.start()
         return cluster
@@ -476,9 +488,48 @@ class EtcdCluster:
                 await self._next_change(deadline)
 
     async def compact(self, revision: int) -> None:
-        result = await self._propose(("c", revision))
+        """Compact for API clients (reads below ``revision`` answer 410); the rows go only below the
+        history floor the leader works out from the history settings, carried in the command so
+        every member deletes the same."""
+        command: Command = ("c", revision)
+        log = self._history_log(required=False)
+        if log is not None:
+            floor = log.floor_for(self.clock.now(), self.history_retention, self.history_max_bytes)
+            command = ("c", revision, min(floor, revision))
+        result = await self._propose(command)
         if isinstance(result, BaseException):
             raise result
+
+    # ----- history reads -----------------------------------------------------------------------
+    def _history_log(self, required: bool = True) -> Any:
+        """The revision log history is read from: the leader's, else any running member's."""
+        member = self.leader() or next((m for m in self.members if m.running and not m.paused), None)
+        log = getattr(member.machine, "log", None) if member is not None and member.machine is not None else None
+        if log is None or not hasattr(log, "changes"):
+            if required:
+                raise UnavailableError("etcdserver: no leader")
+            return None
+        return log
+
+    def history_bounds(self) -> tuple[int, int, float, float]:
+        """(oldest revision a history read serves, current revision, their simulated times)."""
+        log = self._history_log()
+        oldest, current = min(log.history_floor, log.revision), log.revision
+        return oldest, current, log.time_of(oldest), log.time_of(current)
+
+    async def history_range(self, key: str, end: str | None, revision: int, limit: int = 0) -> RangeResult:
+        """A range at a past revision still in the history (below the compact revision too)."""
+        return await self._history_log().range(key, end, revision=revision, limit=limit, history=True)  # type: ignore[no-any-return]
+
+    async def history_changes(self, key: str, end: str | None, after: int, upto: int, limit: int = 0) -> list[Any]:
+        """Writes to ``[key, end)`` in revisions ``(after, upto]``, oldest first (kv.Event each)."""
+        return await self._history_log().changes(key, end, after, upto, limit)  # type: ignore[no-any-return]
+
+    def time_of(self, revision: int) -> float:
+        return self._history_log().time_of(revision)  # type: ignore[no-any-return]
+
+    def revision_at(self, time: float) -> int:
+        return self._history_log().revision_at(time)  # type: ignore[no-any-return]
 
     async def status(self) -> Status:
         member = self.leader() or next((m for m in self.members if m.running and not m.paused), None)

@@ -797,7 +797,9 @@ class Member:
             return
         for start in range(0, len(proposals), self.config.max_batch):
             chunk = proposals[start : start + self.config.max_batch]
-            cmds = [cmd for cmd, _, _ in chunk]
+            # The entry carries the leader's clock: every member records the same time for its revisions.
+            cmds = [("tm", self.clock.now())]
+            cmds.extend(cmd for cmd, _, _ in chunk)
             index = node.propose(codec.encode(cmds), cmds)
             self._waiting[index] = (node.term, [(f, t) for _, f, t in chunk])
 
@@ -859,7 +861,8 @@ class Member:
         spans: list[tuple[Entry, int, int]] = []
         for entry in entries:
             cmds = codec.entry_commands(entry)
-            spans.append((entry, len(commands), len(cmds)))
+            stamped = 1 if cmds and cmds[0][0] == "tm" else 0  # the time mark answers no proposal
+            spans.append((entry, len(commands) + stamped, len(cmds) - stamped))
             commands.extend(cmds)
         async with self._apply_lock:
             waited = self._waiting
@@ -894,7 +897,7 @@ class Member:
         """Alarm commands are handled here, in log order; the rest goes to the machine.
 
         ``answers=False`` when no proposal waits on these here (a follower): results may be None."""
-        if not self.alarms & NOSPACE and all(cmd[0] == "t" for cmd in commands):
+        if not self.alarms & NOSPACE and all(cmd[0] == "t" or cmd[0] == "tm" for cmd in commands):
             # Transactions only, no alarm to enforce (nearly every batch): straight to the machine.
             return await (machine.apply(commands) if answers else machine.apply(commands, answers=False))
         results: list[object] = [None] * len(commands)
@@ -1177,6 +1180,7 @@ class RevlogMachine:
         self.log = log
         self._commit_interval = BACKEND_COMMIT_INTERVAL
         self._on_flushed: Callable[[int], None] | None = None
+        self._stamp: float | None = None  # the time of the last entry applied (its leader's clock)
 
     @property
     def on_flushed(self) -> Callable[[int], None] | None:
@@ -1235,35 +1239,47 @@ class RevlogMachine:
         self.log.commit_soon()
 
     async def apply(self, commands: list[Command], answers: bool = True) -> list[object]:
-        """Transactions of a run are queued together, in order, so the log group-commits them."""
+        """Transactions of a run are queued together, in order, so the log group-commits them; a
+        time mark (``("tm", time)``, one per entry) stamps the revisions of the transactions after it."""
         results: list[object] = [None] * len(commands)
         i = 0
         while i < len(commands):
-            if commands[i][0] == "t":
+            if commands[i][0] in ("t", "tm"):
                 j = i
-                while j < len(commands) and commands[j][0] == "t":
+                slots: list[int] = []
+                txns: list[Any] = []
+                stamps: list[float | None] = []
+                while j < len(commands) and commands[j][0] in ("t", "tm"):
+                    if commands[j][0] == "tm":
+                        self._stamp = commands[j][1]
+                    else:
+                        slots.append(j)
+                        txns.append(commands[j][1:])
+                        stamps.append(self._stamp)
                     j += 1
-                out = await self._txns([c[1:] for c in commands[i:j]], answers)
-                for k, r in enumerate(out):
+                out = await self._txns(txns, answers, stamps) if txns else []
+                for k, r in zip(slots, out):
                     if isinstance(r, BaseException) and (not isinstance(r, StoreError) or _backend_failure(r)):
                         raise r  # the disk failed: this member must not carry on with a different state
-                    results[i + k] = r
+                    results[k] = r
                 i = j
             else:
                 if commands[i][0] == "c":
                     try:
-                        await self.log.compact(commands[i][1])
+                        await self.log.compact(*commands[i][1:3])
                     except StoreError as err:
                         results[i] = err
                 i += 1
         return results
 
-    async def _txns(self, txns: list[tuple[list[Compare], list[Any], list[Any]]], answers: bool = True) -> list[object]:
+    async def _txns(self, txns: list[tuple[list[Compare], list[Any], list[Any]]], answers: bool = True,
+                    stamps: list[float | None] | None = None) -> list[object]:
         """One batch call: the log queues them all before its flusher runs, so they share group commits.
 
         The leader checked every transaction's shape before proposing it, so members skip that.
         """
-        return await self.log.txn_batch(txns, validated=True, answers=answers)  # type: ignore[no-any-return]
+        return await self.log.txn_batch(txns, validated=True, answers=answers,  # type: ignore[no-any-return]
+                                        stamps=stamps)
 
     async def image(self) -> bytes:
         """A consistent copy of the database file (the log's online backup)."""

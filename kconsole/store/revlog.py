@@ -174,7 +174,7 @@ class _Pending:
     :class:`_Group` (:meth:`RevisionLog.txn_batch`: one future for the whole batch).
     """
 
-    __slots__ = ("compares", "success", "failure", "future", "cost", "ranged", "quiet", "group", "slot")
+    __slots__ = ("compares", "success", "failure", "future", "cost", "ranged", "quiet", "group", "slot", "stamp")
 
     def __init__(
         self, compares: Sequence[Compare], success: Sequence[Op], failure: Sequence[Op],
@@ -190,6 +190,7 @@ class _Pending:
         self.quiet = quiet  # nobody reads the answer: resolve with None, build no responses
         self.group = group
         self.slot = slot
+        self.stamp: float | None = None  # the simulated time it is written at (None: the log's clock)
 
     def resolve(self, result: TxnResult | None) -> None:
         if self.group is not None:
@@ -235,7 +236,7 @@ class _Batch:
     """One group commit: its transactions, rows and reads, and how to answer each caller."""
 
     __slots__ = ("items", "seq", "overlay", "known", "fetch", "rows", "ranges", "changes", "plans", "errors",
-                 "created", "last_revision", "cost", "task", "io", "published", "record")
+                 "created", "last_revision", "cost", "task", "io", "published", "record", "times")
 
     def __init__(self, items: list[_Pending], seq: int) -> None:
         self.items = items
@@ -255,6 +256,7 @@ class _Batch:
         self.io: contextlib.AbstractContextManager[Any] | None = None
         self.published = False
         self.record: asyncio.Future[int] | None = None  # its journal record's write, started from the loop
+        self.times: list[backend.TimeMark] = []  # time marks of its revisions (see backend.TimeMark)
 
 
 
@@ -341,6 +343,13 @@ class RevisionLog:
         self._lone = False  # a lone writer's commit is under way in its own task (see _commit_alone)
         self._auto_compactor: asyncio.Task[None] | None = None
         self._compact_lock = asyncio.Lock()
+        #: Rows below this revision may be physically gone: history reads stop here.
+        self._history_floor = 0
+        # Time marks, oldest first (see backend.TimeMark), as three parallel lists for bisect.
+        self._mark_revs: list[int] = []
+        self._mark_times: list[float] = []
+        self._mark_bytes: list[int] = []
+        self._written_bytes = 0  # running total of bytes written (quota cost), for the size bound
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -409,6 +418,8 @@ class RevisionLog:
                 checkpointer = await aiosqlite.connect(file, isolation_level=None)
                 await backend.run_on_thread(checkpointer, backend.configure, sqlite_sync, False)
                 revision, compacted, keys = await backend.run_on_thread(writer, backend.load_state)
+                marks = await backend.run_on_thread(writer, backend.load_times)
+                history_floor = await backend.run_on_thread(writer, backend.meta_value, "history_floor")
                 _, in_use = await backend.run_on_thread(writer, backend.usage)
         except BaseException:
             for conn in (checkpointer, reader, writer):
@@ -424,6 +435,8 @@ class RevisionLog:
         log._flushed = revision
         log._next_revision = revision + 1
         log._compact_revision = compacted
+        log._history_floor = history_floor if history_floor is not None else compacted
+        log._load_marks(marks)
         log._keys = {name: (create, mod, version, lease, rid) for name, create, mod, version, lease, rid in keys}
         log._in_use = in_use
         if in_use > quota_bytes:
@@ -501,10 +514,13 @@ class RevisionLog:
         count_only: bool = False,
         keys_only: bool = False,
         serializable: bool = False,
+        history: bool = False,
     ) -> RangeResult:
         """Keys of ``[key, end)`` (one key when ``end`` is None; ``end="\\0"``: every key >= ``key``).
 
         ``serializable`` makes no difference on a single member: every read is linearizable.
+        ``history``: a revision below the compact revision is served while its rows are kept
+        (down to :attr:`history_floor`), for history reads; API clients never set it.
         """
         self._check_open()
         _check_key(key)
@@ -514,12 +530,13 @@ class RevisionLog:
             raise InvalidRequestError(f"limit must be >= 0, not {limit}")
         for _ in range(3):
             current = self._revision
+            floor = self._history_floor if history else self._compact_revision
             if revision == 0:
                 at = current
             elif revision > current:
                 raise FutureRevisionError()
-            elif revision < self._compact_revision:
-                raise CompactedError(self._compact_revision)
+            elif revision < floor:
+                raise CompactedError(floor)
             else:
                 at = revision
             if end is None and at == current:
@@ -532,10 +549,11 @@ class RevisionLog:
                 if found is None:
                     continue  # a compaction removed rows under us; look again
                 result = found
-            if at >= self._compact_revision:
+            floor = self._history_floor if history else self._compact_revision
+            if at >= floor:
                 return result
             if revision:
-                raise CompactedError(self._compact_revision)
+                raise CompactedError(floor)
         raise StoreError("etcdserver: range kept racing with compaction")
 
     async def get(self, key: str, revision: int = 0) -> KeyValue | None:
@@ -639,6 +657,71 @@ class RevisionLog:
                 out.append((rid, Event("PUT", KeyValue(name, value, create, rev, version, lease), prev)))
         return out
 
+    # ------------------------------------------------------------------ history
+
+    @property
+    def history_floor(self) -> int:
+        """The oldest revision a history read serves (rows below it may be gone)."""
+        return max(self._history_floor, 1)
+
+    def time_of(self, revision: int) -> float:
+        """The simulated time ``revision`` was written at (the mark in force at it; 0.0 when the
+        file has no marks, as one written before they were kept)."""
+        i = bisect.bisect_right(self._mark_revs, revision) - 1
+        if i < 0:
+            return self._mark_times[0] if self._mark_times else 0.0
+        return self._mark_times[i]
+
+    def revision_at(self, time: float) -> int:
+        """The last revision written at or before simulated ``time`` (0 when none was)."""
+        i = bisect.bisect_right(self._mark_times, time)
+        if i >= len(self._mark_revs):
+            return self._revision
+        return self._mark_revs[i] - 1
+
+    def history_bytes(self) -> int:
+        """Bytes written (quota cost) since the history floor: what the size bound is held against."""
+        i = bisect.bisect_right(self._mark_revs, self._history_floor) - 1
+        return self._written_bytes - (self._mark_bytes[i] if i >= 0 else 0)
+
+    def floor_for(self, now: float, retention: float, max_bytes: int) -> int:
+        """The history floor that keeps ``retention`` simulated seconds before ``now`` and at most
+        ``max_bytes`` of writes, whichever is less (0 or less: no bound of that kind)."""
+        floor = self._history_floor
+        if retention > 0:
+            floor = max(floor, self.revision_at(now - retention))
+        if max_bytes > 0 and self._mark_bytes:
+            i = bisect.bisect_left(self._mark_bytes, self._written_bytes - max_bytes)
+            floor = max(floor, self._mark_revs[i] if i < len(self._mark_revs) else self._revision)
+        return floor
+
+    async def changes(self, key: str, end: str | None, after: int, upto: int, limit: int = 0) -> list[Event]:
+        """Writes to ``[key, end)`` in revisions ``(after, upto]``, oldest first, with their previous
+        values, from the kept history (a history read: see :attr:`history_floor`)."""
+        self._check_open()
+        _check_key(key)
+        if upto > self._revision:
+            raise FutureRevisionError()
+        if after + 1 < self.history_floor:
+            raise CompactedError(self.history_floor)
+        if upto <= after:
+            return []
+        rows = await self.read_history(key, end, row_id(after + 1, 0), row_id(upto + 1, 0), limit or -1)
+        if after + 1 < self.history_floor:  # a compaction ran meanwhile
+            raise CompactedError(self.history_floor)
+        return [event for _, event in rows]
+
+    def history_bounds(self) -> tuple[int, int, float, float]:
+        """(oldest revision a history read serves, current revision, their simulated times)."""
+        oldest, current = min(self.history_floor, self._revision), self._revision
+        return oldest, current, self.time_of(oldest), self.time_of(current)
+
+    async def history_range(self, key: str, end: str | None, revision: int, limit: int = 0) -> RangeResult:
+        return await self.range(key, end, revision=revision, limit=limit, history=True)
+
+    async def history_changes(self, key: str, end: str | None, after: int, upto: int, limit: int = 0) -> list[Event]:
+        return await self.changes(key, end, after, upto, limit)
+
     # ------------------------------------------------------------------ writes
 
     async def txn(
@@ -690,7 +773,7 @@ class RevisionLog:
 
     async def txn_batch(
         self, txns: Sequence[tuple[Sequence[Compare], Sequence[Op], Sequence[Op]]], *, validated: bool = False,
-        answers: bool = True,
+        answers: bool = True, stamps: Sequence[float | None] | None = None,
     ) -> list[TxnResult | StoreError | None]:
         """Apply many transactions in order, queued together so they share group commits.
 
@@ -699,7 +782,8 @@ class RevisionLog:
         checks for transactions already checked before they were proposed (a Raft member applying
         committed entries), leaving only the cheap quota cost to compute. ``answers=False`` yields
         None for every transaction that did not fail: a follower applying entries nobody waits on
-        here builds no responses.
+        here builds no responses. ``stamps``: each transaction's simulated write time (a Raft
+        member's leader stamped its entry), recorded as the time of the revision it writes.
         """
         self._check_open()
         group = _Group(len(txns), asyncio.get_running_loop().create_future())
@@ -722,7 +806,10 @@ class RevisionLog:
                     self._alarms.append("NOSPACE")
                     group.settle(slot, NoSpaceError())
                     continue
-            pending.append(_Pending(compares, success, failure, None, cost, ranged, quiet, group, slot))
+            item = _Pending(compares, success, failure, None, cost, ranged, quiet, group, slot)
+            if stamps is not None:
+                item.stamp = stamps[slot]
+            pending.append(item)
             self._pending_cost += cost
         self._wakeup.set()
         if group.left:
@@ -879,6 +966,7 @@ class RevisionLog:
         for batch in held:
             merged.rows.extend(batch.rows)
         merged.cost = sum(batch.cost for batch in held)
+        merged.times = [mark for batch in held for mark in batch.times]
         merged.last_revision = held[-1].last_revision
         merged.published = True
         return merged
@@ -913,6 +1001,9 @@ class RevisionLog:
 
         rev = self._next_revision
         cached = 0  # bytes of values put in the cache below
+        now = self._clock.now()  # a transaction's own stamp (its Raft entry's) comes first
+        last_time = self._mark_times[-1] if self._mark_times else None
+        written = self._written_bytes
         for item in items:
             ok = True
             for c in item.compares:
@@ -1010,13 +1101,39 @@ class RevisionLog:
                         responses.append((_RANGE, len(ranges) - 1, at))
             batch.plans.append((item, ok, rev if sub else rev - 1, responses))
             if sub:
+                t = item.stamp
+                if t is None:
+                    t = now
+                if t != last_time:  # a time mark: revisions from here on were written at t
+                    last_time = t
+                    batch.times.append((rev, t, written))
+                written += item.cost
                 rev += 1
         self._next_revision = rev
         batch.last_revision = rev - 1
+        self._written_bytes = written
+        for mark in batch.times:
+            self._mark_revs.append(mark[0])
+            self._mark_times.append(mark[1])
+            self._mark_bytes.append(mark[2])
         if cached:
             self._values_bytes += cached
             self._evict_values()
         return batch
+
+    def _unmark_above(self, revision: int) -> None:
+        """Forget the marks of revisions that were given out but never committed."""
+        revs = self._mark_revs
+        while revs and revs[-1] > revision:
+            revs.pop()
+            self._mark_times.pop()
+            self._mark_bytes.pop()
+
+    def _load_marks(self, marks: Sequence[backend.TimeMark]) -> None:
+        self._mark_revs = [m[0] for m in marks]
+        self._mark_times = [m[1] for m in marks]
+        self._mark_bytes = [m[2] for m in marks]
+        self._written_bytes = self._mark_bytes[-1] if marks else 0
 
     def _measure_now(self) -> bool:
         """Pages in use are measured every few batches, and every batch once near the quota."""
@@ -1032,7 +1149,7 @@ class RevisionLog:
     def _submit(self, batch: _Batch) -> _Batch:
         batch.task = backend.submit_on_thread(
             self._writer, backend.apply_batch, self._chain, batch.rows, sorted(batch.fetch), batch.ranges,
-            self._measure_now(), self._journal if batch.record is None else None,
+            self._measure_now(), self._journal if batch.record is None else None, True, batch.times,
         )
         batch.io = io_tracker(self._clock)
         batch.io.__enter__()  # VirtualClock.settle() waits until _finish_batch has taken the result
@@ -1144,7 +1261,7 @@ class RevisionLog:
         try:
             return backend.apply_batch(
                 self._writer._conn, self._chain, batch.rows, sorted(batch.fetch), batch.ranges,  # noqa: SLF001
-                self._measure_now(), self._journal, wait_journal=False,
+                self._measure_now(), self._journal, wait_journal=False, times=batch.times,
             )
         except Exception as exc:  # noqa: BLE001 — whatever SQLite raised, the batch failed as a whole
             self._batch_failed(batch, exc)
@@ -1289,6 +1406,7 @@ class RevisionLog:
         """Evaluation itself failed: undo whatever it recorded and fail its transactions."""
         self._pending_cost -= sum(item.cost for item in items)
         self._uncommitted.clear()
+        self._unmark_above(self._next_revision - 1)
         for batch in inflight:
             for name, meta in batch.overlay.items():
                 self._uncommitted[name] = (meta, batch.seq)
@@ -1304,6 +1422,7 @@ class RevisionLog:
         # state goes; revisions restart after the last committed one.
         self._uncommitted.clear()
         self._next_revision = self._revision + 1
+        self._unmark_above(self._revision)
         for row in batch.rows:
             value = self._values.pop(row[0], None)
             if value is not None:
@@ -1353,26 +1472,39 @@ class RevisionLog:
 
     # ------------------------------------------------------------------ compaction, status, alarms
 
-    async def compact(self, revision: int) -> None:
-        """Forget history below ``revision`` (see the module docstring)."""
+    async def compact(self, revision: int, history_floor: int | None = None) -> None:
+        """Refuse reads below ``revision`` (see the module docstring); rows go only below
+        ``history_floor`` (default: ``revision``), so history reads still see the ones above it."""
         self._check_open()
         if revision > self._revision:
             raise FutureRevisionError()
         if revision <= self._compact_revision:
             raise CompactedError(self._compact_revision)
+        floor = revision if history_floor is None else min(max(history_floor, 0), revision)
+        floor = max(floor, self._history_floor)
         self._compact_revision = revision  # refuse older reads from now on, before rows go
+        self._history_floor = floor
         async with self._compact_lock:
             with io_tracker(self._clock):
                 await self._on_writer(
-                    backend.set_meta, [("compact_revision", revision), ("revision_floor", self._revision)]
+                    backend.set_meta, [("compact_revision", revision), ("revision_floor", self._revision),
+                                       ("history_floor", floor)]
                 )
-                bound = row_id(revision, 0)
+                bound = row_id(floor, 0)
                 lo = await self._on_writer(backend.first_id)
                 while lo is not None and lo < bound:
                     hi = min(bound, lo + row_id(COMPACT_CHUNK_REVISIONS, 0))
                     _, lo = await self._on_writer(backend.compact_chunk, lo, hi, bound)
+                if self._mark_revs and self._mark_revs[0] < floor:
+                    await self._on_writer(backend.drop_times_below, floor)
                 _, self._in_use = await self._on_writer(backend.usage)
+        self._drop_marks_below(floor)
         self._drop_cached_below(bound)
+
+    def _drop_marks_below(self, revision: int) -> None:
+        keep = max(bisect.bisect_right(self._mark_revs, revision) - 1, 0)
+        if keep:
+            del self._mark_revs[:keep], self._mark_times[:keep], self._mark_bytes[:keep]
 
     def _drop_cached_below(self, bound: int) -> None:
         live = {meta[4] for meta in self._keys.values()} if len(self._values) else set()

@@ -5,8 +5,10 @@ cost of Raft (messages, WAL records, acks) is paid once per batch, not once per 
 encodes tuples of str/bytes/int/None quickly and executes nothing when loading.
 
 Commands (object form; only ``encode``/``decode`` see the packed form): ``("t", compares,
-success, failure)`` a transaction of kv.Compare / kv.Op lists; ``("c", revision)`` a compaction;
-``("alarm", bits, on)`` raise or clear a replicated alarm (NOSPACE); ``("n",)`` a no-op.
+success, failure)`` a transaction of kv.Compare / kv.Op lists; ``("c", revision[, history_floor])`` a
+compaction (rows go only below the history floor); ``("tm", time)`` the leader's simulated time, first
+in each entry it packs (the time its revisions were written at); ``("alarm", bits, on)`` raise or
+clear a replicated alarm (NOSPACE); ``("n",)`` a no-op.
 """
 
 from __future__ import annotations
