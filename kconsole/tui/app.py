@@ -424,7 +424,8 @@ class ConsoleApp(ObjectKeys, App[int]):
             self.set_interval(self.sample_interval, self._sample, name="sample")
         await self.model.sample_etcd()
         self.render_pending(force=True)
-        self.run_worker(self.refresh_timeline(), group="timeline", exclusive=True)
+        if self.live:  # a console driven by hand (tests, pictures) reads the strip's figures in sample_now
+            self.run_worker(self.refresh_timeline(), group="timeline", exclusive=True)
         if self.drill is not None:
             self.drill.start(self)
 

@@ -39,7 +39,8 @@ def test_strip_marks_faults_and_warnings_and_puts_the_cursor_on_its_bucket() -> 
     assert line2.startswith("[b]rev 12 [/] ") and line2.index("▲") == len("[b]rev 12 [/] ") + 16
     assert "12:00:00" in line2 and "12:01:40" in line2
     # a label under the cursor gives way whole
-    assert "12:01:40" not in render_strip(data, NOON + 90, "LIVE")
+    assert "12:01:40" not in render_strip(data, NOON + 90, "rev 12")
+    assert render_strip(data, None, "LIVE").endswith("12:01:40 ▲")
     assert "reading the history" in render_strip(None, None, "LIVE")
 
 

@@ -48,28 +48,34 @@ def cursor_cell(data: TimelineData, when: float | None) -> int:
     return max(0, min(n - 1, i))
 
 
-def render_strip(data: TimelineData | None, when: float | None, where: str) -> str:
-    """Markup for the two lines; ``where`` is the cursor's label (``LIVE`` or ``rev N``)."""
+def render_strip(data: TimelineData | None, when: float | None, where: str, volatile: bool = True) -> str:
+    """Markup for the two lines; ``where`` is the cursor's label (``LIVE`` or ``rev N``). Without
+    ``volatile`` the bars and times are left out (pictures and snapshot tests: which bucket a write
+    falls in follows real I/O timing)."""
     pad = " " * len(LABEL)
     if data is None or not data.writes:
         return f"[dim]{LABEL}[/]{where} [dim]· reading the history…[/]\n{pad}▲"
     peak = max(data.writes) or 1
     cells = []
     for writes, warnings, faults in zip(data.writes, data.warnings, data.faults):
-        if faults:
+        if not volatile:
+            cells.append("·")
+        elif faults:
             cells.append("[$error]◆[/]")
-            continue
-        bar = BARS[0 if writes == 0 else max(1, round(writes / peak * (len(BARS) - 1)))]
-        cells.append(f"[$warning]{bar}[/]" if warnings else bar)
+        else:
+            bar = BARS[0 if writes == 0 else max(1, round(writes / peak * (len(BARS) - 1)))]
+            cells.append(f"[$warning]{bar}[/]" if warnings else bar)
     cursor = cursor_cell(data, when)
     n = len(data.writes)
-    left, right = clock_text(data.start), clock_text(data.end)
+    left, right = (clock_text(data.start), clock_text(data.end)) if volatile else ("", "")
     under = [" "] * n
     under[cursor] = "▲"
     if cursor > len(left):  # each label whole, or not at all when the cursor is on its place
         under[:len(left)] = left
-    if cursor < n - len(right) - 1:
-        under[n - len(right):] = right
+    # Now's time at the right end, or live just left of the cursor standing there.
+    end = n if cursor < n - len(right) - 1 else cursor - 1 if when is None else 0
+    if end - len(right) > len(left) + 1:
+        under[end - len(right):end] = right
     line2 = "".join(under)
     return f"[dim]{LABEL}[/]{''.join(cells)}\n[b]{where:<{len(LABEL) - 1}}[/] {line2}"
 
@@ -88,6 +94,8 @@ class TimelineStrip(Static):
         self.when: float | None = None
         self.where = "LIVE"
         self.text = ""
+        #: Pictures and snapshot tests turn the bars and times off (see :func:`render_strip`).
+        self.show_volatile = True
 
     def buckets(self) -> int:
         """How many buckets fit the strip's width now."""
@@ -98,7 +106,7 @@ class TimelineStrip(Static):
         if data is not None:
             self.data = data
         self.when, self.where = when, where
-        text = render_strip(self.data, when, where)
+        text = render_strip(self.data, when, where, self.show_volatile)
         if text != self.text:
             self.text = text
             self.update(text, layout=False)
