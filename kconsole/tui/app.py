@@ -484,6 +484,8 @@ class ConsoleApp(ObjectKeys, App[int]):
         if now - self._timeline_at >= TIMELINE_INTERVAL:
             self._timeline_at = now
             self.run_worker(self.refresh_timeline(), group="timeline", exclusive=True)
+        elif self.rewind is not None and self.rewind.view is not None:
+            self.run_worker(self._refresh_behind(), group="behind", exclusive=True)
 
     async def sample_now(self, seconds: float = 1.0) -> None:
         """One sampling round (tests and the benchmark drive it explicitly), the strip's figures too."""
@@ -1163,6 +1165,16 @@ class ConsoleApp(ObjectKeys, App[int]):
         self.header.where = self.where_text()
         self.header.sync()
 
+    async def _refresh_behind(self) -> None:
+        """In the past: how far behind live the panels are moves as the live cluster writes."""
+        try:
+            await self.rewind.refresh()
+        except Exception as err:  # noqa: BLE001 - the figure waits for the next sample
+            log.debug("history bounds not read: %s", err)
+            return
+        self.header.where = self.where_text()
+        self.header.sync()
+
     def action_rewind(self, what: str, step: int) -> None:
         """``[`` ``]`` a revision, ``{`` ``}`` an Event, ``<`` ``>`` a warning or fault, back or forth."""
         if self.rewind is None:
@@ -1177,6 +1189,9 @@ class ConsoleApp(ObjectKeys, App[int]):
         except Exception as err:  # noqa: BLE001 - the history's answer (410, no such revision) is the user's
             self.status_line.say(f"rewind: {getattr(err, 'message', None) or err}", "error")
             return
+        if moved is None and step > 0 and self.rewind.view is None:
+            self.status_line.say("already live: the newest revision is shown")
+            return
         if moved is None:
             label = {"revision": "revision", "event": "event", "warning": "warning or fault"}[what]
             self.status_line.say(f"rewind: no {label} {'before' if step < 0 else 'after'} this one "
@@ -1187,6 +1202,7 @@ class ConsoleApp(ObjectKeys, App[int]):
     def _after_move(self) -> None:
         rewind = self.rewind
         if rewind.view is None:
+            self.status_line.say("live")
             return
         # Not forced: the panels redraw the rows the step changed (the focused one now, the others
         # on their interval), as they do for a batch of live changes.

@@ -331,6 +331,7 @@ class Rewind:
         self.index = EventIndex()
         self.bounds: Any = None
         self._lock = asyncio.Lock()
+        self._refreshing = asyncio.Lock()
         self._loads: set[asyncio.Task[None]] = set()
         #: Told after a background load filled a kind (the app redraws).
         self.on_loaded: Callable[[], None] | None = None
@@ -355,10 +356,13 @@ class Rewind:
         return max(0, self.bounds.current - view.revision)
 
     async def refresh(self) -> Any:
-        """The history's bounds now, and the event index extended to them."""
-        self.bounds = await self.history.bounds()
-        await self.index.extend(self.history, self.bounds.oldest, self.bounds.current)
-        return self.bounds
+        """The history's bounds now, and the event index extended to them (one reader at a time:
+        two extending the index at once would both add the same Events)."""
+        async with self._refreshing:
+            bounds = await self.history.bounds()
+            await self.index.extend(self.history, bounds.oldest, bounds.current)
+            self.bounds = bounds
+            return bounds
 
     async def goto(self, revision: int) -> int:
         """Show the cluster at ``revision`` (clamped to the kept history); returns the revision shown."""
