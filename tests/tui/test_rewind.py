@@ -112,6 +112,18 @@ async def test_rewind_across_a_node_failure(cluster: Any) -> None:
             header = app.header.text
             assert f"at rev {before} · " in header and " behind" in header and "LIVE" not in header
             assert app.faults.table.rows == [] and app.rewind.relists == 1
+            # etcd's member state was not recorded then (no console ran): the panel says so.
+            assert "member state not recorded at this revision" in app.etcd.quorum_line()
+
+            # Another kind in the past: listed at the revision; the lost node was Ready then.
+            assert app.switch_kind_safely("no")
+            await until(clock, lambda: app.resources.watched.informer.has_synced
+                        and any(r.key == lost for r in app.resources.table.rows), pilot, step=0.05)
+            status = app.resources.table.columns.index("Status")
+            assert next(r for r in app.resources.table.rows if r.key == lost).cells[status] == "Ready"
+            assert app.switch_kind_safely("po")
+            await until(clock, lambda: app.resources.watched.informer.has_synced
+                        and statuses(app, on_lost) == ["Running"] * len(on_lost), pilot, step=0.05)
 
             # Forward to the next warning or fault: the kubelet-stop Event; the Faults panel has it.
             for _ in range(10):
@@ -141,6 +153,17 @@ async def test_rewind_across_a_node_failure(cluster: Any) -> None:
                 await pilot.pause()
                 assert app.status_line.message == f"read-only at rev {revision}: press L to return live", key
             assert not app.screen_stack[1:]  # no confirmation opened
+
+            # etcd's member state as the console recorded it (each sample with its revision).
+            await app.sample_now()
+            recorded = app.etcd_samples.revisions[-1]
+            await pilot.press("t")
+            await type_in(pilot, f"r{recorded}")
+            await until(clock, lambda: app.rewind.revision == recorded, pilot, step=0.05)
+            await pilot.pause()
+            line = app.etcd.quorum_line()
+            assert "quorum ok" in line and f"member state as recorded at rev {recorded}" in line, line
+            assert len(app.etcd.table.rows) == 3
 
             # Return live: the lost node's pods are gone again, the replacements listed.
             await pilot.press("L")
