@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "snapshot": ("kconsole.store.snapshot", "save, inspect or restore a snapshot of the store"),
     "kubeconfig": ("kconsole.http.kubeconfig_cmd", "print the kubeconfig of a cluster's data folder"),
     "fault": ("kconsole.faultcmd", "list, apply and heal faults on a running cluster (kconsole fault list)"),
+    "history": ("kconsole.history.cmd", "one object's story: each revision, its diff, who wrote it, its Events"),
     "screenshot": ("kconsole.screenshot", "render a console view of a fresh example cluster to SVG"),
     "drill": ("kconsole.drills.cmd", "run, validate and list drills: rehearsals with expectations (kconsole drill list)"),
     "web": ("kconsole.web", "serve the console to a browser on 127.0.0.1, behind a token in the URL"),

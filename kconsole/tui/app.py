@@ -788,6 +788,18 @@ class ConsoleApp(ObjectKeys, App[int]):
             return
         self.push_screen(YamlScreen(obj, theme=self._syntax_theme()))
 
+    def action_object_history(self) -> None:
+        from kconsole.tui.screens import HistoryScreen
+
+        obj = self.selected_object()
+        if obj is None or not obj.get("kind") or not (obj.get("metadata") or {}).get("name"):
+            self.notify("select an object to see its history", severity="warning")
+            return
+        try:
+            self.push_screen(HistoryScreen(self.model.client, obj))
+        except StatusError as err:
+            self.notify(f"no history for it: {err}", severity="warning")
+
     def _syntax_theme(self) -> str:
         return "ansi_dark" if self.current_theme.dark else "ansi_light"
 

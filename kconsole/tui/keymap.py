@@ -61,6 +61,7 @@ APP_KEYS: tuple[KeySpec, ...] = (
     KeySpec("resource.delete", "ctrl+d", "delete", "Delete", dangerous=True, show=False, refuses=True),
     KeySpec("resource.chain", "c", "chain", "Chain", show=False),
     KeySpec("resource.events", "E", "events_for_selection", "Events of", show=False),
+    KeySpec("resource.history", "v", "object_history", "History", show=False),
     KeySpec("scheduling.matrix", "enter", "open_selection", "Open", show=False),
     KeySpec("view.apilog", "a", "api_log", "API log", show=False),
     KeySpec("view.proxy", "p", "proxy_rules", "kube-proxy", show=False),
@@ -94,6 +95,7 @@ SCREEN_KEYS: tuple[KeySpec, ...] = (
     KeySpec("logs.previous", "p", "toggle_previous", "Previous"),
     KeySpec("logs.wrap", "w", "toggle_wrap", "Wrap"),
     KeySpec("yaml.managed_fields", "m", "toggle_managed_fields", "managedFields"),
+    KeySpec("history.diffs", "w", "toggle_diffs", "Diffs"),
 )
 
 SPECS: dict[str, KeySpec] = {spec.id: spec for spec in APP_KEYS + SCREEN_KEYS}

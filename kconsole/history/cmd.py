@@ -1,0 +1,221 @@
+"""``kconsole history KIND/NAME [-n NS] [--diff] [--json]``: one object's story from a shell.
+
+A running cluster (its data folder has ``admin.json``) is asked over HTTPS with the data folder's
+admin kubeconfig (``POST /apis/history.kconsole.io/v1/historyqueries``). A stopped data folder is
+read directly: the etcd member file with the newest revision, the Secrets' key, and the write log
+(``history/writes.sqlite``), answered by the same code the API server runs.
+
+Exit status: 0 printed; 1 no such object in the kept history, or the cluster refused; 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import ssl
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kconsole.api.types import StatusError, status_body
+from kconsole.faultcmd import ADMIN_FILE
+from kconsole.kubeconfig import KUBECONFIG
+from kconsole.store.kv import StoreError
+
+QUERIES = "/apis/history.kconsole.io/v1/historyqueries"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("object", metavar="KIND/NAME", help="the object, as kubectl names it: deployment/web, po/web-1")
+    p.add_argument("-n", "--namespace", default="default", help="its namespace (default: default)")
+    p.add_argument("--diff", action="store_true", help="print each revision's YAML diff (noise hidden)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--data-dir", default=None, help="the cluster's data folder (default DIR/.kconsole)")
+    p.add_argument("--dir", default=".", help="manifest folder whose .kconsole to use (default: .)")
+
+
+class HttpCreator:
+    """``create`` over the HTTPS front, with a kubeconfig's server, CA and token (for HistoryClient)."""
+
+    def __init__(self, kubeconfig: Path) -> None:
+        doc = yaml.safe_load(kubeconfig.read_text(encoding="utf-8"))
+        cluster = doc["clusters"][0]["cluster"]
+        self.server = str(cluster["server"]).rstrip("/")
+        self.token = str(doc["users"][0]["user"]["token"])
+        self.context: ssl.SSLContext | None = None
+        if self.server.startswith("https") and cluster.get("certificate-authority-data"):
+            self.context = ssl.create_default_context(
+                cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+        self.kinds: dict[str, tuple[str, str, bool]] = {}
+
+    def _call(self, method: str, path: str, body: Any = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.server + path, data=data, method=method,
+                                     headers={"Authorization": f"Bearer {self.token}",
+                                              "Content-Type": "application/json", "Accept": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=60, context=self.context) as resp:
+                return json.loads(resp.read())
+        except urllib.error.HTTPError as err:
+            try:
+                raise StatusError(json.loads(err.read())) from None
+            except ValueError:
+                raise StatusError(status_body(err.code, "", str(err.reason))) from None
+
+    async def create(self, obj: dict[str, Any], **_: Any) -> dict[str, Any]:
+        return await asyncio.to_thread(self._call, "POST", QUERIES, obj)  # type: ignore[no-any-return]
+
+    async def resolve(self, kind: str) -> tuple[str, str, bool]:
+        """(resource, group, namespaced) of what a user typed, from the server's discovery."""
+        if not self.kinds:
+            groups = await asyncio.to_thread(self._call, "GET", "/apis")
+            paths = ["/api/v1"] + [f"/apis/{g['preferredVersion']['groupVersion']}" for g in groups.get("groups", [])]
+            for path in paths:
+                listing = await asyncio.to_thread(self._call, "GET", path)
+                group = listing.get("groupVersion", "v1").rpartition("/")[0]
+                for r in listing.get("resources", []):
+                    if "/" in r["name"]:
+                        continue
+                    entry = (r["name"], group, bool(r.get("namespaced")))
+                    for alias in (r["name"], r.get("singularName", ""), r["kind"].lower(), *r.get("shortNames", [])):
+                        if alias:
+                            self.kinds.setdefault(alias.lower(), entry)
+                    self.kinds.setdefault(f"{r['name']}.{group}".lower(), entry)
+        found = self.kinds.get(kind.lower())
+        if found is None:
+            raise StatusError(status_body(404, "NotFound", f'the server doesn\'t have a resource type "{kind}"'))
+        return found
+
+
+class LocalCreator:
+    """``create`` answered from a stopped data folder by the API server's own history code."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.server: Any = None
+
+    async def open(self) -> None:
+        from kconsole.api.registry import Registry
+        from kconsole.api.storage import Storage
+        from kconsole.api.writelog import WriteLog
+        from kconsole.cluster import HISTORY_DIR, ClusterConfig
+        from kconsole.clock import RealClock
+        from kconsole.store.facade import MEMBERS_DIR
+        from kconsole.store.revlog import RevisionLog
+
+        clock = RealClock()
+        files = sorted((self.data_dir / MEMBERS_DIR).glob("*/db.sqlite"))
+        if not files:
+            raise StatusError(status_body(404, "NotFound", f"no etcd member files under {self.data_dir / MEMBERS_DIR}"))
+        best: Any = None
+        for file in files:
+            log = await RevisionLog.open(file, clock=clock, synchronous="NORMAL")
+            if best is None or log.revision > best.revision:
+                if best is not None:
+                    await best.close()
+                best = log
+            else:
+                await log.close()
+        registry = Registry()
+        server = _Server()
+        server.kv = best
+        server.registry = registry
+        server.storage = Storage(best, clock, registry, ClusterConfig().encryption_transformers(self.data_dir))
+        server.writelog = WriteLog(clock, self.data_dir / HISTORY_DIR / "writes.sqlite")
+        server.writelog.path = None if not server.writelog.path.exists() else server.writelog.path
+        if server.writelog.path is not None:
+            server.writelog.load()
+        self.server = server
+
+    async def close(self) -> None:
+        if self.server is not None:
+            await self.server.kv.close()
+
+    async def create(self, obj: dict[str, Any], **_: Any) -> dict[str, Any]:
+        from kconsole.api import history
+        from kconsole.api.types import Request, UserInfo
+
+        call = _Call(Request("create", history.RESOURCE, group=history.GROUP, body=obj), UserInfo("local"))
+        response = await history.answer(self.server, call, self.server.registry.resolve(history.RESOURCE, history.GROUP))
+        return response.body  # type: ignore[no-any-return]
+
+    async def resolve(self, kind: str) -> tuple[str, str, bool]:
+        spec = self.server.registry.resolve(kind)
+        return spec.resource, spec.group, spec.namespaced
+
+
+class _Server:
+    """What :func:`kconsole.api.history.answer` reads of an API server; its owner reads every Secret."""
+
+    kv: Any
+    registry: Any
+    storage: Any
+    writelog: Any
+
+    class authorizer:  # noqa: N801 - stands in for the API server's attribute of that name
+        @staticmethod
+        def authorize(_attrs: Any) -> tuple[bool, str]:
+            return True, ""
+
+
+class _Call:
+    def __init__(self, req: Any, user: Any) -> None:
+        self.req = req
+        self.user = user
+
+
+async def story_of(creator: Any, kind: str, name: str, namespace: str) -> Any:
+    from kconsole.client.history import HistoryClient
+    from kconsole.history.story import build
+
+    resource, group, namespaced = await creator.resolve(kind)
+    return await build(HistoryClient(creator), resource, name, group=group,
+                       namespace=namespace if namespaced else None)
+
+
+async def _fetch(args: argparse.Namespace, data_dir: Path) -> Any:
+    kind, _, name = args.object.partition("/")
+    if not kind or not name:
+        raise ValueError(f"expected KIND/NAME such as deployment/web, not {args.object!r}")
+    if (data_dir / ADMIN_FILE).exists():
+        creator: Any = HttpCreator(data_dir / KUBECONFIG)
+        return await story_of(creator, kind, name, args.namespace)
+    local = LocalCreator(data_dir)
+    await local.open()
+    try:
+        return await story_of(local, kind, name, args.namespace)
+    finally:
+        await local.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    from kconsole.history.story import render_text
+
+    data_dir = Path(args.data_dir) if args.data_dir else Path(args.dir) / ".kconsole"
+    if not data_dir.is_dir():
+        print(f"kconsole history: no data folder at {data_dir}", file=sys.stderr)
+        return 2
+    try:
+        story = asyncio.run(_fetch(args, data_dir))
+    except ValueError as err:
+        print(f"kconsole history: {err}", file=sys.stderr)
+        return 2
+    except (StatusError, StoreError, OSError) as err:
+        print(f"kconsole history: {err}", file=sys.stderr)
+        return 1
+    if not story.revisions:
+        print(f"kconsole history: no {args.object} in the kept history (from revision {story.oldest})",
+              file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(story.to_json()))
+    else:
+        sys.stdout.write(render_text(story, diff=args.diff))
+    return 0
+
