@@ -1,5 +1,5 @@
 """The console's rewind, measured over a cluster that already has its history: a phase of
-``kconsole bench history``.
+``kconsole bench history`` (over its API server, through :class:`ServedAPI`), or over a cluster.
 
 The console runs headless over the cluster (as :mod:`kconsole.bench.ui` runs it) with its pods
 listed, jumps ``--rewind-back`` revisions into the past (a listing of every kind the panels show)
@@ -104,3 +104,34 @@ async def console_steps(cluster: Any, *, steps: int = 100, back: int = 2000, pod
         }
         rewind.go_live()
     return figures
+
+
+class ServedAPI:
+    """What the console needs of a cluster, over a bare API server already started (the history
+    benchmark's): clients by user, the clock. No etcd handle, no components, no fault catalog."""
+
+    started = True
+    config = None
+
+    def __init__(self, api: Any, clock: Any) -> None:
+        self.api = api
+        self.clock = clock
+        self._clients: dict[str, Any] = {}
+
+    def api_client(self, user: Any) -> Any:
+        from kconsole.api.types import UserInfo
+        from kconsole.client import Client
+
+        if isinstance(user, str):
+            user = UserInfo(user)
+        if user.name not in self._clients:
+            self._clients[user.name] = Client(self.api, self.api.tokens.issue(user), self.clock)
+        return self._clients[user.name]
+
+    async def stop(self) -> None:
+        """The benchmark stops its API server itself."""
+
+
+async def console_steps_over_api(api: Any, clock: Any, **kwargs: Any) -> dict[str, Any]:
+    """:func:`console_steps` over a bare API server (``kconsole bench history``)."""
+    return await console_steps(ServedAPI(api, clock), **kwargs)
