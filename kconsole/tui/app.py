@@ -65,8 +65,11 @@ BACKGROUND_INTERVAL = 0.5
 #: Lease names in kube-system -> the fault target kind they stand for.
 LEADER_LEASES = {"kube-scheduler": "scheduler", "kube-controller-manager": "controller-manager"}
 
-#: Wall seconds between two readings of the history for the timeline strip while live.
+#: Wall seconds between two readings of the history for the timeline strip while live, and while
+#: its buckets are still filling in (each reading reads at most TIMELINE_LOOKUPS bucket edges live).
 TIMELINE_INTERVAL = 30.0
+TIMELINE_FILL_INTERVAL = 5.0
+TIMELINE_LOOKUPS = 8
 
 #: Below this many columns or rows the console shows one panel at a time (k9s's one main table),
 #: the others one key away; at or above it, the dashboard of every panel.
@@ -481,7 +484,9 @@ class ConsoleApp(ObjectKeys, App[int]):
         self.model.sample_rates(now - self._last_sample)
         self._last_sample = now
         self.run_worker(self.model.sample_etcd(), group="etcd", exclusive=True)
-        if now - self._timeline_at >= TIMELINE_INTERVAL:
+        data = self.timeline.data
+        filling = data is None or None in data.writes
+        if now - self._timeline_at >= (TIMELINE_FILL_INTERVAL if filling else TIMELINE_INTERVAL):
             self._timeline_at = now
             self.run_worker(self.refresh_timeline(), group="timeline", exclusive=True)
         elif self.rewind is not None and self.rewind.view is not None:
@@ -1156,6 +1161,9 @@ class ConsoleApp(ObjectKeys, App[int]):
         self.header.where = self.where_text()
         self.render_pending(force=True)
         self._show_cursor()
+        data = self.timeline.data
+        if self.model.past and (data is None or None in data.writes):
+            self.run_worker(self.refresh_timeline(), group="timeline", exclusive=True)
 
     def _show_cursor(self) -> None:
         view = self.rewind.view if self.rewind is not None else None
@@ -1166,8 +1174,9 @@ class ConsoleApp(ObjectKeys, App[int]):
         """Read the history's figures for the strip (a worker: one read per bucket edge)."""
         if self.rewind is None or not self.is_mounted(self.timeline):
             return
+        lookups = None if self.rewind.view is not None else TIMELINE_LOOKUPS  # rewinding: all at once
         try:
-            data = await self.rewind.timeline(self.timeline.buckets())
+            data = await self.rewind.timeline(self.timeline.buckets(), lookups)
         except Exception as err:  # noqa: BLE001 - the strip says why, the console stays up
             log.debug("timeline not read: %s", err)
             return

@@ -75,6 +75,8 @@ APP_KEYS: tuple[KeySpec, ...] = (
     KeySpec("time.slower", "minus", "slow_down", "Slower", show=False),
     KeySpec("time.step", "full_stop", "step", "Step", show=False),
     KeySpec("referee.toggle", "R", "referee_toggle", "Referee", show=False),
+    KeySpec("drill.go", "x", "drill_go", "Drill does it"),
+    KeySpec("drill.hint", "i", "drill_hint", "Hint"),
     KeySpec("rewind.revision_back", "left_square_bracket", "rewind('revision', -1)", "Rev back", show=False),
     KeySpec("rewind.revision_forward", "right_square_bracket", "rewind('revision', 1)", "Rev fwd", show=False),
     KeySpec("rewind.event_back", "left_curly_bracket", "rewind('event', -1)", "Event back", show=False),
@@ -84,8 +86,6 @@ APP_KEYS: tuple[KeySpec, ...] = (
             show=False),
     KeySpec("rewind.jump", "t", "rewind_jump", "Jump to", show=False),
     KeySpec("rewind.live", "L", "rewind_live", "Live", show=False),
-    KeySpec("drill.go", "x", "drill_go", "Drill does it"),
-    KeySpec("drill.hint", "i", "drill_hint", "Hint"),
 )
 
 #: Keys of the screens pushed over the dashboard (they bind them themselves, by these ids).

@@ -15,6 +15,7 @@ and the timeline strip reads its marks from the same index.
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
@@ -33,6 +34,8 @@ Obj = dict[str, Any]
 RELIST_AFTER = 3_000
 #: Events read per history request while indexing them.
 INDEX_PAGE = 5_000
+#: Widths (simulated seconds) the timeline's buckets are cut at: the narrowest that fits the strip.
+WIDTHS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
 #: The component fault Events are recorded by (kconsole.faults.SOURCE).
 FAULT_SOURCE = "kconsole-faults"
 _FAULT_MESSAGE = re.compile(r"^Fault (\S+) (\S+) on (\S+)")
@@ -333,6 +336,8 @@ class Rewind:
         self._lock = asyncio.Lock()
         self._refreshing = asyncio.Lock()
         self._loads: set[asyncio.Task[None]] = set()
+        #: Bucket edge time -> the last revision written at or before it (the timeline's, kept).
+        self._edges: dict[float, int] = {}
         #: Told after a background load filled a kind (the app redraws).
         self.on_loaded: Callable[[], None] | None = None
         #: Counters for tests and the benchmark: full listings vs incremental steps.
@@ -475,20 +480,33 @@ class Rewind:
 
     # ------------------------------------------------------------------ the strip
 
-    async def timeline(self, buckets: int) -> TimelineData:
-        """Writes, warnings and faults per time bucket over the kept history: a bucket's writes are
-        the revisions between its edges (one ``revision_at`` per edge), its marks the indexed Events."""
+    async def timeline(self, buckets: int, lookups: int | None = None) -> TimelineData:
+        """Writes, warnings and faults per time bucket over the kept history. A bucket's writes are
+        the revisions between its edges (``revision_at`` of each edge time); buckets start at
+        multiples of their width, so an edge's revision, once read, stays known, and a refresh reads
+        only new edges, at most ``lookups`` of them (None: all), newest first: each read is a request
+        in the API log, so a live strip fills in over a few refreshes instead of in a burst.
+        A bucket whose edges are not read yet has no figure (None)."""
         bounds = await self.refresh()
-        start, end = bounds.oldest_time, max(bounds.current_time, bounds.oldest_time + 1e-3)
-        width = (end - start) / buckets
-        inner = await asyncio.gather(*(self.history.revision_at(start + width * i) for i in range(1, buckets)))
-        edges = (bounds.oldest - 1, *inner, bounds.current)
-        writes = tuple(max(0, edges[i + 1] - edges[i]) for i in range(buckets))
-        warnings, faults = [0] * buckets, [0] * buckets
+        span = max(bounds.current_time - bounds.oldest_time, 1e-3)
+        width = float(next((w for w in WIDTHS if span / w <= buckets - 1), WIDTHS[-1]))
+        first = math.floor(bounds.oldest_time / width) * width
+        n = max(1, min(buckets, math.ceil((bounds.current_time - first) / width + 1e-9)))
+        first = max(first, math.floor(bounds.current_time / width) * width - (n - 1) * width)
+        times = [first + width * i for i in range(1, n)]
+        known = self._edges
+        missing = [t for t in reversed(times) if t not in known]
+        for t in missing[:lookups] if lookups is not None else missing:
+            revision = await self.history.revision_at(t)
+            if t < bounds.current_time:  # no later write can be stamped before it: final
+                known[t] = revision
+        edges = [bounds.oldest - 1, *(known.get(t) for t in times), bounds.current]
+        writes = tuple(None if a is None or b is None else max(0, b - a) for a, b in zip(edges, edges[1:]))
+        warnings, faults = [0] * n, [0] * n
         for mark in self.index.marks:
-            i = max(0, min(buckets - 1, int((mark.time - start) / width)))
+            i = max(0, min(n - 1, int((mark.time - first) // width)))
             if mark.fault:
                 faults[i] += 1
             elif mark.warning:
                 warnings[i] += 1
-        return TimelineData(start, end, writes, tuple(warnings), tuple(faults), edges)
+        return TimelineData(first, first + n * width, writes, tuple(warnings), tuple(faults))

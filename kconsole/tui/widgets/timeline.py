@@ -2,14 +2,14 @@
 and a cursor at the revision the panels show (at the right end when live).
 
 Two lines: the bars (their height the bucket's writes, yellow when the bucket holds a warning
-Event, a red ``◆`` when it holds a fault's), then the cursor ``▲`` between the oldest kept time and
+Event, a red ``◆`` when it holds a fault's, a dim ``·`` while not read yet), then the cursor ``▲`` between the oldest kept time and
 now. The figures come from :meth:`kconsole.tui.rewind.Rewind.timeline`; drawing is a pure function
 of them, so the strip redraws only when they or the cursor move.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from textual.widgets import Static
@@ -26,11 +26,10 @@ class TimelineData:
 
     start: float
     end: float
-    writes: tuple[int, ...] = ()
+    #: None: not read yet (the strip fills in over a few refreshes).
+    writes: tuple[int | None, ...] = ()
     warnings: tuple[int, ...] = ()
     faults: tuple[int, ...] = ()
-    #: Bucket edges as revisions (len(writes) + 1), for the cursor of a revision.
-    edges: tuple[int, ...] = field(default=())
 
 
 def clock_text(t: float) -> str:
@@ -55,13 +54,15 @@ def render_strip(data: TimelineData | None, when: float | None, where: str, vola
     pad = " " * len(LABEL)
     if data is None or not data.writes:
         return f"[dim]{LABEL}[/]{where} [dim]· reading the history…[/]\n{pad}▲"
-    peak = max(data.writes) or 1
+    peak = max((w for w in data.writes if w is not None), default=0) or 1
     cells = []
     for writes, warnings, faults in zip(data.writes, data.warnings, data.faults):
         if not volatile:
             cells.append("·")
         elif faults:
             cells.append("[$error]◆[/]")
+        elif writes is None:
+            cells.append("[dim]·[/]")
         else:
             bar = BARS[0 if writes == 0 else max(1, round(writes / peak * (len(BARS) - 1)))]
             cells.append(f"[$warning]{bar}[/]" if warnings else bar)
