@@ -84,10 +84,14 @@ class EtcdSamples:
         if self.path is None or not self.path.exists():
             return
         try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()[-KEEP:]
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+            if len(lines) > KEEP * 2:  # the file keeps the newest KEEP samples across consoles
+                lines = lines[-KEEP:]
+                self.path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         except OSError as err:
             log.warning("etcd samples %s unreadable: %s", self.path, err)
             return
+        lines = lines[-KEEP:]
         for line in lines:
             try:
                 raw = json.loads(line)
