@@ -100,7 +100,6 @@ class HeaderPanel(Static):
         if self.switcher:
             return self.compact_text()
         m = self.model
-        cluster = m.cluster
         ready, total = m.node_counts()
         node_state = "$success" if ready == total else "$error"
         phases = m.pod_phases()
