@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -428,7 +429,7 @@ class ConsoleApp(ObjectKeys, App[int]):
         await self.model.sample_etcd()
         self.render_pending(force=True)
         if self.live:  # a console driven by hand (tests, pictures) reads the strip's figures in sample_now
-            self.run_worker(self.refresh_timeline(), group="timeline", exclusive=True)
+            self.run_worker(self.refresh_timeline, group="timeline", exclusive=True)
         if self.drill is not None:
             self.drill.start(self)
 
@@ -488,9 +489,9 @@ class ConsoleApp(ObjectKeys, App[int]):
         filling = data is None or None in data.writes
         if now - self._timeline_at >= (TIMELINE_FILL_INTERVAL if filling else TIMELINE_INTERVAL):
             self._timeline_at = now
-            self.run_worker(self.refresh_timeline(), group="timeline", exclusive=True)
+            self.run_worker(self.refresh_timeline, group="timeline", exclusive=True)
         elif self.rewind is not None and self.rewind.view is not None:
-            self.run_worker(self._refresh_behind(), group="behind", exclusive=True)
+            self.run_worker(self._refresh_behind, group="behind", exclusive=True)
 
     async def sample_now(self, seconds: float = 1.0) -> None:
         """One sampling round (tests and the benchmark drive it explicitly), the strip's figures too."""
@@ -1163,7 +1164,7 @@ class ConsoleApp(ObjectKeys, App[int]):
         self._show_cursor()
         data = self.timeline.data
         if self.model.past and (data is None or None in data.writes):
-            self.run_worker(self.refresh_timeline(), group="timeline", exclusive=True)
+            self.run_worker(self.refresh_timeline, group="timeline", exclusive=True)
 
     def _show_cursor(self) -> None:
         view = self.rewind.view if self.rewind is not None else None
@@ -1202,7 +1203,7 @@ class ConsoleApp(ObjectKeys, App[int]):
             self.status_line.say("rewind: the history is not available (the cluster is not up, "
                                  "or its API server serves no history reads)", "warning")
             return
-        self.run_worker(self._rewind_step(what, step), group="rewind")
+        self.run_worker(partial(self._rewind_step, what, step), group="rewind")
 
     async def _rewind_step(self, what: str, step: int) -> None:
         try:
@@ -1241,7 +1242,7 @@ class ConsoleApp(ObjectKeys, App[int]):
 
         def done(value: str | None) -> None:
             if value:
-                self.run_worker(self._rewind_jump(value), group="rewind")
+                self.run_worker(partial(self._rewind_jump, value), group="rewind")
 
         self.push_screen(PromptScreen("jump to: r1234 (revision), -5m / +30s (from the cursor), 12:03:10 (time)",
                                       "", "enter a revision or a time; L returns live"), done)
