@@ -109,6 +109,9 @@ class ClusterConfig:
     #: virtual clock (tests: simulated time knows no power loss, and the device's timing would
     #: decide the order of events a seed must fix).
     store_sync: bool | None = None
+    #: Simulated seconds between two compactions of the store by the API server (kube-apiserver's
+    #: --etcd-compaction-interval); reads below the compacted revision answer 410. 0: never.
+    compaction_interval: float = 300.0
     #: Simulated seconds of history kept below the API's compaction, for history reads (docs/history.md).
     history_retention: float = 24 * 3600.0
     #: Bytes of writes kept as history at most; whichever bound is smaller wins.
@@ -208,6 +211,8 @@ class ClusterConfig:
             raise ConfigError(f"control-planes must be between 1 and 7, got {self.control_planes}")
         if self.speed <= 0:
             raise ConfigError(f"speed must be positive, got {self.speed}")
+        if self.compaction_interval < 0:
+            raise ConfigError(f"compaction-interval must be >= 0 seconds, got {self.compaction_interval}")
         if self.history_retention < 0:
             raise ConfigError(f"history-retention must be >= 0 seconds, got {self.history_retention}")
         if self.history_max_bytes < 0:
@@ -388,7 +393,8 @@ class Cluster:
             self.etcd = await _open_real_etcd(cfg, self.data_dir, self.clock)
         else:
             self.etcd = await open_store(self.data_dir / MEMBERS_DIR, clock=self.clock, mode=self.store_mode,
-                                         seed=cfg.seed, history_retention=cfg.history_retention,
+                                         seed=cfg.seed, auto_compact_interval=cfg.compaction_interval,
+                                         history_retention=cfg.history_retention,
                                          history_max_bytes=cfg.history_max_bytes)
         from kconsole.api.controlplane import Instance
         from kconsole.nodes.config import address_for

@@ -209,8 +209,10 @@ async def _changes(server: APIServer, call: _Call, query: Obj) -> Obj:
     limit = _int(query, "limit", 0)
     target = _resolve(server, query) if _str(query, "resource") else None
     namespace = _str(query, "namespace")
-    key, end = _range(target, namespace, _str(query, "name"), _str(query, "namePrefix"))
-    events = await server.kv.history_changes(key, end, after, upto, min(limit or MAX_ITEMS, MAX_ITEMS))
+    name, name_prefix = _str(query, "name"), _str(query, "namePrefix")
+    key, end = _range(target, namespace, name, name_prefix)
+    few = target is not None and (name is not None or name_prefix is not None)
+    events = await server.kv.history_changes(key, end, after, upto, min(limit or MAX_ITEMS, MAX_ITEMS), few)
     keys = _Keys(server)
     reader = _Reader(server, call)
     kv = server.kv

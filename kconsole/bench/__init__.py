@@ -14,4 +14,5 @@ BENCHES: dict[str, tuple[str, str]] = {
     "converge": ("kconsole.bench.converge", "1,000 nodes Ready, then a 10,000-replica Deployment Running"),
     "ui": ("kconsole.bench.ui", "console: key-to-screen and change-to-row latency under churn"),
     "drill": ("kconsole.bench.drill", "the built-in drill course: simulated seconds per wall second, referee on"),
+    "history": ("kconsole.bench.history", "history reads at 1,000 nodes / 10,000 pods and N revisions, and its MB/hour"),
 }

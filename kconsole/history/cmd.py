@@ -127,14 +127,14 @@ class LocalCreator:
         server.kv = best
         server.registry = registry
         server.storage = Storage(best, clock, registry, ClusterConfig().encryption_transformers(self.data_dir))
-        server.writelog = WriteLog(clock, self.data_dir / HISTORY_DIR / "writes.sqlite")
-        server.writelog.path = None if not server.writelog.path.exists() else server.writelog.path
-        if server.writelog.path is not None:
-            server.writelog.load()
+        writes = self.data_dir / HISTORY_DIR / "writes.sqlite"
+        server.writelog = WriteLog(clock, writes if writes.exists() else None)
+        server.writelog.load()
         self.server = server
 
     async def close(self) -> None:
         if self.server is not None:
+            await self.server.writelog.close()
             await self.server.kv.close()
 
     async def create(self, obj: dict[str, Any], **_: Any) -> dict[str, Any]:

@@ -230,9 +230,12 @@ def states_before(db: sqlite3.Connection, key: str, end: str, bound: int) -> dic
 
 
 def history(
-    db: sqlite3.Connection, key: str, end: str | None, start_id: int, stop_id: int, limit: int
+    db: sqlite3.Connection, key: str, end: str | None, start_id: int, stop_id: int, limit: int, by_name: bool = False
 ) -> list[tuple[int, HistoryRow]]:
-    """Writes to ``[key, end)`` with ``start_id <= id < stop_id`` in order, each with its previous row."""
+    """Writes to ``[key, end)`` with ``start_id <= id < stop_id`` in order, each with its previous row.
+
+    ``by_name``: the keys are few (one object, its Events) and the window long: walk the name index
+    rather than every row of the window (SQLite has no statistics to choose by itself)."""
     if end is None:
         cond, params = "k.name = ?", (key,)
     elif end == "\0":
@@ -242,7 +245,7 @@ def history(
     rows = db.execute(
         "SELECT k.id, k.revision, k.name, k.deleted, k.create_revision, k.version, k.lease, k.value,"
         " p.create_revision, p.revision, p.version, p.lease, p.value"
-        " FROM kv k LEFT JOIN kv p ON p.id = k.prev_id AND k.prev_id != 0"
+        f" FROM kv k {'INDEXED BY kv_name ' if by_name else ''}LEFT JOIN kv p ON p.id = k.prev_id AND k.prev_id != 0"
         f" WHERE k.id >= ? AND k.id < ? AND {cond} ORDER BY k.id LIMIT ?",
         (start_id, stop_id, *params, limit),
     ).fetchall()

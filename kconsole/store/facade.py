@@ -521,9 +521,11 @@ class EtcdCluster:
         """A range at a past revision still in the history (below the compact revision too)."""
         return await self._history_log().range(key, end, revision=revision, limit=limit, history=True)  # type: ignore[no-any-return]
 
-    async def history_changes(self, key: str, end: str | None, after: int, upto: int, limit: int = 0) -> list[Any]:
-        """Writes to ``[key, end)`` in revisions ``(after, upto]``, oldest first (kv.Event each)."""
-        return await self._history_log().changes(key, end, after, upto, limit)  # type: ignore[no-any-return]
+    async def history_changes(self, key: str, end: str | None, after: int, upto: int, limit: int = 0,
+                              by_name: bool = False) -> list[Any]:
+        """Writes to ``[key, end)`` in revisions ``(after, upto]``, oldest first (kv.Event each);
+        ``by_name`` when the range holds few keys (see RevisionLog.changes)."""
+        return await self._history_log().changes(key, end, after, upto, limit, by_name)  # type: ignore[no-any-return]
 
     def time_of(self, revision: int) -> float:
         return self._history_log().time_of(revision)  # type: ignore[no-any-return]

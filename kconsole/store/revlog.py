@@ -644,10 +644,10 @@ class RevisionLog:
             return await backend.run_on_thread(self._reader, fn, *args)
 
     async def read_history(
-        self, key: str, end: str | None, start_id: int, stop_id: int, limit: int
+        self, key: str, end: str | None, start_id: int, stop_id: int, limit: int, by_name: bool = False
     ) -> list[tuple[int, Event]]:
         """Writes to ``[key, end)`` with row ids in ``[start_id, stop_id)``, as watch events."""
-        rows = await self._read(backend.history, key, end, start_id, stop_id, limit)
+        rows = await self._read(backend.history, key, end, start_id, stop_id, limit, by_name)
         out: list[tuple[int, Event]] = []
         for rid, (rev, name, deleted, create, version, lease, value, p_create, p_rev, p_version, p_lease, p_value) in rows:
             prev = None if p_rev is None else KeyValue(name, p_value, p_create, p_rev, p_version, p_lease)
@@ -695,9 +695,11 @@ class RevisionLog:
             floor = max(floor, self._mark_revs[i] if i < len(self._mark_revs) else self._revision)
         return floor
 
-    async def changes(self, key: str, end: str | None, after: int, upto: int, limit: int = 0) -> list[Event]:
+    async def changes(self, key: str, end: str | None, after: int, upto: int, limit: int = 0,
+                      by_name: bool = False) -> list[Event]:
         """Writes to ``[key, end)`` in revisions ``(after, upto]``, oldest first, with their previous
-        values, from the kept history (a history read: see :attr:`history_floor`)."""
+        values, from the kept history (a history read: see :attr:`history_floor`). ``by_name``: the
+        range holds few keys (one object, its Events): read them by name, not the whole window."""
         self._check_open()
         _check_key(key)
         if upto > self._revision:
@@ -706,7 +708,8 @@ class RevisionLog:
             raise CompactedError(self.history_floor)
         if upto <= after:
             return []
-        rows = await self.read_history(key, end, row_id(after + 1, 0), row_id(upto + 1, 0), limit or -1)
+        rows = await self.read_history(key, end, row_id(after + 1, 0), row_id(upto + 1, 0), limit or -1,
+                                       by_name or end is None)
         if after + 1 < self.history_floor:  # a compaction ran meanwhile
             raise CompactedError(self.history_floor)
         return [event for _, event in rows]
@@ -719,8 +722,9 @@ class RevisionLog:
     async def history_range(self, key: str, end: str | None, revision: int, limit: int = 0) -> RangeResult:
         return await self.range(key, end, revision=revision, limit=limit, history=True)
 
-    async def history_changes(self, key: str, end: str | None, after: int, upto: int, limit: int = 0) -> list[Event]:
-        return await self.changes(key, end, after, upto, limit)
+    async def history_changes(self, key: str, end: str | None, after: int, upto: int, limit: int = 0,
+                              by_name: bool = False) -> list[Event]:
+        return await self.changes(key, end, after, upto, limit, by_name)
 
     # ------------------------------------------------------------------ writes
 

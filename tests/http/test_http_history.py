@@ -61,3 +61,14 @@ async def test_history_reads_over_http_past_compaction(plain: Cluster, http: aio
     assert answer["status"]["oldest"] == 1 and answer["status"]["current"] >= second
     code, answer = await _query(http, op="listAt", resource="configmaps", revision=10**9)
     assert code == 504
+
+
+async def test_kubectl_creates_a_history_query(tmp_path_factory: pytest.TempPathFactory) -> None:
+    tls = await start_cluster(tmp_path_factory.mktemp("history-tls"))
+    try:
+        query = ('{"apiVersion": "history.kconsole.io/v1", "kind": "HistoryQuery", "metadata": {},'
+                 ' "spec": {"op": "bounds"}}')
+        answer = (await tls.kubectl("create", "-o", "json", "-f", "-", stdin=query)).json()
+    finally:
+        await stop_cluster(tls)
+    assert answer["kind"] == "HistoryQuery" and answer["status"]["current"] >= answer["status"]["oldest"] >= 1
