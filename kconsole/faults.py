@@ -165,7 +165,7 @@ class FaultCatalog:
     # ------------------------------------------------------------------ apply / heal
 
     async def apply(self, type_name: str, target: str, params: dict[str, str] | None = None) -> ActiveFault:
-        ftype = CATALOG.get(type_name)
+        ftype = next((t for t in self.types() if t.name == type_name), None)
         if ftype is None:
             raise FaultError(f"unknown fault type {type_name!r}; `kconsole fault list` shows the catalog")
         given = dict(params or {})

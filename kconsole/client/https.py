@@ -352,6 +352,20 @@ class HTTPSEntry:
             except (aiohttp.ClientError, OSError, TimeoutError) as err:
                 raise StatusError(_status(503, f"{self.config.server}: {err}")) from None
 
+    async def get_text(self, path: str) -> tuple[int, str]:
+        """A non-resource path (``/readyz?verbose``, ``/metrics``, ``/version``): status and text."""
+        h = await self._headers(None)
+        h["Accept"] = "text/plain, */*"
+        assert self._session is not None, "HTTPSEntry.open() first"
+        with io_tracker(self.clock):
+            try:
+                async with self._session.get(self.config.server + path, headers=h,
+                                             timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT,
+                                                                           connect=CONNECT_TIMEOUT)) as resp:
+                    return resp.status, await resp.text()
+            except (aiohttp.ClientError, OSError, TimeoutError) as err:
+                raise StatusError(_status(503, f"{self.config.server}: {err}")) from None
+
     @staticmethod
     def _decode(code: int, text: str, content_type: str) -> Any:
         if "json" in content_type or text[:1] in ("{", "["):

@@ -38,7 +38,8 @@ class ObjectKeys:
     def refuse_write(self, what: str) -> bool:
         """True (and says so) when the console is read-only."""
         if self.readonly:  # type: ignore[attr-defined]
-            self.notify(f"read-only: {what} is disabled (--readonly)", severity="warning")  # type: ignore[attr-defined]
+            self.notify(f"read-only: {what} is disabled ({self.readonly_reason})",  # type: ignore[attr-defined]
+                        severity="warning")
         return bool(self.readonly)  # type: ignore[attr-defined]
 
     def selection(self) -> tuple[ResourceInfo, Obj] | None:
@@ -120,7 +121,7 @@ class ObjectKeys:
             if yes:
                 app.run_worker(self._delete(info, name, ns, ref), group="delete")
 
-        app.push_screen(ConfirmScreen(f"Delete {ref}{f' in namespace {ns}' if ns else ''}?",
+        app.push_screen(ConfirmScreen(f"Delete {ref}{f' in namespace {ns}' if ns else ''}{app.on_context()}?",
                                       "as kubectl delete: graceful, dependents collected in the background"),
                         answered)
 
