@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "screenshot": ("kconsole.screenshot", "render a console view of a fresh example cluster to SVG"),
     "drill": ("kconsole.drills.cmd", "run, validate and list drills: rehearsals with expectations (kconsole drill list)"),
     "web": ("kconsole.web", "serve the console to a browser on 127.0.0.1, behind a token in the URL"),
+    "import": ("kconsole.importer", "copy a cluster's nodes and objects into a new folder: kconsole DIR opens its twin"),
     "attach": ("kconsole.attach", "the console over any cluster through its kubeconfig (read-only unless --allow-writes)"),
 }
 

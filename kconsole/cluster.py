@@ -38,6 +38,8 @@ if TYPE_CHECKING:  # imported when the cluster starts: the console paints its fi
 
 log = logging.getLogger(__name__)
 
+#: In a data folder: the node fleet ``kconsole import`` copied (a ``node-list``), used when the config gives none.
+NODE_LIST_FILE = "nodes.yaml"
 #: The users components act as, as upstream names them.
 ADMIN = UserInfo("kubernetes-admin", ("system:masters",))
 SCHEDULER = UserInfo("system:kube-scheduler")
@@ -93,6 +95,10 @@ class ClusterConfig:
     zones: tuple[str, ...] = ("zone-a", "zone-b", "zone-c")
     node_cpu: str = "4"
     node_memory: str = "16Gi"
+    #: Each node's own shape (name, capacity, allocatable, labels, taints, zone), replacing the
+    #: generated ``control-plane-N``/``worker-N`` fleet; ``kconsole import`` writes one to the data
+    #: folder's ``nodes.yaml``, read when the config gives none.
+    node_list: list[dict[str, Any]] = field(default_factory=list)
     #: Multiplier for simulated image-pull and container-start delays (0 = instant, for benchmarks).
     pod_delay_factor: float = 1.0
     scheduler: dict[str, Any] = field(default_factory=dict)  # KubeSchedulerConfiguration-shaped
@@ -160,10 +166,33 @@ class ClusterConfig:
             config.data_dir = Path(args.data_dir)
         elif config.data_dir is None:
             config.data_dir = folder / ".kconsole"
+        config.load_node_list()
         config.validate()
         return config
 
+    def load_node_list(self) -> None:
+        """The data folder's ``nodes.yaml`` (a copied cluster's nodes) when the config lists none."""
+        if self.node_list or self.data_dir is None:
+            return
+        path = Path(self.data_dir) / NODE_LIST_FILE
+        if not path.exists():
+            return
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as err:
+            raise ConfigError(f"cannot read {path}: {err}") from None
+        if not isinstance(loaded, list):
+            raise ConfigError(f"{path}: expected a list of nodes")
+        self.node_list = loaded
+
     def validate(self) -> None:
+        if self.node_list:
+            from kconsole.nodes.config import node_configs_from_list
+
+            try:
+                node_configs_from_list(self.node_list)
+            except ValueError as err:
+                raise ConfigError(str(err)) from None
         if self.nodes < 0:
             raise ConfigError(f"nodes must be >= 0, got {self.nodes}")
         from kconsole.nodes.config import MAX_NODES
@@ -213,6 +242,10 @@ def _coerce(path: Any, key: str, typ: Any, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"config {path}: {key} must be a list of strings")
         return tuple(value)
+    if t.startswith("list"):
+        if not isinstance(value, list):
+            raise ConfigError(f"config {path}: {key} must be a list")
+        return value
     if t.startswith("dict"):
         if not isinstance(value, dict):
             raise ConfigError(f"config {path}: {key} must be a mapping")
@@ -391,8 +424,13 @@ class Cluster:
         from kconsole.nodes import default_node_configs
         from kconsole.nodes.fleet import NodeFleet
 
-        configs = default_node_configs(self.config.nodes, self.config.control_planes, zones=self.config.zones,
-                                       cpu=self.config.node_cpu, memory=self.config.node_memory)
+        if self.config.node_list:
+            from kconsole.nodes.config import node_configs_from_list
+
+            configs = node_configs_from_list(self.config.node_list)
+        else:
+            configs = default_node_configs(self.config.nodes, self.config.control_planes, zones=self.config.zones,
+                                           cpu=self.config.node_cpu, memory=self.config.node_memory)
         self.node_pool = NodeFleet(self.api_client, self.clock, configs, rng=random.Random(self.rng.random()),
                                    delay_factor=self.config.pod_delay_factor,
                                    static_pod_status=self.static_pod_status,

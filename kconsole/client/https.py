@@ -144,7 +144,11 @@ class HTTPSEntry:
                       clock: Clock | None = None) -> HTTPSEntry:
         paths = [Path(kubeconfig)] if isinstance(kubeconfig, (str, Path)) else kubeconfig
         entry = cls(load(paths, context), clock)
-        await entry.open()
+        try:
+            await entry.open()
+        except BaseException:
+            await entry.close()
+            raise
         return entry
 
     # ------------------------------------------------------------------ lifecycle
