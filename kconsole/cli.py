@@ -40,6 +40,8 @@ def add_cluster_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ephemeral", action="store_true",
                    help="keep the cluster in a temporary folder, deleted on exit; its writes are not synced to disk")
     p.add_argument("--config", default=None, help="cluster config YAML")
+    p.add_argument("--processes", type=int, default=0,
+                   help="run the worker nodes' kubelets in N processes over HTTPS (default 0: in this process)")
 
 
 def console_parser() -> argparse.ArgumentParser:

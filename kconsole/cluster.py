@@ -99,6 +99,9 @@ class ClusterConfig:
     #: generated ``control-plane-N``/``worker-N`` fleet; ``kconsole import`` writes one to the data
     #: folder's ``nodes.yaml``, read when the config gives none.
     node_list: list[dict[str, Any]] = field(default_factory=list)
+    #: Worker processes the worker nodes' kubelets run in, over HTTPS with their own credentials
+    #: (``kconsole/nodes/processes.py``); 0 runs every kubelet in the cluster's process.
+    processes: int = 0
     #: Multiplier for simulated image-pull and container-start delays (0 = instant, for benchmarks).
     pod_delay_factor: float = 1.0
     scheduler: dict[str, Any] = field(default_factory=dict)  # KubeSchedulerConfiguration-shaped
@@ -158,6 +161,8 @@ class ClusterConfig:
                 setattr(config, name, value)
         if getattr(args, "insecure_http", False):
             config.tls = False
+        if getattr(args, "processes", 0):
+            config.processes = args.processes
         if getattr(args, "ephemeral", False):
             config.ephemeral = True
         folder = Path(getattr(args, "dir", ".") or ".")
@@ -195,6 +200,10 @@ class ClusterConfig:
                 raise ConfigError(str(err)) from None
         if self.nodes < 0:
             raise ConfigError(f"nodes must be >= 0, got {self.nodes}")
+        if self.processes < 0:
+            raise ConfigError(f"processes must be >= 0, got {self.processes}")
+        if self.processes and not self.http:
+            raise ConfigError("processes needs the HTTP front (http: true): worker processes reach the API over it")
         from kconsole.nodes.config import MAX_NODES
 
         if self.nodes + self.control_planes > MAX_NODES:
@@ -281,6 +290,8 @@ class Cluster:
         self.schedulers: list[Any] = []
         self.kubelets: dict[str, Any] = {}
         self.node_pool: Any = None
+        #: The kubelet worker processes (``processes`` > 0), else None.
+        self.workers: Any = None
         self.proxies: dict[str, Any] = {}
         self.sync: Any = None
         self.admin: Any = None
@@ -431,6 +442,8 @@ class Cluster:
         else:
             configs = default_node_configs(self.config.nodes, self.config.control_planes, zones=self.config.zones,
                                            cpu=self.config.node_cpu, memory=self.config.node_memory)
+        remote = [c for c in configs if not c.control_plane] if self.config.processes else []
+        configs = [c for c in configs if c not in remote]
         self.node_pool = NodeFleet(self.api_client, self.clock, configs, rng=random.Random(self.rng.random()),
                                    delay_factor=self.config.pod_delay_factor,
                                    static_pod_status=self.static_pod_status,
@@ -441,6 +454,22 @@ class Cluster:
         assert self.api is not None
         self.api.set_log_source(self.node_pool.logs)
         self.api.set_kubelet_endpoints(self.node_pool.kubelet_endpoint)
+        if remote:
+            await self._start_workers(remote)
+
+    async def _start_workers(self, configs: list[Any]) -> None:
+        from kconsole.nodes.processes import WorkerProcesses
+
+        assert self.server_url is not None, "worker processes need the HTTP front"
+
+        def token_for(name: str) -> str:
+            return self.token_for(UserInfo(name, ("system:nodes",) if name.startswith("system:node:") else ()))
+
+        self.workers = WorkerProcesses(configs, self.config.processes, server=self.server_url,
+                                       ca_file=self.root_ca_file(), token_for=token_for, clock=self.clock,
+                                       seed=self.config.seed, delay_factor=self.config.pod_delay_factor,
+                                       proxy_pods="kube-proxy" in self.config.addons)
+        await self.workers.start()
 
     def components_running(self) -> dict[str, bool]:
         """Whether any replica of each component runs: what ComponentStatus reports."""
@@ -499,6 +528,9 @@ class Cluster:
         if self.faults is not None:
             await _quietly(self.faults.close())
             self.faults = None
+        if self.workers is not None:
+            await _quietly(self.workers.stop())
+            self.workers = None
         if self.node_pool is not None:
             await _quietly(self.node_pool.stop())
         for proxy in self.proxies.values():

@@ -611,6 +611,26 @@ async def _keep_evicting(cat: FaultCatalog, fault_id: str, pods: list[Obj]) -> N
         cat._notify()
 
 
+async def _process_kill(cat: FaultCatalog, target: str, params: dict[str, str]) -> Applied:
+    workers = getattr(cat.cluster, "workers", None)
+    if workers is None:
+        raise FaultError("this cluster runs its kubelets in its own process: start it with --processes N")
+    try:
+        worker = workers.worker_of(target)
+    except KeyError as err:
+        raise FaultError(str(err.args[0])) from None
+    if not worker.running:
+        raise FaultError(f"{worker.name} is not running")
+    pid = worker.process.pid
+    await workers.kill(worker)
+
+    async def heal() -> None:
+        await workers.start_worker(worker)
+
+    return Applied(worker.name, _node_ref(worker.nodes[0]), heal,
+                   detail=f"pid {pid} killed (SIGKILL); its nodes: {', '.join(worker.nodes)}")
+
+
 # --------------------------------------------------------------------------- etcd faults
 
 
@@ -817,6 +837,10 @@ CATALOG: dict[str, FaultType] = {f.name: f for f in [
               "Pods are evicted through the Eviction API honouring PodDisruptionBudgets (429s retried); their "
               "controllers recreate them on other nodes; DaemonSet and mirror pods stay. Heal uncordons.",
               _drain),
+    FaultType("process-kill", "node", "kill -9 the kubelet worker process hosting the node (--processes).",
+              "Exactly that process's nodes stop renewing their Leases: NotReady after the grace period, "
+              "their pods evicted later. Heal starts the process again and the same nodes come back.",
+              _process_kill),
     FaultType("slow-image-pulls", "node", "Make image pulls on the node slower.",
               "New pods there stay ContainerCreating longer: the Pulling -> Pulled gap grows, and the "
               "Pulled event reports the longer time.", _slow_pulls,

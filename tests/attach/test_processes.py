@@ -1,0 +1,58 @@
+"""``--processes``: worker nodes' kubelets in separate OS processes over HTTPS with their own
+credentials; ``process-kill`` (kill -9 of one worker) marks exactly its nodes NotReady, and healing
+brings them back. Real processes on a real clock at a high speed: the waits are generous
+wall-clock bounds on conditions, never measurements."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from attach_env import eventually
+
+from kconsole.cluster import Cluster, ClusterConfig
+from kconsole.clock import RealClock
+from kconsole.faults import FaultCatalog
+
+
+def _ready(node: dict) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (node.get("status") or {}).get("conditions") or ())
+
+
+async def test_process_kill_takes_exactly_its_nodes(tmp_path: Path) -> None:
+    config = ClusterConfig(nodes=4, control_planes=1, processes=2, port=0, data_dir=tmp_path / "data",
+                           manifests=None, speed=20)
+    cluster = Cluster(config, clock=RealClock(speed=20))
+    await cluster.start()
+    try:
+        client = cluster.api_client()
+        workers = cluster.workers
+        assert [w.nodes for w in workers.workers] == [["worker-1", "worker-3"], ["worker-2", "worker-4"]]
+        assert sorted(cluster.kubelets) == ["control-plane"], "only the control plane's kubelet is in-process"
+
+        async def ready() -> dict[str, bool]:
+            return {n["metadata"]["name"]: _ready(n) for n in await client.list_all("nodes")}
+
+        async def all_ready() -> bool:
+            r = await ready()
+            return len(r) == 5 and all(r.values())
+
+        await eventually(all_ready, "5 nodes Ready")
+        node = await client.get("nodes", "worker-2")
+        assert node["metadata"]["labels"]["kubernetes.io/hostname"] == "worker-2"
+
+        catalog = cluster.faults or FaultCatalog(cluster)
+        fault = await catalog.apply("process-kill", "worker-3")
+        assert fault.target == "kubelet-worker-0"
+
+        async def exactly_its_nodes_down() -> bool:
+            r = await ready()
+            return not r["worker-1"] and not r["worker-3"]
+
+        await eventually(exactly_its_nodes_down, "worker-1 and worker-3 NotReady")
+        r = await ready()
+        assert r["worker-2"] and r["worker-4"] and r["control-plane"], r
+        await catalog.heal(fault.id)
+        await eventually(all_ready, "the restarted process's nodes Ready again")
+    finally:
+        await cluster.stop()
