@@ -151,7 +151,8 @@ class FaultCatalog:
             pods = await self.client.list_all("pods")
             return sorted(f"{p['metadata'].get('namespace', 'default')}/{p['metadata']['name']}" for p in pods)
         if kind == "node":
-            return sorted(c.kubelets)
+            workers = getattr(c, "workers", None)
+            return sorted([*c.kubelets, *(n for w in (workers.workers if workers else ()) for n in w.nodes)])
         if kind == "etcd-member":
             return ["leader", *(m.name for m in self._etcd().members)]
         if kind in ("controller-manager", "scheduler", "apiserver"):
@@ -334,6 +335,10 @@ class FaultCatalog:
 
     def _kubelet(self, node: str) -> Any:
         kubelet = self.cluster.kubelets.get(node)
+        workers = getattr(self.cluster, "workers", None)
+        if kubelet is None and workers is not None and any(node in w.nodes for w in workers.workers):
+            raise FaultError(f"node {node}'s kubelet runs in a worker process (--processes): only process-kill "
+                             "and the API's faults (cordon, drain, pod faults) reach it")
         if kubelet is None:
             known = ", ".join(sorted(self.cluster.kubelets)) or "none"
             raise FaultError(f"no simulated kubelet on node {node!r} (nodes: {known})")

@@ -14,6 +14,20 @@ from kconsole.clock import RealClock
 from kconsole.faults import FaultCatalog
 
 
+DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+              "spec": {"replicas": 4, "selector": {"matchLabels": {"app": "web"}},
+                       "template": {"metadata": {"labels": {"app": "web"}},
+                                    "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}],
+                                             "topologySpreadConstraints": [{
+                                                 "maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+                                                 "whenUnsatisfiable": "ScheduleAnyway",
+                                                 "labelSelector": {"matchLabels": {"app": "web"}}}]}}}}
+
+
+async def _eq(count, want: int) -> bool:
+    return await count == want
+
+
 def _ready(node: dict) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True"
                for c in (node.get("status") or {}).get("conditions") or ())
@@ -21,8 +35,8 @@ def _ready(node: dict) -> bool:
 
 async def test_process_kill_takes_exactly_its_nodes(tmp_path: Path) -> None:
     config = ClusterConfig(nodes=4, control_planes=1, processes=2, port=0, data_dir=tmp_path / "data",
-                           manifests=None, speed=20)
-    cluster = Cluster(config, clock=RealClock(speed=20))
+                           manifests=None, speed=30)
+    cluster = Cluster(config, clock=RealClock(speed=30))
     await cluster.start()
     try:
         client = cluster.api_client()
@@ -40,6 +54,15 @@ async def test_process_kill_takes_exactly_its_nodes(tmp_path: Path) -> None:
         await eventually(all_ready, "5 nodes Ready")
         node = await client.get("nodes", "worker-2")
         assert node["metadata"]["labels"]["kubernetes.io/hostname"] == "worker-2"
+        await client.create(DEPLOYMENT)
+
+        async def running_on(nodes: set[str]) -> int:
+            pods = await client.list_all("pods", "default", label_selector="app=web")
+            return sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Running"
+                       and not p["metadata"].get("deletionTimestamp") and p["spec"].get("nodeName") in nodes)
+
+        workers_all = {"worker-1", "worker-2", "worker-3", "worker-4"}
+        await eventually(lambda: _eq(running_on(workers_all), 4), "4 replicas Running on the worker processes' nodes")
 
         catalog = cluster.faults or FaultCatalog(cluster)
         fault = await catalog.apply("process-kill", "worker-3")
@@ -52,6 +75,9 @@ async def test_process_kill_takes_exactly_its_nodes(tmp_path: Path) -> None:
         await eventually(exactly_its_nodes_down, "worker-1 and worker-3 NotReady")
         r = await ready()
         assert r["worker-2"] and r["worker-4"] and r["control-plane"], r
+        # The node failure's reaction: taint-based eviction, replacements on the surviving nodes.
+        await eventually(lambda: _eq(running_on({"worker-2", "worker-4"}), 4),
+                         "the lost nodes' pods replaced on worker-2 and worker-4", bound=180)
         await catalog.heal(fault.id)
         await eventually(all_ready, "the restarted process's nodes Ready again")
     finally:
