@@ -45,7 +45,11 @@ class AttachedCluster:
 
     async def start(self) -> None:
         entry = HTTPSEntry(self.rest, self.clock)
-        await entry.open()
+        try:
+            await entry.open()
+        except BaseException:
+            await entry.close()
+            raise
         self.entry = entry
         self.client = Client(entry, "", self.clock, user_agent="kconsole-attach")
         self.etcd = APIStoreView(entry, self.client)

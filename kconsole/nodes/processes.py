@@ -6,6 +6,9 @@ would; the control-plane nodes stay in the cluster's process beside the componen
 pods they show. ``kill -9`` of a worker (the ``process-kill`` fault) takes exactly its nodes away:
 their Leases stop, the node lifecycle controller marks them NotReady and later evicts their pods;
 starting it again (healing the fault) brings the same nodes back, as a rebooted machine would.
+A worker that dies by itself (a crash, an OOM kill, a ``kill -9`` from outside) is started again
+as systemd restarts a kubelet: after :data:`RESTART_BACKOFF` simulated seconds, doubling up to
+:data:`RESTART_BACKOFF_MAX` while it keeps dying within :data:`RESTART_RESET` of its start.
 """
 
 from __future__ import annotations
@@ -27,6 +30,12 @@ from kconsole.nodes.worker import identities, spec_for
 READY_TIMEOUT = 300.0
 #: Wall seconds a worker gets to stop on SIGTERM before it is killed.
 STOP_TIMEOUT = 10.0
+#: Simulated seconds before a worker that died by itself is started again (kubeadm's kubelet unit:
+#: RestartSec=10), doubling while it keeps dying ...
+RESTART_BACKOFF = 10.0
+RESTART_BACKOFF_MAX = 300.0
+#: ... unless it ran this long (simulated seconds) before dying.
+RESTART_RESET = 600.0
 
 
 @dataclass
@@ -36,6 +45,9 @@ class Worker:
     process: asyncio.subprocess.Process | None = None
     killed: bool = False
     output: list[str] = field(default_factory=list)
+    restarts: int = 0
+    started_at: float = 0.0
+    backoff: float = RESTART_BACKOFF
 
     @property
     def name(self) -> str:
@@ -71,6 +83,8 @@ class WorkerProcesses:
         self.seed = seed
         self.delay_factor = delay_factor
         self.proxy_pods = proxy_pods
+        self.stopping = False
+        self._watchers: set[asyncio.Task[None]] = set()
 
     def worker_of(self, node_or_worker: str) -> Worker:
         for w in self.workers:
@@ -112,7 +126,29 @@ class WorkerProcesses:
         except TimeoutError:
             proc.kill()
             raise RuntimeError(f"{worker.name} did not register its nodes within {READY_TIMEOUT:g} s") from None
-        asyncio.get_running_loop().create_task(self._drain(worker, proc), name=f"{worker.name}:output")
+        worker.started_at = self.clock.now()
+        loop = asyncio.get_running_loop()
+        loop.create_task(self._drain(worker, proc), name=f"{worker.name}:output")
+        watcher = loop.create_task(self._supervise(worker, proc), name=f"{worker.name}:supervise")
+        self._watchers.add(watcher)
+        watcher.add_done_callback(self._watchers.discard)
+
+    async def _supervise(self, worker: Worker, proc: asyncio.subprocess.Process) -> None:
+        """Start a worker that died by itself again after the back-off (not one the fault killed)."""
+        await proc.wait()
+        if self.stopping or worker.killed or worker.process is not proc:
+            return
+        if self.clock.now() - worker.started_at >= RESTART_RESET:
+            worker.backoff = RESTART_BACKOFF
+        delay, worker.backoff = worker.backoff, min(worker.backoff * 2, RESTART_BACKOFF_MAX)
+        await self.clock.sleep(delay)
+        if self.stopping or worker.killed or worker.running:
+            return
+        worker.restarts += 1
+        try:
+            await self.start_worker(worker)
+        except RuntimeError as err:
+            worker.output.append(f"restart failed: {err}\n")
 
     @staticmethod
     async def _drain(worker: Worker, proc: asyncio.subprocess.Process) -> None:
@@ -125,11 +161,15 @@ class WorkerProcesses:
         """``kill -9``: no goodbye, no Lease release, no status update."""
         if worker.process is None or not worker.running:
             raise RuntimeError(f"{worker.name} is not running")
+        worker.killed = True  # before the signal: the supervisor must not start it again
         worker.process.send_signal(signal.SIGKILL)
         await worker.process.wait()
         worker.killed = True
 
     async def stop(self) -> None:
+        self.stopping = True
+        for task in list(self._watchers):
+            task.cancel()
         for w in self.workers:
             if w.running and w.process is not None and w.process.stdin is not None:
                 w.process.stdin.close()

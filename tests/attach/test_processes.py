@@ -5,6 +5,8 @@ wall-clock bounds on conditions, never measurements."""
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 from attach_env import eventually
@@ -80,5 +82,13 @@ async def test_process_kill_takes_exactly_its_nodes(tmp_path: Path) -> None:
                          "the lost nodes' pods replaced on worker-2 and worker-4", bound=180)
         await catalog.heal(fault.id)
         await eventually(all_ready, "the restarted process's nodes Ready again")
+
+        # A worker that dies by itself (not the fault) is started again after the back-off.
+        crashed = workers.workers[1]
+        pid = crashed.process.pid
+        os.kill(pid, signal.SIGKILL)
+        await eventually(lambda: crashed.running and crashed.process.pid != pid and crashed.restarts == 1,
+                         "the crashed worker is started again")
+        await eventually(all_ready, "its nodes Ready")
     finally:
         await cluster.stop()
