@@ -42,6 +42,8 @@ def add_cluster_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", default=None, help="cluster config YAML")
     p.add_argument("--processes", type=int, default=0,
                    help="run the worker nodes' kubelets in N processes over HTTPS (default 0: in this process)")
+    p.add_argument("--replica-processes", action="store_true",
+                   help="run each scheduler and controller-manager replica as its own process over HTTPS")
 
 
 def console_parser() -> argparse.ArgumentParser:

@@ -102,6 +102,9 @@ class ClusterConfig:
     #: Worker processes the worker nodes' kubelets run in, over HTTPS with their own credentials
     #: (``kconsole/nodes/processes.py``); 0 runs every kubelet in the cluster's process.
     processes: int = 0
+    #: Run each kube-scheduler and kube-controller-manager replica as its own OS process over HTTPS
+    #: (``kconsole/replicaproc.py``); needs ``http``.
+    replica_processes: bool = False
     #: Multiplier for simulated image-pull and container-start delays (0 = instant, for benchmarks).
     pod_delay_factor: float = 1.0
     scheduler: dict[str, Any] = field(default_factory=dict)  # KubeSchedulerConfiguration-shaped
@@ -163,6 +166,8 @@ class ClusterConfig:
             config.tls = False
         if getattr(args, "processes", 0):
             config.processes = args.processes
+        if getattr(args, "replica_processes", False):
+            config.replica_processes = True
         if getattr(args, "ephemeral", False):
             config.ephemeral = True
         folder = Path(getattr(args, "dir", ".") or ".")
@@ -202,8 +207,9 @@ class ClusterConfig:
             raise ConfigError(f"nodes must be >= 0, got {self.nodes}")
         if self.processes < 0:
             raise ConfigError(f"processes must be >= 0, got {self.processes}")
-        if self.processes and not self.http:
-            raise ConfigError("processes needs the HTTP front (http: true): worker processes reach the API over it")
+        if (self.processes or self.replica_processes) and not self.http:
+            raise ConfigError("processes and replica-processes need the HTTP front (http: true): "
+                              "the processes reach the API over it")
         from kconsole.nodes.config import MAX_NODES
 
         if self.nodes + self.control_planes > MAX_NODES:
@@ -292,6 +298,8 @@ class Cluster:
         self.node_pool: Any = None
         #: The kubelet worker processes (``processes`` > 0), else None.
         self.workers: Any = None
+        #: kube-system Leases, read for replica processes' leadership (``replica_processes``).
+        self._leases: Any = None
         self.proxies: dict[str, Any] = {}
         self.sync: Any = None
         self.admin: Any = None
@@ -418,6 +426,9 @@ class Cluster:
             self.api.token_volumes = True
             publisher = "root-ca-certificate-publisher-controller"
             settings[publisher] = {"root_ca_file": str(ca), **settings.get(publisher, {})}
+        if self.config.replica_processes:
+            await self._start_replica_processes(names, settings)
+            return
         for name in names:
             manager = ControllerManagerReplica(client, self.clock, identity=f"{name}_kube-controller-manager",
                                                rng=random.Random(self.rng.random()), settings=settings)
@@ -430,6 +441,34 @@ class Cluster:
                                        rng=random.Random(self.rng.random()), config=sched_config)
             self.schedulers.append(replica)
             await replica.start()
+
+    async def _start_replica_processes(self, names: list[str], settings: dict[str, Any]) -> None:
+        """Each replica in its own process; their leadership read from a cache of kube-system Leases."""
+        from kconsole.client import SharedInformer
+        from kconsole.replicaproc import ReplicaProcess
+        from kconsole.scheduler.config import parse_config
+
+        assert self.server_url is not None, "replica processes need the HTTP front"
+        if self.config.scheduler:
+            parse_config(self.config.scheduler)  # a bad config fails here, not in every process
+        self._leases = SharedInformer(self.api_client(), "leases", "kube-system", clock=self.clock)
+        await self._leases.start()
+        await self._leases.wait_synced()
+        leases = self._leases
+
+        def holder(name: str) -> str | None:
+            lease = leases.get(f"kube-system/{name}")
+            return ((lease or {}).get("spec") or {}).get("holderIdentity")
+
+        for kind, user, into, config in (("controller-manager", CONTROLLER_MANAGER, self.controller_managers, settings),
+                                         ("scheduler", SCHEDULER, self.schedulers, self.config.scheduler)):
+            for name in names:
+                replica = ReplicaProcess(kind, f"{name}_kube-{kind}", server=self.server_url,
+                                         ca_file=self.root_ca_file(), token=self.token_for(user), clock=self.clock,
+                                         seed=int(self.rng.random() * 2**31), settings=dict(config or {}),
+                                         holder=holder)
+                into.append(replica)
+        await asyncio.gather(*(r.start() for r in [*self.controller_managers, *self.schedulers]))
 
     async def _start_nodes(self) -> None:
         from kconsole.nodes import default_node_configs
@@ -539,6 +578,9 @@ class Cluster:
             await _quietly(kubelet.stop())
         for replica in [*self.schedulers, *self.controller_managers]:
             await _quietly(replica.stop())
+        if self._leases is not None:
+            await _quietly(self._leases.stop())
+            self._leases = None
         for client in self._clients.values():
             close = getattr(client, "close", None)
             if close is not None:
