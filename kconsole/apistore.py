@@ -10,6 +10,7 @@ server sees it; what it cannot know (leader, term, indexes) shows empty.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -136,8 +137,6 @@ class APIStoreView:
         try:
             code, text = await self.entry.get_text("/version")
             if code < 300:
-                import json
-
                 version = str(json.loads(text).get("gitVersion", ""))
         except (StatusError, ValueError):
             pass

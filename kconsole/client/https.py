@@ -14,6 +14,7 @@ answer; a watch's events arrive on loopback within the settle rounds that follow
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -329,8 +330,6 @@ class HTTPSEntry:
         if token:
             h["Authorization"] = f"Bearer {token}"
         elif self.config.username is not None:
-            import base64
-
             pair = f"{self.config.username}:{self.config.password or ''}".encode()
             h["Authorization"] = "Basic " + base64.b64encode(pair).decode()
         if creds is not None:

@@ -15,6 +15,7 @@ import json
 import os
 import ssl
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,8 +172,6 @@ class RestConfig:
         """The exec plugin's cached status, run again when expired or ``refresh`` (after a 401)."""
         if self.exec_plugin is None:
             return None
-        import time
-
         wall = now if now is not None else time.time()
         if refresh or self._exec_status is None or (self._exec_expiry is not None and wall >= self._exec_expiry):
             self._exec_status = await self.exec_plugin.run()

@@ -39,7 +39,9 @@ class SchedulingPanel(Panel):
         self._objects: dict[str, Obj] = {}
 
     def inputs(self) -> Any:
-        d = self.model.watched.get("schedulingdecisions.kconsole.dev") or self.model.watched.get("events")
+        d = self.model.watched.get("schedulingdecisions.kconsole.dev")
+        if d is None:  # a cluster without decision records: attempts come from Events
+            d = self.model.watched.get("events")
         return (d.version if d is not None else -1, self.model.pending_version, int(self.now()))
 
     def rebuild(self) -> None:
