@@ -300,6 +300,7 @@ class Cluster:
         self.workers: Any = None
         #: kube-system Leases, read for replica processes' leadership (``replica_processes``).
         self._leases: Any = None
+        self._clock_unsubscribe: Any = None
         self.proxies: dict[str, Any] = {}
         self.sync: Any = None
         self.admin: Any = None
@@ -469,6 +470,22 @@ class Cluster:
                                          holder=holder)
                 into.append(replica)
         await asyncio.gather(*(r.start() for r in [*self.controller_managers, *self.schedulers]))
+        self._follow_clock()
+
+    def _follow_clock(self) -> None:
+        """Processes started with this clock's time follow its speed changes, pauses and steps."""
+        on_change = getattr(self.clock, "on_change", None)
+        if on_change is None or self._clock_unsubscribe is not None:
+            return
+        from kconsole.clockpipe import send_clock
+
+        def forward() -> None:
+            procs = [w.process for w in (self.workers.workers if self.workers is not None else ())]
+            procs += [getattr(r, "process", None) for r in [*self.schedulers, *self.controller_managers]]
+            for proc in procs:
+                send_clock(proc, self.clock)
+
+        self._clock_unsubscribe = on_change(forward)
 
     async def _start_nodes(self) -> None:
         from kconsole.nodes import default_node_configs
@@ -509,6 +526,7 @@ class Cluster:
                                        seed=self.config.seed, delay_factor=self.config.pod_delay_factor,
                                        proxy_pods="kube-proxy" in self.config.addons)
         await self.workers.start()
+        self._follow_clock()
 
     def components_running(self) -> dict[str, bool]:
         """Whether any replica of each component runs: what ComponentStatus reports."""
@@ -567,6 +585,9 @@ class Cluster:
         if self.faults is not None:
             await _quietly(self.faults.close())
             self.faults = None
+        if self._clock_unsubscribe is not None:
+            self._clock_unsubscribe()
+            self._clock_unsubscribe = None
         if self.workers is not None:
             await _quietly(self.workers.stop())
             self.workers = None

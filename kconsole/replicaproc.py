@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kconsole.clock import Clock
+from kconsole.clockpipe import clock_line, follow_stdin, read_spec
 
 #: Wall seconds a replica process may take to start before its start fails.
 READY_TIMEOUT = 120.0
@@ -31,7 +32,7 @@ STOP_TIMEOUT = 10.0
 LEASES = {"scheduler": "kube-scheduler", "controller-manager": "kube-controller-manager"}
 
 
-async def _serve(spec: dict[str, Any]) -> None:
+async def _serve(spec: dict[str, Any], pending: bytes = b"") -> None:
     from kconsole.client import Client
     from kconsole.client.https import HTTPSEntry
     from kconsole.client.kubeconfig import RestConfig
@@ -59,12 +60,13 @@ async def _serve(spec: dict[str, Any]) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
-    loop.add_reader(sys.stdin.fileno(), lambda: stop.set() if not sys.stdin.buffer.read1(1) else None)
+    follower = loop.create_task(follow_stdin(clock, stop, pending), name="clock-follower")
     try:
         await replica.start()
         print("ready", flush=True)
         await stop.wait()
     finally:
+        follower.cancel()
         await replica.stop()
         await entry.close()
 
@@ -109,7 +111,7 @@ class ReplicaProcess:
             sys.executable, "-m", "kconsole.replicaproc", stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env)
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps(spec).encode() + b"\n")
+        proc.stdin.write(json.dumps(spec).encode() + b"\n" + clock_line(self.clock))
         await proc.stdin.drain()
         self.process = proc
         try:
@@ -144,7 +146,8 @@ class ReplicaProcess:
 
 
 def main() -> int:
-    asyncio.run(_serve(json.loads(sys.stdin.buffer.readline())))
+    spec, pending = read_spec()
+    asyncio.run(_serve(spec, pending))
     return 0
 
 

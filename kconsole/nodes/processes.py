@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kconsole.clock import Clock
+from kconsole.clockpipe import clock_line
 from kconsole.nodes.config import NodeConfig
 from kconsole.nodes.worker import identities, spec_for
 
@@ -109,7 +110,7 @@ class WorkerProcesses:
             sys.executable, "-m", "kconsole.nodes.worker", stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env)
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps(spec).encode() + b"\n")
+        proc.stdin.write(json.dumps(spec).encode() + b"\n" + clock_line(self.clock))
         await proc.stdin.drain()
         worker.process, worker.killed = proc, False
         try:

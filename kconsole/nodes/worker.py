@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import random
 import signal
-import sys
 from dataclasses import asdict, fields
 from typing import Any
 
@@ -23,6 +21,7 @@ from kconsole.client import Client
 from kconsole.client.https import HTTPSEntry
 from kconsole.client.kubeconfig import RestConfig
 from kconsole.clock import RealClock
+from kconsole.clockpipe import follow_stdin, read_spec
 from kconsole.nodes.config import NodeConfig
 from kconsole.nodes.fleet import AGENT_USER, NodeFleet
 
@@ -40,7 +39,7 @@ def identities(configs: list[NodeConfig]) -> list[str]:
     return [AGENT_USER, *(f"system:node:{c.name}" for c in configs)]
 
 
-async def serve(spec: dict[str, Any]) -> None:
+async def serve(spec: dict[str, Any], pending: bytes = b"") -> None:
     clock = RealClock(float(spec["speed"]), start=float(spec["now"]))
     tokens: dict[str, str] = spec["tokens"]
     # Discovery goes out as the shared reader; every other request carries its Client's own token.
@@ -65,19 +64,20 @@ async def serve(spec: dict[str, Any]) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
-    loop.add_reader(sys.stdin.fileno(), lambda: stop.set() if not sys.stdin.buffer.read1(1) else None)
+    follower = loop.create_task(follow_stdin(clock, stop, pending), name="clock-follower")
     try:
         await fleet.start()
         print("ready", flush=True)
         await stop.wait()
     finally:
+        follower.cancel()
         await fleet.stop()
         await entry.close()
 
 
 def main() -> int:
-    spec = json.loads(sys.stdin.buffer.readline())
-    asyncio.run(serve(spec))
+    spec, pending = read_spec()
+    asyncio.run(serve(spec, pending))
     return 0
 
 

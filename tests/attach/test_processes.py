@@ -5,6 +5,7 @@ wall-clock bounds on conditions, never measurements."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from pathlib import Path
@@ -14,6 +15,7 @@ from attach_env import eventually
 from kconsole.cluster import Cluster, ClusterConfig
 from kconsole.clock import RealClock
 from kconsole.faults import FaultCatalog
+from kconsole.objects.printers import parse_time
 
 
 DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
@@ -57,6 +59,15 @@ async def test_process_kill_takes_exactly_its_nodes(tmp_path: Path) -> None:
         node = await client.get("nodes", "worker-2")
         assert node["metadata"]["labels"]["kubernetes.io/hostname"] == "worker-2"
         await client.create(DEPLOYMENT)
+
+        # The console's pause reaches the worker processes: their kubelets stop renewing too.
+        cluster.clock.pause()
+        paused_at = cluster.clock.now()
+        await asyncio.sleep(4.0)  # 120 simulated seconds at speed 30: three Lease durations
+        lease = await client.get("leases", "worker-2", "kube-node-lease")
+        renewed = parse_time(lease["spec"]["renewTime"])
+        assert renewed is not None and renewed <= paused_at + 5, "a worker kept its own time while paused"
+        cluster.clock.resume()
 
         async def running_on(nodes: set[str]) -> int:
             pods = await client.list_all("pods", "default", label_selector="app=web")
