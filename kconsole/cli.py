@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trace": ("kconsole.trace.exportcmd", "export a cluster's history and recorded inputs as a trace file (JSON lines)"),
     "replay": ("kconsole.trace.replaycmd", "play a trace as a film, or --rerun its inputs on a fresh cluster and compare"),
     "fork": ("kconsole.trace.fork", "a new data folder whose cluster starts as it was at a past revision"),
+    "import": ("kconsole.importer", "copy a cluster's nodes and objects into a new folder: kconsole DIR opens its twin"),
+    "attach": ("kconsole.attach", "the console over any cluster through its kubeconfig (read-only unless --allow-writes)"),
 }
 
 
@@ -52,6 +54,10 @@ def add_cluster_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--etcd-certfile", default=None, help="client certificate for etcd")
     p.add_argument("--etcd-keyfile", default=None, help="client key for etcd")
     p.add_argument("--etcd-binary", default=None, help="etcd binary for --etcd local (default: etcd on PATH)")
+    p.add_argument("--processes", type=int, default=0,
+                   help="run the worker nodes' kubelets in N processes over HTTPS (default 0: in this process)")
+    p.add_argument("--replica-processes", action="store_true",
+                   help="run each scheduler and controller-manager replica as its own process over HTTPS")
 
 
 def console_parser() -> argparse.ArgumentParser:

@@ -148,6 +148,7 @@ class RealClock(Clock):
         self._wakeup: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wall: Clock | None = None
+        self._listeners: list[Callable[[], None]] = []
 
     @property
     def wall(self) -> Clock:
@@ -178,21 +179,44 @@ class RealClock(Clock):
         self._rebase()
         self._speed = float(speed)
         self._reschedule()
+        self._changed()
 
     def pause(self) -> None:
         self._rebase()
         self._paused = True
         self._reschedule()
+        self._changed()
 
     def resume(self) -> None:
         self._base_wall = time.monotonic()
         self._paused = False
         self._reschedule()
+        self._changed()
 
     def step(self, seconds: float) -> None:
         """Jump simulated time forward (works while paused)."""
         self._rebase()
         self._base_sim += seconds
+        self._fire_due()
+        self._reschedule()
+        self._changed()
+
+    def on_change(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """``listener()`` after every speed change, pause, resume and step (processes started with
+        this clock's time follow it); returns the unsubscribe function."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            listener()
+
+    def follow(self, now: float, speed: float, paused: bool) -> None:
+        """Take another clock's state (a parent process's); never backwards."""
+        self._base_sim = max(self.now(), now)
+        self._base_wall = time.monotonic()
+        self._speed = float(speed)
+        self._paused = paused
         self._fire_due()
         self._reschedule()
 

@@ -38,6 +38,8 @@ if TYPE_CHECKING:  # imported when the cluster starts: the console paints its fi
 
 log = logging.getLogger(__name__)
 
+#: In a data folder: the node fleet ``kconsole import`` copied (a ``node-list``), used when the config gives none.
+NODE_LIST_FILE = "nodes.yaml"
 #: The users components act as, as upstream names them.
 ADMIN = UserInfo("kubernetes-admin", ("system:masters",))
 SCHEDULER = UserInfo("system:kube-scheduler")
@@ -93,6 +95,16 @@ class ClusterConfig:
     zones: tuple[str, ...] = ("zone-a", "zone-b", "zone-c")
     node_cpu: str = "4"
     node_memory: str = "16Gi"
+    #: Each node's own shape (name, capacity, allocatable, labels, taints, zone), replacing the
+    #: generated ``control-plane-N``/``worker-N`` fleet; ``kconsole import`` writes one to the data
+    #: folder's ``nodes.yaml``, read when the config gives none.
+    node_list: list[dict[str, Any]] = field(default_factory=list)
+    #: Worker processes the worker nodes' kubelets run in, over HTTPS with their own credentials
+    #: (``kconsole/nodes/processes.py``); 0 runs every kubelet in the cluster's process.
+    processes: int = 0
+    #: Run each kube-scheduler and kube-controller-manager replica as its own OS process over HTTPS
+    #: (``kconsole/replicaproc.py``); needs ``http``.
+    replica_processes: bool = False
     #: Multiplier for simulated image-pull and container-start delays (0 = instant, for benchmarks).
     pod_delay_factor: float = 1.0
     scheduler: dict[str, Any] = field(default_factory=dict)  # KubeSchedulerConfiguration-shaped
@@ -179,6 +191,10 @@ class ClusterConfig:
                 setattr(config, name, value)
         if getattr(args, "insecure_http", False):
             config.tls = False
+        if getattr(args, "processes", 0):
+            config.processes = args.processes
+        if getattr(args, "replica_processes", False):
+            config.replica_processes = True
         if getattr(args, "ephemeral", False):
             config.ephemeral = True
         if getattr(args, "etcd", None):
@@ -196,12 +212,40 @@ class ClusterConfig:
             config.data_dir = Path(args.data_dir)
         elif config.data_dir is None:
             config.data_dir = folder / ".kconsole"
+        config.load_node_list()
         config.validate()
         return config
 
+    def load_node_list(self) -> None:
+        """The data folder's ``nodes.yaml`` (a copied cluster's nodes) when the config lists none."""
+        if self.node_list or self.data_dir is None:
+            return
+        path = Path(self.data_dir) / NODE_LIST_FILE
+        if not path.exists():
+            return
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as err:
+            raise ConfigError(f"cannot read {path}: {err}") from None
+        if not isinstance(loaded, list):
+            raise ConfigError(f"{path}: expected a list of nodes")
+        self.node_list = loaded
+
     def validate(self) -> None:
+        if self.node_list:
+            from kconsole.nodes.config import node_configs_from_list
+
+            try:
+                node_configs_from_list(self.node_list)
+            except ValueError as err:
+                raise ConfigError(str(err)) from None
         if self.nodes < 0:
             raise ConfigError(f"nodes must be >= 0, got {self.nodes}")
+        if self.processes < 0:
+            raise ConfigError(f"processes must be >= 0, got {self.processes}")
+        if (self.processes or self.replica_processes) and not self.http:
+            raise ConfigError("processes and replica-processes need the HTTP front (http: true): "
+                              "the processes reach the API over it")
         from kconsole.nodes.config import MAX_NODES
 
         if self.nodes + self.control_planes > MAX_NODES:
@@ -268,6 +312,10 @@ def _coerce(path: Any, key: str, typ: Any, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"config {path}: {key} must be a list of strings")
         return tuple(value)
+    if t.startswith("list"):
+        if not isinstance(value, list):
+            raise ConfigError(f"config {path}: {key} must be a list")
+        return value
     if t.startswith("dict"):
         if not isinstance(value, dict):
             raise ConfigError(f"config {path}: {key} must be a mapping")
@@ -316,6 +364,11 @@ class Cluster:
         self.schedulers: list[Any] = []
         self.kubelets: dict[str, Any] = {}
         self.node_pool: Any = None
+        #: The kubelet worker processes (``processes`` > 0), else None.
+        self.workers: Any = None
+        #: kube-system Leases, read for replica processes' leadership (``replica_processes``).
+        self._leases: Any = None
+        self._clock_unsubscribe: Any = None
         self.proxies: dict[str, Any] = {}
         self.sync: Any = None
         self.admin: Any = None
@@ -466,6 +519,9 @@ class Cluster:
             self.api.token_volumes = True
             publisher = "root-ca-certificate-publisher-controller"
             settings[publisher] = {"root_ca_file": str(ca), **settings.get(publisher, {})}
+        if self.config.replica_processes:
+            await self._start_replica_processes(names, settings)
+            return
         for name in names:
             manager = ControllerManagerReplica(client, self.clock, identity=f"{name}_kube-controller-manager",
                                                rng=random.Random(self.rng.random()), settings=settings)
@@ -479,12 +535,63 @@ class Cluster:
             self.schedulers.append(replica)
             await replica.start()
 
+    async def _start_replica_processes(self, names: list[str], settings: dict[str, Any]) -> None:
+        """Each replica in its own process; their leadership read from a cache of kube-system Leases."""
+        from kconsole.client import SharedInformer
+        from kconsole.replicaproc import ReplicaProcess
+        from kconsole.scheduler.config import parse_config
+
+        assert self.server_url is not None, "replica processes need the HTTP front"
+        if self.config.scheduler:
+            parse_config(self.config.scheduler)  # a bad config fails here, not in every process
+        self._leases = SharedInformer(self.api_client(), "leases", "kube-system", clock=self.clock)
+        await self._leases.start()
+        await self._leases.wait_synced()
+        leases = self._leases
+
+        def holder(name: str) -> str | None:
+            lease = leases.get(f"kube-system/{name}")
+            return ((lease or {}).get("spec") or {}).get("holderIdentity")
+
+        for kind, user, into, config in (("controller-manager", CONTROLLER_MANAGER, self.controller_managers, settings),
+                                         ("scheduler", SCHEDULER, self.schedulers, self.config.scheduler)):
+            for name in names:
+                replica = ReplicaProcess(kind, f"{name}_kube-{kind}", server=self.server_url,
+                                         ca_file=self.root_ca_file(), token=self.token_for(user), clock=self.clock,
+                                         seed=int(self.rng.random() * 2**31), settings=dict(config or {}),
+                                         holder=holder)
+                into.append(replica)
+        await asyncio.gather(*(r.start() for r in [*self.controller_managers, *self.schedulers]))
+        self._follow_clock()
+
+    def _follow_clock(self) -> None:
+        """Processes started with this clock's time follow its speed changes, pauses and steps."""
+        on_change = getattr(self.clock, "on_change", None)
+        if on_change is None or self._clock_unsubscribe is not None:
+            return
+        from kconsole.clockpipe import send_clock
+
+        def forward() -> None:
+            procs = [w.process for w in (self.workers.workers if self.workers is not None else ())]
+            procs += [getattr(r, "process", None) for r in [*self.schedulers, *self.controller_managers]]
+            for proc in procs:
+                send_clock(proc, self.clock)
+
+        self._clock_unsubscribe = on_change(forward)
+
     async def _start_nodes(self) -> None:
         from kconsole.nodes import default_node_configs
         from kconsole.nodes.fleet import NodeFleet
 
-        configs = default_node_configs(self.config.nodes, self.config.control_planes, zones=self.config.zones,
-                                       cpu=self.config.node_cpu, memory=self.config.node_memory)
+        if self.config.node_list:
+            from kconsole.nodes.config import node_configs_from_list
+
+            configs = node_configs_from_list(self.config.node_list)
+        else:
+            configs = default_node_configs(self.config.nodes, self.config.control_planes, zones=self.config.zones,
+                                           cpu=self.config.node_cpu, memory=self.config.node_memory)
+        remote = [c for c in configs if not c.control_plane] if self.config.processes else []
+        configs = [c for c in configs if c not in remote]
         self.node_pool = NodeFleet(self.api_client, self.clock, configs, rng=random.Random(self.rng.random()),
                                    delay_factor=self.config.pod_delay_factor,
                                    static_pod_status=self.static_pod_status,
@@ -496,6 +603,23 @@ class Cluster:
         self.api.set_log_source(self.node_pool.logs)
         self.api.set_exec_source(self.node_pool)
         self.api.set_kubelet_endpoints(self.node_pool.kubelet_endpoint)
+        if remote:
+            await self._start_workers(remote)
+
+    async def _start_workers(self, configs: list[Any]) -> None:
+        from kconsole.nodes.processes import WorkerProcesses
+
+        assert self.server_url is not None, "worker processes need the HTTP front"
+
+        def token_for(name: str) -> str:
+            return self.token_for(UserInfo(name, ("system:nodes",) if name.startswith("system:node:") else ()))
+
+        self.workers = WorkerProcesses(configs, self.config.processes, server=self.server_url,
+                                       ca_file=self.root_ca_file(), token_for=token_for, clock=self.clock,
+                                       seed=self.config.seed, delay_factor=self.config.pod_delay_factor,
+                                       proxy_pods="kube-proxy" in self.config.addons)
+        await self.workers.start()
+        self._follow_clock()
 
     def components_running(self) -> dict[str, bool]:
         """Whether any replica of each component runs: what ComponentStatus reports."""
@@ -557,6 +681,12 @@ class Cluster:
         if self.faults is not None:
             await _quietly(self.faults.close())
             self.faults = None
+        if self._clock_unsubscribe is not None:
+            self._clock_unsubscribe()
+            self._clock_unsubscribe = None
+        if self.workers is not None:
+            await _quietly(self.workers.stop())
+            self.workers = None
         if self.node_pool is not None:
             await _quietly(self.node_pool.stop())
         for proxy in self.proxies.values():
@@ -565,6 +695,9 @@ class Cluster:
             await _quietly(kubelet.stop())
         for replica in [*self.schedulers, *self.controller_managers]:
             await _quietly(replica.stop())
+        if self._leases is not None:
+            await _quietly(self._leases.stop())
+            self._leases = None
         for client in self._clients.values():
             close = getattr(client, "close", None)
             if close is not None:

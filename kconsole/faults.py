@@ -151,7 +151,8 @@ class FaultCatalog:
             pods = await self.client.list_all("pods")
             return sorted(f"{p['metadata'].get('namespace', 'default')}/{p['metadata']['name']}" for p in pods)
         if kind == "node":
-            return sorted(c.kubelets)
+            workers = getattr(c, "workers", None)
+            return sorted([*c.kubelets, *(n for w in (workers.workers if workers else ()) for n in w.nodes)])
         if kind == "etcd-member":
             return ["leader", *(m.name for m in self._etcd().members)]
         if kind in ("controller-manager", "scheduler", "apiserver"):
@@ -165,7 +166,7 @@ class FaultCatalog:
     # ------------------------------------------------------------------ apply / heal
 
     async def apply(self, type_name: str, target: str, params: dict[str, str] | None = None) -> ActiveFault:
-        ftype = CATALOG.get(type_name)
+        ftype = next((t for t in self.types() if t.name == type_name), None)
         if ftype is None:
             raise FaultError(f"unknown fault type {type_name!r}; `kconsole fault list` shows the catalog")
         given = dict(params or {})
@@ -334,6 +335,10 @@ class FaultCatalog:
 
     def _kubelet(self, node: str) -> Any:
         kubelet = self.cluster.kubelets.get(node)
+        workers = getattr(self.cluster, "workers", None)
+        if kubelet is None and workers is not None and any(node in w.nodes for w in workers.workers):
+            raise FaultError(f"node {node}'s kubelet runs in a worker process (--processes): only process-kill "
+                             "and the API's faults (cordon, drain, pod faults) reach it")
         if kubelet is None:
             known = ", ".join(sorted(self.cluster.kubelets)) or "none"
             raise FaultError(f"no simulated kubelet on node {node!r} (nodes: {known})")
@@ -611,6 +616,26 @@ async def _keep_evicting(cat: FaultCatalog, fault_id: str, pods: list[Obj]) -> N
         cat._notify()
 
 
+async def _process_kill(cat: FaultCatalog, target: str, params: dict[str, str]) -> Applied:
+    workers = getattr(cat.cluster, "workers", None)
+    if workers is None:
+        raise FaultError("this cluster runs its kubelets in its own process: start it with --processes N")
+    try:
+        worker = workers.worker_of(target)
+    except KeyError as err:
+        raise FaultError(str(err.args[0])) from None
+    if not worker.running:
+        raise FaultError(f"{worker.name} is not running")
+    pid = worker.process.pid
+    await workers.kill(worker)
+
+    async def heal() -> None:
+        await workers.start_worker(worker)
+
+    return Applied(worker.name, _node_ref(worker.nodes[0]), heal,
+                   detail=f"pid {pid} killed (SIGKILL); its nodes: {', '.join(worker.nodes)}")
+
+
 # --------------------------------------------------------------------------- etcd faults
 
 
@@ -817,6 +842,10 @@ CATALOG: dict[str, FaultType] = {f.name: f for f in [
               "Pods are evicted through the Eviction API honouring PodDisruptionBudgets (429s retried); their "
               "controllers recreate them on other nodes; DaemonSet and mirror pods stay. Heal uncordons.",
               _drain),
+    FaultType("process-kill", "node", "kill -9 the kubelet worker process hosting the node (--processes).",
+              "Exactly that process's nodes stop renewing their Leases: NotReady after the grace period, "
+              "their pods evicted later. Heal starts the process again and the same nodes come back.",
+              _process_kill),
     FaultType("slow-image-pulls", "node", "Make image pulls on the node slower.",
               "New pods there stay ContainerCreating longer: the Pulling -> Pulled gap grows, and the "
               "Pulled event reports the longer time.", _slow_pulls,

@@ -46,6 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--addons", action="store_true",
                    help="with the kube-proxy DaemonSet and CoreDNS (one more pod per node); kwok's gate, "
                         "which this bench follows, has neither")
+    p.add_argument("--processes", type=int, default=0,
+                   help="also run with the worker nodes' kubelets in N processes over HTTPS, after the one-process "
+                        "anchor in the same run, and print the ratio (default 0: one process only)")
     add_store_arguments(p)
     add_gc_argument(p)
     add_real_etcd_arguments(p, servers=False)
@@ -83,16 +86,32 @@ def _deployment(replicas: int) -> dict[str, Any]:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    """The embedded store's figures; with ``--etcd local``, a second cluster on real etcd members
-    (``--members`` of them) measured the same way, its figures beside."""
-    embedded = await under_gc_policy(args, _run)
+    """The embedded store's figures; with ``--processes N``, the one-process anchor and the same cluster
+    with its kubelets in N worker processes, and their ratio; with ``--etcd local``, a second cluster
+    on real etcd members (``--members`` of them) measured the same way, its figures beside."""
+    if args.processes < 0:
+        raise SystemExit("kconsole bench converge: --processes must be >= 0")
+    if args.processes:
+        # The one-process anchor first, then the same cluster with its kubelets in worker processes.
+        anchor = await under_gc_policy(args, lambda a: _run(a, 0))
+        split = await under_gc_policy(args, lambda a: _run(a, args.processes))
+        figures = {**split, "one_process": {k: anchor.get(k) for k in _PHASE_FIGURES}}
+        for key in ("nodes_ready_s", "pods_running_s"):
+            if split.get(key) and anchor.get(key):
+                figures[f"{key}_ratio"] = round(split[key] / anchor[key], 2)
+        return figures
+    embedded = await under_gc_policy(args, lambda a: _run(a, 0))
     if not wants_real_etcd(args):
         return embedded
-    real = await under_gc_policy(args, lambda a: _run(a, real=True))
+    real = await under_gc_policy(args, lambda a: _run(a, 0, real=True))
     return beside(embedded, real, ("nodes_ready_s", "pods_running_s", "pods_cpu_s"))
 
 
-async def _run(args: argparse.Namespace, real: bool = False) -> dict[str, Any]:
+#: The anchor's figures repeated beside a --processes run.
+_PHASE_FIGURES = ("nodes_ready_s", "nodes_cpu_s", "pods_running_s", "pods_cpu_s", "peak_rss_mb")
+
+
+async def _run(args: argparse.Namespace, processes: int, real: bool = False) -> dict[str, Any]:
     from kconsole.cluster import Cluster
 
     if args.nodes < 1 or args.pods < 0 or args.timeout <= 0:
@@ -100,13 +119,15 @@ async def _run(args: argparse.Namespace, real: bool = False) -> dict[str, Any]:
     has_cm = importlib.util.find_spec("kconsole.controllers.manager") is not None
     folder = Path(tempfile.mkdtemp(prefix="kconsole-bench-converge-"))
     extra: dict[str, Any] = {"etcd": "local", "etcd_binary": args.etcd_binary} if real else {}
-    config = served_cluster_config(args, folder, nodes=args.nodes, http=False, pod_delay_factor=0.0, speed=1.0,
+    # Worker processes reach the API over the HTTPS front, on a free loopback port.
+    config = served_cluster_config(args, folder, nodes=args.nodes, http=bool(processes), port=0,
+                                   processes=processes, pod_delay_factor=0.0, speed=1.0,
                                    addons=DEFAULT_ADDONS if args.addons else (), **extra)
     cluster = Cluster(config)
     store = {"store": "real-etcd", "members": config.control_planes, "servers": "local", "durability": "synced"} \
         if real else store_mode(args).figures()
     figures: dict[str, Any] = {"bench": "converge", **store, "nodes": args.nodes,
-                               "pods": args.pods, "addons": bool(args.addons)}
+                               "pods": args.pods, "addons": bool(args.addons), "processes": processes}
     started = time.monotonic()
     cpu0 = _cpu_s()
     try:
@@ -142,6 +163,8 @@ async def _run(args: argparse.Namespace, real: bool = False) -> dict[str, Any]:
         except TimeoutError:
             figures["stop_timed_out"] = True
         figures["stop_s"] = round(time.monotonic() - stopping, 2)
+        if processes:  # the biggest stopped child: a worker process
+            figures["worker_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
         shutil.rmtree(folder, ignore_errors=True)
     return figures
 

@@ -50,6 +50,9 @@ class NodeConfig:
     pods: int = 110
     ephemeral_storage: str = "100Gi"
     extended: dict[str, str] = field(default_factory=dict)
+    #: What the kubelet reports as allocatable where it is less than capacity (a copied node's
+    #: system and kube reservations); absent resources are allocatable in full.
+    allocatable: dict[str, str] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
     taints: list[dict[str, Any]] = field(default_factory=list)
     pod_cidr: str = "10.244.0.0/24"
@@ -64,7 +67,7 @@ class NodeConfig:
         if not self.name:
             raise ValueError("node config: name must not be empty")
         for what, text in (("cpu", self.cpu), ("memory", self.memory), ("ephemeral_storage", self.ephemeral_storage),
-                           *self.extended.items()):
+                           *self.extended.items(), *self.allocatable.items()):
             try:
                 parse_quantity(text)
             except QuantityError as err:
@@ -118,4 +121,45 @@ def default_node_configs(workers: int, control_planes: int, *, zones: tuple[str,
         index = control_planes + j - 1
         configs.append(NodeConfig(name=f"worker-{j}", cpu=cpu, memory=memory, zone=zones[(j - 1) % len(zones)],
                                   pod_cidr=pod_cidr_for(index), address=address_for(index)))
+    return configs
+
+
+#: The fields a ``node-list`` entry may set (the rest are given by position: pod CIDR, address).
+NODE_LIST_FIELDS = ("name", "cpu", "memory", "pods", "ephemeral_storage", "extended", "allocatable", "labels",
+                    "taints", "zone", "region")
+
+
+def node_configs_from_list(entries: list[Any]) -> list[NodeConfig]:
+    """The fleet a ``node-list`` describes (``kconsole import`` writes one): each entry a mapping of
+    :data:`NODE_LIST_FIELDS` (``-`` or ``_``), pod CIDRs and addresses given in order."""
+    configs: list[NodeConfig] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise ValueError(f"node-list entry {i + 1}: expected a mapping, got {type(entry).__name__}")
+        given = {str(k).replace("-", "_"): v for k, v in entry.items()}
+        unknown = sorted(set(given) - set(NODE_LIST_FIELDS))
+        if unknown:
+            raise ValueError(f"node-list entry {i + 1}: unknown key(s) {', '.join(unknown)} "
+                             f"(known: {', '.join(NODE_LIST_FIELDS)})")
+        name = str(given.get("name") or "")
+        if name in seen:
+            raise ValueError(f"node-list entry {i + 1}: node {name!r} is listed twice")
+        seen.add(name)
+        for key in ("extended", "allocatable", "labels"):
+            if not isinstance(given.get(key, {}), dict):
+                raise ValueError(f"node-list entry {i + 1} ({name}): {key} must be a mapping")
+        if not isinstance(given.get("taints", []), list):
+            raise ValueError(f"node-list entry {i + 1} ({name}): taints must be a list")
+        for key in ("cpu", "memory", "ephemeral_storage", "zone", "region"):
+            if key in given:
+                given[key] = str(given[key])
+        for key in ("extended", "allocatable", "labels"):
+            if key in given:
+                given[key] = {str(k): str(v) for k, v in given[key].items()}
+        try:
+            given["pods"] = int(given.get("pods", 110))
+        except (TypeError, ValueError):
+            raise ValueError(f"node-list entry {i + 1} ({name}): pods must be a whole number") from None
+        configs.append(NodeConfig(**given, pod_cidr=pod_cidr_for(i), address=address_for(i)))
     return configs

@@ -493,7 +493,7 @@ class Kubelet:
         machine = hashlib.md5(self.name.encode()).hexdigest()  # noqa: S324 - an id, not security
         return {
             "capacity": capacity,
-            "allocatable": dict(capacity),
+            "allocatable": {**capacity, **self.config.allocatable},
             "conditions": conditions,
             "addresses": [{"type": "InternalIP", "address": self.node_ip}, {"type": "Hostname", "address": self.name}],
             "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},

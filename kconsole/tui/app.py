@@ -116,6 +116,8 @@ class ConsoleApp(ObjectKeys, App[int]):
         super().__init__()
         self.cluster = cluster
         self.readonly = readonly
+        #: Why writes are off, in the read-only messages: the flag, or how the cluster was reached.
+        self.readonly_reason: str = getattr(cluster, "readonly_reason", "--readonly")
         self.keymap_overrides = dict(keymap_overrides or {})
         self.requested_theme = theme
         self.theme_dirs = list(theme_dirs) if theme_dirs is not None else [THEMES_DIR]
@@ -292,7 +294,7 @@ class ConsoleApp(ObjectKeys, App[int]):
         spec = self._binding_for(event.key)
         if spec is not None and self.readonly and spec.dangerous:
             self.status_line.say(f"read-only: {spec.description.lower()} ({keymap.display_key(event.key)}) "
-                                 "is disabled (--readonly)", "warning")
+                                 f"is disabled ({self.readonly_reason})", "warning")
         elif spec is None and (event.is_printable or event.key.startswith("ctrl+")):
             label = self._panel_label(self.focused_panel() or self.resources)
             self.status_line.say(f"{keymap.display_key(event.key)}: no key here in {label} (? lists every key)",
@@ -623,11 +625,17 @@ class ConsoleApp(ObjectKeys, App[int]):
         self.push_screen(ConfirmScreen(f"Open drill {name}?", "this cluster stops (its data folder stays); "
                                                               "the drill runs on a cluster of its own"), answered)
 
+    def on_context(self) -> str:
+        """`` on context NAME`` for a console attached by kubeconfig (every confirmation of a write says
+        which cluster it goes to), else nothing."""
+        context = getattr(self.cluster, "context", None)
+        return f" on context {context}" if context else ""
+
     def refuse_readonly(self) -> bool:
         if self.refuse_past():
             return True
         if self.readonly:
-            self.notify("read-only: faults and changes are disabled (--readonly)", severity="warning")
+            self.notify(f"read-only: faults and changes are disabled ({self.readonly_reason})", severity="warning")
         return self.readonly
 
     # ------------------------------------------------------------------ selection helpers
@@ -996,7 +1004,7 @@ class ConsoleApp(ObjectKeys, App[int]):
             if yes:
                 self.run_worker(self._apply_fault(fault_type, target), group="faults")
 
-        self.push_screen(ConfirmScreen(f"Apply {fault_type} to {target or 'the cluster'}?",
+        self.push_screen(ConfirmScreen(f"Apply {fault_type} to {target or 'the cluster'}{self.on_context()}?",
                                        f"expect: {expect}" if expect else ""), answered)
 
     async def _apply_fault(self, fault_type: str, target: str) -> None:

@@ -121,15 +121,18 @@ def _restore_terminal() -> None:
             pass
 
 
-async def run_app(config: ClusterConfig, settings: dict[str, Any], drill: Any = None,
-                  opened: list[Any] | None = None) -> int:
+async def run_app(config: ClusterConfig | None, settings: dict[str, Any], drill: Any = None,
+                  opened: list[Any] | None = None, cluster: Any = None) -> int:
     """The console until it quits. ``drill``: a callable building the
     :class:`~kconsole.tui.drillrun.DrillSession` on the running loop (its cluster is the console's).
-    ``opened`` receives the app (the caller reads what it asked for on exit: a drill to open)."""
+    ``opened`` receives the app (the caller reads what it asked for on exit: a drill to open).
+    ``cluster``: another cluster source than one built from ``config`` (``kconsole attach``)."""
     from kconsole.tui.app import ConsoleApp
 
     session = drill() if drill is not None else None
-    cluster = session.cluster if session is not None else Cluster(config)
+    if cluster is None:
+        assert config is not None
+        cluster = session.cluster if session is not None else Cluster(config)
     app = ConsoleApp(cluster, drill=session, **settings)
     if opened is not None:
         opened.append(app)

@@ -40,7 +40,8 @@ class ObjectKeys:
         if self.refuse_past():  # type: ignore[attr-defined]
             return True
         if self.readonly:  # type: ignore[attr-defined]
-            self.notify(f"read-only: {what} is disabled (--readonly)", severity="warning")  # type: ignore[attr-defined]
+            self.notify(f"read-only: {what} is disabled ({self.readonly_reason})",  # type: ignore[attr-defined]
+                        severity="warning")
         return bool(self.readonly)  # type: ignore[attr-defined]
 
     def selection(self) -> tuple[ResourceInfo, Obj] | None:
@@ -122,7 +123,7 @@ class ObjectKeys:
             if yes:
                 app.run_worker(self._delete(info, name, ns, ref), group="delete")
 
-        app.push_screen(ConfirmScreen(f"Delete {ref}{f' in namespace {ns}' if ns else ''}?",
+        app.push_screen(ConfirmScreen(f"Delete {ref}{f' in namespace {ns}' if ns else ''}{app.on_context()}?",
                                       "as kubectl delete: graceful, dependents collected in the background"),
                         answered)
 

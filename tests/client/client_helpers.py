@@ -34,6 +34,9 @@ class Partition:
             return Response(503, status_body(503, "ServiceUnavailable", "connection refused (partitioned)"))
         result = await self.entry.handle(request)
         if not isinstance(result, Response):
+            if self.cut_off:  # cut while the answer was on its way (over HTTPS, headers come later)
+                await result.close()
+                return Response(503, status_body(503, "ServiceUnavailable", "connection reset (partitioned)"))
             self._streams.append(result)
         return result
 

@@ -109,7 +109,7 @@ class _CountingEntry:
 
 
 async def test_a_10000_pod_burst_is_written_concurrently_without_drops(env) -> None:
-    entry = _CountingEntry(env.api)
+    entry = _CountingEntry(env.entry)
     rec = EventRecorder(env.new_client(entry), env.clock, component="default-scheduler", host="cp-1")
     pods = [{"kind": "Pod", "namespace": "default", "name": f"p-{i:05d}", "uid": f"uid-{i}", "apiVersion": "v1"}
             for i in range(10_000)]

@@ -112,7 +112,7 @@ async def test_relist_after_410_delivers_the_missed_diff(env) -> None:
     await make_namespace(env, "gap")
     for name in ("keep", "change", "gone"):
         await c.create(configmap(name, "gap", v="0"))
-    link = Partition(env.api)
+    link = Partition(env.entry)
     inf = SharedInformer(env.new_client(link), "configmaps", "gap")
     rec = Recorder(inf)
     await inf.start()
@@ -139,7 +139,7 @@ async def test_relist_after_410_delivers_the_missed_diff(env) -> None:
 
 async def test_watch_reconnects_from_last_version_after_a_short_cut(env) -> None:
     c = env.client
-    link = Partition(env.api)
+    link = Partition(env.entry)
     inf = SharedInformer(env.new_client(link), "configmaps", "default")
     rec = Recorder(inf)
     await inf.start()

@@ -18,7 +18,7 @@ class Replica:
 
     def __init__(self, env: Any, identity: str, *, release: bool = False) -> None:
         self.identity = identity
-        self.link = Partition(env.api)
+        self.link = Partition(env.entry)
         self.working = False
         self.started = 0
         self.stopped = 0

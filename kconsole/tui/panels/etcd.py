@@ -41,7 +41,7 @@ def member_cells(st: Any) -> tuple[str, ...]:
     health = "healthy" if st.healthy else "unhealthy"
     return (st.endpoint, st.id, st.version, human_bytes(st.db_size), str(st.is_leader).lower(), "false",
             str(st.raft_term), str(st.raft_index), str(st.raft_applied_index), errors, health,
-            f"{st.last_commit_ms:.1f}ms")
+            f"{st.last_commit_ms:.1f}ms" if st.last_commit_ms is not None else "-")
 
 
 class EtcdPanel(Panel):

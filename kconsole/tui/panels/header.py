@@ -52,6 +52,8 @@ class HeaderPanel(Static):
         q = self.model.quorum
         if q is None:
             return "etcd ?"
+        if getattr(q, "header", None) is not None:  # a store seen only through an API server
+            return q.header
         if not q.ok:
             return f"etcd [$error]quorum LOST[/] {q.alive}/{q.members} alive, {q.needed} needed"
         tol = "[$warning]tolerates 0[/]" if q.failures_tolerated == 0 else f"tolerates {q.failures_tolerated}"

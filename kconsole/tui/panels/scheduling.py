@@ -1,5 +1,7 @@
 """Scheduling decisions: pending pods first (why, in the scheduler's words), then recent attempts
-newest first; Enter on an attempt opens its node × plugin matrix."""
+newest first; Enter on an attempt opens its node × plugin matrix. A cluster that keeps no
+decision records (any upstream cluster, attached by kubeconfig) shows the attempts its
+scheduler's Events tell (:mod:`kconsole.tui.schedevents`)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,8 @@ from typing import Any
 
 from kconsole.client import object_key
 from kconsole.objects.printers import age, parse_time
-from kconsole.tui.model import ClusterModel
+from kconsole.tui import schedevents
+from kconsole.tui.model import ClusterModel, event_time
 from kconsole.tui.panels.base import Panel
 from kconsole.tui.widgets import Fit, Row
 
@@ -37,6 +40,8 @@ class SchedulingPanel(Panel):
 
     def inputs(self) -> Any:
         d = self.model.watched.get("schedulingdecisions.kconsole.dev")
+        if d is None:  # a cluster without decision records: attempts come from Events
+            d = self.model.watched.get("events")
         return (d.version if d is not None else -1, self.model.pending_version, int(self.now()))
 
     def rebuild(self) -> None:
@@ -72,9 +77,28 @@ class SchedulingPanel(Panel):
                                       f"{nodes.get('feasible', '?')}/{nodes.get('evaluated', '?')}",
                                       age(when, now), " ".join((status.get("message") or "").split())),
                                 state, decisions.mark(key), str(meta.get("resourceVersion", ""))))
+        elif (events := self.model.watched.get("events")) is not None:
+            rows.extend(self._event_rows(events, objects, now))
         self._objects = objects
         self.table.empty_text = "No scheduling attempts yet."
         self.set_rows(COLUMNS, rows)
+
+    @staticmethod
+    def _event_rows(events: Any, objects: dict[str, Obj], now: float) -> list[Row]:
+        """Attempts from the scheduler's Scheduled and FailedScheduling Events, newest first."""
+        found = [ev for ev in events.informer.list() if schedevents.is_scheduler_event(ev)]
+        found.sort(key=lambda ev: (-event_time(ev), ev["metadata"].get("name", "")))
+        rows = []
+        for ev in found[:LIMIT]:
+            key = object_key(ev)
+            objects[key] = ev
+            a = schedevents.attempt(ev)
+            state = "running" if a.result == "Scheduled" else "pending"
+            rows.append(Row(key, (f"{a.namespace}/{a.pod}", str(a.attempts), a.result, a.node, a.feasible(),
+                                  age(ev.get("lastTimestamp") or ev.get("eventTime")
+                                      or ev["metadata"].get("creationTimestamp"), now), a.reason_text()),
+                            state, events.mark(key), str(ev["metadata"].get("resourceVersion", ""))))
+        return rows
 
     def selected(self) -> Obj | None:
         key = self.table.cursor_key
