@@ -15,6 +15,7 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("kconsole.serve", "run the cluster headless until SIGINT/SIGTERM"),
     "bench": ("kconsole.bench.cli", "run a benchmark and print its figures"),
+    "etcd": ("kconsole.store.etcdcmd", "run a local real etcd cluster on loopback with TLS: etcd up --members 3"),
     "etcdctl": ("kconsole.store.etcdctl", "etcd member status from a data folder: endpoint status|health, member list, quorum"),
     "snapshot": ("kconsole.store.snapshot", "save, inspect or restore a snapshot of the store"),
     "kubeconfig": ("kconsole.http.kubeconfig_cmd", "print the kubeconfig of a cluster's data folder"),
@@ -23,6 +24,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "screenshot": ("kconsole.screenshot", "render a console view of a fresh example cluster to SVG"),
     "drill": ("kconsole.drills.cmd", "run, validate and list drills: rehearsals with expectations (kconsole drill list)"),
     "web": ("kconsole.web", "serve the console to a browser on 127.0.0.1, behind a token in the URL"),
+    "trace": ("kconsole.trace.exportcmd", "export a cluster's history and recorded inputs as a trace file (JSON lines)"),
+    "replay": ("kconsole.trace.replaycmd", "play a trace as a film, or --rerun its inputs on a fresh cluster and compare"),
+    "fork": ("kconsole.trace.fork", "a new data folder whose cluster starts as it was at a past revision"),
 }
 
 
@@ -39,6 +43,15 @@ def add_cluster_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ephemeral", action="store_true",
                    help="keep the cluster in a temporary folder, deleted on exit; its writes are not synced to disk")
     p.add_argument("--config", default=None, help="cluster config YAML")
+    p.add_argument("--etcd", choices=("embedded", "local"), default=None,
+                   help="store objects in kconsole's own etcd members (embedded, default) or in a real etcd "
+                        "cluster run in the data folder (local: needs the etcd binary, Debian's etcd-server)")
+    p.add_argument("--etcd-servers", default=None, metavar="URL[,URL...]",
+                   help="store objects in this real etcd cluster (kube-apiserver's --etcd-servers)")
+    p.add_argument("--etcd-cafile", default=None, help="CA bundle that signed the etcd servers' certificates")
+    p.add_argument("--etcd-certfile", default=None, help="client certificate for etcd")
+    p.add_argument("--etcd-keyfile", default=None, help="client key for etcd")
+    p.add_argument("--etcd-binary", default=None, help="etcd binary for --etcd local (default: etcd on PATH)")
 
 
 def console_parser() -> argparse.ArgumentParser:

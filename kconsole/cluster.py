@@ -116,6 +116,23 @@ class ClusterConfig:
     history_retention: float = 24 * 3600.0
     #: Bytes of writes kept as history at most; whichever bound is smaller wins.
     history_max_bytes: int = 2 * 1024 * 1024 * 1024
+    #: Which etcd the API server stores objects in: ``embedded`` (kconsole's own members, in
+    #: process) or ``local`` (real ``etcd`` processes run in ``DATA/etcd-real``, see
+    #: ``kconsole/store/etcdlocal.py``). Ignored when ``etcd_servers`` is set.
+    etcd: str = "embedded"
+    #: kube-apiserver's --etcd-servers: a real etcd cluster's client URLs (``https://host:2379``).
+    etcd_servers: tuple[str, ...] | None = None
+    #: kube-apiserver's --etcd-cafile/--etcd-certfile/--etcd-keyfile for ``etcd_servers``.
+    etcd_cafile: Path | None = None
+    etcd_certfile: Path | None = None
+    etcd_keyfile: Path | None = None
+    #: The etcd binary ``etcd: local`` runs (default: ``etcd`` on PATH, Debian's etcd-server).
+    etcd_binary: str | None = None
+
+    @property
+    def real_etcd(self) -> bool:
+        """Whether objects live in a real etcd (``etcd_servers`` or ``etcd: local``)."""
+        return bool(self.etcd_servers) or self.etcd == "local"
 
     def store_mode(self, virtual_clock: bool = False) -> StoreMode:
         """The store as this config serves it: one etcd member per control plane, synced or not."""
@@ -146,6 +163,9 @@ class ClusterConfig:
             setattr(config, f.name, _coerce(path, key, f.type, value))
         if config.encryption_config is not None:  # relative to the config file, as kubeconfig paths are
             config.encryption_config = Path(path).parent / config.encryption_config
+        for name in ("etcd_cafile", "etcd_certfile", "etcd_keyfile"):
+            if getattr(config, name) is not None:
+                setattr(config, name, Path(path).parent / getattr(config, name))
         config.validate()
         return config
 
@@ -161,6 +181,15 @@ class ClusterConfig:
             config.tls = False
         if getattr(args, "ephemeral", False):
             config.ephemeral = True
+        if getattr(args, "etcd", None):
+            config.etcd = args.etcd
+        if getattr(args, "etcd_servers", None):
+            config.etcd_servers = tuple(u for u in args.etcd_servers.split(",") if u.strip())
+        for name in ("etcd_cafile", "etcd_certfile", "etcd_keyfile"):
+            if getattr(args, name, None):
+                setattr(config, name, Path(getattr(args, name)))
+        if getattr(args, "etcd_binary", None):
+            config.etcd_binary = args.etcd_binary
         folder = Path(getattr(args, "dir", ".") or ".")
         config.manifests = folder
         if getattr(args, "data_dir", None):
@@ -193,6 +222,19 @@ class ClusterConfig:
         unknown = [name for name in self.addons if name not in ADDONS]
         if unknown:
             raise ConfigError(f"unknown addon {unknown[0]!r} (known: {', '.join(ADDONS)})")
+        if self.etcd not in ("embedded", "local"):
+            raise ConfigError(f"etcd must be 'embedded' or 'local', got {self.etcd!r}")
+        if self.etcd_servers:
+            from kconsole.store.etcdgw import parse_servers
+
+            try:
+                parse_servers(self.etcd_servers)
+            except ValueError as err:
+                raise ConfigError(str(err)) from None
+        for name in ("etcd_cafile", "etcd_certfile", "etcd_keyfile"):
+            path = getattr(self, name)
+            if path is not None and not Path(path).is_file():
+                raise ConfigError(f"{name.replace('_', '-')}: no file {path}")
         if self.encryption_config is not None:  # a bad file stops here, before any data is written
             self.encryption_transformers(self.data_dir or Path("."))  # (a file given: the folder is not touched)
 
@@ -241,6 +283,19 @@ def _coerce(path: Any, key: str, typ: Any, value: Any) -> Any:
     return value
 
 
+async def _open_real_etcd(cfg: ClusterConfig, data_dir: Path, clock: Clock) -> Any:
+    """The store on real etcd: ``etcd_servers``, or ``control_planes`` members run in the data folder."""
+    from kconsole.store.etcdgw import TLSFiles
+    from kconsole.store.etcdlocal import LOCAL_DIR
+    from kconsole.store.etcdreal import open_real
+
+    if cfg.etcd_servers:
+        return await open_real(servers=list(cfg.etcd_servers), clock=clock,
+                               tls=TLSFiles(cfg.etcd_cafile, cfg.etcd_certfile, cfg.etcd_keyfile))
+    return await open_real(local_dir=data_dir / LOCAL_DIR, members=cfg.control_planes, binary=cfg.etcd_binary,
+                           clock=clock)
+
+
 class Cluster:
     """A running control plane built from a :class:`ClusterConfig`."""
 
@@ -265,6 +320,8 @@ class Cluster:
         self.sync: Any = None
         self.admin: Any = None
         self.faults: Any = None
+        #: The user-level inputs kept for ``kconsole trace export`` (kconsole/trace/recorder.py).
+        self.recorder: Any = None
         self._tokens: dict[str, str] = {}
         self._clients: dict[str, Client] = {}
         self.started = False
@@ -312,6 +369,7 @@ class Cluster:
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
         cfg = self.config
+        started_at = self.clock.now()
         if cfg.ephemeral or cfg.data_dir is None:
             self._tempdir = tempfile.mkdtemp(prefix="kconsole-")
             self.data_dir = Path(self._tempdir)
@@ -331,10 +389,13 @@ class Cluster:
 
         transformers = cfg.encryption_transformers(self.data_dir)
         self.store_mode = cfg.store_mode(virtual_clock=isinstance(self.clock, VirtualClock))
-        self.etcd = await open_store(self.data_dir / MEMBERS_DIR, clock=self.clock, mode=self.store_mode,
-                                     seed=cfg.seed, auto_compact_interval=cfg.compaction_interval,
-                                     history_retention=cfg.history_retention,
-                                     history_max_bytes=cfg.history_max_bytes)
+        if cfg.real_etcd:
+            self.etcd = await _open_real_etcd(cfg, self.data_dir, self.clock)
+        else:
+            self.etcd = await open_store(self.data_dir / MEMBERS_DIR, clock=self.clock, mode=self.store_mode,
+                                         seed=cfg.seed, auto_compact_interval=cfg.compaction_interval,
+                                         history_retention=cfg.history_retention,
+                                         history_max_bytes=cfg.history_max_bytes)
         from kconsole.api.controlplane import Instance
         from kconsole.nodes.config import address_for
 
@@ -364,6 +425,7 @@ class Cluster:
                 raise port_in_use(cfg.address, cfg.port) from None
 
         await self._ensure_addons()
+        self._record_inputs(started_at)
         await self._start_replicas()
         await self._start_nodes()
         await self._start_sync()
@@ -371,10 +433,21 @@ class Cluster:
         from kconsole.faults import FaultCatalog
 
         self.faults = FaultCatalog(self)
+        if self.recorder is not None:
+            self.recorder.watch_faults(self.faults)
         self.admin = AdminServer(self)
         await self.admin.start()
         self._save_clock()
         self.started = True
+
+    def _record_inputs(self, started_at: float) -> None:
+        """Keep the inputs from here on (what a rerun replays; the addons above every start makes itself)."""
+        if self.config.ephemeral or self.recorder is not None:
+            return
+        from kconsole.trace.recorder import INPUTS_FILE, InputRecorder
+
+        self.recorder = InputRecorder(self.data_dir / INPUTS_FILE, self.api, self.clock)
+        self.recorder.attach(self.config, started_at)
 
     async def _ensure_addons(self) -> None:
         """The configured addons' objects, created when missing (see kconsole/addons.py)."""
@@ -421,6 +494,7 @@ class Cluster:
         self.proxies = self.node_pool.proxies
         assert self.api is not None
         self.api.set_log_source(self.node_pool.logs)
+        self.api.set_exec_source(self.node_pool)
         self.api.set_kubelet_endpoints(self.node_pool.kubelet_endpoint)
 
     def components_running(self) -> dict[str, bool]:
@@ -477,6 +551,9 @@ class Cluster:
         for part in [self.admin, self.sync]:
             if part is not None:
                 await _quietly(part.stop())
+        if self.recorder is not None:
+            self.recorder.close()
+            self.recorder = None
         if self.faults is not None:
             await _quietly(self.faults.close())
             self.faults = None

@@ -70,7 +70,7 @@ def _load(dir: Path, cert_name: str, key_name: str) -> tuple[x509.Certificate, e
 
 def _issue(subject: x509.Name, key: ec.EllipticCurvePrivateKey, issuer: x509.Name,
            issuer_key: ec.EllipticCurvePrivateKey, *, ca: bool = False, server_names: list[str] | None = None,
-           client: bool = False) -> x509.Certificate:
+           client: bool = False, server_and_client: bool = False) -> x509.Certificate:
     now = dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=5)
     builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(key.public_key())
                .serial_number(x509.random_serial_number()).not_valid_before(now).not_valid_after(now + _VALIDITY)
@@ -87,6 +87,8 @@ def _issue(subject: x509.Name, key: ec.EllipticCurvePrivateKey, issuer: x509.Nam
                                                       key_agreement=False, key_cert_sign=False, crl_sign=False,
                                                       encipher_only=False, decipher_only=False), critical=True)
         usages = [ExtendedKeyUsageOID.CLIENT_AUTH] if client else [ExtendedKeyUsageOID.SERVER_AUTH]
+        if server_and_client:  # etcd's gateway dials its own gRPC port with its serving certificate
+            usages = [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
         builder = builder.add_extension(x509.ExtendedKeyUsage(usages), critical=False)
     if server_names:
         sans: list[x509.GeneralName] = []

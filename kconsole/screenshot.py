@@ -248,6 +248,7 @@ async def render(view: str, size: tuple[int, int] = (120, 40), theme: str = "kco
                     raise ScreenshotError(re.sub(r"; using [\w-]+", "", refused[0]))
                 await _until(clock, pilot, lambda: app.ready, "the cluster's start")
                 await _until(clock, pilot, _settled(app, folder), "every pod Running", step=0.5)
+                app.timeline.show_volatile = False  # which time bucket each write falls in follows I/O timing
                 await app.sample_now()
                 app.etcd.show_volatile = False  # file sizes and Raft indexes follow real I/O timing
                 for watched in app.model.watched.values():  # added/modified marks run out on the wall clock

@@ -75,7 +75,7 @@ async def _serve(cluster: Cluster, stop: asyncio.Event) -> int:
         print(f"kconsole serve: cannot start: {err}", file=sys.stderr)
         return 1
     print(f"kconsole: cluster running (data {cluster.data_dir})", flush=True)
-    print(f"  store: {cluster.store_mode.describe()}", flush=True)
+    print(f"  store: {store_line(cluster)}", flush=True)
     if cluster.kubeconfig_path:
         print(f"  export KUBECONFIG={cluster.kubeconfig_path.resolve()}", flush=True)
         print(f"  API server {cluster.server_url}", flush=True)
@@ -93,6 +93,15 @@ async def _stop(cluster: Cluster) -> None:
     except TimeoutError:
         print(f"kconsole: the cluster did not stop within {exitguard.CLEAN_STOP:g} s; exiting anyway",
               file=sys.stderr, flush=True)
+
+
+def store_line(cluster: Cluster) -> str:
+    """What the banner says about the store: the embedded members' mode, or the real etcd's endpoints."""
+    if cluster.config.real_etcd and cluster.etcd is not None:
+        etcd = cluster.etcd
+        where = f"run by kconsole in {etcd.local.folder}" if getattr(etcd, "local", None) else "external"
+        return f"real etcd, {len(etcd.members)} member(s) at {','.join(etcd.servers)} ({where})"
+    return cluster.store_mode.describe()
 
 
 def run(args: argparse.Namespace) -> int:

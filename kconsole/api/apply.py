@@ -658,8 +658,17 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], mana
             kept = dict(entry)
             kept["fieldsV1"] = to_fieldsv1(owned)
             new_entries.append(kept)
-    result.setdefault("metadata", {})["managedFields"] = new_entries
+    result.setdefault("metadata", {})["managedFields"] = _in_upstream_order(new_entries)
     return result
+
+
+def _in_upstream_order(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """managedFields as the field manager encodes them (sortEncodedManagedFields): by operation
+    (Apply before Update), then time, manager, apiVersion and subresource."""
+    if len(entries) < 2:
+        return entries
+    return sorted(entries, key=lambda e: (e.get("operation") or "", e.get("time") or "", e.get("manager") or "",
+                                          e.get("apiVersion") or "", e.get("subresource") or ""))
 
 
 def _create_entry(manager: str, operation: str, api_version: str, now: str, tree: dict[str, Any]) -> dict[str, Any]:
@@ -749,6 +758,6 @@ def track_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, 
         entry = _entry(manager, operation, str(new.get("apiVersion", "")), now, mine)
         if subresource:
             entry["subresource"] = subresource
-        entries.insert(0, entry)
-    new.setdefault("metadata", {})["managedFields"] = entries
+        entries.append(entry)
+    new.setdefault("metadata", {})["managedFields"] = _in_upstream_order(entries)
     return new

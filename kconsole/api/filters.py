@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kconsole.api.registry import ResourceSpec
+from kconsole.api.registry import META_FIELDS, ResourceSpec
 from kconsole.api.types import StatusError
 from kconsole.objects.selectors import (
     EVERYTHING,
@@ -65,7 +65,7 @@ def compile_filter(spec: ResourceSpec, label_selector: str = "", field_selector:
         raise StatusError.bad_request(str(err)) from None
     for term in fields.terms:
         if term.field not in spec.field_selectors:
-            raise StatusError.bad_request(f"field label not supported: {term.field}")
+            raise StatusError.bad_request(unsupported_field(spec, term.field))
     if not spec.namespaced:
         namespace = None
     else:
@@ -105,3 +105,11 @@ def format_selector(selector: Mapping[str, Any] | None) -> str:
         return from_label_selector_dict(selector).to_string()
     except SelectorError:
         return ""
+
+
+def unsupported_field(spec: ResourceSpec, field: str) -> str:
+    """Upstream's words: a kind with its own field label conversion (Pods, Events, Secrets...) says
+    ``field label not supported``; the others go through DefaultMetaV1FieldSelectorConversion."""
+    if any(f not in META_FIELDS for f in spec.field_selectors):
+        return f"field label not supported: {field}"
+    return f'"{field}" is not a known field selector: only "metadata.name", "metadata.namespace"'

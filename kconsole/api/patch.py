@@ -1,6 +1,6 @@
 """Patch application by patch type: JSON patch, JSON merge patch, strategic merge patch, apply.
 
-JSON patch (RFC 6902) uses the ``jsonpatch`` library; merge patch (RFC 7386) is implemented here;
+JSON patch (RFC 6902) is ``rfc6902.py`` (upstream's rules and messages); merge patch (RFC 7386) is here;
 strategic merge patch and server-side apply live in their own modules (``strategicpatch.py``,
 ``apply.py``), imported on first use so the server answers 415 while they are absent.
 """
@@ -11,10 +11,10 @@ import importlib
 import json
 from typing import Any
 
-import jsonpatch
-import jsonpointer
 import yaml
 
+from kconsole.api import rfc6902
+from kconsole.api.decodetypes import json_type
 from kconsole.api.types import StatusError, status_body
 from kconsole.objects import yamlload
 
@@ -46,9 +46,9 @@ def parse_patch(patch_type: str | None, body: Any) -> Any:
         except (ValueError, RecursionError, yaml.YAMLError) as err:
             raise StatusError.bad_request(f"error decoding patch: {err}") from None
     if patch_type == "json":
-        if not isinstance(doc, list):
-            raise StatusError.bad_request("json patch must be a list of operations (RFC 6902), "
-                                          f"got {type(doc).__name__}")
+        if not isinstance(doc, list):  # jsonpatch.DecodePatch's error, as kube-apiserver answers it
+            raise StatusError.bad_request(f"json: cannot unmarshal {json_type(doc)} into Go value of type "
+                                          "jsonpatch.Patch")
     elif not isinstance(doc, dict):
         raise StatusError.bad_request(f"{patch_type} patch must be a JSON object, got {type(doc).__name__}")
     return doc
@@ -74,13 +74,14 @@ def apply_patch(patch_type: str, original: dict[str, Any], patch: Any, kind: str
     """
     if patch_type == "json":
         try:
-            result = jsonpatch.apply_patch(original, patch, in_place=True)
-        except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as err:
-            # No kind in the details: kubectl then prints "The request is invalid: <why>"; with a kind
-            # and no name it printed only 'The Pod "" is invalid', losing why.
-            raise StatusError(status_body(422, "Invalid", f"the JSON patch could not be applied: {err}")) from None
-        except (TypeError, KeyError, AttributeError) as err:
-            raise StatusError.bad_request(f"the JSON patch is malformed: {err}") from None
+            result = rfc6902.apply(original, patch)
+        except rfc6902.PatchError as err:
+            # upstream's NewGenericServerResponse(422): kubectl prints "The request is invalid: <why>"
+            raise StatusError(status_body(422, "Invalid", "the server rejected our request due to an error in our "
+                                          "request", causes=[{"reason": "UnexpectedServerResponse",
+                                                              "message": str(err)}])) from None
+        except rfc6902.MalformedPatch as err:
+            raise StatusError.bad_request(str(err)) from None
     elif patch_type == "merge":
         result = merge_patch(original, patch)
     elif patch_type == "strategic":

@@ -557,6 +557,8 @@ _CONSOLE_RULES = [
 _DISCOVERY_URLS = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*",
                    "/readyz", "/version", "/version/"]
 _PUBLIC_URLS = ["/healthz", "/livez", "/readyz", "/version", "/version/"]
+_ISSUER_DISCOVERY_URLS = ["/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+                          "/openid/v1/jwks", "/openid/v1/jwks/"]
 _MONITORING_URLS = ["/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz", "/livez/*", "/readyz/*",
                     "/healthz/*"]
 
@@ -584,6 +586,7 @@ def bootstrap_objects() -> list[Obj]:
         cluster_role("system:discovery", [url_rule(["get"], _DISCOVERY_URLS)]),
         cluster_role("system:public-info-viewer", [url_rule(["get"], _PUBLIC_URLS)]),
         cluster_role("system:monitoring", [url_rule(["get"], _MONITORING_URLS)]),
+        cluster_role("system:service-account-issuer-discovery", [url_rule(["get"], _ISSUER_DISCOVERY_URLS)]),
         cluster_role("system:kube-scheduler", _SCHEDULER_RULES),
         cluster_role("system:volume-scheduler", _VOLUME_SCHEDULER_RULES),
         cluster_role("system:kube-controller-manager", _CONTROLLER_MANAGER_RULES),
@@ -598,6 +601,8 @@ def bootstrap_objects() -> list[Obj]:
         cluster_role_binding("system:public-info-viewer", "system:public-info-viewer",
                              [("Group", "system:authenticated"), ("Group", "system:unauthenticated")]),
         cluster_role_binding("system:monitoring", "system:monitoring", [("Group", "system:monitoring")]),
+        cluster_role_binding("system:service-account-issuer-discovery", "system:service-account-issuer-discovery",
+                             [("Group", "system:serviceaccounts")]),
         cluster_role_binding("system:kube-scheduler", "system:kube-scheduler", [("User", "system:kube-scheduler")]),
         cluster_role_binding("system:volume-scheduler", "system:volume-scheduler", [("User", "system:kube-scheduler")]),
         cluster_role_binding("system:kube-controller-manager", "system:kube-controller-manager",

@@ -123,18 +123,24 @@ EVENT_FIELDS = (
 )
 
 TABLE: tuple[ResourceSpec, ...] = (
+    # No deletecollection, as upstream: a namespace is deleted one at a time.
     _entry("", "v1", "namespaces", "Namespace", namespaced=False, short=("ns",), status=True,
-           subresources=("finalize",), fields=("status.phase",)),
+           subresources=("finalize",), fields=("status.phase",),
+           verbs=tuple(v for v in STANDARD_VERBS if v != "deletecollection")),
     _entry("", "v1", "nodes", "Node", namespaced=False, short=("no",), status=True, fields=("spec.unschedulable",),
            subresources=("proxy",)),
     _entry("", "v1", "pods", "Pod", short=("po",), categories=ALL, status=True,
-           subresources=("binding", "eviction", "log", "ephemeralcontainers"), fields=POD_FIELDS, graceful=True),
+           subresources=("binding", "eviction", "log", "ephemeralcontainers", "exec", "attach", "portforward"),
+           fields=POD_FIELDS, graceful=True),
     _entry("", "v1", "services", "Service", short=("svc",), categories=ALL, status=True),
     _entry("", "v1", "endpoints", "Endpoints", short=("ep",)),
     _entry("", "v1", "configmaps", "ConfigMap", short=("cm",)),
     _entry("", "v1", "secrets", "Secret", fields=("type",)),
     _entry("", "v1", "serviceaccounts", "ServiceAccount", short=("sa",), subresources=("token",)),
     _entry("", "v1", "events", "Event", short=("ev",), fields=EVENT_FIELDS),
+    _entry("", "v1", "podtemplates", "PodTemplate"),
+    # The older form of pods/binding, create only (the scheduler's RBAC grants both).
+    _entry("", "v1", "bindings", "Binding", verbs=CREATE_ONLY, stored=False),
     # Claims and volumes: bound by the persistentvolume-binder-controller, dynamically provisioned by
     # kconsole's local-path provisioner (controllers/persistentvolume.py). kubectl's default --prune
     # allowlist lists them: prune failed with 'no matches for kind "PersistentVolumeClaim"' without them.
@@ -162,6 +168,7 @@ TABLE: tuple[ResourceSpec, ...] = (
     _entry("coordination.k8s.io", "v1", "leases", "Lease"),
     _entry("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),
     _entry("networking.k8s.io", "v1", "ingresses", "Ingress", short=("ing",), status=True, generation=True),
+    _entry("networking.k8s.io", "v1", "ingressclasses", "IngressClass", namespaced=False),
     # Enforced by nothing, as on a cluster whose network plugin does not implement NetworkPolicy.
     _entry("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", short=("netpol",), generation=True),
     _entry("rbac.authorization.k8s.io", "v1", "roles", "Role"),
@@ -174,14 +181,24 @@ TABLE: tuple[ResourceSpec, ...] = (
            verbs=CREATE_ONLY, stored=False),
     _entry("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", namespaced=False,
            verbs=CREATE_ONLY, stored=False),
+    _entry("authorization.k8s.io", "v1", "localsubjectaccessreviews", "LocalSubjectAccessReview",
+           verbs=CREATE_ONLY, stored=False),
     _entry("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", namespaced=False,
            verbs=CREATE_ONLY, stored=False),
+    _entry("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", namespaced=False, verbs=CREATE_ONLY,
+           stored=False),
     _entry("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", short=("hpa",),
            categories=ALL, status=True),
     _entry("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", short=("pdb",), status=True,
            generation=True),
     _entry("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False, short=("pc",)),
     _entry("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False, short=("sc",)),
+    # Served for CSI drivers and tools that read them; kconsole's local-path provisioner is not a CSI driver,
+    # so nothing creates them, as on a cluster without CSI drivers installed.
+    _entry("storage.k8s.io", "v1", "csidrivers", "CSIDriver", namespaced=False),
+    _entry("storage.k8s.io", "v1", "csinodes", "CSINode", namespaced=False),
+    _entry("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity"),
+    _entry("storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", namespaced=False, status=True),
     _entry("apiregistration.k8s.io", "v1", "apiservices", "APIService", namespaced=False, status=True,
            categories=("api-extensions",)),
     _entry("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", verbs=("get", "list"), stored=False),

@@ -32,6 +32,9 @@ SigningKey = ec.EllipticCurvePrivateKey
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 #: Kinds a token may be bound to (upstream's TokenRequest boundObjectRef), by their resource.
 BOUND_KINDS = {"Pod": "pods", "Secret": "secrets", "Node": "nodes"}
+#: Where kube-apiserver serves the issuer's OpenID discovery document and its keys (KEP-1393).
+OIDC_CONFIGURATION_PATH = "/.well-known/openid-configuration"
+JWKS_PATH = "/openid/v1/jwks"
 _COORDINATE = 32  # P-256: r and s are 32 bytes each in a JWS signature
 _MAX_VERIFIED = 10_000
 
@@ -157,3 +160,18 @@ class ServiceAccountTokenAuthenticator:
                          str(ref.get("uid") or "")))
         user = service_account_user(namespace, refs[0][2], refs[0][3])
         return _Verified(user, float(claims.get("exp") or 0), tuple(refs))
+
+
+def openid_configuration(base_url: str) -> Obj:
+    """The discovery document a relying party (a cloud's workload identity, Vault) reads, as
+    kube-apiserver writes it: the JWKS address is the API server's own URL."""
+    return {"issuer": ISSUER, "jwks_uri": base_url.rstrip("/") + JWKS_PATH, "response_types_supported": ["id_token"],
+            "subject_types_supported": ["public"], "id_token_signing_alg_values_supported": ["ES256"]}
+
+
+def jwks(signer: TokenSigner) -> Obj:
+    """The public key that verifies service account tokens, as a JSON Web Key Set (RFC 7517)."""
+    numbers = signer.public.public_numbers()
+    return {"keys": [{"use": "sig", "kty": "EC", "kid": signer.kid, "crv": "P-256", "alg": "ES256",
+                      "x": _b64(numbers.x.to_bytes(_COORDINATE, "big")),
+                      "y": _b64(numbers.y.to_bytes(_COORDINATE, "big"))}]}

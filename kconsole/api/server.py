@@ -27,7 +27,14 @@ from kconsole.api.audit import AuditLog
 from kconsole.api.writelog import WRITE_VERBS, WriteLog
 from kconsole.api.controlplane import ControlPlaneLoops, Instance
 from kconsole.api.authn import TokenAuthenticator
-from kconsole.api.satoken import ServiceAccountTokenAuthenticator, SigningKey, TokenSigner
+from kconsole.api.satoken import (
+    OIDC_CONFIGURATION_PATH,
+    ServiceAccountTokenAuthenticator,
+    SigningKey,
+    TokenSigner,
+    jwks,
+    openid_configuration,
+)
 from kconsole.api.decodetypes import check_patched_types, type_error
 from kconsole.api.fieldvalidation import check as check_fields
 from kconsole.api.filters import compile_filter, selected_name
@@ -58,6 +65,7 @@ from kconsole.api.types import (
     ResourceInfo,
     Response,
     StatusError,
+    StreamSource,
     UserInfo,
     WatchStream,
     status_body,
@@ -86,6 +94,7 @@ LogSource = Callable[[str, str, str, LogOptions], "str | LogStream | None"]
 #: node's kubelet does not answer (stopped, cut off, or no machine behind the Node); LookupError
 #: for a path the kubelet does not serve.
 KubeletEndpoints = Callable[[str, str], "str | dict[str, Any] | None"]
+
 
 #: The user the API server acts as for its own bootstrap writes (upstream's loopback client).
 LOOPBACK_USER = UserInfo("system:apiserver", ("system:masters",))
@@ -147,7 +156,8 @@ def _check_types(body: Obj, spec: ResourceSpec) -> None:
 
 
 #: The kind of a subresource's request body (its "kind" field may say it too).
-_BODY_KINDS = {"scale": "Scale", "binding": "Binding", "eviction": "Eviction", "token": "TokenRequest"}
+_BODY_KINDS = {"scale": "Scale", "binding": "Binding", "eviction": "Eviction", "token": "TokenRequest",
+               "exec": "PodExecOptions", "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions"}
 
 
 def _check_request_types(body: Obj, kind: str) -> None:
@@ -283,6 +293,7 @@ class APIServer:
         self._plugin_index: tuple[Any, Any, Any, dict[tuple[str, str], _Plugins]] = (None, None, None, {})
         self._log_source: LogSource | None = None
         self._kubelet_endpoints: KubeletEndpoints | None = None
+        self._exec_source: StreamSource | None = None
         self._component_probe: componentstatus.ComponentProbe | None = None
         #: Simulated seconds an Event lives after its last write (upstream's --event-ttl); 0 keeps them.
         self.event_ttl = event_ttl
@@ -537,6 +548,11 @@ class APIServer:
         """Where pods/log reads come from: fn(namespace, pod, container, options), as the kubelet's endpoint."""
         self._log_source = source
 
+    def set_exec_source(self, source: StreamSource | None) -> None:
+        """What serves pods/exec, pods/attach and pods/portforward once the API server has checked
+        them: the pod's kubelet, as the API server hands the stream to it (the fleet)."""
+        self._exec_source = source
+
     def set_kubelet_endpoints(self, source: KubeletEndpoints | None) -> None:
         """What answers nodes/<name>/proxy/<path>: the node's kubelet, as the API server proxies to it."""
         self._kubelet_endpoints = source
@@ -554,8 +570,29 @@ class APIServer:
 
     async def metrics(self, credentials: Credentials, source: str = "in-process") -> str:
         """``GET /metrics``: upstream's apiserver_* families in Prometheus' text format, for whom RBAC
-        lets get that path (cluster-admin, the system:monitoring group). Counted and audited as the
-        non-resource request it is."""
+        lets get that path (cluster-admin, the system:monitoring group)."""
+        async def render() -> str:
+            try:
+                db_size: int | None = (await self.kv.status()).db_size
+            except StoreError:
+                db_size = None  # upstream reports the size it could not read as -1
+            return prometheus.render(self, db_size)
+        return await self._non_resource(credentials, "/metrics", source, render)
+
+    async def issuer_discovery(self, credentials: Credentials, path: str, base_url: str,
+                               source: str = "in-process") -> Obj:
+        """The service account issuer's OpenID discovery document and its keys (``/.well-known/
+        openid-configuration``, ``/openid/v1/jwks``), for whom RBAC lets get them (upstream binds
+        system:service-account-issuer-discovery to every service account)."""
+        async def document() -> Obj:
+            if path.rstrip("/") == OIDC_CONFIGURATION_PATH:
+                return openid_configuration(base_url)
+            return jwks(self.sa_signer)
+        return await self._non_resource(credentials, path, source, document)
+
+    async def _non_resource(self, credentials: Credentials, path: str, source: str,
+                            produce: Callable[[], Awaitable[Any]]) -> Any:
+        """A non-resource request: authenticated, authorized by RBAC on its path, counted and audited."""
         t0 = time.perf_counter()
         user: UserInfo | None = None
         stage: str | None = "authentication"
@@ -565,24 +602,20 @@ class APIServer:
             stage = "authorization"
             if credentials.impersonate_user is not None:
                 user = self._impersonated(user, credentials)
-            self._authorize(Attributes(user=user, verb="get", resource_request=False, path="/metrics"))
+            self._authorize(Attributes(user=user, verb="get", resource_request=False, path=path))
             stage = "storage"
-            try:
-                db_size: int | None = (await self.kv.status()).db_size
-            except StoreError:
-                db_size = None  # upstream reports the size it could not read as -1
-            text = prometheus.render(self, db_size)
+            answer = await produce()
             code, stage = 200, None
-            return text
+            return answer
         except StatusError as err:
             code, message = err.code, err.message
             raise
         finally:
             elapsed = time.perf_counter() - t0
             audit = self.audit
-            audit.add_row((audit.next_seq(), self.clock.now(), user.name if user else "", "get", "/metrics", None,
+            audit.add_row((audit.next_seq(), self.clock.now(), user.name if user else "", "get", path, None,
                            None, code, elapsed * 1000.0, stage, source, message))
-            self.request_metrics.observe_path("/metrics", code, elapsed)
+            self.request_metrics.observe_path(path, code, elapsed)
 
     async def loopback(self, verb: str, resource: str, namespace: str | None, name: str | None = None,
                        body: Obj | None = None, group: str = "", subresource: str | None = None) -> Response:
@@ -739,6 +772,8 @@ class APIServer:
         if (sub not in (None, "status") or not spec.stored) and verb in ("create", "update") \
                 and isinstance(req.body, dict):
             _check_request_types(req.body, _BODY_KINDS.get(sub or "", spec.kind))
+        if spec.kind == "Binding":  # the bindings resource: pods/binding by another path
+            return self._sub.bind(self, call, self.registry.resolve("pods", ""))
         if not spec.stored:
             if spec.group == history.GROUP:
                 return history.answer(self, call, spec)

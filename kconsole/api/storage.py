@@ -10,9 +10,9 @@ when it holds everything (see :mod:`kconsole.api.watchcache`).
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import marshal
+import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -21,9 +21,11 @@ from kconsole.api import strategy
 from kconsole.api.filters import Filter
 from kconsole.api.marshalled import take as take_marshalled
 from kconsole.api.registry import Registry, ResourceSpec
+from kconsole.api.decodetypes import json_type
 from kconsole.api.types import StatusError
 from kconsole.api.watchcache import WatchCache
 from kconsole.clock import Clock
+from kconsole.objects import gojson
 from kconsole.store.kv import KV, Compare, CompactedError, Delete, Get, KeyValue, Op, Put, RangeResult, TxnResult, \
     prefix_end
 
@@ -648,7 +650,8 @@ class Storage:
             revision, rel = decode_continue(continue_)
             start = spec.prefix + rel
             if not start.startswith(base):
-                raise StatusError.bad_request("continue key is not valid: the token does not belong to this list")
+                raise StatusError.bad_request("invalid continue token: continue key is not valid: the token does not "
+                                              "belong to this list")
         decode = self.decoder(spec)
         items: list[Obj] = []
         page = limit if limit > 0 else 0
@@ -690,15 +693,29 @@ def encode_continue(rv: int, start: str) -> str:
 
 
 def decode_continue(token: str) -> tuple[int, str]:
+    """The revision and start key of a continue token, refused with kube-apiserver's words
+    (storage.DecodeContinue's errors under the list handler's "invalid continue token")."""
     try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        data = json.loads(raw)
-        if data.get("v") != "meta.k8s.io/v1":
+        data = gojson.loads(gojson.b64decode_raw_url(token))
+        if not isinstance(data, dict):
+            raise ValueError(f"json: cannot unmarshal {json_type(data)} into Go value of type storage.continueToken")
+        for field, kind, go_type in (("v", str, "string"), ("rv", int, "int64"), ("start", str, "string")):
+            value = data.get(field)
+            if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+                raise ValueError(f"json: cannot unmarshal {json_type(value)} into Go struct field "
+                                 f"continueToken.{field} of type {go_type}")
+        version = data.get("v") or ""
+        if version != "meta.k8s.io/v1":
+            raise ValueError(f"server does not recognize this encoded version {version}")
+        rv, start = data.get("rv") or 0, data.get("start") or ""
+        if rv == 0:
             raise ValueError("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
-        rv = int(data["rv"])
-        start = str(data["start"])
-        if rv <= 0:
-            raise ValueError("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
-    except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
-        raise StatusError.bad_request(f"continue key is not valid: {err}") from None
+        if not start:
+            raise ValueError("encoded start key empty (version meta.k8s.io/v1)")
+        key = start if start.startswith("/") else "/" + start
+        cleaned = posixpath.normpath(key)
+        if (cleaned[1:] if cleaned.startswith("//") else cleaned) != key:  # Go's path.Clean keeps one "/"
+            raise ValueError(start)
+    except ValueError as err:
+        raise StatusError.bad_request(f"invalid continue token: continue key is not valid: {err}") from None
     return rv, start

@@ -15,7 +15,17 @@ from kconsole.api.registry import SCALE_INFO, ResourceSpec
 from kconsole.api.satoken import BOUND_KINDS, ISSUER, token_claims
 from kconsole.api.stages import Attributes
 from kconsole.api.storage import DeleteOptions, clone
-from kconsole.api.types import LogStream, Response, StatusError, UserInfo, status_body
+from kconsole.api.types import (
+    Credentials,
+    ExecStream,
+    LogStream,
+    PortForwardStream,
+    ProxiedError,
+    Response,
+    StatusError,
+    UserInfo,
+    status_body,
+)
 from kconsole.objects.meta import parse_time
 from kconsole.objects.podlog import LogOptions
 
@@ -36,7 +46,8 @@ def success(code: int, kind: str | None = None, name: str | None = None) -> Obj:
     return body
 
 
-async def dispatch(server: APIServer, call: _Call, spec: ResourceSpec, sub: str) -> Response | LogStream:
+async def dispatch(server: APIServer, call: _Call, spec: ResourceSpec,
+                   sub: str) -> Response | LogStream | ExecStream | PortForwardStream:
     verb = call.req.verb
     if sub == "scale" and verb in ("get", "update", "patch"):
         return await scale(server, call, spec)
@@ -46,6 +57,10 @@ async def dispatch(server: APIServer, call: _Call, spec: ResourceSpec, sub: str)
         return await evict(server, call, spec)
     if sub == "log" and verb == "get":
         return await pod_log(server, call, spec)
+    if sub in ("exec", "attach") and verb in ("create", "get") and spec.group_resource == "pods":
+        return await pod_stream(server, call, spec, sub)
+    if sub == "portforward" and verb in ("create", "get") and spec.group_resource == "pods":
+        return await pod_port_forward(server, call, spec)
     if sub == "proxy" and verb == "get" and spec.group_resource == "nodes":
         return await node_proxy(server, call, spec)
     if sub == "token" and verb == "create":
@@ -354,6 +369,67 @@ async def pod_log(server: APIServer, call: _Call, spec: ResourceSpec) -> Respons
     return out
 
 
+async def pod_stream(server: APIServer, call: _Call, spec: ResourceSpec, sub: str) -> Response | ExecStream:
+    """pods/exec and pods/attach: upstream's checks (streamLocation's words), then the pod's kubelet
+    starts the process; a kubelet's refusal comes back as its plain text, as the proxied upgrade does."""
+    req = call.req
+    name = req.name or ""
+    options = req.body if isinstance(req.body, dict) else {}
+    command = [str(c) for c in options.get("command") or ()]
+    if sub == "exec" and not command:
+        raise StatusError.bad_request("you must specify at least 1 command")
+    streams = {k: options.get(k) is True for k in ("stdin", "stdout", "stderr")}
+    if not any(streams.values()):
+        raise StatusError.bad_request("you must specify at least one of stdin, stdout, stderr")
+    tty = options.get("tty") is True
+    if tty and streams["stderr"]:
+        raise StatusError.bad_request("tty and stderr cannot both be true")
+    pod = await server.read(spec, req.namespace, name)
+    pspec = pod.get("spec") or {}
+    container = str(options.get("container") or "")
+    names = {kind: [str(c.get("name")) for c in pspec.get(field) or [] if isinstance(c, dict)]
+             for kind, field in (("", "containers"), ("init", "initContainers"), ("ephemeral", "ephemeralContainers"))}
+    if not container:
+        if len(names[""]) != 1:
+            text = f"a container name must be specified for pod {name}"
+            if names[""]:
+                text += f", choose one of: [{' '.join(names[''])}]"
+                if names["init"]:
+                    text += f" or one of the init containers: [{' '.join(names['init'])}]"
+            raise StatusError.bad_request(text)
+        container = names[""][0]
+    elif not any(container in found for found in names.values()):
+        raise StatusError.bad_request(f"container {container} is not valid for pod {name}")
+    if not pspec.get("nodeName"):
+        raise StatusError.bad_request(f"pod {name} does not have a host assigned")
+    source = server._exec_source
+    if source is None:
+        raise StatusError.internal(f"error dialing backend: dial tcp: lookup {pspec['nodeName']}: no such host")
+    try:
+        if sub == "exec":
+            return source.exec(req.namespace or "", name, container, command, tty, streams["stdin"])
+        return source.attach(req.namespace or "", name, container, tty, streams["stdin"])
+    except ProxiedError as refused:
+        return Response(refused.code, refused.text)
+
+
+async def pod_port_forward(server: APIServer, call: _Call, spec: ResourceSpec) -> Response | PortForwardStream:
+    """pods/portforward: the pod must have a node, whose kubelet then makes the connections."""
+    req = call.req
+    name = req.name or ""
+    pod = await server.read(spec, req.namespace, name)
+    node = (pod.get("spec") or {}).get("nodeName")
+    if not node:
+        raise StatusError.bad_request(f"pod {name} does not have a host assigned")
+    source = server._exec_source
+    if source is None:
+        raise StatusError.internal(f"error dialing backend: dial tcp: lookup {node}: no such host")
+    try:
+        return source.portforward(req.namespace or "", name)
+    except ProxiedError as refused:
+        return Response(refused.code, refused.text)
+
+
 async def node_proxy(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
     """GET nodes/<name>/proxy/<path>: the node's kubelet answers (its read-only endpoints). A node
     whose kubelet does not answer gets upstream's 503 for a refused connection to port 10250."""
@@ -449,6 +525,8 @@ def review(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
             user_info["extra"] = {key: list(values) for key, values in call.user.extra}
         out["status"] = {"userInfo": user_info}
         return Response(201, out)
+    if spec.kind == "TokenReview":
+        return Response(201, _token_review(server, out, rspec))
     if spec.kind == "SelfSubjectRulesReview":
         namespace = rspec.get("namespace") or ""
         rules, urls, incomplete = server.authorizer.rules_for(call.user, namespace)
@@ -456,7 +534,7 @@ def review(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
         if incomplete:
             out["status"]["evaluationError"] = "node authorizer does not support user rule resolution"
         return Response(201, out)
-    if spec.kind == "SubjectAccessReview":
+    if spec.kind in ("SubjectAccessReview", "LocalSubjectAccessReview"):
         if not rspec.get("user") and not rspec.get("groups"):
             raise StatusError.invalid(spec.kind, "", [{"reason": "FieldValueInvalid", "field": "spec.user",
                                                        "message": 'Invalid value: "": at least one of user or '
@@ -468,6 +546,8 @@ def review(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
         user = call.user
     res = rspec.get("resourceAttributes")
     non = rspec.get("nonResourceAttributes")
+    if spec.kind == "LocalSubjectAccessReview":
+        _local_attributes(out, res, non, call.req.namespace or "")
     if res:
         attrs = Attributes(user=user, verb=res.get("verb") or "", group=res.get("group") or "",
                            version=res.get("version") or "", resource=res.get("resource") or "",
@@ -486,3 +566,43 @@ def review(server: APIServer, call: _Call, spec: ResourceSpec) -> Response:
         status["reason"] = reason
     out["status"] = status
     return Response(201, out)
+
+
+def _local_attributes(out: Obj, res: Obj | None, non: Obj | None, namespace: str) -> None:
+    """A LocalSubjectAccessReview asks about its own namespace only (upstream's validation, then its
+    REST check): the attributes must name the request's namespace, and no non-resource URL."""
+    meta = out["metadata"]
+    meta["namespace"] = meta.get("namespace") or namespace
+    if meta["namespace"] != namespace:
+        raise StatusError.bad_request(f"spec.resourceAttributes.namespace must match namespace: {namespace}")
+    causes = []
+    if res is not None and (res.get("namespace") or "") != namespace:
+        causes.append({"reason": "FieldValueInvalid", "field": "spec.resourceAttributes.namespace",
+                       "message": f'Invalid value: "{res.get("namespace") or ""}": must match metadata.namespace'})
+    if non is not None:
+        causes.append({"reason": "FieldValueInvalid", "field": "spec.nonResourceAttributes",
+                       "message": "Invalid value: \"object\": disallowed on this kind of request"})
+    if causes:
+        raise StatusError.invalid("LocalSubjectAccessReview", "", causes, "authorization.k8s.io")
+
+
+def _token_review(server: APIServer, out: Obj, rspec: Obj) -> Obj:
+    """Who a bearer token belongs to, asked by a webhook or an aggregated server: the same authenticators
+    as a request's Authorization header, without acting as that user."""
+    token = rspec.get("token")
+    if not isinstance(token, str) or not token:
+        raise StatusError.bad_request("token is required for TokenReview in authentication")
+    try:
+        user = server.tokens.authenticate(Credentials(token=token))
+    except StatusError:
+        out["status"] = {"user": {}}
+        return out
+    info: Obj = {"username": user.name}
+    if user.uid:
+        info["uid"] = user.uid
+    info["groups"] = list(user.groups)
+    if user.extra:
+        info["extra"] = {key: list(values) for key, values in user.extra}
+    audiences = rspec.get("audiences") or [ISSUER]
+    out["status"] = {"authenticated": True, "user": info, "audiences": list(audiences)}
+    return out

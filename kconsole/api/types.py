@@ -7,7 +7,7 @@ Status) or a :class:`WatchStream`. Nothing else of ``kconsole.api`` is public to
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -97,6 +97,54 @@ class WatchStream(Protocol):
     def __aiter__(self) -> AsyncIterator[dict[str, Any]]: ...
 
     async def close(self) -> None: ...
+
+
+class ExecStream(Protocol):
+    """A process started in a container (pods/exec, pods/attach): the HTTP front pumps its standard
+    streams. ``run`` returns its exit code, or raises StatusError when it could not start."""
+
+    command: list[str]
+    tty: bool
+
+    async def run(self, read: Callable[[], Awaitable[bytes | None]],
+                  write: Callable[[int, bytes], Awaitable[None]]) -> int: ...
+
+    def resize(self, width: int, height: int) -> None: ...
+
+
+class PodConnection(Protocol):
+    """A TCP connection into a pod (port-forward): bytes in, the answer's bytes out."""
+
+    closed: bool
+
+    def feed(self, data: bytes) -> bytes: ...
+
+
+class PortForwardStream(Protocol):
+    """pods/portforward: connections to the pod's ports, made as the client asks for them."""
+
+    def connect(self, port: int) -> PodConnection | str: ...
+
+
+class StreamSource(Protocol):
+    """The kubelets' streaming endpoints, as the API server reaches them (``set_exec_source``)."""
+
+    def exec(self, namespace: str, pod: str, container: str, command: list[str], tty: bool,
+             stdin: bool) -> ExecStream: ...
+
+    def attach(self, namespace: str, pod: str, container: str, tty: bool, stdin: bool) -> ExecStream: ...
+
+    def portforward(self, namespace: str, pod: str) -> PortForwardStream: ...
+
+
+class ProxiedError(Exception):
+    """What a component behind the API server (a kubelet's streaming endpoint) refused a request
+    with, as plain text: the API server passes it on as is, as its proxy does."""
+
+    def __init__(self, code: int, text: str) -> None:
+        super().__init__(text)
+        self.code = code
+        self.text = text
 
 
 class LogStream(Protocol):

@@ -16,13 +16,15 @@ import asyncio
 import statistics
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 from kconsole.api.server import APIServer
 from kconsole.api.types import Credentials, Request, Response, UserInfo
-from kconsole.bench.common import add_gc_argument, add_store_arguments, open_bench_store, percentile, store_mode, \
-    under_gc_policy
+from kconsole.bench.common import add_gc_argument, add_real_etcd_arguments, add_store_arguments, beside, \
+    open_bench_store, open_real_bench_store, percentile, real_etcd_figures, store_mode, under_gc_policy, \
+    wants_real_etcd
 from kconsole.clock import RealClock
 
 
@@ -34,6 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_store_arguments(p)
     p.add_argument("--data-dir", default=None, help="where the store's files go (default: a temporary folder)")
     add_gc_argument(p)
+    add_real_etcd_arguments(p)
 
 
 def _pod(name: str, i: int) -> dict[str, Any]:
@@ -47,29 +50,43 @@ def _pod(name: str, i: int) -> dict[str, Any]:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    return await under_gc_policy(args, _run)
+    """The embedded store's figures; with ``--etcd-servers``/``--etcd local``, real etcd's beside them
+    (the same run, the same flags, one after the other)."""
+    embedded = await under_gc_policy(args, _run)
+    if not wants_real_etcd(args):
+        return embedded
+    real = await under_gc_policy(args, lambda a: _run(a, real=True))
+    return beside(embedded, real, ("writes_per_s", "p50_ms", "p99_ms", "watch_fanout_p50_ms"))
 
 
-async def _run(args: argparse.Namespace) -> dict[str, Any]:
+async def _run(args: argparse.Namespace, real: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="kconsole-bench-api-") as tmp:
         folder = Path(args.data_dir) if args.data_dir else Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         clock = RealClock()
-        kv = await open_bench_store(args, folder / "api-bench-etcd", clock)
+        if real:
+            kv = await open_real_bench_store(args, folder / "api-bench-real-etcd", clock)
+            store = real_etcd_figures(kv)
+        else:
+            kv = await open_bench_store(args, folder / "api-bench-etcd", clock)
+            store = store_mode(args).figures()
         api = APIServer(kv, clock, seed=1)
         await api.start()
+        # A shared etcd may hold an earlier run's pods: this run's namespaces are its own.
+        suffix = f"-{uuid.uuid4().hex[:8]}" if real else ""
         try:
             creds = Credentials(token=api.tokens.issue(UserInfo("bench-admin", ("system:masters",))))
             for ns in ("bench", "fanout"):
-                await api.handle(Request("create", "namespaces", body={"metadata": {"name": ns}}, credentials=creds))
-            writes_per_s, latencies = await _creates(api, creds, args.concurrency, args.creates)
-            fanout = await _fanout(api, creds, args.watchers, args.fanout_writes)
+                await api.handle(Request("create", "namespaces", body={"metadata": {"name": ns + suffix}},
+                                         credentials=creds))
+            writes_per_s, latencies = await _creates(api, creds, args.concurrency, args.creates, "bench" + suffix)
+            fanout = await _fanout(api, creds, args.watchers, args.fanout_writes, "fanout" + suffix)
         finally:
             await api.stop()
             await kv.close()
     return {
         "bench": "api",
-        **store_mode(args).figures(),
+        **store,
         "concurrency": args.concurrency,
         "creates": args.creates,
         "writes_per_s": round(writes_per_s),
@@ -81,7 +98,8 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-async def _creates(api: APIServer, creds: Credentials, concurrency: int, total: int) -> tuple[float, list[float]]:
+async def _creates(api: APIServer, creds: Credentials, concurrency: int, total: int,
+                   namespace: str = "bench") -> tuple[float, list[float]]:
     latencies: list[float] = []
     next_index = 0
 
@@ -90,7 +108,7 @@ async def _creates(api: APIServer, creds: Credentials, concurrency: int, total: 
         while next_index < total:
             i = next_index
             next_index += 1
-            req = Request("create", "pods", namespace="bench", body=_pod(f"pod-{i:06d}", i), credentials=creds)
+            req = Request("create", "pods", namespace=namespace, body=_pod(f"pod-{i:06d}", i), credentials=creds)
             t0 = time.perf_counter()
             resp = await api.handle(req)
             latencies.append(time.perf_counter() - t0)
@@ -103,14 +121,15 @@ async def _creates(api: APIServer, creds: Credentials, concurrency: int, total: 
     return total / elapsed, latencies
 
 
-async def _fanout(api: APIServer, creds: Credentials, watchers: int, writes: int) -> list[float]:
+async def _fanout(api: APIServer, creds: Credentials, watchers: int, writes: int,
+                  namespace: str = "fanout") -> list[float]:
     issued: dict[str, float] = {}
     delays: list[float] = []
     done = asyncio.Event()
     remaining = watchers * writes
     streams = []
     for _ in range(watchers):
-        stream = await api.handle(Request("watch", "pods", namespace="fanout", resource_version="0",
+        stream = await api.handle(Request("watch", "pods", namespace=namespace, resource_version="0",
                                           credentials=creds))
         streams.append(stream)
 
@@ -128,7 +147,7 @@ async def _fanout(api: APIServer, creds: Credentials, watchers: int, writes: int
     for i in range(writes):
         name = f"fan-{i:05d}"
         issued[name] = time.perf_counter()
-        resp = await api.handle(Request("create", "pods", namespace="fanout", body=_pod(name, i), credentials=creds))
+        resp = await api.handle(Request("create", "pods", namespace=namespace, body=_pod(name, i), credentials=creds))
         if not isinstance(resp, Response) or resp.code != 201:
             raise RuntimeError(f"create failed: {getattr(resp, 'body', resp)}")
     await asyncio.wait_for(done.wait(), 60)

@@ -31,7 +31,19 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(figures))
     else:
-        width = max((len(k) for k in figures), default=0)
-        for key, value in figures.items():
+        flat = _flat(figures)
+        width = max((len(k) for k in flat), default=0)
+        for key, value in flat.items():
             print(f"{key:<{width}}  {value}")
     return 0
+
+
+def _flat(figures: dict[str, object], prefix: str = "") -> dict[str, object]:
+    """Nested figures (a second store's, under ``real_etcd``) as ``real_etcd.writes_per_s`` lines."""
+    out: dict[str, object] = {}
+    for key, value in figures.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out

@@ -119,3 +119,50 @@ def served_cluster_config(args: argparse.Namespace, data_dir: Path, **kwargs: An
     mode = store_mode(args)
     return ClusterConfig(control_planes=mode.members, store_sync=mode.synced, data_dir=data_dir, manifests=None,
                          **kwargs)
+
+
+def add_real_etcd_arguments(parser: argparse.ArgumentParser, *, servers: bool = True) -> None:
+    """``--etcd local`` (and ``--etcd-servers``): measure on real etcd too, beside the embedded store."""
+    parser.add_argument("--etcd", choices=("embedded", "local"), default="embedded",
+                        help="local: run the bench a second time on real etcd members started on loopback "
+                             "(--members of them, the etcd binary), and print both")
+    parser.add_argument("--etcd-binary", default=None, help="etcd binary for --etcd local (default: etcd on PATH)")
+    if servers:
+        parser.add_argument("--etcd-servers", default=None, metavar="URL[,URL...]",
+                            help="run the bench a second time on this real etcd cluster, and print both")
+        parser.add_argument("--etcd-cafile", default=None, help="CA of the etcd servers' certificates")
+        parser.add_argument("--etcd-certfile", default=None, help="client certificate for etcd")
+        parser.add_argument("--etcd-keyfile", default=None, help="client key for etcd")
+
+
+def wants_real_etcd(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "etcd_servers", None)) or getattr(args, "etcd", "embedded") == "local"
+
+
+async def open_real_bench_store(args: argparse.Namespace, folder: Path, clock: Clock) -> Any:
+    """The real etcd the flags name: ``--etcd-servers``, or ``--members`` members run in ``folder``."""
+    from kconsole.store.etcdgw import TLSFiles
+    from kconsole.store.etcdreal import open_real
+
+    if getattr(args, "etcd_servers", None):
+        tls = TLSFiles(*(Path(p) if p else None for p in (args.etcd_cafile, args.etcd_certfile, args.etcd_keyfile)))
+        return await open_real(servers=args.etcd_servers.split(","), tls=tls, clock=clock)
+    return await open_real(local_dir=folder, members=args.members, binary=args.etcd_binary, clock=clock)
+
+
+def real_etcd_figures(kv: Any) -> dict[str, Any]:
+    """What a benchmark prints about the real etcd it measured."""
+    local = kv.local is not None
+    return {"store": "real-etcd", "members": len(kv.members), "servers": "local" if local else ",".join(kv.servers),
+            "durability": "synced"}
+
+
+def beside(embedded: dict[str, Any], real: dict[str, Any], ratios: tuple[str, ...]) -> dict[str, Any]:
+    """The embedded store's figures, the real etcd's under ``real_etcd``, and real/embedded ratios."""
+    out = dict(embedded)
+    out["real_etcd"] = real
+    for key in ratios:
+        a, b = embedded.get(key), real.get(key)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a:
+            out[f"real_vs_embedded_{key}"] = round(b / a, 2)
+    return out

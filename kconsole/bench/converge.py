@@ -33,8 +33,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kconsole.addons import DEFAULT_ADDONS
-from kconsole.bench.common import add_gc_argument, add_store_arguments, served_cluster_config, store_mode, \
-    under_gc_policy
+from kconsole.bench.common import add_gc_argument, add_real_etcd_arguments, add_store_arguments, beside, \
+    served_cluster_config, store_mode, under_gc_policy, wants_real_etcd
 from kconsole.client import SharedInformer
 from kconsole.objects.meta import condition_status
 
@@ -48,6 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "which this bench follows, has neither")
     add_store_arguments(p)
     add_gc_argument(p)
+    add_real_etcd_arguments(p, servers=False)
 
 
 #: Wall seconds the cluster's stop may take before the bench reports anyway.
@@ -82,20 +83,29 @@ def _deployment(replicas: int) -> dict[str, Any]:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    return await under_gc_policy(args, _run)
+    """The embedded store's figures; with ``--etcd local``, a second cluster on real etcd members
+    (``--members`` of them) measured the same way, its figures beside."""
+    embedded = await under_gc_policy(args, _run)
+    if not wants_real_etcd(args):
+        return embedded
+    real = await under_gc_policy(args, lambda a: _run(a, real=True))
+    return beside(embedded, real, ("nodes_ready_s", "pods_running_s", "pods_cpu_s"))
 
 
-async def _run(args: argparse.Namespace) -> dict[str, Any]:
+async def _run(args: argparse.Namespace, real: bool = False) -> dict[str, Any]:
     from kconsole.cluster import Cluster
 
     if args.nodes < 1 or args.pods < 0 or args.timeout <= 0:
         raise SystemExit("kconsole bench converge: --nodes must be >= 1, --pods >= 0 and --timeout > 0")
     has_cm = importlib.util.find_spec("kconsole.controllers.manager") is not None
     folder = Path(tempfile.mkdtemp(prefix="kconsole-bench-converge-"))
+    extra: dict[str, Any] = {"etcd": "local", "etcd_binary": args.etcd_binary} if real else {}
     config = served_cluster_config(args, folder, nodes=args.nodes, http=False, pod_delay_factor=0.0, speed=1.0,
-                                   addons=DEFAULT_ADDONS if args.addons else ())
+                                   addons=DEFAULT_ADDONS if args.addons else (), **extra)
     cluster = Cluster(config)
-    figures: dict[str, Any] = {"bench": "converge", **store_mode(args).figures(), "nodes": args.nodes,
+    store = {"store": "real-etcd", "members": config.control_planes, "servers": "local", "durability": "synced"} \
+        if real else store_mode(args).figures()
+    figures: dict[str, Any] = {"bench": "converge", **store, "nodes": args.nodes,
                                "pods": args.pods, "addons": bool(args.addons)}
     started = time.monotonic()
     cpu0 = _cpu_s()

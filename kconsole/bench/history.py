@@ -13,7 +13,10 @@ console's user, in wall milliseconds (p50/p95 over ``--samples`` reads each):
   console's rewind reads to step);
 - ``jump``: ``list_at("pods", r)`` at a random kept revision (what a jump reads), beside its anchor,
   the live list of the same pods (``list`` at the current revision), measured in the same run;
-- ``jump_nodes``: ``list_at("nodes", r)``.
+- ``jump_nodes``: ``list_at("nodes", r)``;
+- ``rewind_*`` (unless ``--no-console``): the console over the same API server, headless, jumps
+  back and steps (:mod:`kconsole.bench.rewind`): a step key to screen, p50/p95 (target: p95
+  <= 300 ms), the jump, the Event index built from scratch.
 
 The cost: pages in use on the leader's member file per written revision during the churn (rows,
 index and time marks), and from it the MB per hour of history at 200 writes/s, per member and for
@@ -52,6 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--concurrency", type=int, default=64, help="concurrent writers (default 64)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--data-dir", default=None, help="where the store's files go (default: a temporary folder)")
+    p.add_argument("--no-console", action="store_true", help="skip the console's rewind steps")
     add_store_arguments(p)
     add_gc_argument(p)
 
@@ -131,6 +135,11 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
                 "pods", rng.choice(kept), namespace="default"))
             jump_nodes = await _timed(max(3, args.samples // 3), lambda i: history.list_at("nodes", rng.choice(kept)))
             per_write = grown / written
+            console_figures: dict[str, Any] = {}
+            if not args.no_console:
+                from kconsole.bench.rewind import console_steps_over_api
+
+                console_figures = await console_steps_over_api(api, clock, pods=args.pods, steps=args.samples * 2)
         finally:
             await api.stop()
             await kv.close()
@@ -157,4 +166,5 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         "history_bytes_per_write": round(per_write),
         "history_mb_per_hour_at_200_writes_s_per_member": round(mb_hour),
         "history_mb_per_hour_at_200_writes_s_all_members": round(mb_hour * mode.members),
+        **console_figures,
     }

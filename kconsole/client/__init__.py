@@ -14,7 +14,7 @@
 Layer rule: imports only ``kconsole.api.types``, ``kconsole.objects`` and ``kconsole.clock``.
 """
 
-from kconsole.api.types import ResourceInfo, StatusError
+from kconsole.api.types import ProxiedError, ResourceInfo, StatusError
 
 from .client import DEFAULT_PAGE_SIZE, Client
 from .errors import (
@@ -47,6 +47,7 @@ __all__ = [
     "InformerFactory",
     "LeaderElectedReplica",
     "LeaderElector",
+    "ProxiedError",
     "QueueShutDown",
     "ResourceInfo",
     "SharedInformer",

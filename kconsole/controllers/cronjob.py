@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from datetime import datetime, timezone
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -25,6 +24,8 @@ from kconsole.client import StatusError, is_already_exists, is_not_found
 from kconsole.client.informer import index_by_owner_uid
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.controllers.podcontrol import CONTROLLER_UID_INDEX, with_kind
+from kconsole.objects import cronspec
+from kconsole.objects.cronspec import every_seconds
 from kconsole.objects.meta import (
     controller_of,
     creation_timestamp,
@@ -46,24 +47,18 @@ SCHEDULED_TIMESTAMP = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 #: upstream nextScheduleDelta: come back just after the schedule time.
 NEXT_SCHEDULE_DELTA = 0.1
 TOO_MANY_MISSED = 100
-_MACROS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
-           "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *"}
 
 
 class ScheduleError(ValueError):
     """The schedule is not a standard 5-field cron expression."""
 
 
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|ms|s|m|h)")
-
-
 def go_duration(text: str) -> float:
-    """Go's time.ParseDuration for the positive durations ``@every`` takes ("1m", "1h30m", "90s")."""
-    parts = _DURATION_PART.findall(text)
-    if not text or "".join(n + u for n, u in parts) != text:
-        raise ScheduleError(f"failed to parse duration @every {text}: time: invalid duration \"{text}\"")
-    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+    """Go's time.ParseDuration for ``@every``; a ScheduleError with Go's words."""
+    try:
+        return every_seconds(text)
+    except ValueError as err:
+        raise ScheduleError(str(err)) from None
 
 
 class Schedule:
@@ -78,9 +73,10 @@ class Schedule:
             self.expr = expr.strip()
             self.tz = timezone.utc
             return
-        text = _MACROS.get(expr.strip(), expr.strip())
-        if len(text.split()) != 5:
-            raise ScheduleError(f"expected exactly 5 fields, found {len(text.split())}: {expr}")
+        why = cronspec.check(expr.strip())
+        if why is not None:
+            raise ScheduleError(why)
+        text = cronspec.DESCRIPTORS.get(expr.strip(), expr.strip())
         if not croniter.is_valid(text):
             raise ScheduleError(f"invalid cron expression: {expr}")
         self.expr = text

@@ -30,8 +30,10 @@ PATCH_TYPES = {
     "application/apply-patch+yaml": "apply",
 }
 
-#: Subresources a simulated pod cannot serve: they get a clear error instead of an upgrade that hangs
-#: (a node's proxy is the exception: its kubelet answers, see :func:`streaming_refused`).
+#: Subresources that stream or upgrade: exec, attach and portforward are served by
+#: :mod:`kconsole.http.remotecommand` and :mod:`kconsole.http.portforward`; a pod's proxy gets a clear
+#: error instead of an upgrade that hangs (a node's proxy GET is answered by its kubelet, see
+#: :func:`streaming_refused`).
 STREAMING_SUBRESOURCES = ("exec", "attach", "portforward", "proxy")
 
 

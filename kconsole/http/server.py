@@ -38,9 +38,10 @@ from aiohttp import web
 
 from kconsole import kubeconfig as kc
 from kconsole.api import prometheus
+from kconsole.api.satoken import JWKS_PATH, OIDC_CONFIGURATION_PATH
 from kconsole.api.types import Credentials, Request, Response, StatusError, UserInfo, status_body
 from kconsole.clock import Clock, RealClock
-from kconsole.http import encode, rest, tables
+from kconsole.http import encode, portforward, remotecommand, rest, spdyupgrade, tables
 from kconsole.http.connection import JSON, NO_CACHE, Connection, Reply, RequestView, Timeouts
 from kconsole.http.discovery import AGGREGATED_CONTENT_TYPE, Discovery
 from kconsole.http.listener import Listener, default_max_connections
@@ -390,6 +391,8 @@ class HTTPFront:
             return await self._api(request, path, creds, body)
         if path == "/metrics":
             return await self._metrics(creds)
+        if path.rstrip("/") in (OIDC_CONFIGURATION_PATH, JWKS_PATH):
+            return await self._issuer_discovery(path, creds)
         self._authenticate(creds)
         if path == "/version" or path == "/version/":
             return _raw_json(VERSION)
@@ -400,8 +403,9 @@ class HTTPFront:
                 return Reply(200, OPENAPI_V2_PROTOBUF_BODY, OPENAPI_V2_PROTOBUF, NO_CACHE)
             return Reply(200, encode.dumps(OPENAPI_V2_JSON), JSON, NO_CACHE)  # kube-openapi: json.Marshal
         if path in ("/", ""):
-            return _raw_json({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics",
-                                        "/openapi/v2", "/openapi/v3", "/readyz", "/version"]})
+            return _raw_json({"paths": ["/.well-known/openid-configuration", "/api", "/api/v1", "/apis", "/healthz",
+                                        "/livez", "/metrics", "/openapi/v2", "/openapi/v3", "/openid/v1/jwks",
+                                        "/readyz", "/version"]})
         raise rest.not_found()
 
     # ------------------------------------------------------------------ non-resource pages
@@ -446,6 +450,14 @@ class HTTPFront:
             raise rest.not_found()
         text = await metrics(creds, "http")
         return Reply(200, text.encode(), prometheus.CONTENT_TYPE, NO_CACHE)
+
+    async def _issuer_discovery(self, path: str, creds: Credentials) -> Reply:
+        discover = getattr(self.entry, "issuer_discovery", None)
+        if discover is None:
+            raise rest.not_found()
+        document = await discover(creds, path, self.url, "http")
+        content = "application/jwk-set+json" if path.rstrip("/") == JWKS_PATH else "application/json"
+        return Reply(200, encode.dumps(document), content, "public, max-age=3600")
 
     def _openapi_doc(self, path: str) -> Reply:
         _, openapi = self._docs()
@@ -585,6 +597,8 @@ class HTTPFront:
         else:
             assert isinstance(request, web.BaseRequest)
             raw = await self._read_body(request)
+        if route.resource == "pods" and route.group == "" and route.subresource in ("exec", "attach", "portforward"):
+            return await self._remote_command(request, route, creds)
         if rest.streaming_refused(route, method):
             return await self._streaming_refused(route, creds)
         try:
@@ -633,8 +647,41 @@ class HTTPFront:
         gv = f"{route.group}/{route.version}" if route.group else route.version
         return f'the server doesn\'t have a resource type "{route.resource}" in {gv}'
 
+    async def _remote_command(self, request: web.BaseRequest | RequestView, route: rest.Route,
+                              creds: Credentials) -> Reply | web.StreamResponse:
+        """pods/exec and pods/attach: the API server authorizes ``create`` on the subresource (as
+        upstream does for WebSocket upgrades too) and checks the pod; the kubelet's process then
+        streams over the WebSocket remotecommand protocol (:mod:`kconsole.http.remotecommand`)."""
+        sub = route.subresource or ""
+        body = remotecommand.options(request.query, sub)
+        protocols = remotecommand.PROTOCOLS if sub != "portforward" else portforward.PROTOCOLS
+        req = Request(verb="create", resource="pods", group="", version=route.version, namespace=route.namespace,
+                      name=route.name, subresource=sub, body=body, credentials=creds,
+                      user_agent=request.headers.get("User-Agent", ""), source="http")
+        result = await self.entry.handle(req)
+        if isinstance(result, Response):
+            return self._render(result, req, "pods", request)
+        if not isinstance(request, web.BaseRequest):
+            raise RuntimeError(f"pods/{sub} streams; its connection cannot")
+        if spdyupgrade.wants_spdy(request):
+            wanted = spdyupgrade.PORT_FORWARD_PROTOCOL if sub == "portforward" else spdyupgrade.EXEC_PROTOCOL
+            if wanted not in spdyupgrade.offered(request):
+                return _status_response(status_body(
+                    403, "Forbidden", f"unable to upgrade: unable to negotiate protocol: client supports "
+                    f"{spdyupgrade.offered(request)}, server supports [{wanted}]"))
+            if sub == "portforward":
+                return await spdyupgrade.serve_port_forward(request, result)
+            return await spdyupgrade.serve_exec(request, result, body)
+        if not remotecommand.wants_websocket(request) or not set(remotecommand.offered(request)) & set(protocols):
+            return _status_response(status_body(
+                400, "BadRequest", f"unable to upgrade connection: {sub} needs a WebSocket "
+                f"({', '.join(protocols)}) or SPDY/3.1 upgrade", name=route.name, kind="pods"))
+        if sub == "portforward":
+            return await portforward.serve(request, result)
+        return await remotecommand.serve(request, result, body)
+
     async def _streaming_refused(self, route: rest.Route, creds: Credentials) -> Reply:
-        """exec/attach/port-forward: simulated pods run no processes; say so rather than hang."""
+        """A pod's or Service's proxy: not served; say so rather than hang."""
         probe = Request(verb="get", resource=route.resource or "", group=route.group, version=route.version,
                         namespace=route.namespace, name=route.name, credentials=creds, source="http")
         result = await self.entry.handle(probe)
@@ -643,8 +690,8 @@ class HTTPFront:
         what = {"portforward": "port-forward"}.get(route.subresource or "", route.subresource)
         return _status_response(status_body(
             400, "BadRequest",
-            f"{what} is not supported by kconsole: {route.resource} \"{route.name}\" is simulated and runs no "
-            f"processes (use `kubectl logs` to read its simulated output)", name=route.name,
+            f"{what} is not supported by kconsole: {route.resource} \"{route.name}\" is simulated (`kubectl "
+            f"port-forward` reaches its web server, and curl/wget inside other pods reach it)", name=route.name,
             kind=route.resource))
 
     def _render(self, result: Response, req: Request, group_resource: str,

@@ -17,6 +17,9 @@ What the composition root (``kconsole/cluster.py``) uses:
   "kube-scheduler": .., "kube-controller-manager": ..}``. ``async start()`` / ``async stop()``;
   ``kubelets: dict[str, Kubelet]``, ``proxies: dict[str, KubeProxy]``; ``logs(namespace, pod,
   container, follow, tail_lines) -> str | LogStream`` (the API server's pods/log source);
+  ``exec(ns, pod, container, command, tty, stdin)``, ``attach(ns, pod, container, tty, stdin)`` and
+  ``portforward(ns, pod)`` (its pods/exec, pods/attach and pods/portforward source,
+  :mod:`kconsole.nodes.streaming`);
   ``async add_node(config)``, ``async remove_node(name)``. One pods informer, one nodes informer
   and one Services/EndpointSlices pair serve every node.
 * :class:`Kubelet(client, clock, *, node, rng, static_pod_status=None, delay_factor=1.0,

@@ -29,6 +29,8 @@ from kconsole.clock import Clock
 from kconsole.nodes.config import NodeConfig
 from kconsole.nodes.kubelet import NODE_INDEX, Kubelet
 from kconsole.nodes.logs import LogFollower
+from kconsole.nodes.network import Network
+from kconsole.nodes.streaming import AttachProcess, ExecProcess, PortForwarder
 from kconsole.objects.podlog import LogOptions
 from kconsole.nodes.proxy import KubeProxy, ServiceTable
 from kconsole.nodes.volumes import PodObjects
@@ -71,6 +73,8 @@ class NodeFleet:
         self.slice_informer = SharedInformer(reader, "endpointslices", clock=clock)
         self.objects = PodObjects(reader, clock)
         self.table = ServiceTable(self.service_informer, self.slice_informer)
+        self.network = Network(self.service_informer, self.slice_informer, self.pod_informer, self._rules,
+                               self._access_log, random.Random(rng.random()), clock)
         self.pod_informer.add_event_handler(on_add=self._pod_added, on_update=self._pod_updated,
                                             on_delete=self._pod_deleted)
 
@@ -109,6 +113,7 @@ class NodeFleet:
         kubelet.partition_listeners.append(proxy.set_partitioned)
         if self.proxy_pods:
             kubelet.container_listeners.append(proxy.container_changed)
+        kubelet.network = self.network
         self.kubelets[config.name] = kubelet
         self.proxies[config.name] = proxy
         return kubelet
@@ -156,7 +161,21 @@ class NodeFleet:
             await proxy.stop()
         self.configs = [c for c in self.configs if c.name != name]
 
-    # ------------------------------------------------------------------ pods/log
+    # ------------------------------------------------------------------ the pod network
+
+    def _rules(self, node: str) -> list[Obj]:
+        proxy = self.proxies.get(node)
+        return proxy.rules() if proxy is not None else []
+
+    def _access_log(self, pod: Obj, container: str, line: str) -> None:
+        """A simulated server logs a request it answered, on whichever node runs it."""
+        kubelet = self.kubelets.get((pod.get("spec") or {}).get("nodeName") or "")
+        worker = kubelet.workers.get(pod["metadata"].get("uid") or "") if kubelet is not None else None
+        c = worker.container(container) if worker is not None and hasattr(worker, "container") else None
+        if c is not None and c.log is not None:
+            c.log.write(line)
+
+    # ------------------------------------------------------------------ pods/log, exec, attach
 
     def kubelet_endpoint(self, node: str, path: str) -> str | dict[str, Any] | None:
         """The API server's nodes/<name>/proxy source: the node's kubelet, None when no machine runs it."""
@@ -180,3 +199,24 @@ class NodeFleet:
         except LookupError:
             raise StatusError.bad_request(f'container "{container}" in pod "{pod}" is waiting to start: '
                                           "ContainerCreating") from None
+
+    def _kubelet_for(self, namespace: str, pod: str) -> Kubelet:
+        obj = self.pod_informer.get_by_name(namespace, pod)
+        node = ((obj or {}).get("spec") or {}).get("nodeName") or ""
+        kubelet = self.kubelets.get(node)
+        if kubelet is None:
+            raise StatusError.internal(f"error dialing backend: dial tcp: lookup {node or pod}: no such host")
+        return kubelet
+
+    def exec(self, namespace: str, pod: str, container: str, command: list[str], tty: bool,
+             stdin: bool) -> ExecProcess:
+        """The API server's pods/exec source: the node's kubelet starts the process."""
+        return self._kubelet_for(namespace, pod).exec(namespace, pod, container, command, tty=tty, stdin=stdin)
+
+    def attach(self, namespace: str, pod: str, container: str, tty: bool, stdin: bool) -> AttachProcess:
+        """The API server's pods/attach source."""
+        return self._kubelet_for(namespace, pod).attach(namespace, pod, container, tty=tty, stdin=stdin)
+
+    def portforward(self, namespace: str, pod: str) -> PortForwarder:
+        """The API server's pods/portforward source."""
+        return self._kubelet_for(namespace, pod).portforward(namespace, pod)

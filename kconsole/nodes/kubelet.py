@@ -42,7 +42,9 @@ from kconsole.nodes import usage as usage_mod
 from kconsole.nodes.config import NodeConfig
 from kconsole.nodes.images import ImageStore
 from kconsole.nodes.link import GatedEntry, LinkDown
+from kconsole.nodes import streaming
 from kconsole.nodes.logs import LogFollower
+from kconsole.nodes.network import Network
 from kconsole.nodes.podworker import PodWorker
 from kconsole.nodes.staticpods import COMPONENTS, MirrorPodWorker, mirror_pod, mirror_pod_name
 from kconsole.nodes.volumes import PodObjects
@@ -161,6 +163,8 @@ class Kubelet:
         #: Called with (image, True) when a container starts or is found running after a restart and
         #: (image, False) when its process ends: the fleet's kube-proxy runs as its pod does.
         self.container_listeners: list[Callable[[str, bool], None]] = []
+        #: The pod network processes in containers reach (DNS, Services, pods), set by the fleet.
+        self.network: Network | None = None
         #: Counters for the console and tests.
         self.status_writes = 0
         self.lease_renewals = 0
@@ -853,6 +857,25 @@ class Kubelet:
         if options.follow and not buf.closed:
             return buf.follow(options)
         return buf.text(options)
+
+    # ------------------------------------------------------------------ exec and attach
+
+    def allocatable(self) -> dict[str, str]:
+        return self.config.capacity()
+
+    def exec(self, namespace: str, pod: str, container: str, command: list[str], *, tty: bool = False,
+             stdin: bool = False) -> streaming.ExecProcess:
+        """Start ``command`` in a running container (``kubectl exec``), or the kubelet's refusal."""
+        return streaming.exec_process(self, namespace, pod, container, command, tty=tty, stdin=stdin)
+
+    def attach(self, namespace: str, pod: str, container: str, *, tty: bool = False,
+               stdin: bool = False) -> streaming.AttachProcess:
+        """Join a running container's process (``kubectl attach``), or the kubelet's refusal."""
+        return streaming.attach_process(self, namespace, pod, container, tty=tty, stdin=stdin)
+
+    def portforward(self, namespace: str, pod: str) -> streaming.PortForwarder:
+        """Connections into a pod's ports (``kubectl port-forward``), or the kubelet's refusal."""
+        return streaming.port_forwarder(self, namespace, pod)
 
     # ------------------------------------------------------------------ fault hooks
 

@@ -69,7 +69,7 @@ class Container:
                  "started_at", "finished_at", "exit_code", "term_reason", "last_state", "restart_count",
                  "container_id", "image_id", "ready", "started", "backoff", "pull_backoff", "instance", "log",
                  "prev_log", "probes", "stage", "kubelet_timer", "exit_timer", "probe_timers", "crash", "sidecar",
-                 "ephemeral")
+                 "ephemeral", "overlay")
 
     def __init__(self, spec: Obj, init: bool, ephemeral: bool = False) -> None:
         self.name: str = spec.get("name") or ""
@@ -108,6 +108,8 @@ class Container:
         self.exit_timer: TimerHandle | None = None
         self.probe_timers: dict[str, TimerHandle] = {}
         self.crash = False
+        #: Files written by processes exec'd into this instance (its writable layer).
+        self.overlay: dict[str, bytes] = {}
 
     def cancel_kubelet_timers(self) -> None:
         if self.kubelet_timer is not None:
@@ -648,6 +650,7 @@ class PodWorker:
         self.k.container_changed(c.image, True)
         c.finished_at = None
         c.prev_log, c.log = c.log, LogBuffer(self.k.clock.now)
+        c.overlay = {}
         run = c.program.run_seconds
         code = c.program.exit_code
         if c.crash:
@@ -673,6 +676,10 @@ class PodWorker:
             fn()
             return None
         return self.k.clock.call_later(delay, fn)
+
+    def exec_ended(self, c: Container, code: int) -> None:
+        """The container's own shell, attached to, read ``exit``: its process ends with that code."""
+        self._exited(c, code)
 
     def _exited(self, c: Container, code: int, *, report: bool = True) -> None:
         """The runtime saw the container's process end (on its own, or killed)."""

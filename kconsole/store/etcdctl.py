@@ -9,11 +9,16 @@ many more may fail, from the members that answer; ``endpoint health`` adds that 
 Everything is opened
 read-only, so it works beside a running kconsole. A running process's in-memory view is
 ``EtcdCluster.member_status()``; :func:`render_status` renders either.
+
+A data folder whose cluster ran on real etcd members (``--etcd local``: ``DATA/etcd-real``) is
+asked over the network instead, with that folder's client certificate: the members' own status,
+from etcd's maintenance API, in the same layouts.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sqlite3
@@ -126,6 +131,37 @@ def folder_status(data_dir: str | os.PathLike[str]) -> list[MemberStatus]:
     return out
 
 
+#: A real member's client URL -> the peer URL its peers reach it at (filled by :func:`real_status`).
+_REAL_PEERS: dict[str, str] = {}
+
+
+def real_status(data_dir: str | os.PathLike[str]) -> list[MemberStatus] | None:
+    """The real members of a cluster that ran with ``--etcd local`` (None: it did not)."""
+    from kconsole.store.etcdlocal import LOCAL_DIR
+
+    folder = Path(data_dir) / LOCAL_DIR
+    if not (folder / "ports.json").exists() or _member_dirs(members_root(data_dir)):
+        return None
+    return asyncio.run(_ask_real(folder))
+
+
+async def _ask_real(folder: Path) -> list[MemberStatus]:
+    from kconsole.store.etcdgw import TLSFiles
+    from kconsole.store.etcdreal import RealEtcdCluster
+
+    ports = json.loads((folder / "ports.json").read_text())
+    servers = [f"https://127.0.0.1:{p['client']}" for p in ports]
+    for url, p in zip(servers, ports):
+        _REAL_PEERS[url] = f"http://127.0.0.1:{p['proxy']}"
+    pki = folder / "pki"
+    etcd = RealEtcdCluster(servers, tls=TLSFiles(pki / "ca.crt", pki / "client.crt", pki / "client.key"),
+                           compaction_interval=0)
+    try:
+        return await etcd.member_status()
+    finally:
+        await etcd.close()
+
+
 def render_status(statuses: list[MemberStatus], fmt: str) -> str:
     if fmt == "json":
         return json.dumps([{
@@ -185,13 +221,18 @@ def render_quorum(statuses: list[MemberStatus], fmt: str) -> str:
 
 def render_members(statuses: list[MemberStatus], fmt: str) -> str:
     def peer(s: MemberStatus) -> str:
+        if s.endpoint in _REAL_PEERS:
+            return _REAL_PEERS[s.endpoint]
         host, port = s.endpoint.rsplit(":", 1)
         return f"http://{host}:{int(port) + 1}"
 
+    def client(s: MemberStatus) -> str:
+        return s.endpoint if "://" in s.endpoint else f"http://{s.endpoint}"
+
     if fmt == "json":
         return json.dumps({"members": [{"ID": int(s.id, 16), "name": s.name, "peerURLs": [peer(s)],
-                                        "clientURLs": [f"http://{s.endpoint}"]} for s in statuses]})
-    rows = [[s.id, "started", s.name, peer(s), f"http://{s.endpoint}", "false"] for s in statuses]
+                                        "clientURLs": [client(s)]} for s in statuses]})
+    rows = [[s.id, "started", s.name, peer(s), client(s), "false"] for s in statuses]
     if fmt == "table":
         return table(["ID", "STATUS", "NAME", "PEER ADDRS", "CLIENT ADDRS", "IS LEARNER"], rows)
     return "\n".join(", ".join(r) for r in rows)
@@ -214,7 +255,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"kconsole etcdctl: unknown command {command!r} (use: {', '.join(renderers)})", file=sys.stderr)
         return 2
     try:
-        statuses = folder_status(args.data_dir)
+        statuses = real_status(args.data_dir) or folder_status(args.data_dir)
     except (FileNotFoundError, sqlite3.Error) as err:
         print(f"kconsole etcdctl: {err}", file=sys.stderr)
         return 1

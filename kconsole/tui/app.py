@@ -15,6 +15,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from textual.widgets import Footer
 from kconsole.api.types import UserInfo
 from kconsole.client import StatusError
 from kconsole.tui import faultview, keymap
+from kconsole.tui.etcdsamples import EtcdSamples
 from kconsole.tui.model import ClusterModel
 from kconsole.tui.objectkeys import ObjectKeys
 from kconsole.tui.panels import (
@@ -46,6 +49,7 @@ from kconsole.tui.panels.status import StatusLine
 from kconsole.tui.refereeview import ConsoleReferee
 from kconsole.tui.themes import DEFAULT_THEME, THEMES_DIR, ThemeError, discover, load_theme_file, state_colours
 from kconsole.tui.widgets import VirtualTable
+from kconsole.tui.widgets.timeline import TimelineStrip
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +65,12 @@ SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0)
 BACKGROUND_INTERVAL = 0.5
 #: Lease names in kube-system -> the fault target kind they stand for.
 LEADER_LEASES = {"kube-scheduler": "scheduler", "kube-controller-manager": "controller-manager"}
+
+#: Wall seconds between two readings of the history for the timeline strip while live, and while
+#: its buckets are still filling in (each reading reads at most TIMELINE_LOOKUPS bucket edges live).
+TIMELINE_INTERVAL = 30.0
+TIMELINE_FILL_INTERVAL = 5.0
+TIMELINE_LOOKUPS = 8
 
 #: Below this many columns or rows the console shows one panel at a time (k9s's one main table),
 #: the others one key away; at or above it, the dashboard of every panel.
@@ -140,6 +150,13 @@ class ConsoleApp(ObjectKeys, App[int]):
             self.panels.insert(0, self.drill_panel)
         self.side = Vertical(id="side")
         self.status_line = StatusLine()
+        #: The strip under the header and the cursor over the history (set once the API is up).
+        self.timeline = TimelineStrip()
+        self.rewind: Any = None
+        self.etcd_samples = EtcdSamples(self._samples_folder())
+        self._timeline_at = float("-inf")
+        self.model.on_view_changed = self._view_changed
+        self.model.on_etcd_sample = self._record_etcd
         #: ``R``: the referee over this console's cluster (a drill's own referee aside).
         self.console_referee = ConsoleReferee(cluster)
         self.header.readonly = readonly
@@ -166,6 +183,7 @@ class ConsoleApp(ObjectKeys, App[int]):
 
     def compose(self) -> ComposeResult:
         yield self.header
+        yield self.timeline
         with Grid(id="dashboard"):
             yield self.resources
             yield self.events_panel
@@ -191,6 +209,7 @@ class ConsoleApp(ObjectKeys, App[int]):
             return
         self.compact = compact
         self.set_class(compact, "-compact")
+        self.timeline.display = not compact  # the header still says where in the history the panels are
         if compact:
             self.shown = self.focused_panel() or self.shown
         self._show_only(self.shown if compact else None)
@@ -392,6 +411,7 @@ class ConsoleApp(ObjectKeys, App[int]):
                 self._starting = None
             await self.model.start(self.cluster.api_client(CONSOLE_USER))
             self._ensure_fault_catalog()
+            self._start_rewind()
             self.resources.switch_kind(self.resources.resource)
         except Exception as err:  # noqa: BLE001 - the console stays up and says why
             log.exception("cluster start failed")
@@ -408,6 +428,8 @@ class ConsoleApp(ObjectKeys, App[int]):
             self.set_interval(self.sample_interval, self._sample, name="sample")
         await self.model.sample_etcd()
         self.render_pending(force=True)
+        if self.live:  # a console driven by hand (tests, pictures) reads the strip's figures in sample_now
+            self.run_worker(self.refresh_timeline, group="timeline", exclusive=True)
         if self.drill is not None:
             self.drill.start(self)
 
@@ -445,6 +467,7 @@ class ConsoleApp(ObjectKeys, App[int]):
                     rebuilt += 1
             except Exception:  # noqa: BLE001 - a panel bug must not take the console down
                 log.exception("panel %s failed to refresh", panel.id)
+        self.header.where = self.where_text()
         self.header.sync()
         return rebuilt
 
@@ -462,11 +485,20 @@ class ConsoleApp(ObjectKeys, App[int]):
         self.model.sample_rates(now - self._last_sample)
         self._last_sample = now
         self.run_worker(self.model.sample_etcd(), group="etcd", exclusive=True)
+        data = self.timeline.data
+        filling = data is None or None in data.writes
+        if now - self._timeline_at >= (TIMELINE_FILL_INTERVAL if filling else TIMELINE_INTERVAL):
+            self._timeline_at = now
+            self.run_worker(self.refresh_timeline, group="timeline", exclusive=True)
+        elif self.rewind is not None and self.rewind.view is not None:
+            self.run_worker(self._refresh_behind, group="behind", exclusive=True)
 
     async def sample_now(self, seconds: float = 1.0) -> None:
-        """One sampling round (tests and the benchmark drive it explicitly)."""
+        """One sampling round (tests and the benchmark drive it explicitly), the strip's figures too."""
         self.model.sample_rates(seconds)
         await self.model.sample_etcd()
+        self.workers.cancel_group(self, "timeline")
+        await self.refresh_timeline()
         self.render_pending()
 
     # ------------------------------------------------------------------ themes
@@ -572,7 +604,7 @@ class ConsoleApp(ObjectKeys, App[int]):
 
     def action_drill_go(self) -> None:
         """``x``: the drill does the step that waits for the learner."""
-        if self.drill is not None:
+        if self.drill is not None and not self.refuse_past():
             self.status_line.say(self.drill.act())
 
     def action_drill_hint(self) -> None:
@@ -592,6 +624,8 @@ class ConsoleApp(ObjectKeys, App[int]):
                                                               "the drill runs on a cluster of its own"), answered)
 
     def refuse_readonly(self) -> bool:
+        if self.refuse_past():
+            return True
         if self.readonly:
             self.notify("read-only: faults and changes are disabled (--readonly)", severity="warning")
         return self.readonly
@@ -748,7 +782,7 @@ class ConsoleApp(ObjectKeys, App[int]):
         if obj is None:
             self.notify("nothing selected", severity="warning")
             return
-        self.push_screen(DescribeScreen(obj, self.model.events_for(obj), self.model.client, self.model.clock.now(),
+        self.push_screen(DescribeScreen(obj, self.model.events_for(obj), self.model.client, self.model.now(),
                                         theme=self._syntax_theme()))
 
     def action_yaml(self) -> None:
@@ -954,6 +988,8 @@ class ConsoleApp(ObjectKeys, App[int]):
     def confirm_fault(self, fault_type: str, target: str) -> None:
         from kconsole.tui.screens import ConfirmScreen
 
+        if self.refuse_readonly():
+            return
         expect = next((t.expect for t in faultview.fault_types(self.cluster) if t.name == fault_type), "")
 
         def answered(yes: bool | None) -> None:
@@ -1074,6 +1110,166 @@ class ConsoleApp(ObjectKeys, App[int]):
         if fn is not None:
             fn(1.0)
             self.header.sync()
+
+    # ------------------------------------------------------------------ rewind
+
+    def _samples_folder(self) -> Path | None:
+        """Where recorded etcd member state is kept: the data folder, unless the cluster is ephemeral."""
+        config = getattr(self.cluster, "config", None)
+        data_dir = getattr(config, "data_dir", None)
+        return None if data_dir is None or getattr(config, "ephemeral", False) else Path(data_dir)
+
+    def _start_rewind(self) -> None:
+        """The cursor over the history, when the API server serves history reads."""
+        try:
+            from kconsole.client.history import HistoryClient
+        except ImportError:
+            return
+        from kconsole.tui.rewind import Rewind
+
+        self.rewind = Rewind(self.model, HistoryClient(self.model.client), self.etcd_samples)
+        self.rewind.on_loaded = lambda: self.resources.sync(force=True)
+
+    def _record_etcd(self) -> None:
+        live = self.model.live
+        if live.etcd_members:
+            self.etcd_samples.record(live.etcd_members, live.quorum, live.kv_status, self.model.clock.now())
+
+    def live_key(self) -> str:
+        keys = self.keymap_overrides.get("rewind.live", keymap.SPECS["rewind.live"].key)
+        return keymap.display_key(keys.split(",")[0])
+
+    def refuse_past(self) -> bool:
+        """True (and says why) while the panels show the past: nothing there can be changed."""
+        revision = self.rewind.revision if self.rewind is not None else None
+        if revision is None:
+            return False
+        self.notify(f"read-only at rev {revision}: press {self.live_key()} to return live", severity="warning")
+        return True
+
+    def where_text(self) -> str:
+        """``LIVE``, or ``at rev N · <simulated time> · <n> behind`` (the header's and strip's cursor)."""
+        rewind = self.rewind
+        if rewind is None or rewind.view is None:
+            return "LIVE"
+        view = rewind.view
+        when = datetime.fromtimestamp(view.time or 0.0, timezone.utc).strftime("%H:%M:%S")
+        return f"at rev {view.revision} · {when} · {rewind.behind()} behind"
+
+    def _view_changed(self) -> None:
+        """Live <-> past: the panels holding a cache take the new view's, and everything redraws."""
+        self.resources.watched = self.model.watch(self.resources.group_resource)
+        self.header.where = self.where_text()
+        self.render_pending(force=True)
+        self._show_cursor()
+        data = self.timeline.data
+        if self.model.past and (data is None or None in data.writes):
+            self.run_worker(self.refresh_timeline, group="timeline", exclusive=True)
+
+    def _show_cursor(self) -> None:
+        view = self.rewind.view if self.rewind is not None else None
+        self.timeline.show(None, view.time if view is not None else None,
+                           f"rev {view.revision}" if view is not None else "LIVE")
+
+    async def refresh_timeline(self) -> None:
+        """Read the history's figures for the strip (a worker: one read per bucket edge)."""
+        if self.rewind is None or not self.is_mounted(self.timeline):
+            return
+        lookups = None if self.rewind.view is not None else TIMELINE_LOOKUPS  # rewinding: all at once
+        try:
+            data = await self.rewind.timeline(self.timeline.buckets(), lookups)
+        except Exception as err:  # noqa: BLE001 - the strip says why, the console stays up
+            log.debug("timeline not read: %s", err)
+            return
+        view = self.rewind.view
+        self.timeline.show(data, view.time if view is not None else None,
+                           f"rev {view.revision}" if view is not None else "LIVE")
+        self.header.where = self.where_text()
+        self.header.sync()
+
+    async def _refresh_behind(self) -> None:
+        """In the past: how far behind live the panels are moves as the live cluster writes."""
+        try:
+            await self.rewind.refresh()
+        except Exception as err:  # noqa: BLE001 - the figure waits for the next sample
+            log.debug("history bounds not read: %s", err)
+            return
+        self.header.where = self.where_text()
+        self.header.sync()
+
+    def action_rewind(self, what: str, step: int) -> None:
+        """``[`` ``]`` a revision, ``{`` ``}`` an Event, ``<`` ``>`` a warning or fault, back or forth."""
+        if self.rewind is None:
+            self.status_line.say("rewind: the history is not available (the cluster is not up, "
+                                 "or its API server serves no history reads)", "warning")
+            return
+        self.run_worker(partial(self._rewind_step, what, step), group="rewind")
+
+    async def _rewind_step(self, what: str, step: int) -> None:
+        try:
+            moved = await self.rewind.step(what, step)
+        except Exception as err:  # noqa: BLE001 - the history's answer (410, no such revision) is the user's
+            self.status_line.say(f"rewind: {getattr(err, 'message', None) or err}", "error")
+            return
+        if moved is None and step > 0 and self.rewind.view is None:
+            self.status_line.say("already live: the newest revision is shown")
+            return
+        if moved is None:
+            label = {"revision": "revision", "event": "event", "warning": "warning or fault"}[what]
+            self.status_line.say(f"rewind: no {label} {'before' if step < 0 else 'after'} this one "
+                                 f"in the kept history", "warning")
+            return
+        self._after_move()
+
+    def _after_move(self) -> None:
+        rewind = self.rewind
+        if rewind.view is None:
+            self.status_line.say("live")
+            return
+        # Not forced: the panels redraw the rows the step changed (the focused one now, the others
+        # on their interval), as they do for a batch of live changes.
+        self.render_pending()
+        self._show_cursor()
+        self.status_line.say(f"{self.where_text()} · [ ] revision · {{ }} event · < > warning/fault · "
+                             f"t jump · {self.live_key()} live")
+
+    def action_rewind_jump(self) -> None:
+        from kconsole.tui.screens import PromptScreen
+
+        if self.rewind is None:
+            self.action_rewind("revision", 0)
+            return
+
+        def done(value: str | None) -> None:
+            if value:
+                self.run_worker(partial(self._rewind_jump, value), group="rewind")
+
+        self.push_screen(PromptScreen("jump to: r1234 (revision), -5m / +30s (from the cursor), 12:03:10 (time)",
+                                      "", "enter a revision or a time; L returns live"), done)
+
+    async def _rewind_jump(self, text: str) -> None:
+        from kconsole.tui.rewind import TargetError, parse_target
+
+        try:
+            target = parse_target(text, self.model.now())
+            if target.revision is not None:
+                await self.rewind.goto(target.revision)
+            else:
+                await self.rewind.goto_time(target.time)
+        except TargetError as err:
+            self.status_line.say(f"jump: {err}", "error")
+            return
+        except Exception as err:  # noqa: BLE001 - the history's answer is the user's
+            self.status_line.say(f"jump: {getattr(err, 'message', None) or err}", "error")
+            return
+        self._after_move()
+
+    def action_rewind_live(self) -> None:
+        if self.rewind is None or self.rewind.view is None:
+            self.status_line.say("already live")
+            return
+        self.rewind.go_live()
+        self.status_line.say("live")
 
     # ------------------------------------------------------------------ shutdown
 

@@ -76,6 +76,15 @@ APP_KEYS: tuple[KeySpec, ...] = (
     KeySpec("referee.toggle", "R", "referee_toggle", "Referee", show=False),
     KeySpec("drill.go", "x", "drill_go", "Drill does it"),
     KeySpec("drill.hint", "i", "drill_hint", "Hint"),
+    KeySpec("rewind.revision_back", "left_square_bracket", "rewind('revision', -1)", "Rev back", show=False),
+    KeySpec("rewind.revision_forward", "right_square_bracket", "rewind('revision', 1)", "Rev fwd", show=False),
+    KeySpec("rewind.event_back", "left_curly_bracket", "rewind('event', -1)", "Event back", show=False),
+    KeySpec("rewind.event_forward", "right_curly_bracket", "rewind('event', 1)", "Event fwd", show=False),
+    KeySpec("rewind.warning_back", "less_than_sign", "rewind('warning', -1)", "Warning/fault back", show=False),
+    KeySpec("rewind.warning_forward", "greater_than_sign", "rewind('warning', 1)", "Warning/fault fwd",
+            show=False),
+    KeySpec("rewind.jump", "t", "rewind_jump", "Jump to", show=False),
+    KeySpec("rewind.live", "L", "rewind_live", "Live", show=False),
     KeySpec("resource.history", "v", "object_history", "History", show=False),
 )
 
@@ -134,5 +143,6 @@ def screen_bindings(*ids: str) -> list[Binding]:
 
 def display_key(keys: str) -> str:
     names = {"question_mark": "?", "colon": ":", "slash": "/", "full_stop": ".", "equals_sign": "=",
-             "plus": "+", "minus": "-", "space": "space"}
+             "plus": "+", "minus": "-", "space": "space", "left_square_bracket": "[", "right_square_bracket": "]",
+             "left_curly_bracket": "{", "right_curly_bracket": "}", "less_than_sign": "<", "greater_than_sign": ">"}
     return " ".join(names.get(k.strip(), k.strip()) for k in keys.split(","))

@@ -6,6 +6,10 @@ change mark (added / modified / deleted, with the wall time it happened), and te
 refresh then asks each panel to redraw when the versions it depends on moved. Figures that are not objects
 (etcd member status, request and write rates) are sampled on a timer into short histories for the
 header's sparklines. Wall time is used only for how long a mark stays visible and for rates.
+
+What the panels read (the caches, the counts kept beside them, etcd's member state, the active
+faults) sits in a :class:`View`: the live one over the informers, or one over the cluster at a past
+revision (:mod:`kconsole.tui.rewind`) that the model swaps in while the live one keeps running.
 """
 
 from __future__ import annotations
@@ -121,6 +125,81 @@ class Watched:
         return len(self.informer)
 
 
+class View:
+    """What the panels render from: watched caches, the counts kept beside them by the caches'
+    handlers (so the header and the Scheduling panel never walk 10,000 pods per refresh), etcd's
+    member state, and for a past view its time, its active faults and how to load another kind."""
+
+    def __init__(self) -> None:
+        self.watched: dict[str, Watched] = {}
+        #: Pods by phase and the unbound Pending pods.
+        self.phase_counts: dict[str, int] = {}
+        self.pending: set[str] = set()
+        self.pending_version = 0
+        #: Nodes whose Ready condition is True.
+        self.ready_nodes = 0
+        self.etcd_members: list[Any] = []
+        self.quorum: Any = None
+        self.kv_status: Any = None
+        self.etcd_error = ""
+        self.etcd_version = 0
+        #: A past view: the simulated time of its revision (None: live, the clock's now).
+        self.time: float | None = None
+        #: A past view: the faults active at its revision (None: live, the catalog's).
+        self.faults: Callable[[], list[Any]] | None = None
+        #: A past view: a cache of another kind at its revision (None: live, the model's informers).
+        self.load: Callable[[str], Watched] | None = None
+
+    def track(self, key: str, informer: Any, on_change: Callable[[], None] | None = None) -> Watched:
+        """Watch ``informer`` as ``key`` (a group-resource), keeping the pod and node counts."""
+        found = Watched(informer, on_change=on_change)
+        self.watched[key] = found
+        if key == "pods":
+            informer.add_event_handler(self._pod_added, self._pod_updated, self._pod_deleted)
+        elif key == "nodes":
+            informer.add_event_handler(self._node_added, self._node_updated, self._node_deleted)
+        return found
+
+    def version_of(self, key: str) -> int:
+        found = self.watched.get(key)
+        return found.version if found is not None else -1
+
+    def _node_added(self, node: Obj) -> None:
+        self.ready_nodes += _ready(node)
+
+    def _node_updated(self, old: Obj, new: Obj) -> None:
+        if old is not new:
+            self.ready_nodes += _ready(new) - _ready(old)
+
+    def _node_deleted(self, node: Obj) -> None:
+        self.ready_nodes -= _ready(node)
+
+    def _count(self, pod: Obj, delta: int) -> None:
+        meta = pod.get("metadata") or {}
+        status = pod.get("status") or {}
+        phase = "Terminating" if meta.get("deletionTimestamp") else status.get("phase") or "Pending"
+        self.phase_counts[phase] = self.phase_counts.get(phase, 0) + delta
+        key = object_key(pod)
+        pending = phase == "Pending" and not (pod.get("spec") or {}).get("nodeName")
+        if delta > 0 and pending:
+            self.pending.add(key)
+            self.pending_version += 1
+        elif delta < 0 and key in self.pending:
+            self.pending.discard(key)
+            self.pending_version += 1
+
+    def _pod_added(self, pod: Obj) -> None:
+        self._count(pod, 1)
+
+    def _pod_updated(self, old: Obj, new: Obj) -> None:
+        if old is not new:
+            self._count(old, -1)
+            self._count(new, 1)
+
+    def _pod_deleted(self, pod: Obj) -> None:
+        self._count(pod, -1)
+
+
 class ClusterModel:
     """Informer caches and sampled figures for one cluster handle."""
 
@@ -129,28 +208,87 @@ class ClusterModel:
         self.clock = cluster.clock
         self.client: Client = None  # type: ignore[assignment]  # set by start(): the API exists only then
         self.factory: InformerFactory = None  # type: ignore[assignment]
-        self.watched: dict[str, Watched] = {}
+        self.live = View()
+        #: The view the panels render from: :attr:`live`, or the cluster at a past revision.
+        self.view = self.live
         self.started = False
-        self.etcd_members: list[Any] = []
-        self.quorum: Any = None
-        self.kv_status: Any = None
-        self.etcd_error = ""
         self.requests_per_s: deque[float] = deque([0.0] * HISTORY, maxlen=HISTORY)
         self.writes_per_s: deque[float] = deque([0.0] * HISTORY, maxlen=HISTORY)
         self._last_seq: int | None = None
         self._last_write_seq: int | None = None
         self._last_revision: int | None = None
-        self.etcd_version = 0
         self._sampling = False
-        #: Pods by phase and the unbound Pending pods, kept by the pods informer's handlers so the
-        #: header and the Scheduling panel never walk 10,000 pods per refresh.
-        self.phase_counts: dict[str, int] = {}
-        self.pending: set[str] = set()
-        self.pending_version = 0
-        #: Nodes whose Ready condition is True, kept by the nodes informer's handlers likewise.
-        self.ready_nodes = 0
+        #: Told the member state and revision of each etcd sample (the rewind's recorder).
+        self.on_etcd_sample: Callable[[], None] | None = None
+        #: Called when :attr:`view` changes (live <-> past): panels holding a cache pick the new one.
+        self.on_view_changed: Callable[[], None] | None = None
         #: Called (synchronously, on the loop) after any watched object changed.
         self.on_change: Callable[[], None] | None = None
+
+    # ------------------------------------------------------------------ the view shown
+
+    @property
+    def watched(self) -> dict[str, Watched]:
+        return self.view.watched
+
+    @property
+    def phase_counts(self) -> dict[str, int]:
+        return self.view.phase_counts
+
+    @property
+    def pending(self) -> set[str]:
+        return self.view.pending
+
+    @property
+    def pending_version(self) -> int:
+        return self.view.pending_version
+
+    @property
+    def ready_nodes(self) -> int:
+        return self.view.ready_nodes
+
+    @property
+    def etcd_members(self) -> list[Any]:
+        return self.view.etcd_members
+
+    @property
+    def quorum(self) -> Any:
+        return self.view.quorum
+
+    @property
+    def kv_status(self) -> Any:
+        return self.view.kv_status
+
+    @property
+    def etcd_error(self) -> str:
+        return self.view.etcd_error
+
+    @property
+    def etcd_version(self) -> int:
+        return self.view.etcd_version
+
+    @property
+    def past(self) -> bool:
+        return self.view is not self.live
+
+    def now(self) -> float:
+        """Simulated now, or the time of the past revision shown."""
+        return self.view.time if self.view.time is not None else self.clock.now()
+
+    def active_faults(self) -> list[Any]:
+        """The faults active now (the catalog's), or at the past revision shown (from fault Events)."""
+        if self.view.faults is not None:
+            return self.view.faults()
+        from kconsole.tui import faultview
+
+        return faultview.active_faults(self.cluster)
+
+    def faults_version(self) -> Any:
+        if self.view.faults is not None:
+            return ("past", self.view.version_of("events"))
+        from kconsole.tui import faultview
+
+        return faultview.version(self.cluster)
 
     # ------------------------------------------------------------------ informers
 
@@ -179,17 +317,15 @@ class ClusterModel:
     def watch(self, resource: str) -> Watched:
         """The watched cache of ``resource`` (any name kubectl accepts), started on first use."""
         key = self.group_resource(resource)
-        found = self.watched.get(key)
+        found = self.live.watched.get(key)
         if found is None:
             informer = self.factory.informer(key)
-            found = Watched(informer, on_change=self._changed)
-            self.watched[key] = found
-            if key == "pods":
-                informer.add_event_handler(self._pod_added, self._pod_updated, self._pod_deleted)
-            elif key == "nodes":
-                informer.add_event_handler(self._node_added, self._node_updated, self._node_deleted)
+            found = self.live.track(key, informer, on_change=self._changed)
             if self.started:
                 asyncio.get_running_loop().create_task(informer.start())
+        if self.view.load is not None:
+            past = self.view.watched.get(key)
+            return past if past is not None else self.view.load(key)
         return found
 
     async def start(self, client: Client) -> None:
@@ -213,7 +349,7 @@ class ClusterModel:
             self.on_change()
 
     def expire_marks(self) -> None:
-        for watched in self.watched.values():
+        for watched in self.view.watched.values():
             watched.expire()
 
     # ------------------------------------------------------------------ sampled figures
@@ -233,7 +369,8 @@ class ClusterModel:
             return
         new = [r for r in recent if r.seq > self._last_seq]
         requests = last_seq - self._last_seq
-        writes = sum(1 for r in new if r.verb in _WRITE_VERBS and r.code < 400)
+        writes = sum(1 for r in new if r.verb in _WRITE_VERBS and r.code < 400
+                     and not r.resource.startswith(_READS_BY_CREATE))
         self._last_seq = last_seq
         self.requests_per_s.append(requests / seconds)
         self.writes_per_s.append(writes / seconds)
@@ -244,20 +381,23 @@ class ClusterModel:
         if etcd is None or self._sampling:
             return
         self._sampling = True
+        live = self.live
         try:
-            self.etcd_members = list(await etcd.member_status())
-            self.quorum = etcd.quorum()
+            live.etcd_members = list(await etcd.member_status())
+            live.quorum = etcd.quorum()
             try:
-                self.kv_status = await asyncio.wait_for(etcd.status(), 0.5)
-                self.etcd_error = ""
+                live.kv_status = await asyncio.wait_for(etcd.status(), 0.5)
+                live.etcd_error = ""
             except Exception as err:  # noqa: BLE001 - no quorum: status fails, the panel says why
-                self.etcd_error = str(err) or type(err).__name__
-            self.etcd_version += 1
+                live.etcd_error = str(err) or type(err).__name__
+            live.etcd_version += 1
         except Exception as err:  # noqa: BLE001 - a stopped store must not stop the console
-            self.etcd_error = str(err) or type(err).__name__
-            self.etcd_version += 1
+            live.etcd_error = str(err) or type(err).__name__
+            live.etcd_version += 1
         finally:
             self._sampling = False
+        if self.on_etcd_sample is not None:
+            self.on_etcd_sample()
 
     # ------------------------------------------------------------------ derived views
 
@@ -268,44 +408,9 @@ class ClusterModel:
             return 0, 0
         return self.ready_nodes, len(nodes.informer)
 
-    def _node_added(self, node: Obj) -> None:
-        self.ready_nodes += _ready(node)
-
-    def _node_updated(self, old: Obj, new: Obj) -> None:
-        if old is not new:
-            self.ready_nodes += _ready(new) - _ready(old)
-
-    def _node_deleted(self, node: Obj) -> None:
-        self.ready_nodes -= _ready(node)
-
     def pod_phases(self) -> dict[str, int]:
         """Pods by phase (Terminating apart)."""
         return {p: n for p, n in self.phase_counts.items() if n}
-
-    def _count(self, pod: Obj, delta: int) -> None:
-        meta = pod.get("metadata") or {}
-        status = pod.get("status") or {}
-        phase = "Terminating" if meta.get("deletionTimestamp") else status.get("phase") or "Pending"
-        self.phase_counts[phase] = self.phase_counts.get(phase, 0) + delta
-        key = object_key(pod)
-        pending = phase == "Pending" and not (pod.get("spec") or {}).get("nodeName")
-        if delta > 0 and pending:
-            self.pending.add(key)
-            self.pending_version += 1
-        elif delta < 0 and key in self.pending:
-            self.pending.discard(key)
-            self.pending_version += 1
-
-    def _pod_added(self, pod: Obj) -> None:
-        self._count(pod, 1)
-
-    def _pod_updated(self, old: Obj, new: Obj) -> None:
-        if old is not new:
-            self._count(old, -1)
-            self._count(new, 1)
-
-    def _pod_deleted(self, pod: Obj) -> None:
-        self._count(pod, -1)
 
     def lease(self, namespace: str, name: str) -> Obj | None:
         leases = self.watched.get("leases.coordination.k8s.io")
@@ -336,6 +441,8 @@ class ClusterModel:
 
 
 _WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+#: Reads asked by creating an object that is never stored (history queries, access reviews).
+_READS_BY_CREATE = ("historyqueries", "subjectaccessreviews", "selfsubjectaccessreviews", "tokenreviews")
 
 
 def _ready(node: Obj) -> int:

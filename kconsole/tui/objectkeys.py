@@ -36,7 +36,9 @@ class ObjectKeys:
     # ------------------------------------------------------------------ helpers
 
     def refuse_write(self, what: str) -> bool:
-        """True (and says so) when the console is read-only."""
+        """True (and says so) when the console is read-only, or shows the past."""
+        if self.refuse_past():  # type: ignore[attr-defined]
+            return True
         if self.readonly:  # type: ignore[attr-defined]
             self.notify(f"read-only: {what} is disabled (--readonly)", severity="warning")  # type: ignore[attr-defined]
         return bool(self.readonly)  # type: ignore[attr-defined]

@@ -31,3 +31,20 @@ def pod(name: str, labels: dict[str, str] | None = None, **spec: Any) -> dict[st
     if labels:
         body["metadata"]["labels"] = labels
     return body
+
+
+async def open_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path, clock: Any) -> Any:
+    """The store a storage test runs on: kconsole's revision log, or an emptied real etcd."""
+    if kind == "embedded":
+        from kconsole.store.revlog import RevisionLog
+
+        return await RevisionLog.open(tmp_path / "store.db", clock=clock, synchronous="NORMAL")
+    from kconsole.store.etcdgw import TLSFiles
+    from kconsole.store.etcdreal import RealEtcdCluster
+    from kconsole.store.kv import Delete
+
+    local = request.getfixturevalue("real_etcd")
+    etcd = RealEtcdCluster(local.servers, tls=TLSFiles(*local.tls_files()), clock=clock)
+    await etcd.start()
+    await etcd.txn([], [Delete("\0", "\0")])
+    return etcd

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,3 +39,19 @@ async def api(kv: RevisionLog, clock: VirtualClock) -> AsyncIterator[APIServer]:
 @pytest.fixture
 def admin(api: APIServer) -> Client:
     return Client(api, api.tokens.issue(UserInfo("admin", ("system:masters",))))
+
+
+@pytest.fixture(scope="session")
+def real_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Three real etcd members on loopback for the whole run (each test empties the keyspace)."""
+    from kconsole.store.etcdlocal import EtcdNotFound, LocalEtcd
+
+    try:
+        local = LocalEtcd(tmp_path_factory.mktemp("real-etcd"), members=3, proxied=False)
+    except EtcdNotFound as err:
+        pytest.skip(f"no etcd binary (CI installs Debian's etcd-server): {err}")
+    local.heartbeat_ms, local.election_ms = 300, 3000  # no leader changes when the machine is busy
+    local.spawn()
+    yield local
+    local.terminate()
+

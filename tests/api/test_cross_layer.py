@@ -51,7 +51,7 @@ async def test_scale_then_server_side_apply_of_other_replicas_conflicts(api: API
         "message": 'conflict with "kubectl-scale" with subresource "scale" using apps/v1'}]
     scaled = await admin.ok("get", "deployments", group="apps", namespace="default", name="web")
     assert [(e["manager"], e.get("subresource")) for e in scaled["metadata"]["managedFields"]] == \
-        [("kubectl-scale", "scale"), ("kubectl", None)]
+        [("kubectl", None), ("kubectl-scale", "scale")]  # Update entries of one time: by manager, as upstream
     forced = await admin.ok("patch", "deployments", group="apps", namespace="default", name="web",
                             patch_type="apply", body=doc, field_manager="deploy-tool", force=True)
     assert forced["spec"]["replicas"] == 3

@@ -44,7 +44,8 @@ def test_table_facts() -> None:
         "pods", "services", "deployments", "replicasets", "daemonsets", "statefulsets", "jobs", "cronjobs",
         "horizontalpodautoscalers", "replicationcontrollers"}
     pods = reg.resolve("pods")
-    assert pods.info.subresources == ("status", "binding", "eviction", "log", "ephemeralcontainers")
+    assert pods.info.subresources == ("status", "binding", "eviction", "log", "ephemeralcontainers", "exec",
+                                      "attach", "portforward")
     assert pods.graceful_delete
     deploy = reg.resolve("deploy")
     assert deploy.scale is not None and deploy.bump_generation and deploy.has_status

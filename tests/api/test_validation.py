@@ -238,7 +238,7 @@ def test_cronjob_schedule() -> None:
     cj = {"kind": "CronJob", "metadata": {"name": "c"},
           "spec": {"schedule": "every minute", "jobTemplate": {"spec": job()["spec"]}}}
     assert check(cj, "cronjobs", "batch") == [
-        'spec.schedule: Invalid value: "every minute": Expected exactly 5 fields, found 2: every minute']
+        'spec.schedule: Invalid value: "every minute": expected exactly 5 fields, found 2: [every minute]']
     cj["spec"]["schedule"] = "*/5 * * * *"
     assert check(cj, "cronjobs", "batch") == []
     cj["spec"]["schedule"] = "61 * * * *"

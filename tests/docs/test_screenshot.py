@@ -38,7 +38,7 @@ EXPECTED = {
     "manifest": ("Manifest", "deployment.yaml", "Deployment quickstart/web"),
     "proxy": ("kube-proxy rules", "KUBE-SERVICES", "default/kubernetes:https", "KUBE-SEP-"),
     "apilog": ("API requests", "system:kube-scheduler"),
-    "keys": ("Keys", "resource.describe", "fault.heal"),
+    "keys": ("Keys", "resource.describe", "app.help"),
 }
 
 

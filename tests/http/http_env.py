@@ -46,7 +46,7 @@ class Cluster:
     def kubeconfig_for(self, user: UserInfo) -> Path:
         """A kubeconfig carrying only a bearer token for ``user`` (no admin client certificate)."""
         token = self.api.tokens.issue(user)
-        path = self.dir / f"kubeconfig-{user.name}"
+        path = self.dir / f"kubeconfig-{user.name.replace(':', '_')}"  # KUBECONFIG splits on ":"
         path.write_text(kubeconfig_text(self.front.url, token, PKI(self.front.data_dir), client_cert=False))
         return path
 

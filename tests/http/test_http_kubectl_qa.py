@@ -103,12 +103,20 @@ async def test_unknown_subresources_get_upstreams_error(cluster: Cluster) -> Non
 
 
 async def test_a_json_patch_that_cannot_apply_says_why(cluster: Cluster) -> None:
+    """evanphx/json-patch's words in a cause without a field, which kubectl prints after ": "."""
     await cluster.kubectl("create", "configmap", "jp", "--from-literal=a=1")
     failed = await cluster.kubectl("patch", "configmap", "jp", "--type=json",
                                    "-p", '[{"op":"remove","path":"/data/missing"}]', check=False)
     assert failed.code == 1
-    assert failed.err.strip().startswith("The request is invalid: the JSON patch could not be applied:")
-    assert "missing" in failed.err
+    assert failed.err.strip() == "The request is invalid: : Unable to remove nonexistent key: missing: missing value"
+    tested = await cluster.kubectl("patch", "configmap", "jp", "--type=json",
+                                   "-p", '[{"op":"test","path":"/data/a","value":"2"}]', check=False)
+    assert tested.err.strip() == "The request is invalid: : testing value /data/a failed: test failed"
+    replaced = await cluster.kubectl("patch", "configmap", "jp", "--type=json",
+                                     "-p", '[{"op":"replace","path":"/spec/x","value":1}]', check=False)
+    assert replaced.err.strip() == \
+        "The request is invalid: : replace operation does not apply: doc is missing path: /spec/x: missing value"
+    assert (await cluster.kubectl("get", "configmap", "jp", "-o", "jsonpath={.data.a}")).out == "1"
 
 
 async def test_rollout_undo_restores_the_old_replicasets_template(cluster: Cluster) -> None:

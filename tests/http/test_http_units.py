@@ -130,7 +130,9 @@ def test_server_side_apply_owns_conflicts_forces_and_prunes() -> None:
     assert "labels" not in pruned["metadata"] and pruned["spec"]["replicas"] == 5  # bob still owns replicas
     scaled = track_update(pruned, {**pruned, "spec": {**pruned["spec"], "replicas": 7}}, "kubectl", "T4",
                           "Deployment")
-    assert scaled["metadata"]["managedFields"][0]["manager"] == "kubectl"
+    # upstream's order: Apply entries first, then Update by time
+    assert [(e["manager"], e["operation"]) for e in scaled["metadata"]["managedFields"]] == \
+        [("alice", "Apply"), ("kubectl", "Update")]  # bob, forced off replicas by kubectl, owns nothing
     with pytest.raises(StatusError, match='conflict with "kubectl"'):
         server_side_apply(scaled, bob, "bob", False, "T5", "Deployment")
 

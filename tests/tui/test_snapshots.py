@@ -25,6 +25,7 @@ def dashboard(tmp_path: Path, theme: str) -> tuple[ConsoleApp, Any]:
     c, clock = make_cluster(tmp_path, controllers={"node-lifecycle-controller": {"monitor_period": 0.1}})
     app = ConsoleApp(c, live=False, watch_themes=False, theme=theme)
     app.etcd.show_volatile = False  # file sizes and Raft indexes follow real I/O timing
+    app.timeline.show_volatile = False  # which time bucket a write falls in follows real I/O timing too
 
     async def run_before(pilot: Any) -> None:
         await until(clock, lambda: app.ready, pilot, step=0.1)

@@ -5,13 +5,12 @@ from __future__ import annotations
 import zoneinfo
 from typing import Any
 
-from croniter import croniter
-
 from kconsole.api.validators.field import (
     Cause, GoLiteral, immutable, invalid, non_negative, not_supported, required)
 from kconsole.api.validators.meta import validate_annotations, validate_labels
 from kconsole.api.validators.pods import validate_pod_template
 from kconsole.api.validators.workloads import go_label_selector, template_matches
+from kconsole.objects import cronspec
 
 Obj = dict[str, Any]
 
@@ -21,7 +20,6 @@ CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
 LEGACY_CONTROLLER_UID = "controller-uid"
 JOB_NAME = "batch.kubernetes.io/job-name"
 LEGACY_JOB_NAME = "job-name"
-CRON_DESCRIPTORS = frozenset(("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"))
 CRONJOB_NAME_MAX = 52
 #: What a suspended Job that never started may still change in its template (mutable scheduling directives).
 SCHEDULING_DIRECTIVES = ("nodeSelector", "tolerations", "affinity", "schedulingGates")
@@ -124,14 +122,8 @@ def schedule_causes(schedule: Any) -> list[Cause]:
     text = str(schedule)
     if text.startswith(("TZ=", "CRON_TZ=")):
         return [invalid("spec.schedule", text, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead")]
-    if text in CRON_DESCRIPTORS or text.startswith("@every "):
-        return []
-    fields = text.split()
-    if len(fields) != 5:
-        return [invalid("spec.schedule", text, f"Expected exactly 5 fields, found {len(fields)}: {text}")]
-    if not croniter.is_valid(text):
-        return [invalid("spec.schedule", text, f"unparseable schedule: {text}")]
-    return []
+    why = cronspec.check(text)
+    return [invalid("spec.schedule", text, why)] if why is not None else []
 
 
 def validate_cronjob(obj: Obj) -> list[Cause]:

@@ -70,4 +70,4 @@ class Panel(Vertical):
         return None
 
     def now(self) -> float:
-        return self.model.clock.now()
+        return self.model.now()

@@ -2,7 +2,7 @@
 quorum line (alive / needed / failures tolerated, revision, compacted revision, db size, writes/s).
 
 Member status comes from the cluster's etcd handle (an etcdctl-like view), sampled on a timer;
-never from objects.
+never from objects. At a past revision it is the sample the console recorded at or before it.
 """
 
 from __future__ import annotations
@@ -68,6 +68,8 @@ class EtcdPanel(Panel):
         m = self.model
         q = m.quorum
         if q is None:
+            if m.past:
+                return m.etcd_error
             return "no etcd handle" if getattr(m.cluster, "etcd", None) is None else "sampling…"
         parts = [q.line()]
         st = m.kv_status
@@ -95,7 +97,8 @@ class EtcdPanel(Panel):
         q = self.model.quorum
         self.summary.set_class(q is not None and not q.ok, "lost")
         self._set_summary(self.quorum_line())
-        self.table.empty_text = "no members" if getattr(self.model.cluster, "etcd", None) is None else "sampling…"
+        self.table.empty_text = ("not recorded" if self.model.past else "no members"
+                                 if getattr(self.model.cluster, "etcd", None) is None else "sampling…")
         self.set_rows(COLUMNS, rows)
 
     def _set_summary(self, line: str) -> None:

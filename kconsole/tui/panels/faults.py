@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kconsole.tui import faultview
 from kconsole.tui.model import ClusterModel
 from kconsole.tui.panels.base import Panel
 from kconsole.tui.widgets import Fit, Row
@@ -22,11 +21,11 @@ class FaultsPanel(Panel):
         super().__init__(model, id=id)
 
     def inputs(self) -> Any:
-        return faultview.version(self.model.cluster)
+        return self.model.faults_version()
 
     def rebuild(self) -> None:
         rows = [Row(f.id, (f.id, f.type, f.target, f.since, f.expect), "failed")
-                for f in faultview.active_faults(self.model.cluster)]
+                for f in self.model.active_faults()]
         has_catalog = getattr(self.model.cluster, "faults", None) is not None
         self.table.empty_text = "no active faults" if has_catalog else "no fault catalog"
         self.set_title(f"Faults [{len(rows)}]" if rows else "Faults")

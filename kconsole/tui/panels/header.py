@@ -15,7 +15,6 @@ import re
 from rich.markup import escape
 from textual.widgets import Static
 
-from kconsole.tui import faultview
 from kconsole.tui.model import ClusterModel
 from kconsole.tui.widgets import sparkline
 
@@ -43,6 +42,8 @@ class HeaderPanel(Static):
         self.text = ""
         #: Shown as a badge: keys that change the cluster are off.
         self.readonly = False
+        #: ``LIVE``, or where in the history the panels are (``at rev N · time · n behind``).
+        self.where = "LIVE"
         #: Compact layout: (label, panel id, shown) per panel for the switcher; empty on the dashboard.
         self.switcher: list[tuple[str, str, bool]] = []
 
@@ -68,21 +69,22 @@ class HeaderPanel(Static):
         return (f"export KUBECONFIG={escape(str(kubeconfig))}" if kubeconfig
                 else "kubectl: no HTTP front") + (f" · {escape(self.status)}" if self.status else "")
 
-    def _badge(self) -> str:
-        return " [reverse $warning] READ-ONLY [/]" if self.readonly else ""
+    def _badge(self, live: str = " [$success]LIVE[/]") -> str:
+        where = live if self.where == "LIVE" else f" [reverse $warning] {escape(self.where)} [/]"
+        return where + (" [reverse $warning] READ-ONLY [/]" if self.readonly else "")
 
     def compact_text(self) -> str:
         """Switcher, strip, leaders and clock, kubectl: four lines that stand in for the panels not shown."""
         m = self.model
         tabs = " ".join(f"[@click=app.show_panel('{pid}')][reverse b] {label} [/][/]" if shown
                         else f"[@click=app.show_panel('{pid}')]{label}[/]" for label, pid, shown in self.switcher)
-        line1 = f"[b]kconsole[/]{self._badge()} {tabs}"
+        line1 = f"[b]kconsole[/]{self._badge(live='')} {tabs}"
         width = self.content_region.width
         if not width or _cells(line1) + 7 <= width:
             line1 += "  [dim]tab ⇥[/]"
         ready, total = m.node_counts()
         node_state = "$success" if ready == total else "$error"
-        faults = len(faultview.active_faults(m.cluster))
+        faults = len(m.active_faults())
         fault_text = f"[$error]faults {faults}[/]" if faults else "faults 0"
         pending = len(m.pending)
         pending_text = f"[$warning]pending {pending}[/]" if pending else "pending 0"
@@ -98,13 +100,12 @@ class HeaderPanel(Static):
         if self.switcher:
             return self.compact_text()
         m = self.model
-        cluster = m.cluster
         ready, total = m.node_counts()
         node_state = "$success" if ready == total else "$error"
         phases = m.pod_phases()
         pods = " ".join(f"{p} {phases[p]}" for p in PHASE_ORDER if phases.get(p)) or "none"
         etcd = self._etcd()
-        faults = len(faultview.active_faults(cluster))
+        faults = len(m.active_faults())
         fault_text = f"[$error]faults {faults}[/]" if faults else "faults 0"
         leaders = f"cm {m.leader_of('kube-controller-manager')} · sched {m.leader_of('kube-scheduler')}"
         nodes = f"nodes [{node_state}]{ready}/{total} Ready[/]"
