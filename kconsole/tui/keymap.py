@@ -61,7 +61,6 @@ APP_KEYS: tuple[KeySpec, ...] = (
     KeySpec("resource.delete", "ctrl+d", "delete", "Delete", dangerous=True, show=False, refuses=True),
     KeySpec("resource.chain", "c", "chain", "Chain", show=False),
     KeySpec("resource.events", "E", "events_for_selection", "Events of", show=False),
-    KeySpec("resource.history", "v", "object_history", "History", show=False),
     KeySpec("scheduling.matrix", "enter", "open_selection", "Open", show=False),
     KeySpec("view.apilog", "a", "api_log", "API log", show=False),
     KeySpec("view.proxy", "p", "proxy_rules", "kube-proxy", show=False),
@@ -86,6 +85,7 @@ APP_KEYS: tuple[KeySpec, ...] = (
             show=False),
     KeySpec("rewind.jump", "t", "rewind_jump", "Jump to", show=False),
     KeySpec("rewind.live", "L", "rewind_live", "Live", show=False),
+    KeySpec("resource.history", "v", "object_history", "History", show=False),
 )
 
 #: Keys of the screens pushed over the dashboard (they bind them themselves, by these ids).
