@@ -372,9 +372,12 @@ def kind_schema(group: str, kind: str, generic: dict[str, Any], schemas: dict[st
 
 #: Field-table scalar codes -> OpenAPI schemas.
 _SCALAR_SCHEMAS: dict[str, dict[str, Any]] = {
-    "s": {"type": "string"}, "i": {"type": "integer", "format": "int64"}, "b": {"type": "boolean"},
+    "s": {"type": "string"}, "i": {"type": "integer", "format": "int32"},
+    "l": {"type": "integer", "format": "int64"}, "b": {"type": "boolean"},
     "n": {"type": "number", "format": "double"}, "t": {"type": "string", "format": "date-time"},
-    "o": {"type": "object"},
+    "o": {"type": "object"}, "q": {"type": "string", "format": "quantity"},
+    "x": {"type": "string", "format": "int-or-string", "x-kubernetes-int-or-string": True},
+    "y": {"type": "string", "format": "byte"},
 }
 
 
