@@ -14,7 +14,7 @@ checked (their CRD's schema judges the rest).
 
 from __future__ import annotations
 
-import binascii
+import datetime as dt
 import re
 from typing import Any
 
@@ -25,6 +25,7 @@ from kconsole.api.types import StatusError, status_body
 _SCALARS: dict[str, tuple[str, tuple[type, ...]]] = {
     "s": ("string", (str,)),
     "t": ("v1.Time", (str,)),
+    "m": ("v1.MicroTime", (str,)),
     "i": ("int32", (int,)),
     "l": ("int64", (int,)),
     "n": ("float64", (int, float)),
@@ -177,8 +178,36 @@ def _walk(obj: dict[str, Any], type_name: str, path: str) -> None:
                 raise _type_mismatch(value, type_name, here, _go_type(element, container))
             for item in value.values():
                 _value(item, element, type_name, here)
+        elif element in ("t", "m") and isinstance(value, str):
+            canonical = _time(value, element == "m")
+            if canonical != value:
+                obj[key] = canonical
         else:
             _value(value, element, type_name, here)
+
+
+_CANONICAL_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+
+
+_CANONICAL_MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+
+
+def _time(text: str, micro: bool) -> str:
+    """A metav1.Time or MicroTime as upstream re-encodes it: in UTC with ``Z`` (``+00:00`` or another
+    offset is converted), a Time in whole seconds, a MicroTime with six fractional digits; a text that is no RFC 3339 time is
+    Go's parse error."""
+    if (_CANONICAL_MICRO if micro else _CANONICAL_TIME).match(text):
+        return text
+    try:
+        parsed = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise _Mismatch(f'parsing time "{text}" as "2006-01-02T15:04:05Z07:00": cannot parse "{text}" as '
+                        '"2006"') from None
+    if parsed.tzinfo is None:
+        raise _Mismatch(f'parsing time "{text}" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "Z07:00"')
+    utc = parsed.astimezone(dt.timezone.utc)
+    fraction = f".{utc.microsecond:06d}" if micro else ""
+    return utc.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
 
 
 def _value(value: Any, element: str, struct: str, path: str) -> None:

@@ -3,7 +3,7 @@ Python client's models; a superset of 1.32's fields, so no field kubectl 1.32 se
 
 ``TYPES[type]`` is ``"field field:T ..."``: a bare name is a string; ``T`` is another type's name or a
 scalar code (``i`` int32, ``l`` int64, ``b`` boolean, ``n`` number, ``t`` time, ``o`` free-form,
-``s`` string, ``q`` Quantity, ``x`` IntOrString, ``y`` base64 bytes), prefixed ``[]`` for a list of
+``s`` string, ``m`` MicroTime, ``q`` Quantity, ``x`` IntOrString, ``y`` base64 bytes), prefixed ``[]`` for a list of
 them or ``{}`` for a map of them. The API's decoder (:mod:`kconsole.api.decodetypes`), its field
 validation (:mod:`kconsole.api.fieldvalidation`) and the OpenAPI schemas it serves
 (:mod:`kconsole.http.schemas`) all read this one table.
@@ -45,7 +45,21 @@ KINDS: dict[str, str] = {
     "LimitRange": "LimitRange",
     "NetworkPolicy": "NetworkPolicy",
     "ComponentStatus": "ComponentStatus",
+    "RuntimeClass": "RuntimeClass",
+    "CertificateSigningRequest": "CertificateSigningRequest",
+    "FlowSchema": "FlowSchema",
+    "PriorityLevelConfiguration": "PriorityLevelConfiguration",
 }
+
+#: Kinds whose name another group's kind also has: (group, kind) -> table type.
+GROUP_KINDS: dict[tuple[str, str], str] = {
+    ("events.k8s.io", "Event"): "EventsV1Event",
+}
+
+
+def root_type(group: str, kind: str) -> str | None:
+    """The table type of ``kind`` as ``group`` serves it (None: a kind the table does not know)."""
+    return GROUP_KINDS.get((group, kind)) or KINDS.get(kind)
 
 TYPES: dict[str, str] = {
     "AWSElasticBlockStoreVolumeSource": "fsType partition:i readOnly:b volumeID",
@@ -154,10 +168,10 @@ TYPES: dict[str, str] = {
                           "targetContainerName terminationMessagePath terminationMessagePolicy tty:b "
                           "volumeDevices:[]VolumeDevice volumeMounts:[]VolumeMount workingDir",
     "EphemeralVolumeSource": "volumeClaimTemplate:PersistentVolumeClaimTemplate",
-    "Event": "action apiVersion count:i eventTime:t firstTimestamp:t involvedObject:ObjectReference kind "
+    "Event": "action apiVersion count:i eventTime:m firstTimestamp:t involvedObject:ObjectReference kind "
              "lastTimestamp:t message metadata:ObjectMeta reason related:ObjectReference reportingComponent "
              "reportingInstance series:EventSeries source:EventSource type",
-    "EventSeries": "count:i lastObservedTime:t",
+    "EventSeries": "count:i lastObservedTime:m",
     "EventSource": "component host",
     "EvictionResponder": "name priority:i",
     "ExecAction": "command:[]s",
@@ -225,8 +239,8 @@ TYPES: dict[str, str] = {
     "LabelSelector": "matchExpressions:[]LabelSelectorRequirement matchLabels:{}s",
     "LabelSelectorRequirement": "key operator values:[]s",
     "Lease": "apiVersion kind metadata:ObjectMeta spec:LeaseSpec",
-    "LeaseSpec": "acquireTime:t holderIdentity leaseDurationSeconds:i leaseTransitions:i preferredHolder "
-                 "renewTime:t strategy",
+    "LeaseSpec": "acquireTime:m holderIdentity leaseDurationSeconds:i leaseTransitions:i preferredHolder "
+                 "renewTime:m strategy",
     "Lifecycle": "postStart:LifecycleHandler preStop:LifecycleHandler stopSignal",
     "LifecycleHandler": "exec:ExecAction httpGet:HTTPGetAction sleep:SleepAction tcpSocket:TCPSocketAction",
     "LinuxContainerUser": "gid:l supplementalGroups:[]l uid:l",
@@ -518,6 +532,45 @@ TYPES: dict[str, str] = {
     "NetworkPolicyPeer": "ipBlock:IPBlock namespaceSelector:LabelSelector podSelector:LabelSelector",
     "NetworkPolicyPort": "endPort:i port:x protocol",
     "IPBlock": "cidr except:[]s",
+    "EventsV1Event": "action apiVersion deprecatedCount:i deprecatedFirstTimestamp:t deprecatedLastTimestamp:t "
+                     "deprecatedSource:EventSource eventTime:m kind metadata:ObjectMeta note reason "
+                     "regarding:ObjectReference related:ObjectReference reportingController reportingInstance "
+                     "series:EventSeries type",
+    "RuntimeClass": "apiVersion handler kind metadata:ObjectMeta overhead:Overhead scheduling:Scheduling",
+    "Overhead": "podFixed:{}q",
+    "Scheduling": "nodeSelector:{}s tolerations:[]Toleration",
+    "CertificateSigningRequest": "apiVersion kind metadata:ObjectMeta spec:CertificateSigningRequestSpec "
+                                 "status:CertificateSigningRequestStatus",
+    "CertificateSigningRequestSpec": "expirationSeconds:i extra:{}o groups:[]s request:y signerName uid "
+                                     "usages:[]s username",
+    "CertificateSigningRequestStatus": "certificate:y conditions:[]CertificateSigningRequestCondition",
+    "CertificateSigningRequestCondition": "lastTransitionTime:t lastUpdateTime:t message reason status type",
+    "FlowSchema": "apiVersion kind metadata:ObjectMeta spec:FlowSchemaSpec status:FlowSchemaStatus",
+    "FlowSchemaSpec": "distinguisherMethod:FlowDistinguisherMethod matchingPrecedence:i "
+                      "priorityLevelConfiguration:PriorityLevelConfigurationReference rules:[]PolicyRulesWithSubjects",
+    "FlowDistinguisherMethod": "type",
+    "PriorityLevelConfigurationReference": "name",
+    "PolicyRulesWithSubjects": "nonResourceRules:[]NonResourcePolicyRule resourceRules:[]ResourcePolicyRule "
+                               "subjects:[]FlowSubject",
+    "NonResourcePolicyRule": "nonResourceURLs:[]s verbs:[]s",
+    "ResourcePolicyRule": "apiGroups:[]s clusterScope:b namespaces:[]s resources:[]s verbs:[]s",
+    "FlowSubject": "group:GroupSubject kind serviceAccount:ServiceAccountSubject user:UserSubject",
+    "GroupSubject": "name",
+    "UserSubject": "name",
+    "ServiceAccountSubject": "name namespace",
+    "FlowSchemaStatus": "conditions:[]FlowSchemaCondition",
+    "FlowSchemaCondition": "lastTransitionTime:t message reason status type",
+    "PriorityLevelConfiguration": "apiVersion kind metadata:ObjectMeta spec:PriorityLevelConfigurationSpec "
+                                  "status:PriorityLevelConfigurationStatus",
+    "PriorityLevelConfigurationSpec": "exempt:ExemptPriorityLevelConfiguration "
+                                      "limited:LimitedPriorityLevelConfiguration type",
+    "ExemptPriorityLevelConfiguration": "lendablePercent:i nominalConcurrencyShares:i",
+    "LimitedPriorityLevelConfiguration": "borrowingLimitPercent:i lendablePercent:i limitResponse:LimitResponse "
+                                         "nominalConcurrencyShares:i",
+    "LimitResponse": "queuing:QueuingConfiguration type",
+    "QueuingConfiguration": "handSize:i queueLengthLimit:i queues:i",
+    "PriorityLevelConfigurationStatus": "conditions:[]PriorityLevelConfigurationCondition",
+    "PriorityLevelConfigurationCondition": "lastTransitionTime:t message reason status type",
 }
 
 

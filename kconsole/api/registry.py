@@ -182,6 +182,15 @@ TABLE: tuple[ResourceSpec, ...] = (
            generation=True),
     _entry("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False, short=("pc",)),
     _entry("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False, short=("sc",)),
+    # Admission sets a Pod's overhead and scheduling constraints from its RuntimeClass (admission/runtimeclass.py).
+    _entry("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", namespaced=False),
+    # Approved with kubectl certificate approve (the approval subresource); signed by the csrsigning controller.
+    _entry("certificates.k8s.io", "v1", "certificatesigningrequests", "CertificateSigningRequest", namespaced=False,
+           short=("csr",), status=True, subresources=("approval",), fields=("spec.signerName",)),
+    # The API Priority and Fairness configuration objects, the defaults created at start (api/flowcontrol.py).
+    _entry("flowcontrol.apiserver.k8s.io", "v1", "flowschemas", "FlowSchema", namespaced=False, status=True),
+    _entry("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations", "PriorityLevelConfiguration",
+           namespaced=False, status=True),
     _entry("apiregistration.k8s.io", "v1", "apiservices", "APIService", namespaced=False, status=True,
            categories=("api-extensions",)),
     _entry("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", verbs=("get", "list"), stored=False),

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from functools import partial
 from typing import Any, NamedTuple
 
-from kconsole.api import apiservices, componentstatus, marshalled, prometheus, strategy
+from kconsole.api import apiservices, componentstatus, flowcontrol, marshalled, prometheus, strategy
 from kconsole.api.admission.metadata import new_uid
 from kconsole.api.admission.serviceaccount import named_account
 from kconsole.api.apply import track_update
@@ -386,6 +386,8 @@ class APIServer:
             }, "scheduling.k8s.io"))
         for obj in apiservices.wanted(self.resources(), self.now()):
             wanted.append(("apiservices", None, obj, "apiregistration.k8s.io"))
+        for resource, obj in flowcontrol.wanted(self.now()):
+            wanted.append((resource, None, obj, "flowcontrol.apiserver.k8s.io"))
         wanted.append(self._kubernetes_service())
         return wanted
 
@@ -745,6 +747,7 @@ class APIServer:
         call.convert = alternate
         if req.verb in ("create", "update"):
             req.body = alternate.incoming(req.body)
+        req.field_selector = alternate.field_selector(req.field_selector)
         return alternate.spec
 
     def _attributes(self, user: UserInfo, verb: str, spec: ResourceSpec, sub: str, namespace: str,
@@ -1185,6 +1188,8 @@ class APIServer:
                     new["metadata"]["managedFields"] = applied
             elif sub == "finalize":
                 new = strategy.prepare_finalize(new, old)
+            elif sub == "approval":
+                new = strategy.prepare_approval(new, old, self.now())
             elif sub == "ephemeralcontainers":
                 new = strategy.prepare_ephemeral_update(new, old)
             else:

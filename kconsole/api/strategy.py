@@ -79,6 +79,27 @@ def prepare_finalize(new: Obj, old: Obj) -> Obj:
     return out
 
 
+def prepare_approval(new: Obj, old: Obj, now: str) -> Obj:
+    """certificatesigningrequests/approval (``kubectl certificate approve``): only the status
+    conditions change; the spec and an issued certificate stay, and a condition's times are filled in."""
+    out = dict(old)
+    out["metadata"] = dict(old["metadata"])
+    status = dict(old.get("status") or {})
+    conditions = (new.get("status") or {}).get("conditions") if isinstance(new.get("status"), dict) else None
+    if conditions:
+        status["conditions"] = conditions
+        for cond in conditions:
+            if isinstance(cond, dict):
+                if not cond.get("lastUpdateTime"):
+                    cond["lastUpdateTime"] = now
+                if not cond.get("lastTransitionTime"):
+                    cond["lastTransitionTime"] = now
+    else:
+        status.pop("conditions", None)
+    out["status"] = status
+    return out
+
+
 def prepare_ephemeral_update(new: Obj, old: Obj) -> Obj:
     """pods/ephemeralcontainers (``kubectl debug``): only spec.ephemeralContainers may change, as
     upstream's dropNonEphemeralContainerUpdates; anything else in the body is dropped."""

@@ -342,6 +342,27 @@ def default_ingress(ctx: AdmissionContext, obj: Obj) -> None:
         obj["status"] = {"loadBalancer": {}}  # Go's non-pointer struct: upstream always shows it
 
 
+def default_csr(ctx: AdmissionContext, obj: Obj) -> None:
+    """A CertificateSigningRequest names who asked (upstream's PrepareForCreate), whatever the body says."""
+    if ctx.operation != "CREATE":
+        return
+    spec = _spec(obj)
+    user = ctx.user
+    spec["username"] = user.name
+    if user.uid:
+        spec["uid"] = user.uid
+    else:
+        spec.pop("uid", None)
+    if user.groups:
+        spec["groups"] = list(user.groups)
+    else:
+        spec.pop("groups", None)
+    if user.extra:
+        spec["extra"] = {key: list(values) for key, values in user.extra}
+    else:
+        spec.pop("extra", None)
+
+
 #: (group, kind) -> defaulter.
 DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("", "Pod"): default_pod,
@@ -363,6 +384,7 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("autoscaling", "HorizontalPodAutoscaler"): default_hpa,
     ("scheduling.k8s.io", "PriorityClass"): default_priorityclass,
     ("storage.k8s.io", "StorageClass"): default_storageclass,
+    ("certificates.k8s.io", "CertificateSigningRequest"): default_csr,
     ("rbac.authorization.k8s.io", "RoleBinding"): default_binding,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): default_binding,
 }
@@ -385,6 +407,7 @@ FRESH_STATUS: dict[tuple[str, str], Obj] = {
     ("batch", "Job"): {},
     ("batch", "CronJob"): {},
     ("autoscaling", "HorizontalPodAutoscaler"): {"desiredReplicas": 0},
+    ("certificates.k8s.io", "CertificateSigningRequest"): {},
     ("policy", "PodDisruptionBudget"): {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0,
                                         "expectedPods": 0},
 }
