@@ -49,6 +49,10 @@ KINDS: dict[str, str] = {
     "CertificateSigningRequest": "CertificateSigningRequest",
     "FlowSchema": "FlowSchema",
     "PriorityLevelConfiguration": "PriorityLevelConfiguration",
+    "ValidatingAdmissionPolicy": "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding": "ValidatingAdmissionPolicyBinding",
+    "ValidatingWebhookConfiguration": "ValidatingWebhookConfiguration",
+    "MutatingWebhookConfiguration": "MutatingWebhookConfiguration",
 }
 
 #: Kinds whose name another group's kind also has: (group, kind) -> table type.
@@ -571,6 +575,38 @@ TYPES: dict[str, str] = {
     "QueuingConfiguration": "handSize:i queueLengthLimit:i queues:i",
     "PriorityLevelConfigurationStatus": "conditions:[]PriorityLevelConfigurationCondition",
     "PriorityLevelConfigurationCondition": "lastTransitionTime:t message reason status type",
+    "ValidatingAdmissionPolicy": "apiVersion kind metadata:ObjectMeta spec:ValidatingAdmissionPolicySpec "
+                                 "status:ValidatingAdmissionPolicyStatus",
+    "ValidatingAdmissionPolicySpec": "auditAnnotations:[]AuditAnnotation failurePolicy "
+                                     "matchConditions:[]MatchCondition matchConstraints:MatchResources "
+                                     "paramKind:ParamKind validations:[]Validation variables:[]Variable",
+    "AuditAnnotation": "key valueExpression",
+    "MatchCondition": "expression name",
+    "MatchResources": "excludeResourceRules:[]NamedRuleWithOperations matchPolicy "
+                      "namespaceSelector:LabelSelector objectSelector:LabelSelector "
+                      "resourceRules:[]NamedRuleWithOperations",
+    "NamedRuleWithOperations": "apiGroups:[]s apiVersions:[]s operations:[]s resourceNames:[]s resources:[]s scope",
+    "ParamKind": "apiVersion kind",
+    "Validation": "expression message messageExpression reason",
+    "Variable": "expression name",
+    "ValidatingAdmissionPolicyStatus": "conditions:[]Condition observedGeneration:l typeChecking:o",
+    "ValidatingAdmissionPolicyBinding": "apiVersion kind metadata:ObjectMeta "
+                                        "spec:ValidatingAdmissionPolicyBindingSpec",
+    "ValidatingAdmissionPolicyBindingSpec": "matchResources:MatchResources paramRef:ParamRef policyName "
+                                            "validationActions:[]s",
+    "ParamRef": "name namespace parameterNotFoundAction selector:LabelSelector",
+    "ValidatingWebhookConfiguration": "apiVersion kind metadata:ObjectMeta webhooks:[]ValidatingWebhook",
+    "MutatingWebhookConfiguration": "apiVersion kind metadata:ObjectMeta webhooks:[]MutatingWebhook",
+    "ValidatingWebhook": "admissionReviewVersions:[]s clientConfig:WebhookClientConfig failurePolicy "
+                         "matchConditions:[]MatchCondition matchPolicy name namespaceSelector:LabelSelector "
+                         "objectSelector:LabelSelector rules:[]RuleWithOperations sideEffects timeoutSeconds:i",
+    "MutatingWebhook": "admissionReviewVersions:[]s clientConfig:WebhookClientConfig failurePolicy "
+                       "matchConditions:[]MatchCondition matchPolicy name namespaceSelector:LabelSelector "
+                       "objectSelector:LabelSelector reinvocationPolicy rules:[]RuleWithOperations sideEffects "
+                       "timeoutSeconds:i",
+    "WebhookClientConfig": "caBundle:y service:WebhookServiceReference url",
+    "WebhookServiceReference": "name namespace path port:i",
+    "RuleWithOperations": "apiGroups:[]s apiVersions:[]s operations:[]s resources:[]s scope",
 }
 
 

@@ -19,6 +19,7 @@ from functools import partial
 from typing import Any, NamedTuple
 
 from kconsole.api import apiservices, componentstatus, flowcontrol, marshalled, prometheus, strategy
+from kconsole.api.admission import dynamic, policy, webhooks
 from kconsole.api.admission.metadata import new_uid
 from kconsole.api.admission.serviceaccount import named_account
 from kconsole.api.apply import track_update
@@ -175,7 +176,7 @@ async def _ready(result: Response) -> Response:
 class _Call:
     """Per-request bookkeeping: who, what, and which stage is running (for the audit record)."""
 
-    __slots__ = ("req", "user", "spec", "stage", "name", "allocated", "live", "warnings", "convert")
+    __slots__ = ("req", "user", "spec", "stage", "name", "allocated", "live", "warnings", "convert", "admitted")
 
     def __init__(self, req: Request) -> None:
         self.req = req
@@ -193,6 +194,8 @@ class _Call:
         self.warnings: list[str] | tuple[()] = ()
         #: The served version the request names when it is not the stored one (autoscaling/v1 HPAs).
         self.convert: Alternate | None = None
+        #: The webhooks and policies that admitted the request, for the API log.
+        self.admitted = ""
 
     def took(self, ip: str) -> None:
         if not self.allocated:
@@ -616,7 +619,7 @@ class APIServer:
             code = result.code if isinstance(result, Response) else 200
             if call.warnings and isinstance(result, Response):
                 result.warnings.extend(call.warnings)
-            stage = None
+            stage, message = None, call.admitted
             if self._etcd_error and request.verb not in ("get", "list", "watch"):
                 self._etcd_error = ""  # a write went through: the store answers again
         except StatusError as err:
@@ -921,6 +924,54 @@ class APIServer:
             vplugin.validate(ctx, obj, old)
         call.stage = "storage"
 
+    def _after_admission(self, call: _Call, spec: ResourceSpec,
+                         sub: str | None) -> Callable[[Obj, Obj | None], Awaitable[Obj]] | None:
+        """The dynamic admission of an update or apply (None when no webhook or policy is configured)."""
+        if not dynamic.configured(self.list_objects):
+            return None
+
+        async def after(new: Obj, current: Obj | None) -> Obj:
+            operation = "CREATE" if current is None else "UPDATE"
+            return await self._dynamic_admission(call, spec, operation, new, current, sub)
+
+        return after
+
+    async def _dynamic_admission(self, call: _Call, spec: ResourceSpec, operation: str, obj: Obj, old: Obj | None,
+                                 sub: str | None) -> Obj:
+        """Mutating webhooks, then (on what they made, validated again) ValidatingAdmissionPolicies and
+        validating webhooks, as upstream orders them after the built-in plugins. The admission
+        configuration kinds themselves are never sent to webhooks (upstream's rule: no lock-out)."""
+        if spec.group == dynamic.GROUP:
+            return obj
+        name = (obj.get("metadata") or {}).get("name") or call.req.name or ""
+        attrs = dynamic.Attributes(operation, spec.group, spec.info.version, spec.resource, sub or "", spec.kind,
+                                   call.req.namespace or "", name, spec.namespaced, call.user or LOOPBACK_USER,
+                                   call.req.dry_run, obj, old, self.get_object, self.list_objects)
+        call.stage = "mutating-admission"
+        new = await webhooks.mutate(attrs, obj, spec.kind)
+        if new is not obj:
+            call.stage = "validation"
+            causes = strategy.immutable_meta_causes(new, old) if old is not None else []
+            if self.validator is not None:
+                causes.extend(self.validator.validate(self.admission_context(call, spec, operation, name, sub),
+                                                      new, old))
+            if causes:
+                raise _invalid(spec, name, causes)
+        call.stage = "validating-admission"
+        attrs.obj = new
+        try:
+            policy.admit(attrs)
+            await webhooks.validate(attrs)
+        finally:
+            if attrs.warnings:
+                call.warnings = [*call.warnings, *attrs.warnings]
+        call.stage = "storage"
+        if attrs.admitted_by or attrs.annotations:
+            notes = [f"admitted by {', '.join(attrs.admitted_by)}"] if attrs.admitted_by else []
+            notes += [f"{k}={v}" for k, v in sorted(attrs.annotations.items())]
+            call.admitted = "; ".join(notes)
+        return new
+
     def admit_subresource(self, call: _Call, spec: ResourceSpec, sub: str, body: Obj) -> None:
         """Validating admission of a create on a subresource that is not the object itself (an
         Eviction, a TokenRequest): the plugins that judge it (their ``subresources``) see its body."""
@@ -1147,6 +1198,9 @@ class APIServer:
             if account is not None and self.get_object("serviceaccounts", call.req.namespace, account) is None:
                 await self._account_seen()
         self.admit(call, spec, "CREATE", obj, None)
+        if dynamic.configured(self.list_objects):
+            obj = await self._dynamic_admission(call, spec, "CREATE", obj, None, None)
+            meta = obj["metadata"]
         self._track(call, spec, None, obj)
         call.name = meta["name"]
         created = await self.storage.create(spec, obj, dry_run=call.req.dry_run)
@@ -1261,7 +1315,7 @@ class APIServer:
 
         result, outcome = await self.storage.guaranteed_update(
             spec, call.req.namespace, call.req.name or "", self._updater(call, spec, sub, produce),
-            dry_run=call.req.dry_run)
+            dry_run=call.req.dry_run, after=self._after_admission(call, spec, sub))
         if outcome == "deleted":
             self._deleted(spec, result)
         return Response(200, result)
@@ -1289,7 +1343,8 @@ class APIServer:
             return new
 
         result, outcome = await self.storage.guaranteed_update(
-            spec, req.namespace, req.name or "", self._updater(call, spec, sub, produce), dry_run=req.dry_run)
+            spec, req.namespace, req.name or "", self._updater(call, spec, sub, produce), dry_run=req.dry_run,
+            after=self._after_admission(call, spec, sub))
         if outcome == "deleted":
             self._deleted(spec, result)
         return Response(200, result)
@@ -1338,7 +1393,8 @@ class APIServer:
             return obj
 
         result, outcome = await self.storage.guaranteed_update(spec, req.namespace, req.name or "", try_update,
-                                                               dry_run=req.dry_run)
+                                                               dry_run=req.dry_run,
+                                                               after=self._after_admission(call, spec, sub))
         if outcome == "created":
             self._stored(call, spec)
             return Response(201, result)

@@ -13,7 +13,7 @@ import base64
 import binascii
 import json
 import marshal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -495,12 +495,14 @@ class Storage:
         try_update: Callable[[Obj | None], Obj],
         *,
         dry_run: bool = False,
+        after: Callable[[Obj, Obj | None], Awaitable[Obj]] | None = None,
     ) -> tuple[Obj, str]:
         """Read, transform, compare-and-swap, retry on conflict (upstream's GuaranteedUpdate).
 
         ``try_update(current)`` gets the stored object (shared: copy before changing it; None when
         absent) and returns the object to store, or raises (404, 409 on a stale resourceVersion, 422).
         Returns (object, outcome) with outcome ``created``, ``updated``, ``unchanged`` or ``deleted``.
+        ``after(new, current)``: the admission that needs to wait (webhooks), on each attempt's result.
         """
         key = self.key(spec, namespace, name)
         current, authoritative = await self._current(spec, namespace, name, key)
@@ -513,6 +515,8 @@ class Storage:
                     authoritative = True
                     continue
                 raise
+            if after is not None:
+                new = await after(new, current)
             cur_rv = object_rv(current)
             if current is None:
                 outcome = "created"

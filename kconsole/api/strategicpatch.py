@@ -80,6 +80,8 @@ KIND_TYPES: dict[str, dict[str, Field]] = {
     "ServiceAccount": {"metadata": _META, "secrets": ("merge", "name", None)},
     "PodDisruptionBudget": {"metadata": _META, "status": _STATUS},
     "HorizontalPodAutoscaler": {"metadata": _META, "status": _STATUS},
+    "ValidatingWebhookConfiguration": {"metadata": _META, "webhooks": ("merge", "name", None)},
+    "MutatingWebhookConfiguration": {"metadata": _META, "webhooks": ("merge", "name", None)},
 }
 for _kind in ("ConfigMap", "Secret", "Endpoints", "EndpointSlice", "Event", "Lease", "PriorityClass", "Role",
               "ClusterRole", "RoleBinding", "ClusterRoleBinding", "LimitRange", "ResourceQuota"):

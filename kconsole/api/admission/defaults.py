@@ -363,6 +363,54 @@ def default_csr(ctx: AdmissionContext, obj: Obj) -> None:
         spec.pop("extra", None)
 
 
+def _default_rules(rules: Any) -> None:
+    for rule in rules or ():
+        if isinstance(rule, dict):
+            rule.setdefault("scope", "*")
+
+
+def default_webhooks(ctx: AdmissionContext, obj: Obj) -> None:
+    """admissionregistration/v1 SetDefaults_ValidatingWebhook and SetDefaults_MutatingWebhook."""
+    mutating = ctx.info.kind == "MutatingWebhookConfiguration"
+    for hook in obj.get("webhooks") or ():
+        if not isinstance(hook, dict):
+            continue
+        hook.setdefault("failurePolicy", "Fail")
+        hook.setdefault("matchPolicy", "Equivalent")
+        hook.setdefault("namespaceSelector", {})
+        hook.setdefault("objectSelector", {})
+        hook.setdefault("timeoutSeconds", 10)
+        if mutating:
+            hook.setdefault("reinvocationPolicy", "Never")
+        _default_rules(hook.get("rules"))
+
+
+def default_admission_policy(ctx: AdmissionContext, obj: Obj) -> None:
+    spec = _spec(obj)
+    spec.setdefault("failurePolicy", "Fail")
+    constraints = spec.get("matchConstraints")
+    if isinstance(constraints, dict):
+        constraints.setdefault("matchPolicy", "Equivalent")
+        constraints.setdefault("namespaceSelector", {})
+        constraints.setdefault("objectSelector", {})
+        _default_rules(constraints.get("resourceRules"))
+        _default_rules(constraints.get("excludeResourceRules"))
+
+
+def default_policy_binding(ctx: AdmissionContext, obj: Obj) -> None:
+    spec = _spec(obj)
+    ref = spec.get("paramRef")
+    if isinstance(ref, dict):
+        ref.setdefault("parameterNotFoundAction", "Deny")
+    match = spec.get("matchResources")
+    if isinstance(match, dict):
+        match.setdefault("matchPolicy", "Equivalent")
+        match.setdefault("namespaceSelector", {})
+        match.setdefault("objectSelector", {})
+        _default_rules(match.get("resourceRules"))
+        _default_rules(match.get("excludeResourceRules"))
+
+
 #: (group, kind) -> defaulter.
 DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("", "Pod"): default_pod,
@@ -385,6 +433,10 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("scheduling.k8s.io", "PriorityClass"): default_priorityclass,
     ("storage.k8s.io", "StorageClass"): default_storageclass,
     ("certificates.k8s.io", "CertificateSigningRequest"): default_csr,
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): default_webhooks,
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): default_webhooks,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): default_admission_policy,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): default_policy_binding,
     ("rbac.authorization.k8s.io", "RoleBinding"): default_binding,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): default_binding,
 }
@@ -408,6 +460,7 @@ FRESH_STATUS: dict[tuple[str, str], Obj] = {
     ("batch", "CronJob"): {},
     ("autoscaling", "HorizontalPodAutoscaler"): {"desiredReplicas": 0},
     ("certificates.k8s.io", "CertificateSigningRequest"): {},
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): {},
     ("policy", "PodDisruptionBudget"): {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0,
                                         "expectedPods": 0},
 }
