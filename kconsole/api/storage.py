@@ -283,6 +283,19 @@ def parse_rv(value: str | None, what: str = "resourceVersion") -> int | None:
     return rv
 
 
+def _only_timestamps_moved(new: Obj, current: Obj) -> bool:
+    """upstream's IgnoreManagedFieldsTimestampsTransformer: a write that changes nothing but the
+    times of its managedFields entries is no write (kubectl says ``patched (no change)`` and no
+    watcher sees a MODIFIED)."""
+    new_fields, old_fields = new["metadata"].get("managedFields"), current["metadata"].get("managedFields")
+    if not isinstance(new_fields, list) or not isinstance(old_fields, list) or len(new_fields) != len(old_fields):
+        return False
+    if any(not isinstance(a, dict) or not isinstance(b, dict) or {**a, "time": None} != {**b, "time": None}
+           for a, b in zip(new_fields, old_fields)):
+        return False
+    return {**new, "metadata": {**new["metadata"], "managedFields": old_fields}} == current
+
+
 class Storage:
     """Keys, codec, compare-and-swap writes and cache-consistent reads for every resource."""
 
@@ -525,6 +538,9 @@ class Storage:
             else:
                 new["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
                 if new == current:
+                    return new, "unchanged"
+                if _only_timestamps_moved(new, current):
+                    new["metadata"]["managedFields"] = current["metadata"]["managedFields"]
                     return new, "unchanged"
                 outcome = "updated"
             if dry_run:

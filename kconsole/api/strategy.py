@@ -52,10 +52,28 @@ def prepare_update(spec: ResourceSpec, new: Obj, old: Obj) -> None:
             # A custom kind without the status subresource: its status is part of what it asks for.
             spec.info.custom is not None and not spec.has_status and new.get("status") != old.get("status"))):
         meta["generation"] = int(old_meta.get("generation", 0)) + 1
+    if spec.kind == "DaemonSet" and spec.group == "apps":
+        _template_generation(new, old)
     if spec.resource == "namespaces":
         # spec.finalizers changes only through the finalize subresource.
         if "spec" in old:
             new["spec"] = old["spec"]
+
+
+DAEMONSET_TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+def _template_generation(new: Obj, old: Obj) -> None:
+    """A DaemonSet's template generation moves with its template (upstream's PrepareForUpdate)."""
+    before = (old["metadata"].get("annotations") or {}).get(DAEMONSET_TEMPLATE_GENERATION)
+    if before is None:
+        return
+    changed = (new.get("spec") or {}).get("template") != (old.get("spec") or {}).get("template")
+    try:
+        value = str(int(before) + 1) if changed else before
+    except ValueError:
+        return
+    new["metadata"].setdefault("annotations", {})[DAEMONSET_TEMPLATE_GENERATION] = value
 
 
 def prepare_status_update(new: Obj, old: Obj) -> Obj:

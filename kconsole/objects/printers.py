@@ -1014,6 +1014,46 @@ PRIORITYLEVELCONFIGURATIONS = Printer(
     _plc_cells,
 )
 
+WEBHOOK_CONFIGURATIONS = Printer(
+    (NAME, Column("Webhooks", type="integer", description="Webhooks is a list of webhooks and the affected "
+                  "resources and operations."), AGE),
+    lambda c, now: [_name(c), len(c.get("webhooks") or ()), _age(c, now)],
+)
+
+
+def _param_kind(policy: Obj) -> str:
+    kind = (policy.get("spec") or {}).get("paramKind")
+    if not isinstance(kind, dict) or not kind.get("kind"):
+        return "<unset>"
+    return f"{kind.get('apiVersion', '')}/{kind['kind']}"
+
+
+VALIDATING_ADMISSION_POLICIES = Printer(
+    (NAME, Column("Validations", type="integer", description="Validations contain CEL expressions which is used "
+                  "to apply the validation."),
+     Column("ParamKind", description="ParamKind specifies the kind of resources used to parameterize this "
+            "policy"), AGE),
+    lambda p, now: [_name(p), len((p.get("spec") or {}).get("validations") or ()), _param_kind(p), _age(p, now)],
+)
+
+
+def _param_ref(binding: Obj) -> str:
+    ref = (binding.get("spec") or {}).get("paramRef")
+    if not isinstance(ref, dict):
+        return "<unset>"
+    if ref.get("name"):
+        return f"{ref['namespace']}/{ref['name']}" if ref.get("namespace") else f"*/{ref['name']}"
+    return "*/*" if ref.get("selector") is not None else "<unset>"
+
+
+VALIDATING_ADMISSION_POLICY_BINDINGS = Printer(
+    (NAME, Column("PolicyName", description="PolicyName references a ValidatingAdmissionPolicy name which the "
+                  "ValidatingAdmissionPolicyBinding binds to."),
+     Column("ParamRef", description="paramRef specifies the parameter resource used to configure the admission "
+            "control policy."), AGE),
+    lambda b, now: [_name(b), (b.get("spec") or {}).get("policyName") or "", _param_ref(b), _age(b, now)],
+)
+
 PRIORITYCLASSES = Printer(
     (NAME, Column("Value", type="integer", description="The value of this priority class."),
      Column("Global-Default", type="boolean", description="globalDefault specifies whether this PriorityClass "
@@ -1156,6 +1196,10 @@ PRINTERS: dict[str, Printer] = {
     "componentstatuses": COMPONENTSTATUSES,
     "apiservices.apiregistration.k8s.io": APISERVICES,
     "runtimeclasses.node.k8s.io": RUNTIMECLASSES,
+    "validatingwebhookconfigurations.admissionregistration.k8s.io": WEBHOOK_CONFIGURATIONS,
+    "mutatingwebhookconfigurations.admissionregistration.k8s.io": WEBHOOK_CONFIGURATIONS,
+    "validatingadmissionpolicies.admissionregistration.k8s.io": VALIDATING_ADMISSION_POLICIES,
+    "validatingadmissionpolicybindings.admissionregistration.k8s.io": VALIDATING_ADMISSION_POLICY_BINDINGS,
     "certificatesigningrequests.certificates.k8s.io": CERTIFICATESIGNINGREQUESTS,
     "flowschemas.flowcontrol.apiserver.k8s.io": FLOWSCHEMAS,
     "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io": PRIORITYLEVELCONFIGURATIONS,

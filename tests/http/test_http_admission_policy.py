@@ -149,6 +149,17 @@ async def test_params_and_parameter_not_found(guarded: Cluster) -> None:
     await cluster.kubectl("apply", "-f", "-", stdin=PARAM_POLICY % "Allow")
 
 
+async def test_kubectl_lists_policies_and_bindings(guarded: Cluster) -> None:
+    policies = (await guarded.kubectl("get", "validatingadmissionpolicies")).out.splitlines()
+    assert policies[0].split() == ["NAME", "VALIDATIONS", "PARAMKIND", "AGE"]
+    rows = {line.split()[0]: line.split() for line in policies[1:]}
+    assert rows["max-replicas"][1:3] == ["2", "<unset>"] and rows["cm-limit"][1:3] == ["1", "v1/ConfigMap"]
+    bindings = (await guarded.kubectl("get", "validatingadmissionpolicybindings")).out.splitlines()
+    assert bindings[0].split() == ["NAME", "POLICYNAME", "PARAMREF", "AGE"]
+    rows = {line.split()[0]: line.split() for line in bindings[1:]}
+    assert rows["cm-limit-binding"][1:3] == ["cm-limit", "default/limits"]
+
+
 async def test_a_policy_whose_expression_does_not_compile_is_refused(guarded: Cluster) -> None:
     bad = POLICY.split("---")[0].replace("object.spec.replicas <= 5", "object.spec.replicas <=").replace(
         "max-replicas", "broken")

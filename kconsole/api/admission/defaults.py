@@ -26,6 +26,8 @@ from kconsole.objects.meta import deep_copy
 Obj = dict[str, Any]
 Defaulter = Callable[[AdmissionContext, Obj], None]
 
+#: The DaemonSet's template generation, as apps/v1 carries upstream's internal field.
+DAEMONSET_TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
 JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 CONTROLLER_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
 
@@ -123,7 +125,22 @@ def default_daemonset(ctx: AdmissionContext, obj: Obj) -> None:
             rolling["maxSurge"] = 0
     if spec.get("revisionHistoryLimit") is None:
         spec["revisionHistoryLimit"] = 10
+    if ctx.operation == "CREATE":  # the strategy moves it on updates of the template
+        annotations = obj.setdefault("metadata", {}).setdefault("annotations", {})
+        annotations[DAEMONSET_TEMPLATE_GENERATION] = "1"
     default_pod_template(spec.get("template"))
+
+
+def default_networkpolicy(ctx: AdmissionContext, obj: Obj) -> None:
+    """SetDefaults_NetworkPolicy: policyTypes from the rules given, ports' protocol TCP."""
+    spec = _spec(obj)
+    if not spec.get("policyTypes"):
+        spec["policyTypes"] = ["Ingress", "Egress"] if spec.get("egress") else ["Ingress"]
+    for direction in ("ingress", "egress"):
+        for rule in spec.get(direction) or ():
+            for port in (rule.get("ports") or ()) if isinstance(rule, dict) else ():
+                if isinstance(port, dict) and not port.get("protocol"):
+                    port["protocol"] = "TCP"
 
 
 def default_statefulset(ctx: AdmissionContext, obj: Obj) -> None:
@@ -164,11 +181,13 @@ def default_job(ctx: AdmissionContext, obj: Obj) -> None:
         spec["podReplacementPolicy"] = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
     template = spec.get("template")
     meta = obj.setdefault("metadata", {})
+    if ctx.operation == "CREATE" and not spec.get("manualSelector") and isinstance(template, dict):
+        generate_job_selector(obj, spec, template)
+    # After the selector's labels: upstream defaults the Job again when it is read back from storage,
+    # so a Job without labels shows its template's, controller-uid and job-name included.
     template_labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(template, dict) else None
     if template_labels and not meta.get("labels"):
         meta["labels"] = dict(template_labels)
-    if ctx.operation == "CREATE" and not spec.get("manualSelector") and isinstance(template, dict):
-        generate_job_selector(obj, spec, template)
     default_pod_template(template)
 
 
@@ -423,6 +442,7 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("", "ReplicationController"): default_replication_controller,
     ("discovery.k8s.io", "EndpointSlice"): default_endpointslice,
     ("networking.k8s.io", "Ingress"): default_ingress,
+    ("networking.k8s.io", "NetworkPolicy"): default_networkpolicy,
     ("apps", "Deployment"): default_deployment,
     ("apps", "ReplicaSet"): default_replicaset,
     ("apps", "DaemonSet"): default_daemonset,

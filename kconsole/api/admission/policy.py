@@ -45,7 +45,7 @@ def _param_resource(param_kind: Obj) -> str:
     return f"{kind}.{group}" if group else kind
 
 
-def _params(policy_name: str, binding_name: str, param_kind: Obj, ref: Any, attrs: Attributes) -> list[Obj] | None:
+def _params(param_kind: Obj, ref: Any, attrs: Attributes) -> list[Obj] | None:
     """The params objects the binding selects; None when none is found."""
     if not isinstance(ref, dict):
         return None
@@ -92,7 +92,7 @@ def admit(attrs: Attributes) -> None:
         params_list: list[Obj | None] = [None]
         if isinstance(param_kind, dict) and param_kind.get("kind"):
             ref = bspec.get("paramRef")
-            found = _params(pname, bname, param_kind, ref, attrs)
+            found = _params(param_kind, ref, attrs)
             if found is None:
                 action = (ref or {}).get("parameterNotFoundAction") if isinstance(ref, dict) else None
                 if action == "Allow":

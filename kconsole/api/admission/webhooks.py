@@ -141,8 +141,8 @@ def _failed(name: str, err: _CallFailed) -> StatusError:
                                                          f'{json.dumps(name)}: {err}'))
 
 
-def _applies(hook: Obj, attrs: Attributes, obj: Obj | None) -> bool:
-    """matchConditions; an error follows failurePolicy."""
+def _applies(hook: Obj, attrs: Attributes) -> bool:
+    """matchConditions on the object as it is now (``attrs.obj``); an error follows failurePolicy."""
     conditions = hook.get("matchConditions")
     if not conditions:
         return True
@@ -186,7 +186,7 @@ async def mutate(attrs: Attributes, obj: Obj, kind: str) -> Obj:
     called: list[tuple[Obj, Obj]] = []  # (hook, the object as it left it)
     for hook in hooks:
         attrs.obj = obj
-        if not _applies(hook, attrs, obj) or not _dry_run_check(hook, attrs):
+        if not _applies(hook, attrs) or not _dry_run_check(hook, attrs):
             continue
         obj = await _mutate_once(hook, attrs, obj, kind)
         called.append((hook, obj))
@@ -225,7 +225,7 @@ async def validate(attrs: Attributes) -> None:
     """Call every applying validating webhook (upstream calls them in parallel); the first refusal
     in configuration order wins."""
     hooks = [h for h in _webhooks(attrs, VALIDATING_WEBHOOKS)
-             if _applies(h, attrs, attrs.obj) and _dry_run_check(h, attrs)]
+             if _applies(h, attrs) and _dry_run_check(h, attrs)]
     if not hooks:
         return
     results = await asyncio.gather(*(_invoke(h, attrs, attrs.obj) for h in hooks), return_exceptions=True)
