@@ -68,6 +68,9 @@ def compile_expression(text: str) -> Any:
             column = f"1:{where}" if where else "1:1"
             raise CELError(f"compilation failed: ERROR: <input>:{column}: Syntax error: "
                            f"{detail[0] if detail else 'invalid expression'}") from None
+        except (RecursionError, ValueError, TypeError, LookupError) as err:  # the parser's own limits
+            raise CELError(f"compilation failed: ERROR: <input>:1:1: {type(err).__name__}: "
+                           f"expression too complex") from None
         if len(_programs) >= _MAX_PROGRAMS:
             _programs.clear()
         _programs[text] = program
@@ -87,8 +90,8 @@ def evaluate(text: str, variables: dict[str, Any]) -> Any:
         result = program.evaluate(variables)
     except celpy.CELEvalError as err:
         raise CELError(_eval_message(err)) from None
-    except (TypeError, ValueError, KeyError, ZeroDivisionError) as err:
-        raise CELError(str(err)) from None
+    except (TypeError, ValueError, KeyError, ZeroDivisionError, RecursionError) as err:
+        raise CELError(str(err) or type(err).__name__) from None
     if isinstance(result, celpy.CELEvalError):
         raise CELError(_eval_message(result))
     return _plain(result)
@@ -101,6 +104,8 @@ def _eval_message(err: Exception) -> str:
         return "no such key: " + text.removeprefix("no such member in mapping: ").strip("'")
     if text.startswith("found no matching overload"):
         return "no matching overload"
+    if text.startswith("undeclared reference to "):
+        return text.split(" (in activation", 1)[0] + " (in container '')"
     return text
 
 
