@@ -972,6 +972,24 @@ class APIServer:
             call.admitted = "; ".join(notes)
         return new
 
+    async def _dynamic_delete(self, call: _Call, spec: ResourceSpec, namespace: str | None, name: str, old: Obj,
+                              dry_run: bool) -> None:
+        """A DELETE through ValidatingAdmissionPolicies and validating webhooks (``oldObject`` is the
+        object, ``object`` null, as upstream sends it)."""
+        attrs = dynamic.Attributes("DELETE", spec.group, spec.info.version, spec.resource, "", spec.kind,
+                                   namespace or "", name, spec.namespaced, call.user or LOOPBACK_USER,
+                                   dry_run, None, old, self.get_object, self.list_objects)
+        call.stage = "validating-admission"
+        try:
+            policy.admit(attrs)
+            await webhooks.validate(attrs)
+        finally:
+            if attrs.warnings:
+                call.warnings = [*call.warnings, *attrs.warnings]
+        call.stage = "storage"
+        if attrs.admitted_by:
+            call.admitted = f"admitted by {', '.join(attrs.admitted_by)}"
+
     def admit_subresource(self, call: _Call, spec: ResourceSpec, sub: str, body: Obj) -> None:
         """Validating admission of a create on a subresource that is not the object itself (an
         Eviction, a TokenRequest): the plugins that judge it (their ``subresources``) see its body."""
@@ -1434,8 +1452,13 @@ class APIServer:
                 plugin.validate(ctx, old, old)
             call.stage = "storage"
 
+        after = None
+        if spec.group != dynamic.GROUP and dynamic.configured(self.list_objects):
+            async def after(old: Obj) -> None:
+                await self._dynamic_delete(call, spec, namespace, name, old, options.dry_run)
+
         call.stage = "storage"
-        obj, deleted = await self.storage.delete(spec, namespace, name, options, admit)
+        obj, deleted = await self.storage.delete(spec, namespace, name, options, admit, after)
         if deleted and not options.dry_run:
             self._deleted(spec, obj)
         return (clone(obj) if deleted else obj), deleted

@@ -575,8 +575,10 @@ class Storage:
         name: str,
         options: DeleteOptions,
         admit: Callable[[Obj], None] | None = None,
+        after: Callable[[Obj], Awaitable[None]] | None = None,
     ) -> tuple[Obj, bool]:
-        """Delete now, or mark for graceful/finalized deletion. Returns (object, deleted now)."""
+        """Delete now, or mark for graceful/finalized deletion. Returns (object, deleted now).
+        ``after(current)``: the admission that needs to wait (webhooks), after ``admit``."""
         key = self.key(spec, namespace, name)
         current, _ = await self._current(spec, namespace, name, key)
         gr = spec.group_resource
@@ -586,6 +588,8 @@ class Storage:
             self._check_preconditions(spec, current, options.preconditions)
             if admit is not None:
                 admit(current)
+            if after is not None:
+                await after(current)
             meta = current["metadata"]
             rv = object_rv(current)
             new: Obj | None = None

@@ -149,6 +149,41 @@ async def test_params_and_parameter_not_found(guarded: Cluster) -> None:
     await cluster.kubectl("apply", "-f", "-", stdin=PARAM_POLICY % "Allow")
 
 
+PROTECT = """apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: protect}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [DELETE], resources: [configmaps]}
+  validations:
+  - expression: "!has(oldObject.metadata.labels) || oldObject.metadata.labels['protected'] != 'true'"
+    message: this ConfigMap is protected
+    reason: Forbidden
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: protect}
+spec:
+  policyName: protect
+  validationActions: [Deny]
+"""
+
+
+async def test_a_policy_on_delete_sees_the_old_object(guarded: Cluster) -> None:
+    cluster = guarded
+    await cluster.kubectl("apply", "-f", "-", stdin=PROTECT)
+    await cluster.kubectl("create", "configmap", "keep", "-n", "free")
+    await cluster.kubectl("label", "configmap", "keep", "-n", "free", "protected=true")
+    await cluster.kubectl("create", "configmap", "drop", "-n", "free")
+    await cluster.clock.advance(0.5)
+    refused = await cluster.kubectl("delete", "configmap", "keep", "-n", "free", check=False)
+    assert ('configmaps "keep" is forbidden: ValidatingAdmissionPolicy \'protect\' with binding \'protect\' '
+            'denied request: this ConfigMap is protected') in refused.err
+    await cluster.kubectl("delete", "configmap", "drop", "-n", "free")
+    await cluster.kubectl("delete", "validatingadmissionpolicybinding", "protect")
+
+
 async def test_kubectl_lists_policies_and_bindings(guarded: Cluster) -> None:
     policies = (await guarded.kubectl("get", "validatingadmissionpolicies")).out.splitlines()
     assert policies[0].split() == ["NAME", "VALIDATIONS", "PARAMKIND", "AGE"]

@@ -92,6 +92,11 @@ class Webhook:
             if labels.get("deny") == "true":
                 return self._answer(request, allowed=False, status={"code": 403, "message": "no deny labels"})
             return self._answer(request)
+        if http.path == "/guard":  # DELETE: object is null, oldObject the object going away
+            old = request["oldObject"] or {}
+            if request["object"] is None and ((old.get("metadata") or {}).get("labels") or {}).get("guard") == "on":
+                return self._answer(request, allowed=False, status={"message": "guarded", "reason": "Forbidden"})
+            return self._answer(request)
         if http.path == "/slow":
             await asyncio.sleep(3)
             return self._answer(request)
@@ -162,6 +167,22 @@ async def test_mutating_then_validating_webhooks(cluster: Cluster, webhook: Webh
         in record.message
     await cluster.kubectl("delete", "mutatingwebhookconfiguration", "mutate.example.com")
     await cluster.kubectl("delete", "validatingwebhookconfiguration", "validate.example.com")
+
+
+async def test_a_validating_webhook_on_delete(cluster: Cluster, webhook: Webhook) -> None:
+    config = _config("ValidatingWebhookConfiguration", "guard.example.com", f"{webhook.url}/guard", webhook.ca)
+    await cluster.kubectl("apply", "-f", "-", stdin=config.replace("operations: [CREATE, UPDATE]",
+                                                                   "operations: [DELETE]"))
+    await cluster.kubectl("create", "configmap", "guarded")
+    await cluster.kubectl("label", "configmap", "guarded", "guard=on")
+    await _settle(cluster)
+    refused = await cluster.kubectl("delete", "configmap", "guarded", check=False)
+    assert 'admission webhook "guard.example.com" denied the request: guarded' in refused.err
+    assert webhook.calls[-1][1]["operation"] == "DELETE" and webhook.calls[-1][1]["oldObject"]["metadata"][
+        "name"] == "guarded"
+    await cluster.kubectl("label", "configmap", "guarded", "guard-")
+    await cluster.kubectl("delete", "configmap", "guarded")
+    await cluster.kubectl("delete", "validatingwebhookconfiguration", "guard.example.com")
 
 
 async def test_failure_policy_and_timeout(cluster: Cluster, webhook: Webhook) -> None:
