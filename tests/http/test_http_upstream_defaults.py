@@ -83,3 +83,15 @@ async def test_strategic_merge_puts_new_items_first_and_no_op_patches_write_noth
     assert "configmap/noop patched (no change)" in again.out
     after = (await cluster.kubectl("get", "configmap", "noop", "-o", "json")).json()["metadata"]["resourceVersion"]
     assert after == before
+
+
+async def test_hpa_behavior_given_in_part_is_filled_out(cluster: Cluster) -> None:
+    hpa = ("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web}\nspec:\n"
+           "  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  maxReplicas: 5\n"
+           "  behavior:\n    scaleDown: {stabilizationWindowSeconds: 60}\n")
+    await cluster.kubectl("apply", "-f", "-", stdin=hpa)
+    behavior = (await cluster.kubectl("get", "hpa", "web", "-o", "json")).json()["spec"]["behavior"]
+    assert behavior["scaleDown"] == {"stabilizationWindowSeconds": 60, "selectPolicy": "Max",
+                                     "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
+    assert behavior["scaleUp"] == {"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
+        {"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]}

@@ -284,6 +284,21 @@ def default_hpa(ctx: AdmissionContext, obj: Obj) -> None:
     if not spec.get("metrics"):
         spec["metrics"] = [{"type": "Resource", "resource": {
             "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
+    behavior = spec.get("behavior")
+    if isinstance(behavior, dict):  # a behavior given in part is filled out (GenerateHPAScale{Up,Down}Rules)
+        for direction, window, policies in (
+                ("scaleUp", 0, [{"type": "Pods", "value": 4, "periodSeconds": 15},
+                                {"type": "Percent", "value": 100, "periodSeconds": 15}]),
+                ("scaleDown", 300, [{"type": "Percent", "value": 100, "periodSeconds": 15}])):
+            rules = behavior.get(direction)
+            if not isinstance(rules, dict):
+                rules = behavior[direction] = {}
+            if rules.get("stabilizationWindowSeconds") is None:
+                rules["stabilizationWindowSeconds"] = window
+            if not rules.get("selectPolicy"):
+                rules["selectPolicy"] = "Max"
+            if rules.get("policies") is None:
+                rules["policies"] = policies
 
 
 def default_priorityclass(ctx: AdmissionContext, obj: Obj) -> None:
