@@ -95,3 +95,15 @@ async def test_hpa_behavior_given_in_part_is_filled_out(cluster: Cluster) -> Non
                                      "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
     assert behavior["scaleUp"] == {"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
         {"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]}
+
+
+async def test_resource_field_refs_get_the_zero_divisor(cluster: Cluster) -> None:
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {name: downward}\nspec:\n  containers:\n  - name: c\n"
+           "    image: busybox\n    env:\n    - name: LIMIT\n      valueFrom:\n"
+           "        resourceFieldRef: {resource: limits.memory}\n  volumes:\n  - name: info\n    downwardAPI:\n"
+           "      items: [{path: cpu, resourceFieldRef: {containerName: c, resource: requests.cpu}}]\n")
+    await cluster.kubectl("apply", "-f", "-", stdin=pod)
+    spec = (await cluster.kubectl("get", "pod", "downward", "-o", "json")).json()["spec"]
+    assert spec["containers"][0]["env"][0]["valueFrom"]["resourceFieldRef"] == {"resource": "limits.memory",
+                                                                               "divisor": "0"}
+    assert spec["volumes"][0]["downwardAPI"]["items"][0]["resourceFieldRef"]["divisor"] == "0"
