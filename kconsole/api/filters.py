@@ -49,6 +49,9 @@ class Filter:
         return self.fields.empty or self.fields.matches(obj, kind=self.kind)
 
 
+_META_ONLY = frozenset(("metadata.name", "metadata.namespace"))
+
+
 def compile_filter(spec: ResourceSpec, label_selector: str = "", field_selector: str = "",
                    namespace: str | None = None, name: str | None = None) -> Filter:
     """Parse once; a bad selector is a 400 naming it, an unsupported field upstream's message."""
@@ -65,6 +68,10 @@ def compile_filter(spec: ResourceSpec, label_selector: str = "", field_selector:
         raise StatusError.bad_request(str(err)) from None
     for term in fields.terms:
         if term.field not in spec.field_selectors:
+            if spec.info.custom is None and set(spec.field_selectors) <= _META_ONLY:
+                # Kinds without field label conversions of their own: DefaultMetaV1FieldSelectorConversion.
+                raise StatusError.bad_request(f'"{term.field}" is not a known field selector: only '
+                                              '"metadata.name", "metadata.namespace"')
             raise StatusError.bad_request(f"field label not supported: {term.field}")
     if not spec.namespaced:
         namespace = None

@@ -82,6 +82,10 @@ async def test_bad_input_is_a_clear_400(admin: Client) -> None:
     assert resp.code == 400 and "label selector" in resp.body["message"]
     resp = await admin.do("list", "pods", namespace="default", field_selector="spec.bogus=1")
     assert resp.code == 400 and resp.body["message"] == "field label not supported: spec.bogus"
+    # A kind without field label conversions of its own words it as upstream's default conversion.
+    resp = await admin.do("list", "configmaps", namespace="default", field_selector="data.k=1")
+    assert resp.code == 400 and resp.body["message"] == ('"data.k" is not a known field selector: only '
+                                                         '"metadata.name", "metadata.namespace"')
     resp = await admin.do("list", "nosuchthings")
     assert resp.code == 404 and "nosuchthings" in resp.body["message"]
 
