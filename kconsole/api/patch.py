@@ -75,10 +75,8 @@ def apply_patch(patch_type: str, original: dict[str, Any], patch: Any, kind: str
     if patch_type == "json":
         try:
             result = jsonpatch.apply_patch(original, patch, in_place=True)
-        except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as err:
-            # No kind in the details: kubectl then prints "The request is invalid: <why>"; with a kind
-            # and no name it printed only 'The Pod "" is invalid', losing why.
-            raise StatusError(status_body(422, "Invalid", f"the JSON patch could not be applied: {err}")) from None
+        except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException):
+            raise StatusError(_patch_rejected()) from None
         except (TypeError, KeyError, AttributeError) as err:
             raise StatusError.bad_request(f"the JSON patch is malformed: {err}") from None
     elif patch_type == "merge":
@@ -91,6 +89,17 @@ def apply_patch(patch_type: str, original: dict[str, Any], patch: Any, kind: str
     if not isinstance(result, dict):
         raise StatusError.bad_request("the patch must leave an object")
     return result
+
+
+def _patch_rejected() -> dict[str, Any]:
+    """upstream's answer to a JSON patch that does not apply (a failed ``test``, a missing path):
+    NewGenericServerResponse(422), whose text says nothing of why, with empty details; kubectl
+    prints "The request is invalid: the server rejected our request due to an error in our request"."""
+    body = status_body(422, "Invalid", "the server rejected our request due to an error in our request")
+    code = body.pop("code")
+    body["details"] = {}
+    body["code"] = code
+    return body
 
 
 def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], manager: str, force: bool, now: str,
