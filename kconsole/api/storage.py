@@ -714,15 +714,45 @@ def encode_continue(rv: int, start: str) -> str:
 
 
 def decode_continue(token: str) -> tuple[int, str]:
+    """The token's (revision, start key); a bad one is upstream's 400 ``invalid continue token:
+    continue key is not valid: ...`` with Go's base64 and JSON wording."""
+    bad = _raw_url_base64_error(token)
+    if bad is not None:
+        raise _bad_continue(f"illegal base64 data at input byte {bad}")
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         data = json.loads(raw)
-        if data.get("v") != "meta.k8s.io/v1":
-            raise ValueError("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+    except (binascii.Error, ValueError, UnicodeDecodeError, RecursionError):
+        text = raw.decode("utf-8", "replace").lstrip() if "raw" in locals() else ""
+        raise _bad_continue(f"invalid character {text[0]!r} looking for beginning of value" if text
+                            else "unexpected end of JSON input") from None
+    try:
+        if not isinstance(data, dict) or data.get("v") != "meta.k8s.io/v1":
+            raise ValueError
         rv = int(data["rv"])
         start = str(data["start"])
         if rv <= 0:
-            raise ValueError("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
-    except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
-        raise StatusError.bad_request(f"continue key is not valid: {err}") from None
+            raise ValueError
+    except (ValueError, KeyError, TypeError):
+        raise _bad_continue("incorrect encoded start resourceVersion (version meta.k8s.io/v1)") from None
     return rv, start
+
+
+def _bad_continue(detail: str) -> StatusError:
+    return StatusError.bad_request(f"invalid continue token: continue key is not valid: {detail}")
+
+
+_URL_ALPHABET = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def _raw_url_base64_error(token: str) -> int | None:
+    """Where Go's ``base64.RawURLEncoding`` stops on ``token`` (None: it decodes)."""
+    data = token.encode("utf-8", "surrogatepass")
+    count = 0
+    for i, c in enumerate(data):
+        if c in (10, 13):
+            continue
+        if c not in _URL_ALPHABET:
+            return i
+        count += 1
+    return len(data) - 1 if count % 4 == 1 else None
