@@ -123,8 +123,10 @@ EVENT_FIELDS = (
 )
 
 TABLE: tuple[ResourceSpec, ...] = (
+    # No deletecollection: upstream's namespace storage does not offer it.
     _entry("", "v1", "namespaces", "Namespace", namespaced=False, short=("ns",), status=True,
-           subresources=("finalize",), fields=("status.phase",)),
+           subresources=("finalize",), fields=("status.phase",),
+           verbs=tuple(v for v in STANDARD_VERBS if v != "deletecollection")),
     _entry("", "v1", "nodes", "Node", namespaced=False, short=("no",), status=True, fields=("spec.unschedulable",),
            subresources=("proxy",)),
     _entry("", "v1", "pods", "Pod", short=("po",), categories=ALL, status=True,

@@ -31,6 +31,9 @@ async def test_discovery_lists_the_groups(cluster: Cluster) -> None:
     out = (await cluster.kubectl("api-resources", "--no-headers")).out
     for line in ("events.k8s.io/v1", "node.k8s.io/v1", "certificates.k8s.io/v1", "flowcontrol.apiserver.k8s.io/v1"):
         assert line in out, line
+    wide = (await cluster.kubectl("api-resources", "--no-headers", "-o", "wide")).out
+    namespaces = next(line for line in wide.splitlines() if line.startswith("namespaces "))
+    assert " create,delete,get,list,patch,update,watch " in namespaces  # upstream offers no deletecollection
     versions = (await cluster.kubectl("get", "apiservices", "-o", "name")).out.split()
     assert {"apiservice.apiregistration.k8s.io/v1.events.k8s.io", "apiservice.apiregistration.k8s.io/v1.node.k8s.io",
             "apiservice.apiregistration.k8s.io/v1.certificates.k8s.io",
