@@ -107,3 +107,15 @@ async def test_resource_field_refs_get_the_zero_divisor(cluster: Cluster) -> Non
     assert spec["containers"][0]["env"][0]["valueFrom"]["resourceFieldRef"] == {"resource": "limits.memory",
                                                                                "divisor": "0"}
     assert spec["volumes"][0]["downwardAPI"]["items"][0]["resourceFieldRef"]["divisor"] == "0"
+
+
+@pytest.mark.parametrize(("schedule", "message"), [
+    ("61 * * * *", "end of range (61) above maximum (59): 61"),
+    ("0 0 0 * *", "beginning of range (0) below minimum (1): 0"),
+    ("*/0 * * * *", "step of range should be a positive number: */0"),
+    ("x * * * *", 'failed to parse int from x: strconv.Atoi: parsing "x": invalid syntax'),
+])
+async def test_cronjob_schedule_errors_are_upstreams(cluster: Cluster, schedule: str, message: str) -> None:
+    refused = await cluster.kubectl("create", "cronjob", "tick", "--image=busybox", f"--schedule={schedule}",
+                                    check=False)
+    assert f'spec.schedule: Invalid value: "{schedule}": {message}' in refused.err

@@ -129,9 +129,75 @@ def schedule_causes(schedule: Any) -> list[Cause]:
     fields = text.split()
     if len(fields) != 5:
         return [invalid("spec.schedule", text, f"Expected exactly 5 fields, found {len(fields)}: {text}")]
+    problem = _cron_fields_error(fields)
+    if problem:
+        return [invalid("spec.schedule", text, problem)]
     if not croniter.is_valid(text):
         return [invalid("spec.schedule", text, f"unparseable schedule: {text}")]
     return []
+
+
+_MONTHS = {m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())}
+_DAYS = {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}
+#: The standard parser's fields: (minimum, maximum, names).
+_CRON_BOUNDS: tuple[tuple[int, int, dict[str, int] | None], ...] = (
+    (0, 59, None), (0, 23, None), (1, 31, None), (1, 12, _MONTHS), (0, 6, _DAYS))
+
+
+def _cron_int(expr: str, names: dict[str, int] | None) -> int:
+    if names is not None and expr.lower() in names:
+        return names[expr.lower()]
+    if not expr or not expr.lstrip("+-").isdigit():
+        raise ValueError(f'failed to parse int from {expr}: strconv.Atoi: parsing "{expr}": invalid syntax')
+    number = int(expr)
+    if number < 0:
+        raise ValueError(f"negative number ({number}) not allowed: {expr}")
+    return number
+
+
+def _cron_range_error(expr: str, low: int, high: int, names: dict[str, int] | None) -> str:
+    """robfig/cron's getRange, whose errors upstream's CronJob validation shows."""
+    range_step = expr.split("/")
+    bounds = range_step[0].split("-")
+    try:
+        if bounds[0] in ("*", "?"):
+            start, end = low, high
+        else:
+            start = _cron_int(bounds[0], names)
+            if len(bounds) == 1:
+                end = start
+            elif len(bounds) == 2:
+                end = _cron_int(bounds[1], names)
+            else:
+                return f"too many hyphens: {expr}"
+        if len(range_step) == 2:
+            step = _cron_int(range_step[1], None)
+            if len(bounds) == 1:
+                end = high
+        elif len(range_step) > 2:
+            return f"too many slashes: {expr}"
+        else:
+            step = 1
+    except ValueError as err:
+        return str(err)
+    if start < low:
+        return f"beginning of range ({start}) below minimum ({low}): {expr}"
+    if end > high:
+        return f"end of range ({end}) above maximum ({high}): {expr}"
+    if start > end:
+        return f"beginning of range ({start}) beyond end of range ({end}): {expr}"
+    if step == 0:
+        return f"step of range should be a positive number: {expr}"
+    return ""
+
+
+def _cron_fields_error(fields: list[str]) -> str:
+    for field, (low, high, names) in zip(fields, _CRON_BOUNDS):
+        for part in field.split(","):
+            problem = _cron_range_error(part, low, high, names)
+            if problem:
+                return problem
+    return ""
 
 
 def validate_cronjob(obj: Obj) -> list[Cause]:
