@@ -519,6 +519,11 @@ class Cluster:
             self.api.token_volumes = True
             publisher = "root-ca-certificate-publisher-controller"
             settings[publisher] = {"root_ca_file": str(ca), **settings.get(publisher, {})}
+            from kconsole.kubeconfig import CA_KEY
+
+            signer = "certificatesigningrequest-signing-controller"  # --cluster-signing-{cert,key}-file
+            settings[signer] = {"cluster_signing_cert_file": str(ca),
+                                "cluster_signing_key_file": str(ca.with_name(CA_KEY)), **settings.get(signer, {})}
         if self.config.replica_processes:
             await self._start_replica_processes(names, settings)
             return

@@ -2,8 +2,11 @@
 Python client's models; a superset of 1.32's fields, so no field kubectl 1.32 sends is refused).
 
 ``TYPES[type]`` is ``"field field:T ..."``: a bare name is a string; ``T`` is another type's name or a
-scalar code (``i`` integer, ``b`` boolean, ``n`` number, ``t`` time, ``o`` free-form, ``s`` string),
-prefixed ``[]`` for a list of them or ``{}`` for a map of them.
+scalar code (``i`` int32, ``l`` int64, ``b`` boolean, ``n`` number, ``t`` time, ``o`` free-form,
+``s`` string, ``m`` MicroTime, ``q`` Quantity, ``x`` IntOrString, ``y`` base64 bytes), prefixed ``[]`` for a list of
+them or ``{}`` for a map of them. The API's decoder (:mod:`kconsole.api.decodetypes`), its field
+validation (:mod:`kconsole.api.fieldvalidation`) and the OpenAPI schemas it serves
+(:mod:`kconsole.http.schemas`) all read this one table.
 """
 
 from __future__ import annotations
@@ -42,7 +45,25 @@ KINDS: dict[str, str] = {
     "LimitRange": "LimitRange",
     "NetworkPolicy": "NetworkPolicy",
     "ComponentStatus": "ComponentStatus",
+    "RuntimeClass": "RuntimeClass",
+    "CertificateSigningRequest": "CertificateSigningRequest",
+    "FlowSchema": "FlowSchema",
+    "PriorityLevelConfiguration": "PriorityLevelConfiguration",
+    "ValidatingAdmissionPolicy": "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding": "ValidatingAdmissionPolicyBinding",
+    "ValidatingWebhookConfiguration": "ValidatingWebhookConfiguration",
+    "MutatingWebhookConfiguration": "MutatingWebhookConfiguration",
 }
+
+#: Kinds whose name another group's kind also has: (group, kind) -> table type.
+GROUP_KINDS: dict[tuple[str, str], str] = {
+    ("events.k8s.io", "Event"): "EventsV1Event",
+}
+
+
+def root_type(group: str, kind: str) -> str | None:
+    """The table type of ``kind`` as ``group`` serves it (None: a kind the table does not know)."""
+    return GROUP_KINDS.get((group, kind)) or KINDS.get(kind)
 
 TYPES: dict[str, str] = {
     "AWSElasticBlockStoreVolumeSource": "fsType partition:i readOnly:b volumeID",
@@ -67,10 +88,10 @@ TYPES: dict[str, str] = {
     "ClusterRole": "aggregationRule:AggregationRule apiVersion kind metadata:ObjectMeta rules:[]PolicyRule",
     "ClusterRoleBinding": "apiVersion kind metadata:ObjectMeta roleRef:RoleRef subjects:[]Subject",
     "ClusterTrustBundleProjection": "labelSelector:LabelSelector name optional:b path signerName user:i",
-    "Condition": "lastTransitionTime:t message observedGeneration:i reason status type",
+    "Condition": "lastTransitionTime:t message observedGeneration:l reason status type",
     "ComponentCondition": "error message status type",
     "ComponentStatus": "apiVersion conditions:[]ComponentCondition kind metadata:ObjectMeta",
-    "ConfigMap": "apiVersion binaryData:{}s data:{}s immutable:b kind metadata:ObjectMeta",
+    "ConfigMap": "apiVersion binaryData:{}y data:{}s immutable:b kind metadata:ObjectMeta",
     "ConfigMapEnvSource": "name optional:b",
     "ConfigMapKeySelector": "key name optional:b",
     "ConfigMapNodeConfigSource": "kubeletConfigKey name namespace resourceVersion uid",
@@ -95,16 +116,16 @@ TYPES: dict[str, str] = {
     "ContainerStateRunning": "startedAt:t",
     "ContainerStateTerminated": "containerID exitCode:i finishedAt:t message reason signal:i startedAt:t",
     "ContainerStateWaiting": "message reason",
-    "ContainerStatus": "allocatedResources:{}s allocatedResourcesStatus:[]ResourceStatus containerID image "
+    "ContainerStatus": "allocatedResources:{}q allocatedResourcesStatus:[]ResourceStatus containerID image "
                        "imageID lastState:ContainerState name ready:b resources:ResourceRequirements "
                        "restartCount:i started:b state:ContainerState stopSignal user:ContainerUser "
                        "volumeMounts:[]VolumeMountStatus",
     "ContainerUser": "linux:LinuxContainerUser",
-    "ControllerRevision": "apiVersion data:o kind metadata:ObjectMeta revision:i",
+    "ControllerRevision": "apiVersion data:o kind metadata:ObjectMeta revision:l",
     "CoreV1EndpointPort": "appProtocol name port:i protocol",
     "CronJob": "apiVersion kind metadata:ObjectMeta spec:CronJobSpec status:CronJobStatus",
     "CronJobSpec": "concurrencyPolicy failedJobsHistoryLimit:i jobTemplate:JobTemplateSpec schedule "
-                   "startingDeadlineSeconds:i successfulJobsHistoryLimit:i suspend:b timeZone",
+                   "startingDeadlineSeconds:l successfulJobsHistoryLimit:i suspend:b timeZone",
     "CronJobStatus": "active:[]ObjectReference lastScheduleTime:t lastSuccessfulTime:t",
     "CrossVersionObjectReference": "apiVersion kind name",
     "DaemonEndpoint": "Port:i",
@@ -114,14 +135,14 @@ TYPES: dict[str, str] = {
                      "updateStrategy:DaemonSetUpdateStrategy",
     "DaemonSetStatus": "collisionCount:i conditions:[]DaemonSetCondition currentNumberScheduled:i "
                        "desiredNumberScheduled:i numberAvailable:i numberMisscheduled:i numberReady:i "
-                       "numberUnavailable:i observedGeneration:i updatedNumberScheduled:i",
+                       "numberUnavailable:i observedGeneration:l updatedNumberScheduled:i",
     "DaemonSetUpdateStrategy": "rollingUpdate:RollingUpdateDaemonSet type",
     "Deployment": "apiVersion kind metadata:ObjectMeta spec:DeploymentSpec status:DeploymentStatus",
     "DeploymentCondition": "lastTransitionTime:t lastUpdateTime:t message reason status type",
     "DeploymentSpec": "minReadySeconds:i paused:b progressDeadlineSeconds:i replicas:i revisionHistoryLimit:i "
                       "selector:LabelSelector strategy:DeploymentStrategy template:PodTemplateSpec",
     "DeploymentStatus": "availableReplicas:i collisionCount:i conditions:[]DeploymentCondition "
-                        "observedGeneration:i readyReplicas:i replicas:i terminatingReplicas:i "
+                        "observedGeneration:l readyReplicas:i replicas:i terminatingReplicas:i "
                         "unavailableReplicas:i updatedReplicas:i",
     "DeploymentStrategy": "rollingUpdate:RollingUpdateDeployment type",
     "DiscoveryV1EndpointPort": "appProtocol name port:i protocol",
@@ -129,7 +150,7 @@ TYPES: dict[str, str] = {
     "DownwardAPIVolumeFile": "fieldRef:ObjectFieldSelector mode:i path resourceFieldRef:ResourceFieldSelector "
                              "user:i",
     "DownwardAPIVolumeSource": "defaultMode:i defaultUser:i items:[]DownwardAPIVolumeFile",
-    "EmptyDirVolumeSource": "medium mode:i sizeLimit",
+    "EmptyDirVolumeSource": "medium mode:i sizeLimit:q",
     "Endpoint": "addresses:[]s conditions:EndpointConditions deprecatedTopology:{}s hints:EndpointHints hostname "
                 "nodeName targetRef:ObjectReference zone",
     "EndpointAddress": "hostname ip nodeName targetRef:ObjectReference",
@@ -151,10 +172,10 @@ TYPES: dict[str, str] = {
                           "targetContainerName terminationMessagePath terminationMessagePolicy tty:b "
                           "volumeDevices:[]VolumeDevice volumeMounts:[]VolumeMount workingDir",
     "EphemeralVolumeSource": "volumeClaimTemplate:PersistentVolumeClaimTemplate",
-    "Event": "action apiVersion count:i eventTime:t firstTimestamp:t involvedObject:ObjectReference kind "
+    "Event": "action apiVersion count:i eventTime:m firstTimestamp:t involvedObject:ObjectReference kind "
              "lastTimestamp:t message metadata:ObjectMeta reason related:ObjectReference reportingComponent "
              "reportingInstance series:EventSeries source:EventSource type",
-    "EventSeries": "count:i lastObservedTime:t",
+    "EventSeries": "count:i lastObservedTime:m",
     "EventSource": "component host",
     "EvictionResponder": "name priority:i",
     "ExecAction": "command:[]s",
@@ -174,7 +195,7 @@ TYPES: dict[str, str] = {
     "GlusterfsVolumeSource": "endpoints path readOnly:b",
     "HPAScalingPolicy": "periodSeconds:i type value:i",
     "HPAScalingRules": "policies:[]HPAScalingPolicy selectPolicy stabilizationWindowSeconds:i tolerance",
-    "HTTPGetAction": "host httpHeaders:[]HTTPHeader path port:o protocol scheme",
+    "HTTPGetAction": "host httpHeaders:[]HTTPHeader path port:x protocol scheme",
     "HTTPHeader": "name value",
     "HTTPIngressPath": "backend:IngressBackend path pathType",
     "HTTPIngressRuleValue": "paths:[]HTTPIngressPath",
@@ -185,7 +206,7 @@ TYPES: dict[str, str] = {
     "HorizontalPodAutoscalerSpec": "behavior:HorizontalPodAutoscalerBehavior maxReplicas:i metrics:[]MetricSpec "
                                    "minReplicas:i scaleTargetRef:CrossVersionObjectReference",
     "HorizontalPodAutoscalerStatus": "conditions:[]HorizontalPodAutoscalerCondition currentMetrics:[]MetricStatus "
-                                     "currentReplicas:i desiredReplicas:i lastScaleTime:t observedGeneration:i",
+                                     "currentReplicas:i desiredReplicas:i lastScaleTime:t observedGeneration:l",
     "HostAlias": "hostnames:[]s ip",
     "HostIP": "ip",
     "HostPathVolumeSource": "path type",
@@ -211,7 +232,7 @@ TYPES: dict[str, str] = {
                                   "resourceClaims:[]WorkloadPodGroupResourceClaim "
                                   "schedulingConstraints:WorkloadPodGroupSchedulingConstraints "
                                   "schedulingPolicy:WorkloadPodGroupSchedulingPolicy",
-    "JobSpec": "activeDeadlineSeconds:i backoffLimit:i backoffLimitPerIndex:i completionMode completions:i "
+    "JobSpec": "activeDeadlineSeconds:l backoffLimit:i backoffLimitPerIndex:i completionMode completions:i "
                "managedBy manualSelector:b maxFailedIndexes:i parallelism:i podFailurePolicy:PodFailurePolicy "
                "podReplacementPolicy scheduling:JobSchedulingConfiguration selector:LabelSelector "
                "successPolicy:SuccessPolicy suspend:b template:PodTemplateSpec ttlSecondsAfterFinished:i",
@@ -222,11 +243,11 @@ TYPES: dict[str, str] = {
     "LabelSelector": "matchExpressions:[]LabelSelectorRequirement matchLabels:{}s",
     "LabelSelectorRequirement": "key operator values:[]s",
     "Lease": "apiVersion kind metadata:ObjectMeta spec:LeaseSpec",
-    "LeaseSpec": "acquireTime:t holderIdentity leaseDurationSeconds:i leaseTransitions:i preferredHolder "
-                 "renewTime:t strategy",
+    "LeaseSpec": "acquireTime:m holderIdentity leaseDurationSeconds:i leaseTransitions:i preferredHolder "
+                 "renewTime:m strategy",
     "Lifecycle": "postStart:LifecycleHandler preStop:LifecycleHandler stopSignal",
     "LifecycleHandler": "exec:ExecAction httpGet:HTTPGetAction sleep:SleepAction tcpSocket:TCPSocketAction",
-    "LinuxContainerUser": "gid:i supplementalGroups:[]i uid:i",
+    "LinuxContainerUser": "gid:l supplementalGroups:[]l uid:l",
     "LoadBalancerIngress": "hostname ip ipMode ports:[]PortStatus",
     "LoadBalancerStatus": "ingress:[]LoadBalancerIngress",
     "LocalObjectReference": "name",
@@ -237,8 +258,8 @@ TYPES: dict[str, str] = {
                   "object:ObjectMetricSource pods:PodsMetricSource resource:ResourceMetricSource type",
     "MetricStatus": "containerResource:ContainerResourceMetricStatus external:ExternalMetricStatus "
                     "object:ObjectMetricStatus pods:PodsMetricStatus resource:ResourceMetricStatus type",
-    "MetricTarget": "averageUtilization:i averageValue type value",
-    "MetricValueStatus": "averageUtilization:i averageValue value",
+    "MetricTarget": "averageUtilization:i averageValue:q type value:q",
+    "MetricValueStatus": "averageUtilization:i averageValue:q value:q",
     "ModifyVolumeStatus": "status targetVolumeAttributesClassName",
     "NFSVolumeSource": "path readOnly:b server",
     "Namespace": "apiVersion kind metadata:ObjectMeta spec:NamespaceSpec status:NamespaceStatus",
@@ -266,7 +287,7 @@ TYPES: dict[str, str] = {
     "NodeSelectorTerm": "matchExpressions:[]NodeSelectorRequirement matchFields:[]NodeSelectorRequirement",
     "NodeSpec": "configSource:NodeConfigSource externalID podCIDR podCIDRs:[]s "
                 "podPreemptionPolicy:NodePodPreemptionPolicy providerID taints:[]Taint unschedulable:b",
-    "NodeStatus": "addresses:[]NodeAddress allocatable:{}s capacity:{}s conditions:[]NodeCondition "
+    "NodeStatus": "addresses:[]NodeAddress allocatable:{}q capacity:{}q conditions:[]NodeCondition "
                   "config:NodeConfigStatus daemonEndpoints:NodeDaemonEndpoints declaredFeatures:[]s "
                   "features:NodeFeatures images:[]ContainerImage nodeInfo:NodeSystemInfo phase "
                   "runtimeHandlers:[]NodeRuntimeHandler volumesAttached:[]AttachedVolume volumesInUse:[]s",
@@ -274,8 +295,8 @@ TYPES: dict[str, str] = {
     "NodeSystemInfo": "architecture bootID containerRuntimeVersion kernelVersion kubeProxyVersion kubeletVersion "
                       "machineID operatingSystem osImage runningInUserNamespace:b swap:NodeSwapStatus systemUUID",
     "ObjectFieldSelector": "apiVersion fieldPath",
-    "ObjectMeta": "annotations:{}s creationTimestamp:t deletionGracePeriodSeconds:i deletionTimestamp:t "
-                  "finalizers:[]s generateName generation:i labels:{}s managedFields:[]ManagedFieldsEntry name "
+    "ObjectMeta": "annotations:{}s creationTimestamp:t deletionGracePeriodSeconds:l deletionTimestamp:t "
+                  "finalizers:[]s generateName generation:l labels:{}s managedFields:[]ManagedFieldsEntry name "
                   "namespace ownerReferences:[]OwnerReference resourceVersion selfLink uid",
     "ObjectMetricSource": "describedObject:CrossVersionObjectReference metric:MetricIdentifier "
                           "target:MetricTarget",
@@ -292,15 +313,15 @@ TYPES: dict[str, str] = {
                                  "dataSourceRef:TypedObjectReference resources:VolumeResourceRequirements "
                                  "selector:LabelSelector storageClassName volumeAttributesClassName volumeMode "
                                  "volumeName",
-    "PersistentVolumeClaimStatus": "accessModes:[]s allocatedResourceStatuses:{}s allocatedResources:{}s "
-                                   "capacity:{}s conditions:[]PersistentVolumeClaimCondition "
+    "PersistentVolumeClaimStatus": "accessModes:[]s allocatedResourceStatuses:{}s allocatedResources:{}q "
+                                   "capacity:{}q conditions:[]PersistentVolumeClaimCondition "
                                    "currentVolumeAttributesClassName healthStatus:VolumeHealthStatus "
                                    "modifyVolumeStatus:ModifyVolumeStatus phase",
     "PersistentVolumeClaimTemplate": "metadata:ObjectMeta spec:PersistentVolumeClaimSpec",
     "PersistentVolumeClaimVolumeSource": "claimName readOnly:b",
     "PersistentVolumeSpec": "accessModes:[]s awsElasticBlockStore:AWSElasticBlockStoreVolumeSource "
                             "azureDisk:AzureDiskVolumeSource azureFile:AzureFilePersistentVolumeSource "
-                            "capacity:{}s cephfs:CephFSPersistentVolumeSource cinder:CinderPersistentVolumeSource "
+                            "capacity:{}q cephfs:CephFSPersistentVolumeSource cinder:CinderPersistentVolumeSource "
                             "claimRef:ObjectReference csi:CSIPersistentVolumeSource fc:FCVolumeSource "
                             "flexVolume:FlexPersistentVolumeSource flocker:FlockerVolumeSource "
                             "gcePersistentDisk:GCEPersistentDiskVolumeSource "
@@ -323,14 +344,14 @@ TYPES: dict[str, str] = {
                        "requiredDuringSchedulingIgnoredDuringExecution:[]PodAffinityTerm",
     "PodCertificateProjection": "certificateChainPath credentialBundlePath keyPath keyType maxExpirationSeconds:i "
                                 "signerName user:i userAnnotations:{}s",
-    "PodCondition": "lastProbeTime:t lastTransitionTime:t message observedGeneration:i reason status type",
+    "PodCondition": "lastProbeTime:t lastTransitionTime:t message observedGeneration:l reason status type",
     "PodDNSConfig": "nameservers:[]s options:[]PodDNSConfigOption searches:[]s",
     "PodDNSConfigOption": "name value",
     "PodDisruptionBudget": "apiVersion kind metadata:ObjectMeta spec:PodDisruptionBudgetSpec "
                            "status:PodDisruptionBudgetStatus",
-    "PodDisruptionBudgetSpec": "maxUnavailable:o minAvailable:o selector:LabelSelector unhealthyPodEvictionPolicy",
+    "PodDisruptionBudgetSpec": "maxUnavailable:x minAvailable:x selector:LabelSelector unhealthyPodEvictionPolicy",
     "PodDisruptionBudgetStatus": "conditions:[]Condition currentHealthy:i desiredHealthy:i disruptedPods:{}t "
-                                 "disruptionsAllowed:i expectedPods:i observedGeneration:i",
+                                 "disruptionsAllowed:i expectedPods:i observedGeneration:l",
     "PodExtendedResourceClaimStatus": "requestMappings:[]ContainerExtendedResourceRequest resourceClaimName",
     "PodFailurePolicy": "rules:[]PodFailurePolicyRule",
     "PodFailurePolicyOnExitCodesRequirement": "containerName operator values:[]i",
@@ -344,20 +365,20 @@ TYPES: dict[str, str] = {
     "PodResourceClaimStatus": "name resourceClaimName",
     "PodSchedulingGate": "name",
     "PodSchedulingGroup": "podGroupName",
-    "PodSecurityContext": "appArmorProfile:AppArmorProfile fsGroup:i fsGroupChangePolicy runAsGroup:i "
-                          "runAsNonRoot:b runAsUser:i seLinuxChangePolicy seLinuxOptions:SELinuxOptions "
-                          "seccompProfile:SeccompProfile supplementalGroups:[]i supplementalGroupsPolicy "
+    "PodSecurityContext": "appArmorProfile:AppArmorProfile fsGroup:l fsGroupChangePolicy runAsGroup:l "
+                          "runAsNonRoot:b runAsUser:l seLinuxChangePolicy seLinuxOptions:SELinuxOptions "
+                          "seccompProfile:SeccompProfile supplementalGroups:[]l supplementalGroupsPolicy "
                           "sysctls:[]Sysctl windowsOptions:WindowsSecurityContextOptions",
-    "PodSpec": "activeDeadlineSeconds:i affinity:Affinity automountServiceAccountToken:b containers:[]Container "
+    "PodSpec": "activeDeadlineSeconds:l affinity:Affinity automountServiceAccountToken:b containers:[]Container "
                "dnsConfig:PodDNSConfig dnsPolicy enableServiceLinks:b ephemeralContainers:[]EphemeralContainer "
                "evictionResponders:[]EvictionResponder hostAliases:[]HostAlias hostIPC:b hostNetwork:b hostPID:b "
                "hostUsers:b hostname hostnameOverride imagePullSecrets:[]LocalObjectReference "
-               "initContainers:[]Container nodeName nodeSelector:{}s os:PodOS overhead:{}s preemptionPolicy "
+               "initContainers:[]Container nodeName nodeSelector:{}s os:PodOS overhead:{}q preemptionPolicy "
                "priority:i priorityClassName readinessGates:[]PodReadinessGate resourceClaims:[]PodResourceClaim "
                "resources:ResourceRequirements restartPolicy runtimeClassName schedulerName "
                "schedulingGates:[]PodSchedulingGate schedulingGroup:PodSchedulingGroup "
                "securityContext:PodSecurityContext serviceAccount serviceAccountName setHostnameAsFQDN:b "
-               "shareProcessNamespace:b subdomain terminationGracePeriodSeconds:i tolerations:[]Toleration "
+               "shareProcessNamespace:b subdomain terminationGracePeriodSeconds:l tolerations:[]Toleration "
                "topologySpreadConstraints:[]TopologySpreadConstraint volumes:[]Volume",
     "PodStatus": "allocatedResources:{}s conditions:[]PodCondition containerStatuses:[]ContainerStatus "
                  "ephemeralContainerStatuses:[]ContainerStatus "
@@ -377,7 +398,7 @@ TYPES: dict[str, str] = {
     "PreferredSchedulingTerm": "preference:NodeSelectorTerm weight:i",
     "PriorityClass": "apiVersion description globalDefault:b kind metadata:ObjectMeta preemptionPolicy value:i",
     "Probe": "exec:ExecAction failureThreshold:i grpc:GRPCAction httpGet:HTTPGetAction initialDelaySeconds:i "
-             "periodSeconds:i successThreshold:i tcpSocket:TCPSocketAction terminationGracePeriodSeconds:i "
+             "periodSeconds:i successThreshold:i tcpSocket:TCPSocketAction terminationGracePeriodSeconds:l "
              "timeoutSeconds:i",
     "ProjectedVolumeSource": "defaultMode:i defaultUser:i sources:[]VolumeProjection",
     "QuobyteVolumeSource": "group readOnly:b registry tenant user volume",
@@ -388,48 +409,48 @@ TYPES: dict[str, str] = {
     "ReplicaSetCondition": "lastTransitionTime:t message reason status type",
     "ReplicaSetSpec": "minReadySeconds:i replicas:i selector:LabelSelector template:PodTemplateSpec",
     "ReplicaSetStatus": "availableReplicas:i conditions:[]ReplicaSetCondition fullyLabeledReplicas:i "
-                        "observedGeneration:i readyReplicas:i replicas:i terminatingReplicas:i",
+                        "observedGeneration:l readyReplicas:i replicas:i terminatingReplicas:i",
     "ReplicationController": "apiVersion kind metadata:ObjectMeta spec:ReplicationControllerSpec "
                              "status:ReplicationControllerStatus",
     "ReplicationControllerCondition": "lastTransitionTime:t message reason status type",
     "ReplicationControllerSpec": "minReadySeconds:i replicas:i selector:{}s template:PodTemplateSpec",
     "ReplicationControllerStatus": "availableReplicas:i conditions:[]ReplicationControllerCondition "
-                                   "fullyLabeledReplicas:i observedGeneration:i readyReplicas:i replicas:i",
+                                   "fullyLabeledReplicas:i observedGeneration:l readyReplicas:i replicas:i",
     "ResourceClaim": "name request",
-    "ResourceFieldSelector": "containerName divisor resource",
+    "ResourceFieldSelector": "containerName divisor:q resource",
     "ResourceHealth": "health message resourceID",
     "ResourceMetricSource": "name target:MetricTarget",
     "ResourceMetricStatus": "current:MetricValueStatus name",
-    "ResourceRequirements": "claims:[]ResourceClaim limits:{}s requests:{}s",
+    "ResourceRequirements": "claims:[]ResourceClaim limits:{}q requests:{}q",
     "ResourceStatus": "name resources:[]ResourceHealth",
     "Role": "apiVersion kind metadata:ObjectMeta rules:[]PolicyRule",
     "RoleBinding": "apiVersion kind metadata:ObjectMeta roleRef:RoleRef subjects:[]Subject",
     "RoleRef": "apiGroup kind name",
-    "RollingUpdateDaemonSet": "maxSurge:o maxUnavailable:o",
-    "RollingUpdateDeployment": "maxSurge:o maxUnavailable:o",
-    "RollingUpdateStatefulSetStrategy": "maxUnavailable:o partition:i",
+    "RollingUpdateDaemonSet": "maxSurge:x maxUnavailable:x",
+    "RollingUpdateDeployment": "maxSurge:x maxUnavailable:x",
+    "RollingUpdateStatefulSetStrategy": "maxUnavailable:x partition:i",
     "SELinuxOptions": "level role type user",
     "ScaleIOPersistentVolumeSource": "fsType gateway protectionDomain readOnly:b secretRef:SecretReference "
                                      "sslEnabled:b storageMode storagePool system volumeName",
     "ScaleIOVolumeSource": "fsType gateway protectionDomain readOnly:b secretRef:LocalObjectReference "
                            "sslEnabled:b storageMode storagePool system volumeName",
     "SeccompProfile": "localhostProfile type",
-    "Secret": "apiVersion data:{}s immutable:b kind metadata:ObjectMeta stringData:{}s type",
+    "Secret": "apiVersion data:{}y immutable:b kind metadata:ObjectMeta stringData:{}s type",
     "SecretEnvSource": "name optional:b",
     "SecretKeySelector": "key name optional:b",
     "SecretProjection": "items:[]KeyToPath name optional:b",
     "SecretReference": "name namespace",
     "SecretVolumeSource": "defaultMode:i defaultUser:i items:[]KeyToPath optional:b secretName",
     "SecurityContext": "allowPrivilegeEscalation:b appArmorProfile:AppArmorProfile capabilities:Capabilities "
-                       "privileged:b procMount readOnlyRootFilesystem:b runAsGroup:i runAsNonRoot:b runAsUser:i "
+                       "privileged:b procMount readOnlyRootFilesystem:b runAsGroup:l runAsNonRoot:b runAsUser:l "
                        "seLinuxOptions:SELinuxOptions seccompProfile:SeccompProfile "
                        "windowsOptions:WindowsSecurityContextOptions",
     "Service": "apiVersion kind metadata:ObjectMeta spec:ServiceSpec status:ServiceStatus",
     "ServiceAccount": "apiVersion automountServiceAccountToken:b imagePullSecrets:[]LocalObjectReference kind "
                       "metadata:ObjectMeta secrets:[]ObjectReference",
-    "ServiceAccountTokenProjection": "audience expirationSeconds:i path user:i",
+    "ServiceAccountTokenProjection": "audience expirationSeconds:l path user:i",
     "ServiceBackendPort": "name number:i",
-    "ServicePort": "appProtocol name nodePort:i port:i protocol targetPort:o",
+    "ServicePort": "appProtocol name nodePort:i port:i protocol targetPort:x",
     "ServiceSpec": "allocateLoadBalancerNodePorts:b clusterIP clusterIPs:[]s externalIPs:[]s externalName "
                    "externalTrafficPolicy healthCheckNodePort:i internalTrafficPolicy ipFamilies:[]s "
                    "ipFamilyPolicy loadBalancerClass loadBalancerIP loadBalancerSourceRanges:[]s "
@@ -437,7 +458,7 @@ TYPES: dict[str, str] = {
                    "sessionAffinityConfig:SessionAffinityConfig trafficDistribution type",
     "ServiceStatus": "conditions:[]Condition loadBalancer:LoadBalancerStatus",
     "SessionAffinityConfig": "clientIP:ClientIPConfig",
-    "SleepAction": "seconds:i",
+    "SleepAction": "seconds:l",
     "StatefulSet": "apiVersion kind metadata:ObjectMeta spec:StatefulSetSpec status:StatefulSetStatus",
     "StatefulSetCondition": "lastTransitionTime:t message reason status type",
     "StatefulSetOrdinals": "start:i",
@@ -448,7 +469,7 @@ TYPES: dict[str, str] = {
                        "template:PodTemplateSpec updateStrategy:StatefulSetUpdateStrategy "
                        "volumeClaimTemplates:[]PersistentVolumeClaim",
     "StatefulSetStatus": "availableReplicas:i collisionCount:i conditions:[]StatefulSetCondition "
-                         "currentReplicas:i currentRevision observedGeneration:i readyReplicas:i replicas:i "
+                         "currentReplicas:i currentRevision observedGeneration:l readyReplicas:i replicas:i "
                          "updateRevision updatedReplicas:i",
     "StatefulSetUpdateStrategy": "rollingUpdate:RollingUpdateStatefulSetStrategy type",
     "StorageOSPersistentVolumeSource": "fsType readOnly:b secretRef:ObjectReference volumeName volumeNamespace",
@@ -457,9 +478,9 @@ TYPES: dict[str, str] = {
     "SuccessPolicy": "rules:[]SuccessPolicyRule",
     "SuccessPolicyRule": "succeededCount:i succeededIndexes",
     "Sysctl": "name value",
-    "TCPSocketAction": "host port:o",
+    "TCPSocketAction": "host port:x",
     "Taint": "effect key timeAdded:t value",
-    "Toleration": "effect key operator tolerationSeconds:i value",
+    "Toleration": "effect key operator tolerationSeconds:l value",
     "TopologyConstraint": "key",
     "TopologySpreadConstraint": "labelSelector:LabelSelector matchLabelKeys:[]s maxSkew:i minDomains:i "
                                 "nodeAffinityPolicy nodeTaintsPolicy topologyKey whenUnsatisfiable",
@@ -489,7 +510,7 @@ TYPES: dict[str, str] = {
     "VolumeProjection": "clusterTrustBundle:ClusterTrustBundleProjection configMap:ConfigMapProjection "
                         "downwardAPI:DownwardAPIProjection podCertificate:PodCertificateProjection "
                         "secret:SecretProjection serviceAccountToken:ServiceAccountTokenProjection",
-    "VolumeResourceRequirements": "limits:{}s requests:{}s",
+    "VolumeResourceRequirements": "limits:{}q requests:{}q",
     "VolumeStatus": "image:ImageVolumeStatus",
     "VsphereVirtualDiskVolumeSource": "fsType storagePolicyID storagePolicyName volumePath",
     "WeightedPodAffinityTerm": "podAffinityTerm:PodAffinityTerm weight:i",
@@ -500,21 +521,92 @@ TYPES: dict[str, str] = {
     "WorkloadPodGroupSchedulingConstraints": "topology:[]TopologyConstraint",
     "WorkloadPodGroupSchedulingPolicy": "basic:o gang:WorkloadPodGroupGangSchedulingPolicy",
     "ResourceQuota": "apiVersion kind metadata:ObjectMeta spec:ResourceQuotaSpec status:ResourceQuotaStatus",
-    "ResourceQuotaSpec": "hard:{}s scopeSelector:ScopeSelector scopes:[]s",
-    "ResourceQuotaStatus": "hard:{}s used:{}s",
+    "ResourceQuotaSpec": "hard:{}q scopeSelector:ScopeSelector scopes:[]s",
+    "ResourceQuotaStatus": "hard:{}q used:{}q",
     "ScopeSelector": "matchExpressions:[]ScopedResourceSelectorRequirement",
     "ScopedResourceSelectorRequirement": "operator scopeName values:[]s",
     "LimitRange": "apiVersion kind metadata:ObjectMeta spec:LimitRangeSpec",
     "LimitRangeSpec": "limits:[]LimitRangeItem",
-    "LimitRangeItem": "default:{}s defaultRequest:{}s max:{}s maxLimitRequestRatio:{}s min:{}s type",
+    "LimitRangeItem": "default:{}q defaultRequest:{}q max:{}q maxLimitRequestRatio:{}q min:{}q type",
     "NetworkPolicy": "apiVersion kind metadata:ObjectMeta spec:NetworkPolicySpec",
     "NetworkPolicySpec": "egress:[]NetworkPolicyEgressRule ingress:[]NetworkPolicyIngressRule "
                          "podSelector:LabelSelector policyTypes:[]s",
     "NetworkPolicyEgressRule": "ports:[]NetworkPolicyPort to:[]NetworkPolicyPeer",
     "NetworkPolicyIngressRule": "from:[]NetworkPolicyPeer ports:[]NetworkPolicyPort",
     "NetworkPolicyPeer": "ipBlock:IPBlock namespaceSelector:LabelSelector podSelector:LabelSelector",
-    "NetworkPolicyPort": "endPort:i port:o protocol",
+    "NetworkPolicyPort": "endPort:i port:x protocol",
     "IPBlock": "cidr except:[]s",
+    "EventsV1Event": "action apiVersion deprecatedCount:i deprecatedFirstTimestamp:t deprecatedLastTimestamp:t "
+                     "deprecatedSource:EventSource eventTime:m kind metadata:ObjectMeta note reason "
+                     "regarding:ObjectReference related:ObjectReference reportingController reportingInstance "
+                     "series:EventSeries type",
+    "RuntimeClass": "apiVersion handler kind metadata:ObjectMeta overhead:Overhead scheduling:Scheduling",
+    "Overhead": "podFixed:{}q",
+    "Scheduling": "nodeSelector:{}s tolerations:[]Toleration",
+    "CertificateSigningRequest": "apiVersion kind metadata:ObjectMeta spec:CertificateSigningRequestSpec "
+                                 "status:CertificateSigningRequestStatus",
+    "CertificateSigningRequestSpec": "expirationSeconds:i extra:{}o groups:[]s request:y signerName uid "
+                                     "usages:[]s username",
+    "CertificateSigningRequestStatus": "certificate:y conditions:[]CertificateSigningRequestCondition",
+    "CertificateSigningRequestCondition": "lastTransitionTime:t lastUpdateTime:t message reason status type",
+    "FlowSchema": "apiVersion kind metadata:ObjectMeta spec:FlowSchemaSpec status:FlowSchemaStatus",
+    "FlowSchemaSpec": "distinguisherMethod:FlowDistinguisherMethod matchingPrecedence:i "
+                      "priorityLevelConfiguration:PriorityLevelConfigurationReference rules:[]PolicyRulesWithSubjects",
+    "FlowDistinguisherMethod": "type",
+    "PriorityLevelConfigurationReference": "name",
+    "PolicyRulesWithSubjects": "nonResourceRules:[]NonResourcePolicyRule resourceRules:[]ResourcePolicyRule "
+                               "subjects:[]FlowSubject",
+    "NonResourcePolicyRule": "nonResourceURLs:[]s verbs:[]s",
+    "ResourcePolicyRule": "apiGroups:[]s clusterScope:b namespaces:[]s resources:[]s verbs:[]s",
+    "FlowSubject": "group:GroupSubject kind serviceAccount:ServiceAccountSubject user:UserSubject",
+    "GroupSubject": "name",
+    "UserSubject": "name",
+    "ServiceAccountSubject": "name namespace",
+    "FlowSchemaStatus": "conditions:[]FlowSchemaCondition",
+    "FlowSchemaCondition": "lastTransitionTime:t message reason status type",
+    "PriorityLevelConfiguration": "apiVersion kind metadata:ObjectMeta spec:PriorityLevelConfigurationSpec "
+                                  "status:PriorityLevelConfigurationStatus",
+    "PriorityLevelConfigurationSpec": "exempt:ExemptPriorityLevelConfiguration "
+                                      "limited:LimitedPriorityLevelConfiguration type",
+    "ExemptPriorityLevelConfiguration": "lendablePercent:i nominalConcurrencyShares:i",
+    "LimitedPriorityLevelConfiguration": "borrowingLimitPercent:i lendablePercent:i limitResponse:LimitResponse "
+                                         "nominalConcurrencyShares:i",
+    "LimitResponse": "queuing:QueuingConfiguration type",
+    "QueuingConfiguration": "handSize:i queueLengthLimit:i queues:i",
+    "PriorityLevelConfigurationStatus": "conditions:[]PriorityLevelConfigurationCondition",
+    "PriorityLevelConfigurationCondition": "lastTransitionTime:t message reason status type",
+    "ValidatingAdmissionPolicy": "apiVersion kind metadata:ObjectMeta spec:ValidatingAdmissionPolicySpec "
+                                 "status:ValidatingAdmissionPolicyStatus",
+    "ValidatingAdmissionPolicySpec": "auditAnnotations:[]AuditAnnotation failurePolicy "
+                                     "matchConditions:[]MatchCondition matchConstraints:MatchResources "
+                                     "paramKind:ParamKind validations:[]Validation variables:[]Variable",
+    "AuditAnnotation": "key valueExpression",
+    "MatchCondition": "expression name",
+    "MatchResources": "excludeResourceRules:[]NamedRuleWithOperations matchPolicy "
+                      "namespaceSelector:LabelSelector objectSelector:LabelSelector "
+                      "resourceRules:[]NamedRuleWithOperations",
+    "NamedRuleWithOperations": "apiGroups:[]s apiVersions:[]s operations:[]s resourceNames:[]s resources:[]s scope",
+    "ParamKind": "apiVersion kind",
+    "Validation": "expression message messageExpression reason",
+    "Variable": "expression name",
+    "ValidatingAdmissionPolicyStatus": "conditions:[]Condition observedGeneration:l typeChecking:o",
+    "ValidatingAdmissionPolicyBinding": "apiVersion kind metadata:ObjectMeta "
+                                        "spec:ValidatingAdmissionPolicyBindingSpec",
+    "ValidatingAdmissionPolicyBindingSpec": "matchResources:MatchResources paramRef:ParamRef policyName "
+                                            "validationActions:[]s",
+    "ParamRef": "name namespace parameterNotFoundAction selector:LabelSelector",
+    "ValidatingWebhookConfiguration": "apiVersion kind metadata:ObjectMeta webhooks:[]ValidatingWebhook",
+    "MutatingWebhookConfiguration": "apiVersion kind metadata:ObjectMeta webhooks:[]MutatingWebhook",
+    "ValidatingWebhook": "admissionReviewVersions:[]s clientConfig:WebhookClientConfig failurePolicy "
+                         "matchConditions:[]MatchCondition matchPolicy name namespaceSelector:LabelSelector "
+                         "objectSelector:LabelSelector rules:[]RuleWithOperations sideEffects timeoutSeconds:i",
+    "MutatingWebhook": "admissionReviewVersions:[]s clientConfig:WebhookClientConfig failurePolicy "
+                       "matchConditions:[]MatchCondition matchPolicy name namespaceSelector:LabelSelector "
+                       "objectSelector:LabelSelector reinvocationPolicy rules:[]RuleWithOperations sideEffects "
+                       "timeoutSeconds:i",
+    "WebhookClientConfig": "caBundle:y service:WebhookServiceReference url",
+    "WebhookServiceReference": "name namespace path port:i",
+    "RuleWithOperations": "apiGroups:[]s apiVersions:[]s operations:[]s resources:[]s scope",
 }
 
 

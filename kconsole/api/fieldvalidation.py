@@ -2,8 +2,11 @@
 
 kubectl 1.32 validates nothing itself when the server's OpenAPI says it takes ``fieldValidation``: it
 sends ``?fieldValidation=Strict`` and relies on the server to refuse a typo such as ``contaners`` or
-``metadata.lables``. ``Strict`` refuses such an object (400), ``Warn`` drops the fields and warns,
-``Ignore`` (or no directive, as in-process components send) keeps the object as it is, unchecked.
+``metadata.lables``. Upstream decodes into typed structs, so an unknown field never survives:
+``Strict`` refuses such an object (400), ``Warn`` (what the HTTP front applies when a request names
+no directive, as upstream does) drops the fields and warns, ``Ignore`` drops them silently. No
+directive at all (in-process components, whose objects are built from the same types) keeps the
+object as it is, unchecked.
 """
 
 from __future__ import annotations
@@ -85,7 +88,10 @@ def check(obj: dict[str, Any], kind: str, version: str, directive: str, patched:
         return []
     if directive == "Warn":
         return [f'unknown field "{p}"' for p in unknown_fields(obj, kind, drop=True)]
-    if directive in ("Ignore", ""):
+    if directive == "Ignore":
+        unknown_fields(obj, kind, drop=True)
+        return []
+    if directive == "":
         return []
     raise StatusError.bad_request(f'fieldValidation: Unsupported value: "{directive}": supported values: '
                                   '"Ignore", "Warn", "Strict"')

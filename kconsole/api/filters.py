@@ -49,6 +49,8 @@ class Filter:
         return self.fields.empty or self.fields.matches(obj, kind=self.kind)
 
 
+
+
 def compile_filter(spec: ResourceSpec, label_selector: str = "", field_selector: str = "",
                    namespace: str | None = None, name: str | None = None) -> Filter:
     """Parse once; a bad selector is a 400 naming it, an unsupported field upstream's message."""

@@ -75,11 +75,8 @@ def apply_patch(patch_type: str, original: dict[str, Any], patch: Any, kind: str
     if patch_type == "json":
         try:
             result = rfc6902.apply(original, patch)
-        except rfc6902.PatchError as err:
-            # upstream's NewGenericServerResponse(422): kubectl prints "The request is invalid: <why>"
-            raise StatusError(status_body(422, "Invalid", "the server rejected our request due to an error in our "
-                                          "request", causes=[{"reason": "UnexpectedServerResponse",
-                                                              "message": str(err)}])) from None
+        except rfc6902.PatchError:
+            raise StatusError(_patch_rejected()) from None
         except rfc6902.MalformedPatch as err:
             raise StatusError.bad_request(str(err)) from None
     elif patch_type == "merge":
@@ -92,6 +89,17 @@ def apply_patch(patch_type: str, original: dict[str, Any], patch: Any, kind: str
     if not isinstance(result, dict):
         raise StatusError.bad_request("the patch must leave an object")
     return result
+
+
+def _patch_rejected() -> dict[str, Any]:
+    """upstream's answer to a JSON patch that does not apply (a failed ``test``, a missing path):
+    NewGenericServerResponse(422), whose text says nothing of why, with empty details; kubectl
+    prints "The request is invalid: the server rejected our request due to an error in our request"."""
+    body = status_body(422, "Invalid", "the server rejected our request due to an error in our request")
+    code = body.pop("code")
+    body["details"] = {}
+    body["code"] = code
+    return body
 
 
 def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], manager: str, force: bool, now: str,

@@ -490,6 +490,7 @@ _CONTROLLER_MANAGER_RULES = [
     rule(["delete", "deletecollection"], ["*"], ["*"]),
     rule(["create", "update", "patch"], WORKLOAD_GROUPS, ["*"]),
     rule(["update", "patch"], [RBAC_GROUP], ["clusterroles"]),
+    rule(["update", "patch"], ["certificates.k8s.io"], ["certificatesigningrequests/status"]),
     rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
     rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
 ]

@@ -199,6 +199,24 @@ TABLE: tuple[ResourceSpec, ...] = (
     _entry("storage.k8s.io", "v1", "csinodes", "CSINode", namespaced=False),
     _entry("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity"),
     _entry("storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", namespaced=False, status=True),
+    # Admission sets a Pod's overhead and scheduling constraints from its RuntimeClass (admission/runtimeclass.py).
+    _entry("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", namespaced=False),
+    # Approved with kubectl certificate approve (the approval subresource); signed by the csrsigning controller.
+    _entry("certificates.k8s.io", "v1", "certificatesigningrequests", "CertificateSigningRequest", namespaced=False,
+           short=("csr",), status=True, subresources=("approval",), fields=("spec.signerName",)),
+    # The API Priority and Fairness configuration objects, the defaults created at start (api/flowcontrol.py).
+    _entry("flowcontrol.apiserver.k8s.io", "v1", "flowschemas", "FlowSchema", namespaced=False, status=True),
+    _entry("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations", "PriorityLevelConfiguration",
+           namespaced=False, status=True),
+    # Dynamic admission (api/admission/dynamic.py): CEL policies and the user's HTTPS webhooks.
+    _entry("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies", "ValidatingAdmissionPolicy",
+           namespaced=False, status=True, categories=("api-extensions",), generation=True),
+    _entry("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings",
+           "ValidatingAdmissionPolicyBinding", namespaced=False, categories=("api-extensions",)),
+    _entry("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
+           "ValidatingWebhookConfiguration", namespaced=False, categories=("api-extensions",)),
+    _entry("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration",
+           namespaced=False, categories=("api-extensions",)),
     _entry("apiregistration.k8s.io", "v1", "apiservices", "APIService", namespaced=False, status=True,
            categories=("api-extensions",)),
     _entry("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", verbs=("get", "list"), stored=False),

@@ -1,8 +1,9 @@
-"""JSON patch (RFC 6902) as kube-apiserver applies it: evanphx/json-patch v4's rules and messages.
+"""JSON patch (RFC 6902) as kube-apiserver applies it: evanphx/json-patch v4's rules.
 
-kubectl users read these messages when a ``kubectl patch --type json`` fails (``The request is
-invalid: testing value /spec/replicas failed: test failed``), so they are upstream's words, not a
-Python library's (which printed ``0 (<class 'int'>) is not equal to tested value 5``).
+The Python ``jsonpatch`` library differs where clients notice: its ``test`` finds ``true`` equal to
+``1``. A failure carries evanphx's words (``testing value /spec/replicas failed: test failed``) for
+whoever reads them here; kube-apiserver answers clients a 422 that says nothing of why, and so does
+``kconsole.api.patch``.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from functools import partial
 from typing import Any, NamedTuple
 
-from kconsole.api import apiservices, componentstatus, history, marshalled, prometheus, strategy
+from kconsole.api import apiservices, componentstatus, flowcontrol, history, marshalled, prometheus, strategy
+from kconsole.api.admission import dynamic, policy, webhooks
 from kconsole.api.admission.metadata import new_uid
 from kconsole.api.admission.serviceaccount import named_account
 from kconsole.api.apply import track_update
@@ -186,7 +187,7 @@ async def _ready(result: Response) -> Response:
 class _Call:
     """Per-request bookkeeping: who, what, and which stage is running (for the audit record)."""
 
-    __slots__ = ("req", "user", "spec", "stage", "name", "allocated", "live", "warnings", "convert")
+    __slots__ = ("req", "user", "spec", "stage", "name", "allocated", "live", "warnings", "convert", "admitted")
 
     def __init__(self, req: Request) -> None:
         self.req = req
@@ -204,6 +205,8 @@ class _Call:
         self.warnings: list[str] | tuple[()] = ()
         #: The served version the request names when it is not the stored one (autoscaling/v1 HPAs).
         self.convert: Alternate | None = None
+        #: The webhooks and policies that admitted the request, for the API log.
+        self.admitted = ""
 
     def took(self, ip: str) -> None:
         if not self.allocated:
@@ -400,6 +403,8 @@ class APIServer:
             }, "scheduling.k8s.io"))
         for obj in apiservices.wanted(self.resources(), self.now()):
             wanted.append(("apiservices", None, obj, "apiregistration.k8s.io"))
+        for resource, obj in flowcontrol.wanted(self.now()):
+            wanted.append((resource, None, obj, "flowcontrol.apiserver.k8s.io"))
         wanted.append(self._kubernetes_service())
         return wanted
 
@@ -650,7 +655,7 @@ class APIServer:
             code = result.code if isinstance(result, Response) else 200
             if call.warnings and isinstance(result, Response):
                 result.warnings.extend(call.warnings)
-            stage = None
+            stage, message = None, call.admitted
             if self._etcd_error and request.verb not in ("get", "list", "watch"):
                 self._etcd_error = ""  # a write went through: the store answers again
         except StatusError as err:
@@ -805,6 +810,7 @@ class APIServer:
         call.convert = alternate
         if req.verb in ("create", "update"):
             req.body = alternate.incoming(req.body)
+        req.field_selector = alternate.field_selector(req.field_selector)
         return alternate.spec
 
     def _attributes(self, user: UserInfo, verb: str, spec: ResourceSpec, sub: str, namespace: str,
@@ -977,6 +983,72 @@ class APIServer:
         for vplugin in plugins.after_mutating:
             vplugin.validate(ctx, obj, old)
         call.stage = "storage"
+
+    def _after_admission(self, call: _Call, spec: ResourceSpec,
+                         sub: str | None) -> Callable[[Obj, Obj | None], Awaitable[Obj]] | None:
+        """The dynamic admission of an update or apply (None when no webhook or policy is configured)."""
+        if not dynamic.configured(self.list_objects):
+            return None
+
+        async def after(new: Obj, current: Obj | None) -> Obj:
+            operation = "CREATE" if current is None else "UPDATE"
+            return await self._dynamic_admission(call, spec, operation, new, current, sub)
+
+        return after
+
+    async def _dynamic_admission(self, call: _Call, spec: ResourceSpec, operation: str, obj: Obj, old: Obj | None,
+                                 sub: str | None) -> Obj:
+        """Mutating webhooks, then (on what they made, validated again) ValidatingAdmissionPolicies and
+        validating webhooks, as upstream orders them after the built-in plugins. The admission
+        configuration kinds themselves are never sent to webhooks (upstream's rule: no lock-out)."""
+        if spec.group == dynamic.GROUP:
+            return obj
+        name = (obj.get("metadata") or {}).get("name") or call.req.name or ""
+        attrs = dynamic.Attributes(operation, spec.group, spec.info.version, spec.resource, sub or "", spec.kind,
+                                   call.req.namespace or "", name, spec.namespaced, call.user or LOOPBACK_USER,
+                                   call.req.dry_run, obj, old, self.get_object, self.list_objects)
+        call.stage = "mutating-admission"
+        new = await webhooks.mutate(attrs, obj, spec.kind)
+        if new is not obj:
+            call.stage = "validation"
+            causes = strategy.immutable_meta_causes(new, old) if old is not None else []
+            if self.validator is not None:
+                causes.extend(self.validator.validate(self.admission_context(call, spec, operation, name, sub),
+                                                      new, old))
+            if causes:
+                raise _invalid(spec, name, causes)
+        call.stage = "validating-admission"
+        attrs.obj = new
+        try:
+            policy.admit(attrs)
+            await webhooks.validate(attrs)
+        finally:
+            if attrs.warnings:
+                call.warnings = [*call.warnings, *attrs.warnings]
+        call.stage = "storage"
+        if attrs.admitted_by or attrs.annotations:
+            notes = [f"admitted by {', '.join(attrs.admitted_by)}"] if attrs.admitted_by else []
+            notes += [f"{k}={v}" for k, v in sorted(attrs.annotations.items())]
+            call.admitted = "; ".join(notes)
+        return new
+
+    async def _dynamic_delete(self, call: _Call, spec: ResourceSpec, namespace: str | None, name: str, old: Obj,
+                              dry_run: bool) -> None:
+        """A DELETE through ValidatingAdmissionPolicies and validating webhooks (``oldObject`` is the
+        object, ``object`` null, as upstream sends it)."""
+        attrs = dynamic.Attributes("DELETE", spec.group, spec.info.version, spec.resource, "", spec.kind,
+                                   namespace or "", name, spec.namespaced, call.user or LOOPBACK_USER,
+                                   dry_run, None, old, self.get_object, self.list_objects)
+        call.stage = "validating-admission"
+        try:
+            policy.admit(attrs)
+            await webhooks.validate(attrs)
+        finally:
+            if attrs.warnings:
+                call.warnings = [*call.warnings, *attrs.warnings]
+        call.stage = "storage"
+        if attrs.admitted_by:
+            call.admitted = f"admitted by {', '.join(attrs.admitted_by)}"
 
     def admit_subresource(self, call: _Call, spec: ResourceSpec, sub: str, body: Obj) -> None:
         """Validating admission of a create on a subresource that is not the object itself (an
@@ -1204,6 +1276,9 @@ class APIServer:
             if account is not None and self.get_object("serviceaccounts", call.req.namespace, account) is None:
                 await self._account_seen()
         self.admit(call, spec, "CREATE", obj, None)
+        if dynamic.configured(self.list_objects):
+            obj = await self._dynamic_admission(call, spec, "CREATE", obj, None, None)
+            meta = obj["metadata"]
         self._track(call, spec, None, obj)
         call.name = meta["name"]
         created = await self.storage.create(spec, obj, dry_run=call.req.dry_run)
@@ -1245,6 +1320,8 @@ class APIServer:
                     new["metadata"]["managedFields"] = applied
             elif sub == "finalize":
                 new = strategy.prepare_finalize(new, old)
+            elif sub == "approval":
+                new = strategy.prepare_approval(new, old, self.now())
             elif sub == "ephemeralcontainers":
                 new = strategy.prepare_ephemeral_update(new, old)
             else:
@@ -1316,7 +1393,7 @@ class APIServer:
 
         result, outcome = await self.storage.guaranteed_update(
             spec, call.req.namespace, call.req.name or "", self._updater(call, spec, sub, produce),
-            dry_run=call.req.dry_run)
+            dry_run=call.req.dry_run, after=self._after_admission(call, spec, sub))
         if outcome == "deleted":
             self._deleted(spec, result)
         return Response(200, result)
@@ -1344,7 +1421,8 @@ class APIServer:
             return new
 
         result, outcome = await self.storage.guaranteed_update(
-            spec, req.namespace, req.name or "", self._updater(call, spec, sub, produce), dry_run=req.dry_run)
+            spec, req.namespace, req.name or "", self._updater(call, spec, sub, produce), dry_run=req.dry_run,
+            after=self._after_admission(call, spec, sub))
         if outcome == "deleted":
             self._deleted(spec, result)
         return Response(200, result)
@@ -1393,7 +1471,8 @@ class APIServer:
             return obj
 
         result, outcome = await self.storage.guaranteed_update(spec, req.namespace, req.name or "", try_update,
-                                                               dry_run=req.dry_run)
+                                                               dry_run=req.dry_run,
+                                                               after=self._after_admission(call, spec, sub))
         if outcome == "created":
             self._stored(call, spec)
             return Response(201, result)
@@ -1433,8 +1512,13 @@ class APIServer:
                 plugin.validate(ctx, old, old)
             call.stage = "storage"
 
+        after = None
+        if spec.group != dynamic.GROUP and dynamic.configured(self.list_objects):
+            async def after(old: Obj) -> None:
+                await self._dynamic_delete(call, spec, namespace, name, old, options.dry_run)
+
         call.stage = "storage"
-        obj, deleted = await self.storage.delete(spec, namespace, name, options, admit)
+        obj, deleted = await self.storage.delete(spec, namespace, name, options, admit, after)
         if deleted and not options.dry_run:
             self._deleted(spec, obj)
         return (clone(obj) if deleted else obj), deleted

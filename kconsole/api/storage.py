@@ -13,7 +13,7 @@ import base64
 import json
 import marshal
 import posixpath
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -285,6 +285,19 @@ def parse_rv(value: str | None, what: str = "resourceVersion") -> int | None:
     return rv
 
 
+def _only_timestamps_moved(new: Obj, current: Obj) -> bool:
+    """upstream's IgnoreManagedFieldsTimestampsTransformer: a write that changes nothing but the
+    times of its managedFields entries is no write (kubectl says ``patched (no change)`` and no
+    watcher sees a MODIFIED)."""
+    new_fields, old_fields = new["metadata"].get("managedFields"), current["metadata"].get("managedFields")
+    if not isinstance(new_fields, list) or not isinstance(old_fields, list) or len(new_fields) != len(old_fields):
+        return False
+    if any(not isinstance(a, dict) or not isinstance(b, dict) or {**a, "time": None} != {**b, "time": None}
+           for a, b in zip(new_fields, old_fields)):
+        return False
+    return {**new, "metadata": {**new["metadata"], "managedFields": old_fields}} == current
+
+
 class Storage:
     """Keys, codec, compare-and-swap writes and cache-consistent reads for every resource."""
 
@@ -497,12 +510,14 @@ class Storage:
         try_update: Callable[[Obj | None], Obj],
         *,
         dry_run: bool = False,
+        after: Callable[[Obj, Obj | None], Awaitable[Obj]] | None = None,
     ) -> tuple[Obj, str]:
         """Read, transform, compare-and-swap, retry on conflict (upstream's GuaranteedUpdate).
 
         ``try_update(current)`` gets the stored object (shared: copy before changing it; None when
         absent) and returns the object to store, or raises (404, 409 on a stale resourceVersion, 422).
         Returns (object, outcome) with outcome ``created``, ``updated``, ``unchanged`` or ``deleted``.
+        ``after(new, current)``: the admission that needs to wait (webhooks), on each attempt's result.
         """
         key = self.key(spec, namespace, name)
         current, authoritative = await self._current(spec, namespace, name, key)
@@ -515,6 +530,8 @@ class Storage:
                     authoritative = True
                     continue
                 raise
+            if after is not None:
+                new = await after(new, current)
             cur_rv = object_rv(current)
             if current is None:
                 outcome = "created"
@@ -523,6 +540,9 @@ class Storage:
             else:
                 new["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
                 if new == current:
+                    return new, "unchanged"
+                if _only_timestamps_moved(new, current):
+                    new["metadata"]["managedFields"] = current["metadata"]["managedFields"]
                     return new, "unchanged"
                 outcome = "updated"
             if dry_run:
@@ -557,8 +577,10 @@ class Storage:
         name: str,
         options: DeleteOptions,
         admit: Callable[[Obj], None] | None = None,
+        after: Callable[[Obj], Awaitable[None]] | None = None,
     ) -> tuple[Obj, bool]:
-        """Delete now, or mark for graceful/finalized deletion. Returns (object, deleted now)."""
+        """Delete now, or mark for graceful/finalized deletion. Returns (object, deleted now).
+        ``after(current)``: the admission that needs to wait (webhooks), after ``admit``."""
         key = self.key(spec, namespace, name)
         current, _ = await self._current(spec, namespace, name, key)
         gr = spec.group_resource
@@ -568,6 +590,8 @@ class Storage:
             self._check_preconditions(spec, current, options.preconditions)
             if admit is not None:
                 admit(current)
+            if after is not None:
+                await after(current)
             meta = current["metadata"]
             rv = object_rv(current)
             new: Obj | None = None

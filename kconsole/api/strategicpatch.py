@@ -80,6 +80,8 @@ KIND_TYPES: dict[str, dict[str, Field]] = {
     "ServiceAccount": {"metadata": _META, "secrets": ("merge", "name", None)},
     "PodDisruptionBudget": {"metadata": _META, "status": _STATUS},
     "HorizontalPodAutoscaler": {"metadata": _META, "status": _STATUS},
+    "ValidatingWebhookConfiguration": {"metadata": _META, "webhooks": ("merge", "name", None)},
+    "MutatingWebhookConfiguration": {"metadata": _META, "webhooks": ("merge", "name", None)},
 }
 for _kind in ("ConfigMap", "Secret", "Endpoints", "EndpointSlice", "Event", "Lease", "PriorityClass", "Role",
               "ClusterRole", "RoleBinding", "ClusterRoleBinding", "LimitRange", "ResourceQuota"):
@@ -222,7 +224,43 @@ def _merge_list(original: list[Any], patch: list[Any], strategy: str, merge_key:
                 del result[index]
             else:
                 result[index] = merged
-    return _ordered(result, order, merge_key) if order is not None else result
+    if order is not None:
+        return _ordered(result, order, merge_key)
+    return _normalized(result, patch, original, merge_key)
+
+
+def _normalized(merged: list[Any], patch: list[Any], original: list[Any], merge_key: str) -> list[Any]:
+    """upstream's normalizeElementOrder: the items the patch names in its order, the others in the
+    original's, merged so that one the original did not have comes before the original's items
+    (kubectl patch adding port 8080 to [80, 443] gives [8080, 80, 443]; an added container is
+    ``containers[0]``)."""
+    patch_keys = [i.get(merge_key) for i in patch if isinstance(i, dict) and i.get("$patch") != "delete"]
+    server_keys = [i.get(merge_key) for i in original if isinstance(i, dict)]
+
+    def index(keys: list[Any], item: Any) -> int:
+        key = item.get(merge_key) if isinstance(item, dict) else None
+        return next((n for n, k in enumerate(keys) if k == key), -1)
+
+    from_patch = sorted((i for i in merged if index(patch_keys, i) >= 0), key=lambda i: index(patch_keys, i))
+    server_only = [i for i in merged if index(patch_keys, i) < 0]
+    out: list[Any] = []
+    left, right = 0, 0
+    while left < len(server_only) or right < len(from_patch):
+        if right >= len(from_patch):
+            out.append(server_only[left])
+            left += 1
+        elif left >= len(server_only):
+            out.append(from_patch[right])
+            right += 1
+        else:
+            li, ri = index(server_keys, server_only[left]), index(server_keys, from_patch[right])
+            if li >= 0 and ri >= 0 and li < ri:
+                out.append(server_only[left])
+                left += 1
+            else:
+                out.append(from_patch[right])
+                right += 1
+    return out
 
 
 def apply_strategic_patch(original: dict[str, Any], patch: dict[str, Any], kind: str) -> dict[str, Any]:

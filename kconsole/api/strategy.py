@@ -52,10 +52,28 @@ def prepare_update(spec: ResourceSpec, new: Obj, old: Obj) -> None:
             # A custom kind without the status subresource: its status is part of what it asks for.
             spec.info.custom is not None and not spec.has_status and new.get("status") != old.get("status"))):
         meta["generation"] = int(old_meta.get("generation", 0)) + 1
+    if spec.kind == "DaemonSet" and spec.group == "apps":
+        _template_generation(new, old)
     if spec.resource == "namespaces":
         # spec.finalizers changes only through the finalize subresource.
         if "spec" in old:
             new["spec"] = old["spec"]
+
+
+DAEMONSET_TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+def _template_generation(new: Obj, old: Obj) -> None:
+    """A DaemonSet's template generation moves with its template (upstream's PrepareForUpdate)."""
+    before = (old["metadata"].get("annotations") or {}).get(DAEMONSET_TEMPLATE_GENERATION)
+    if before is None:
+        return
+    changed = (new.get("spec") or {}).get("template") != (old.get("spec") or {}).get("template")
+    try:
+        value = str(int(before) + 1) if changed else before
+    except ValueError:
+        return
+    new["metadata"].setdefault("annotations", {})[DAEMONSET_TEMPLATE_GENERATION] = value
 
 
 def prepare_status_update(new: Obj, old: Obj) -> Obj:
@@ -76,6 +94,27 @@ def prepare_finalize(new: Obj, old: Obj) -> Obj:
     spec = dict(old.get("spec") or {})
     spec["finalizers"] = list((new.get("spec") or {}).get("finalizers") or [])
     out["spec"] = spec
+    return out
+
+
+def prepare_approval(new: Obj, old: Obj, now: str) -> Obj:
+    """certificatesigningrequests/approval (``kubectl certificate approve``): only the status
+    conditions change; the spec and an issued certificate stay, and a condition's times are filled in."""
+    out = dict(old)
+    out["metadata"] = dict(old["metadata"])
+    status = dict(old.get("status") or {})
+    conditions = (new.get("status") or {}).get("conditions") if isinstance(new.get("status"), dict) else None
+    if conditions:
+        status["conditions"] = conditions
+        for cond in conditions:
+            if isinstance(cond, dict):
+                if not cond.get("lastUpdateTime"):
+                    cond["lastUpdateTime"] = now
+                if not cond.get("lastTransitionTime"):
+                    cond["lastTransitionTime"] = now
+    else:
+        status.pop("conditions", None)
+    out["status"] = status
     return out
 
 

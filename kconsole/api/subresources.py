@@ -65,8 +65,8 @@ async def dispatch(server: APIServer, call: _Call, spec: ResourceSpec,
         return await node_proxy(server, call, spec)
     if sub == "token" and verb == "create":
         return await token_request(server, call, spec)
-    if sub == "finalize" and verb == "update":
-        return await server._update(call, spec, "finalize")
+    if sub in ("finalize", "approval") and verb == "update":
+        return await server._update(call, spec, sub)
     raise StatusError.method_not_supported(f"{spec.group_resource}/{sub}", verb)
 
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from kconsole.api.stages import AdmissionContext
 from kconsole.api.types import StatusError
-from kconsole.api.validators import apps, batch, cluster, core, networking, pods, policy, storage
+from kconsole.api.validators import (
+    admissionregistration, apps, batch, certificates, cluster, core, networking, pods, policy, storage)
 from kconsole.api.validators.field import Cause, non_negative
 from kconsole.api.validators.meta import (
     NameFn, name_is_dns1035_label, name_is_dns_label, name_is_dns_subdomain, name_is_path_segment,
@@ -67,6 +68,16 @@ RULES: dict[tuple[str, str], KindRules] = {
                                                   update=cluster.validate_storageclass_update),
     ("coordination.k8s.io", "Lease"): KindRules(create=cluster.validate_lease),
     ("apiregistration.k8s.io", "APIService"): KindRules(name_is_path_segment, cluster.validate_apiservice),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): KindRules(
+        create=admissionregistration.validate_validating_webhooks),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): KindRules(
+        create=admissionregistration.validate_mutating_webhooks),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): KindRules(
+        create=admissionregistration.validate_policy),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): KindRules(
+        create=admissionregistration.validate_binding),
+    ("certificates.k8s.io", "CertificateSigningRequest"): KindRules(
+        create=certificates.validate_csr, update=certificates.validate_csr_update),
     ("rbac.authorization.k8s.io", "Role"): KindRules(name_is_path_segment, cluster.validate_role),
     ("rbac.authorization.k8s.io", "ClusterRole"): KindRules(name_is_path_segment, cluster.validate_cluster_role),
     ("rbac.authorization.k8s.io", "RoleBinding"): KindRules(name_is_path_segment, cluster.validate_role_binding,
@@ -89,7 +100,7 @@ class ObjectValidator:
             return []
         if ctx.subresource == "scale":
             return non_negative("spec.replicas", (obj.get("spec") or {}).get("replicas"))
-        if ctx.subresource and ctx.subresource not in ("status", "ephemeralcontainers"):
+        if ctx.subresource and ctx.subresource not in ("status", "ephemeralcontainers", "approval"):
             return []
         if not isinstance(obj, dict):
             raise StatusError.bad_request("the request body must be a JSON object")

@@ -1,4 +1,11 @@
-"""Versions served besides the stored one: autoscaling/v1 HorizontalPodAutoscalers over the stored v2.
+"""Versions served besides the stored one: autoscaling/v1 HorizontalPodAutoscalers over the stored v2,
+events.k8s.io/v1 Events over the stored core v1 Events.
+
+Upstream stores one Event and serves it in both groups (``kubectl events`` and client-go's newer
+event recorder read and write events.k8s.io/v1): ``involvedObject`` is ``regarding``, ``message``
+is ``note``, ``source``/``firstTimestamp``/``lastTimestamp``/``count`` are the ``deprecated*``
+fields and ``reportingComponent`` is ``reportingController``; field selectors are translated the
+same way.
 
 ``kubectl autoscale`` creates autoscaling/v1 objects (``targetCPUUtilizationPercentage``); upstream
 serves v1 and v2 of one stored object and converts between them. So does this: a v1 request's body is
@@ -36,6 +43,24 @@ class Alternate:
     info: ResourceInfo
     to_stored: Callable[[Obj], Obj]
     from_stored: Callable[[Obj], Obj]
+    #: Field selector labels of this version -> the stored version's (events.k8s.io's ``regarding.name``).
+    field_labels: tuple[tuple[str, str], ...] = ()
+
+    def field_selector(self, selector: str) -> str:
+        """``selector`` with this version's field labels in the stored version's words."""
+        if not self.field_labels or not selector:
+            return selector
+        labels = dict(self.field_labels)
+        terms = []
+        for term in selector.split(","):
+            for op in ("!=", "==", "="):
+                key, sep, value = term.partition(op)
+                if sep:
+                    terms.append(f"{labels.get(key.strip(), key.strip())}{op}{value}")
+                    break
+            else:
+                terms.append(term)
+        return ",".join(terms)
 
     def incoming(self, obj: Any) -> Any:
         return self.to_stored(obj) if isinstance(obj, dict) else obj
@@ -169,6 +194,51 @@ def hpa_v2_to_v1(obj: Obj) -> Obj:
             "spec": out_spec, "status": out_status}
 
 
+#: core/v1 Event field -> events.k8s.io/v1 field (upstream's conversion).
+_EVENT_FIELDS = (("involvedObject", "regarding"), ("related", "related"), ("message", "note"),
+                 ("reason", "reason"), ("type", "type"), ("action", "action"), ("eventTime", "eventTime"),
+                 ("series", "series"), ("reportingComponent", "reportingController"),
+                 ("reportingInstance", "reportingInstance"), ("source", "deprecatedSource"),
+                 ("firstTimestamp", "deprecatedFirstTimestamp"), ("lastTimestamp", "deprecatedLastTimestamp"),
+                 ("count", "deprecatedCount"))
+#: events.k8s.io/v1 field selector labels and the core ones they stand for.
+EVENT_FIELD_LABELS = (
+    ("regarding.kind", "involvedObject.kind"), ("regarding.namespace", "involvedObject.namespace"),
+    ("regarding.name", "involvedObject.name"), ("regarding.uid", "involvedObject.uid"),
+    ("regarding.apiVersion", "involvedObject.apiVersion"),
+    ("regarding.resourceVersion", "involvedObject.resourceVersion"),
+    ("regarding.fieldPath", "involvedObject.fieldPath"), ("reportingController", "reportingComponent"),
+    ("deprecatedSource", "source"))
+
+
+def _event_series_to_v1(series: Any) -> Any:
+    return {k: v for k, v in series.items() if k in ("count", "lastObservedTime")} if isinstance(series, dict) \
+        else series
+
+
+def event_core_to_v1(obj: Obj) -> Obj:
+    """A stored core/v1 Event as events.k8s.io/v1 shows it."""
+    out: Obj = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": clone(obj.get("metadata") or {})}
+    for core, v1 in _EVENT_FIELDS:
+        value = obj.get(core)
+        if value in (None, "", {}) and core not in ("eventTime",):
+            continue
+        out[v1] = _event_series_to_v1(clone(value)) if core == "series" else clone(value)
+    out.setdefault("eventTime", None)  # a required field of the v1 Event: null for an old-style Event
+    return out
+
+
+def event_v1_to_core(obj: Obj) -> Obj:
+    """An events.k8s.io/v1 Event as the stored core/v1 one."""
+    out: Obj = {"apiVersion": "v1", "kind": "Event", "metadata": clone(obj.get("metadata") or {})}
+    for core, v1 in _EVENT_FIELDS:
+        if v1 in obj and obj[v1] is not None:
+            out[core] = clone(obj[v1])
+    if not isinstance(out.get("involvedObject"), dict):
+        out["involvedObject"] = out.get("involvedObject") or {}
+    return out
+
+
 class Versions:
     """The alternates of one registry, by (group, resource, version)."""
 
@@ -177,6 +247,10 @@ class Versions:
         hpa = registry.get("autoscaling", "horizontalpodautoscalers")
         if hpa is not None:
             self._add(Alternate(hpa, replace(hpa.info, version="v1"), hpa_v1_to_v2, hpa_v2_to_v1))
+        events = registry.get("", "events")
+        if events is not None:
+            info = replace(events.info, group="events.k8s.io", short_names=())
+            self._add(Alternate(events, info, event_v1_to_core, event_core_to_v1, EVENT_FIELD_LABELS))
 
     def add(self, alternate: Alternate) -> None:
         """Serve another version of a stored kind (a CRD's served versions besides its storage one)."""

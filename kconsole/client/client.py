@@ -131,7 +131,8 @@ class Client:
         return Request(verb=verb, resource=info.resource, group=info.group, version=info.version,
                        credentials=self._credentials, user_agent=self.user_agent, **fields)
 
-    async def _send(self, request: Request) -> Any:
+    async def _send(self, request: Request, warnings: list[str] | None = None) -> Any:
+        """The response's body; its Warning texts go to ``warnings`` when the caller keeps them."""
         result = await self.entry.handle(request)
         if not isinstance(result, Response):
             await result.close()
@@ -140,6 +141,8 @@ class Client:
             body = result.body if isinstance(result.body, dict) else status_body(
                 result.code, "Unknown", str(result.body))
             raise StatusError(body)
+        if warnings is not None:
+            warnings.extend(result.warnings)
         return result.body
 
     @staticmethod
@@ -296,17 +299,21 @@ class Client:
             subresource=subresource, field_manager=field_manager, force=force, dry_run=dry_run))
 
     async def apply(self, obj: dict[str, Any], *, field_manager: str, force: bool = False,
-                    dry_run: bool = False) -> dict[str, Any]:
-        """Server-side apply: creates the object if absent, 409 on field-manager conflicts unless forced."""
+                    dry_run: bool = False, field_validation: str | None = None,
+                    warnings: list[str] | None = None) -> dict[str, Any]:
+        """Server-side apply: creates the object if absent, 409 on field-manager conflicts unless forced.
+        ``field_validation`` as ``?fieldValidation=`` says it; the server's warnings go to ``warnings``."""
         if not field_manager:
             raise StatusError.bad_request("apply: a field manager is required for server-side apply")
         meta = _meta(obj, "apply")
         if not meta.get("name"):
             raise StatusError.bad_request("apply: metadata.name is required")
         info = self._info_for(obj, "apply")
-        return await self._send(self._request_for(
+        request = self._request_for(
             "patch", info, namespace=self._namespace(info, meta.get("namespace")), name=meta["name"], body=obj,
-            patch_type="apply", field_manager=field_manager, force=force, dry_run=dry_run))
+            patch_type="apply", field_manager=field_manager, force=force, dry_run=dry_run)
+        request.field_validation = field_validation
+        return await self._send(request, warnings)
 
     async def delete(self, resource: str, name: str, namespace: str | None = None, *,
                      propagation_policy: str | None = None, grace_period_seconds: int | None = None,

@@ -36,6 +36,7 @@ CACHE_SYNC_TIMEOUT = 60.0
 CONTROLLER_PATHS: dict[str, str] = {
     "serviceaccount-controller": "kconsole.controllers.serviceaccount:ServiceAccountsController",
     "root-ca-certificate-publisher-controller": "kconsole.controllers.rootcacertpublisher:RootCACertPublisher",
+    "certificatesigningrequest-signing-controller": "kconsole.controllers.certificates:CSRSigningController",
     "namespace-controller": "kconsole.controllers.namespace:NamespaceController",
     "clusterrole-aggregation-controller": "kconsole.controllers.clusterroleaggregation:ClusterRoleAggregationController",
     "garbage-collector-controller": "kconsole.controllers.garbagecollector:GarbageCollector",

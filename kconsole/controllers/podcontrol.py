@@ -88,13 +88,13 @@ def selector_of(obj: Obj) -> LabelSelector:
 
 def pod_from_template(template: Obj, owner: Obj, *, generate_name: str | None = None,
                       pod_name: str | None = None) -> Obj:
-    """A Pod from a pod template, controlled by ``owner`` (GetPodFromTemplate)."""
+    """A Pod from a pod template, controlled by ``owner`` (GetPodFromTemplate). A named pod (a
+    StatefulSet's) keeps the ``generateName`` GetPodFromTemplate always sets, as upstream's do."""
     tmeta = template.get("metadata") or {}
     meta: Obj = {"namespace": namespace(owner), "ownerReferences": [owner_ref(owner)]}
+    meta["generateName"] = generate_name if generate_name is not None else f"{name(owner)}-"
     if pod_name:
         meta["name"] = pod_name
-    else:
-        meta["generateName"] = generate_name if generate_name is not None else f"{name(owner)}-"
     for key in ("labels", "annotations"):
         if tmeta.get(key):
             meta[key] = dict(tmeta[key])

@@ -231,6 +231,14 @@ _RBAC = {
 }
 
 _OTHER = {
+    "CertificateSigningRequest": "1 metadata:ObjectMeta; 2 spec:CertificateSigningRequestSpec;"
+    " 3 status:CertificateSigningRequestStatus",
+    "CertificateSigningRequestSpec": "1 request:bytes; 7 signerName; 8 expirationSeconds:int?; 5 usages*;"
+    " 2 username; 3 uid; 4 groups*; 6 extra{}:ExtraValue",
+    "ExtraValue": "1 items*",
+    "CertificateSigningRequestStatus": "1 conditions*:CertificateSigningRequestCondition; 2 certificate:bytes",
+    "CertificateSigningRequestCondition": "1 type!; 6 status!; 2 reason; 3 message; 4 lastUpdateTime:time;"
+    " 5 lastTransitionTime:time",
     "PriorityClass": "1 metadata:ObjectMeta; 2 value:int!; 3 globalDefault:bool; 4 description; 5 preemptionPolicy?",
     "PodDisruptionBudget": "1 metadata:ObjectMeta; 2 spec:PodDisruptionBudgetSpec; 3 status:PodDisruptionBudgetStatus",
     "PodDisruptionBudgetSpec": "1 minAvailable:intstr?; 2 selector:LabelSelector; 3 maxUnavailable:intstr?;"
@@ -322,7 +330,7 @@ KINDS: dict[str, str] = {
         "Namespace", "ConfigMap", "Secret", "ServiceAccount", "Service", "Pod", "Binding", "Deployment", "Job",
         "CronJob", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "PriorityClass",
         "PodDisruptionBudget", "Eviction", "SelfSubjectAccessReview", "SelfSubjectRulesReview", "SelfSubjectReview",
-        "Scale", "Ingress", "TokenRequest", "ResourceQuota",
+        "Scale", "Ingress", "TokenRequest", "ResourceQuota", "CertificateSigningRequest",
         "DeleteOptions",
     )
 }

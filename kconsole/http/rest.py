@@ -387,6 +387,8 @@ def build_request(method: str, route: Route, query: Mapping[str, str], headers: 
                   user_agent=headers.get("User-Agent", ""), source="http")
     if query:
         _apply_query(req, query)
+    if req.field_validation is None and verb in ("create", "update", "patch"):
+        req.field_validation = "Warn"  # upstream's default for a request that names no directive
     if route.proxy_path is not None:
         req.params["path"] = route.proxy_path
     if verb == "watch" and name:

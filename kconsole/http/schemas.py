@@ -336,7 +336,7 @@ def kind_schema(group: str, kind: str, generic: dict[str, Any], schemas: dict[st
     described where this table describes it; ``generic`` for a kind neither knows. Referenced types go
     into ``schemas``."""
     entry = KINDS.get((group, kind))
-    root = fieldschema.KINDS.get(kind)
+    root = fieldschema.root_type(group, kind)
     used: set[str] = set()
     if root is not None:
         described: Fields = {"apiVersion": API_VERSION, "kind": KIND, "metadata": METADATA}
@@ -372,9 +372,13 @@ def kind_schema(group: str, kind: str, generic: dict[str, Any], schemas: dict[st
 
 #: Field-table scalar codes -> OpenAPI schemas.
 _SCALAR_SCHEMAS: dict[str, dict[str, Any]] = {
-    "s": {"type": "string"}, "i": {"type": "integer", "format": "int64"}, "b": {"type": "boolean"},
+    "s": {"type": "string"}, "i": {"type": "integer", "format": "int32"},
+    "l": {"type": "integer", "format": "int64"}, "b": {"type": "boolean"},
     "n": {"type": "number", "format": "double"}, "t": {"type": "string", "format": "date-time"},
-    "o": {"type": "object"},
+    "m": {"type": "string", "format": "date-time"},
+    "o": {"type": "object"}, "q": {"type": "string", "format": "quantity"},
+    "x": {"type": "string", "format": "int-or-string", "x-kubernetes-int-or-string": True},
+    "y": {"type": "string", "format": "byte"},
 }
 
 

@@ -707,7 +707,7 @@ async def _cat(sh: Shell, argv: list[str], io: Streams) -> int:
         content = sh.m.read(full)
         if content is None:
             if sh.m.is_dir(full):
-                await io.err(f"cat: read error: Is a directory\n")
+                await io.err("cat: read error: Is a directory\n")
             else:
                 await io.err(f"cat: can't open '{name}': No such file or directory\n")
             code = 1
@@ -1014,7 +1014,7 @@ async def _curl(sh: Shell, argv: list[str], io: Streams) -> int:
         return 2
     target = _target(sh, url)
     if target is None:
-        await io.err(f"curl: (3) URL rejected: Malformed input to a URL function\n")
+        await io.err("curl: (3) URL rejected: Malformed input to a URL function\n")
         return 3
     scheme, host, port, path, address = target
     loud = "s" not in flags or "S" in flags

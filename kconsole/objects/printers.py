@@ -933,6 +933,127 @@ APISERVICES = Printer(
     lambda a, now: [_name(a), _apiservice_service(a), _apiservice_available(a), _age(a, now)],
 )
 
+RUNTIMECLASSES = Printer(
+    (NAME, Column("Handler", description="handler specifies the underlying runtime and configuration that the CRI "
+                  "implementation will use to handle pods of this class."), AGE),
+    lambda rc, now: [_name(rc), rc.get("handler") or "", _age(rc, now)],
+)
+
+
+def _csr_condition(csr: Obj) -> str:
+    """upstream's printer: the condition types in order, "Issued" once a certificate is there."""
+    status = _status(csr)
+    kinds = [c.get("type", "") for c in status.get("conditions") or () if isinstance(c, dict)]
+    if status.get("certificate"):
+        kinds.append("Issued")
+    return ",".join(kinds) or "Pending"
+
+
+def _csr_duration(csr: Obj) -> str:
+    seconds = (csr.get("spec") or {}).get("expirationSeconds")
+    return human_duration(float(seconds)) if isinstance(seconds, int) else "<none>"
+
+
+CERTIFICATESIGNINGREQUESTS = Printer(
+    (NAME, AGE, Column("SignerName", description="signerName indicates the requested signer, and is a qualified "
+                       "name."),
+     Column("Requestor", description="username contains the name of the user that created the "
+            "CertificateSigningRequest."),
+     Column("RequestedDuration", description="expirationSeconds is the requested duration of validity of the "
+            "issued certificate."),
+     Column("Condition", description="conditions applied to the request.")),
+    lambda csr, now: [_name(csr), _age(csr, now), (csr.get("spec") or {}).get("signerName") or "",
+                      (csr.get("spec") or {}).get("username") or "", _csr_duration(csr), _csr_condition(csr)],
+)
+
+
+def _missing_pl(fs: Obj) -> str:
+    for cond in _status(fs).get("conditions") or ():
+        if isinstance(cond, dict) and cond.get("type") == "Dangling":
+            return str(cond.get("status") == "True")
+    return "?"
+
+
+FLOWSCHEMAS = Printer(
+    (NAME, Column("PriorityLevel", description="priorityLevelConfiguration should reference a "
+                  "PriorityLevelConfiguration in the cluster."),
+     Column("MatchingPrecedence", type="string", description="matchingPrecedence is used to choose among the "
+            "FlowSchemas that match a given request."),
+     Column("DistinguisherMethod", description="distinguisherMethod defines how to compute the flow "
+            "distinguisher for requests that match this schema."),
+     AGE, Column("MissingPL", description="Whether the referenced PriorityLevelConfiguration is missing.")),
+    lambda fs, now: [_name(fs), ((fs.get("spec") or {}).get("priorityLevelConfiguration") or {}).get("name", ""),
+                     str((fs.get("spec") or {}).get("matchingPrecedence", "")),
+                     ((fs.get("spec") or {}).get("distinguisherMethod") or {}).get("type") or "<none>",
+                     _age(fs, now), _missing_pl(fs)],
+)
+
+
+def _plc_cells(pl: Obj, now: float) -> list[Any]:
+    spec = pl.get("spec") or {}
+    limited = spec.get("limited") or {}
+    queuing = (limited.get("limitResponse") or {}).get("queuing") or {}
+    shares = limited.get("nominalConcurrencyShares") if spec.get("type") == "Limited" else \
+        (spec.get("exempt") or {}).get("nominalConcurrencyShares", 0)
+    cells = [str(queuing[k]) if k in queuing else "<none>" for k in ("queues", "handSize", "queueLengthLimit")]
+    return [_name(pl), spec.get("type") or "", str(shares if shares is not None else "<none>"), *cells,
+            _age(pl, now)]
+
+
+PRIORITYLEVELCONFIGURATIONS = Printer(
+    (NAME, Column("Type", description="type indicates whether this priority level is subject to limitation on "
+                  "request execution."),
+     Column("NominalConcurrencyShares", description="nominalConcurrencyShares (NCS) contributes to the "
+            "computation of the NominalConcurrencyLimit (NominalCL) of this level."),
+     Column("Queues", description="queues is the number of queues for this priority level."),
+     Column("HandSize", description="handSize is a small positive number that configures the shuffle sharding "
+            "of requests into queues."),
+     Column("QueueLengthLimit", description="queueLengthLimit is the maximum number of requests allowed to be "
+            "waiting in a given queue of this priority level at a time."),
+     AGE),
+    _plc_cells,
+)
+
+WEBHOOK_CONFIGURATIONS = Printer(
+    (NAME, Column("Webhooks", type="integer", description="Webhooks is a list of webhooks and the affected "
+                  "resources and operations."), AGE),
+    lambda c, now: [_name(c), len(c.get("webhooks") or ()), _age(c, now)],
+)
+
+
+def _param_kind(policy: Obj) -> str:
+    kind = (policy.get("spec") or {}).get("paramKind")
+    if not isinstance(kind, dict) or not kind.get("kind"):
+        return "<unset>"
+    return f"{kind.get('apiVersion', '')}/{kind['kind']}"
+
+
+VALIDATING_ADMISSION_POLICIES = Printer(
+    (NAME, Column("Validations", type="integer", description="Validations contain CEL expressions which is used "
+                  "to apply the validation."),
+     Column("ParamKind", description="ParamKind specifies the kind of resources used to parameterize this "
+            "policy"), AGE),
+    lambda p, now: [_name(p), len((p.get("spec") or {}).get("validations") or ()), _param_kind(p), _age(p, now)],
+)
+
+
+def _param_ref(binding: Obj) -> str:
+    ref = (binding.get("spec") or {}).get("paramRef")
+    if not isinstance(ref, dict):
+        return "<unset>"
+    if ref.get("name"):
+        return f"{ref['namespace']}/{ref['name']}" if ref.get("namespace") else f"*/{ref['name']}"
+    return "*/*" if ref.get("selector") is not None else "<unset>"
+
+
+VALIDATING_ADMISSION_POLICY_BINDINGS = Printer(
+    (NAME, Column("PolicyName", description="PolicyName references a ValidatingAdmissionPolicy name which the "
+                  "ValidatingAdmissionPolicyBinding binds to."),
+     Column("ParamRef", description="paramRef specifies the parameter resource used to configure the admission "
+            "control policy."), AGE),
+    lambda b, now: [_name(b), (b.get("spec") or {}).get("policyName") or "", _param_ref(b), _age(b, now)],
+)
+
 PRIORITYCLASSES = Printer(
     (NAME, Column("Value", type="integer", description="The value of this priority class."),
      Column("Global-Default", type="boolean", description="globalDefault specifies whether this PriorityClass "
@@ -1074,6 +1195,14 @@ PRINTERS: dict[str, Printer] = {
     "schedulingdecisions.kconsole.dev": SCHEDULINGDECISIONS,
     "componentstatuses": COMPONENTSTATUSES,
     "apiservices.apiregistration.k8s.io": APISERVICES,
+    "runtimeclasses.node.k8s.io": RUNTIMECLASSES,
+    "validatingwebhookconfigurations.admissionregistration.k8s.io": WEBHOOK_CONFIGURATIONS,
+    "mutatingwebhookconfigurations.admissionregistration.k8s.io": WEBHOOK_CONFIGURATIONS,
+    "validatingadmissionpolicies.admissionregistration.k8s.io": VALIDATING_ADMISSION_POLICIES,
+    "validatingadmissionpolicybindings.admissionregistration.k8s.io": VALIDATING_ADMISSION_POLICY_BINDINGS,
+    "certificatesigningrequests.certificates.k8s.io": CERTIFICATESIGNINGREQUESTS,
+    "flowschemas.flowcontrol.apiserver.k8s.io": FLOWSCHEMAS,
+    "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io": PRIORITYLEVELCONFIGURATIONS,
 }
 
 #: Upstream's DefaultTableConvertor for kinds without a printer: NAME and CREATED AT.

@@ -135,10 +135,18 @@ async def existed(client: Client, obj: dict[str, Any]) -> bool:
     return True
 
 
-async def apply_object(client: Client, obj: dict[str, Any], created: bool) -> AppliedObject:
-    result = await client.apply(deep_copy(obj), field_manager=FIELD_MANAGER)
+async def apply_object(client: Client, obj: dict[str, Any], created: bool,
+                       warnings: list[str] | None = None) -> AppliedObject:
+    """Apply ``obj``; the server's warnings (fields its kind does not have, dropped as kubectl's
+    default ``--validate`` would have them dropped) go to ``warnings`` naming the object."""
+    said: list[str] = []
+    result = await client.apply(deep_copy(obj), field_manager=FIELD_MANAGER, field_validation="Warn", warnings=said)
     meta = result.get("metadata") or {}
-    return AppliedObject(
+    applied = AppliedObject(
         api_version=str(result.get("apiVersion") or obj["apiVersion"]), kind=str(result.get("kind") or obj["kind"]),
         namespace=str(meta.get("namespace") or ""), name=str(meta.get("name") or obj["metadata"]["name"]),
         uid=str(meta.get("uid") or ""), resource_version=str(meta.get("resourceVersion") or ""), created=created)
+    if warnings is not None:
+        where = f"{applied.namespace}/" if applied.namespace else ""
+        warnings.extend(f"{applied.kind} {where}{applied.name}: {text}" for text in said)
+    return applied

@@ -216,6 +216,7 @@ class ManifestSync:
             ready[rel] = self._prepared[rel]
 
         applied: dict[str, list[AppliedObject]] = {}
+        warned: dict[str, list[str]] = {}
         failed: dict[str, list[SyncError]] = {}
         for rel, docs in ready.items():  # a definition that failed its checks is not waited for
             for doc, _ in docs:
@@ -235,7 +236,8 @@ class ManifestSync:
                     obj = await applier.when_served(self.client, self.clock, doc, DEFINITION_WAIT)
                 key = _key(obj)
                 created = owned[key] if key in owned else not await applier.existed(self.client, obj)
-                applied.setdefault(rel, []).append(await applier.apply_object(self.client, obj, created))
+                applied.setdefault(rel, []).append(
+                    await applier.apply_object(self.client, obj, created, warned.setdefault(rel, [])))
             except StatusError as err:
                 failed[rel] = [applier.error_for(doc, err)]
 
@@ -253,6 +255,7 @@ class ManifestSync:
                 self.inventory.files[rel] = new
                 st = self.files.setdefault(rel, FileState(rel))
                 st.status, st.objects, st.errors, st.updated, st.attempts = "applied", new, [], now, 0
+                st.warnings = warned.get(rel, [])
         for rel in removed:
             self._stale[rel] = self.inventory.files.pop(rel, [])
             self.files.pop(rel, None)

@@ -39,6 +39,9 @@ class FileState:
     status: FileStatus = "pending"
     objects: list[AppliedObject] = field(default_factory=list)
     errors: list[SyncError] = field(default_factory=list)
+    #: The server's warnings when the file was last applied (``Deployment default/web: unknown field
+    #: "spec.replica"``): what it dropped, as kubectl would print them.
+    warnings: list[str] = field(default_factory=list)
     updated: float = 0.0  # simulated time of the last change of state
     attempts: int = 0  # applies tried since the last success (drives the retry back-off)
 

@@ -30,6 +30,7 @@ async def test_ordered_ready_creates_in_order_and_scales_down_from_the_top(wl: E
     await wl.wait(lambda: ready(wl, "web", 3))
     assert await names(wl) == ["web-0", "web-1", "web-2"]
     pods = {p["metadata"]["name"]: p for p in await wl.pods()}
+    assert {p["metadata"]["generateName"] for p in pods.values()} == {"web-"}  # as upstream's GetPodFromTemplate
     created = [parse_time(pods[f"web-{i}"]["metadata"]["creationTimestamp"]) for i in range(3)]
     # Each ordinal waits for the previous one to be Running and Ready (5 s here).
     assert created[1] - created[0] >= 5 and created[2] - created[1] >= 5

@@ -95,8 +95,9 @@ def test_strategic_patch_merges_by_key_and_honours_directives() -> None:
     assert out["metadata"]["finalizers"] == ["b"]
     assert out["spec"]["strategy"] == {"type": "Recreate"}
     spec = out["spec"]["template"]["spec"]
+    # An env var the original lacked goes first, as upstream's normalizeElementOrder puts new items.
     assert spec["containers"] == [{"name": "web", "image": "nginx:2", "ports": [{"containerPort": 80}],
-                                   "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]}]
+                                   "env": [{"name": "B", "value": "2"}, {"name": "A", "value": "1"}]}]
     assert spec["tolerations"] == [{"key": "y"}]  # no merge key: replaced
     assert live["spec"]["template"]["spec"]["containers"][1]["name"] == "side"  # original untouched
     ordered = apply_strategic_patch({"spec": {"ports": [{"port": 1}, {"port": 2}]}},

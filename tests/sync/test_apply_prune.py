@@ -8,9 +8,11 @@ import logging
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from kconsole.client import StatusError
 from kconsole.sync.manifestsync import DEFINITION_WAIT
+from kconsole.tui.screens.manifest import manifest_body
 
 from sync_env import Env
 
@@ -78,6 +80,20 @@ async def test_folder_is_applied_in_dependency_order_and_reported(env: Env, star
         assert await get(env, "configmaps", name) is None
     managers = [m["manager"] for m in deploy["metadata"].get("managedFields", [])]
     assert "kconsole-sync" in managers
+
+
+async def test_fields_the_kind_lacks_are_dropped_and_shown_beside_the_file(env: Env, started: Any) -> None:
+    """The server drops a typo'd field as kubectl's default --validate=warn does; the file shows why."""
+    env.write("typo.yaml", cm("typo") + "dta:\n  k: v\n")
+    sync = await started()
+    st = sync.files["typo.yaml"]
+    assert st.status == "applied" and st.warnings == ['ConfigMap default/typo: unknown field "dta"']
+    stored = await get(env, "configmaps", "typo")
+    assert stored is not None and "dta" not in stored
+
+    console = Console(width=120, record=True)
+    console.print(manifest_body(st, None))
+    assert 'Warning: ConfigMap default/typo: unknown field "dta"' in console.export_text()
 
 
 BROKEN = [

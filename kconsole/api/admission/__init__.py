@@ -15,6 +15,7 @@ from kconsole.api.admission.noderestriction import NodeRestriction
 from kconsole.api.admission.podsecurity import PodSecurity
 from kconsole.api.admission.priority import Priority
 from kconsole.api.admission.resourcequota import ResourceQuota
+from kconsole.api.admission.runtimeclass import RuntimeClass
 from kconsole.api.admission.serviceaccount import ServiceAccount
 from kconsole.api.admission.services import ServiceAllocation
 from kconsole.api.admission.storageclass import DefaultStorageClass
@@ -28,7 +29,7 @@ __all__ = ["mutating_plugins", "validating_plugins"]
 def mutating_plugins() -> list[MutatingAdmission]:
     """NamespaceLifecycle first (a missing namespace is 404 before any work), then ObjectMeta (the
     Job selector needs the uid), scheme defaults, allocation, the Pod plugins in upstream order, then
-    DefaultStorageClass and StorageObjectInUseProtection."""
+    DefaultStorageClass, StorageObjectInUseProtection and RuntimeClass."""
     return [
         NamespaceLifecycle(),
         ObjectMetaDefaults(),
@@ -40,8 +41,10 @@ def mutating_plugins() -> list[MutatingAdmission]:
         DefaultTolerationSeconds(),
         DefaultStorageClass(),
         StorageObjectInUseProtection(),
+        RuntimeClass(),
     ]
 
 
 def validating_plugins() -> list[ValidatingAdmission]:
-    return [NamespaceLifecycle(), LimitRanger(), NodeRestriction(), PodSecurity(), Priority(), ResourceQuota()]
+    return [NamespaceLifecycle(), LimitRanger(), NodeRestriction(), PodSecurity(), Priority(), RuntimeClass(),
+            ResourceQuota()]

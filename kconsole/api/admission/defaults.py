@@ -26,6 +26,8 @@ from kconsole.objects.meta import deep_copy
 Obj = dict[str, Any]
 Defaulter = Callable[[AdmissionContext, Obj], None]
 
+#: The DaemonSet's template generation, as apps/v1 carries upstream's internal field.
+DAEMONSET_TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
 JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 CONTROLLER_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
 
@@ -123,7 +125,22 @@ def default_daemonset(ctx: AdmissionContext, obj: Obj) -> None:
             rolling["maxSurge"] = 0
     if spec.get("revisionHistoryLimit") is None:
         spec["revisionHistoryLimit"] = 10
+    if ctx.operation == "CREATE":  # the strategy moves it on updates of the template
+        annotations = obj.setdefault("metadata", {}).setdefault("annotations", {})
+        annotations[DAEMONSET_TEMPLATE_GENERATION] = "1"
     default_pod_template(spec.get("template"))
+
+
+def default_networkpolicy(ctx: AdmissionContext, obj: Obj) -> None:
+    """SetDefaults_NetworkPolicy: policyTypes from the rules given, ports' protocol TCP."""
+    spec = _spec(obj)
+    if not spec.get("policyTypes"):
+        spec["policyTypes"] = ["Ingress", "Egress"] if spec.get("egress") else ["Ingress"]
+    for direction in ("ingress", "egress"):
+        for rule in spec.get(direction) or ():
+            for port in (rule.get("ports") or ()) if isinstance(rule, dict) else ():
+                if isinstance(port, dict) and not port.get("protocol"):
+                    port["protocol"] = "TCP"
 
 
 def default_statefulset(ctx: AdmissionContext, obj: Obj) -> None:
@@ -164,11 +181,13 @@ def default_job(ctx: AdmissionContext, obj: Obj) -> None:
         spec["podReplacementPolicy"] = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
     template = spec.get("template")
     meta = obj.setdefault("metadata", {})
+    if ctx.operation == "CREATE" and not spec.get("manualSelector") and isinstance(template, dict):
+        generate_job_selector(obj, spec, template)
+    # After the selector's labels: upstream defaults the Job again when it is read back from storage,
+    # so a Job without labels shows its template's, controller-uid and job-name included.
     template_labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(template, dict) else None
     if template_labels and not meta.get("labels"):
         meta["labels"] = dict(template_labels)
-    if ctx.operation == "CREATE" and not spec.get("manualSelector") and isinstance(template, dict):
-        generate_job_selector(obj, spec, template)
     default_pod_template(template)
 
 
@@ -265,6 +284,21 @@ def default_hpa(ctx: AdmissionContext, obj: Obj) -> None:
     if not spec.get("metrics"):
         spec["metrics"] = [{"type": "Resource", "resource": {
             "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
+    behavior = spec.get("behavior")
+    if isinstance(behavior, dict):  # a behavior given in part is filled out (GenerateHPAScale{Up,Down}Rules)
+        for direction, window, policies in (
+                ("scaleUp", 0, [{"type": "Pods", "value": 4, "periodSeconds": 15},
+                                {"type": "Percent", "value": 100, "periodSeconds": 15}]),
+                ("scaleDown", 300, [{"type": "Percent", "value": 100, "periodSeconds": 15}])):
+            rules = behavior.get(direction)
+            if not isinstance(rules, dict):
+                rules = behavior[direction] = {}
+            if rules.get("stabilizationWindowSeconds") is None:
+                rules["stabilizationWindowSeconds"] = window
+            if not rules.get("selectPolicy"):
+                rules["selectPolicy"] = "Max"
+            if rules.get("policies") is None:
+                rules["policies"] = policies
 
 
 def default_priorityclass(ctx: AdmissionContext, obj: Obj) -> None:
@@ -342,6 +376,75 @@ def default_ingress(ctx: AdmissionContext, obj: Obj) -> None:
         obj["status"] = {"loadBalancer": {}}  # Go's non-pointer struct: upstream always shows it
 
 
+def default_csr(ctx: AdmissionContext, obj: Obj) -> None:
+    """A CertificateSigningRequest names who asked (upstream's PrepareForCreate), whatever the body says."""
+    if ctx.operation != "CREATE":
+        return
+    spec = _spec(obj)
+    user = ctx.user
+    spec["username"] = user.name
+    if user.uid:
+        spec["uid"] = user.uid
+    else:
+        spec.pop("uid", None)
+    if user.groups:
+        spec["groups"] = list(user.groups)
+    else:
+        spec.pop("groups", None)
+    if user.extra:
+        spec["extra"] = {key: list(values) for key, values in user.extra}
+    else:
+        spec.pop("extra", None)
+
+
+def _default_rules(rules: Any) -> None:
+    for rule in rules or ():
+        if isinstance(rule, dict):
+            rule.setdefault("scope", "*")
+
+
+def default_webhooks(ctx: AdmissionContext, obj: Obj) -> None:
+    """admissionregistration/v1 SetDefaults_ValidatingWebhook and SetDefaults_MutatingWebhook."""
+    mutating = ctx.info.kind == "MutatingWebhookConfiguration"
+    for hook in obj.get("webhooks") or ():
+        if not isinstance(hook, dict):
+            continue
+        hook.setdefault("failurePolicy", "Fail")
+        hook.setdefault("matchPolicy", "Equivalent")
+        hook.setdefault("namespaceSelector", {})
+        hook.setdefault("objectSelector", {})
+        hook.setdefault("timeoutSeconds", 10)
+        if mutating:
+            hook.setdefault("reinvocationPolicy", "Never")
+        _default_rules(hook.get("rules"))
+
+
+def default_admission_policy(ctx: AdmissionContext, obj: Obj) -> None:
+    spec = _spec(obj)
+    spec.setdefault("failurePolicy", "Fail")
+    constraints = spec.get("matchConstraints")
+    if isinstance(constraints, dict):
+        constraints.setdefault("matchPolicy", "Equivalent")
+        constraints.setdefault("namespaceSelector", {})
+        constraints.setdefault("objectSelector", {})
+        _default_rules(constraints.get("resourceRules"))
+        _default_rules(constraints.get("excludeResourceRules"))
+
+
+def default_policy_binding(ctx: AdmissionContext, obj: Obj) -> None:
+    spec = _spec(obj)
+    ref = spec.get("paramRef")
+    if isinstance(ref, dict):
+        ref.setdefault("parameterNotFoundAction", "Deny")
+    match = spec.get("matchResources")
+    if isinstance(match, dict):
+        match.setdefault("matchPolicy", "Equivalent")
+        match.setdefault("namespaceSelector", {})
+        match.setdefault("objectSelector", {})
+        _default_rules(match.get("resourceRules"))
+        _default_rules(match.get("excludeResourceRules"))
+
+
 #: (group, kind) -> defaulter.
 DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("", "Pod"): default_pod,
@@ -354,6 +457,7 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("", "ReplicationController"): default_replication_controller,
     ("discovery.k8s.io", "EndpointSlice"): default_endpointslice,
     ("networking.k8s.io", "Ingress"): default_ingress,
+    ("networking.k8s.io", "NetworkPolicy"): default_networkpolicy,
     ("apps", "Deployment"): default_deployment,
     ("apps", "ReplicaSet"): default_replicaset,
     ("apps", "DaemonSet"): default_daemonset,
@@ -363,6 +467,11 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("autoscaling", "HorizontalPodAutoscaler"): default_hpa,
     ("scheduling.k8s.io", "PriorityClass"): default_priorityclass,
     ("storage.k8s.io", "StorageClass"): default_storageclass,
+    ("certificates.k8s.io", "CertificateSigningRequest"): default_csr,
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): default_webhooks,
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): default_webhooks,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): default_admission_policy,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): default_policy_binding,
     ("rbac.authorization.k8s.io", "RoleBinding"): default_binding,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): default_binding,
 }
@@ -385,6 +494,8 @@ FRESH_STATUS: dict[tuple[str, str], Obj] = {
     ("batch", "Job"): {},
     ("batch", "CronJob"): {},
     ("autoscaling", "HorizontalPodAutoscaler"): {"desiredReplicas": 0},
+    ("certificates.k8s.io", "CertificateSigningRequest"): {},
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): {},
     ("policy", "PodDisruptionBudget"): {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0,
                                         "expectedPods": 0},
 }

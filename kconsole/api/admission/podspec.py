@@ -59,9 +59,25 @@ def default_container(c: Obj) -> None:
         if isinstance(probe, dict):
             default_probe(probe)
     for env in c.get("env") or ():
-        field_ref = ((env or {}).get("valueFrom") or {}).get("fieldRef") if isinstance(env, dict) else None
+        value_from = (env or {}).get("valueFrom") if isinstance(env, dict) else None
+        if not isinstance(value_from, dict):
+            continue
+        field_ref = value_from.get("fieldRef")
         if isinstance(field_ref, dict) and not field_ref.get("apiVersion"):
             field_ref["apiVersion"] = "v1"
+        default_divisor(value_from.get("resourceFieldRef"))
+
+
+def default_divisor(ref: Any) -> None:
+    """A resourceFieldRef's divisor: Go's zero Quantity, which 1.32 prints as ``"0"`` (meaning 1)."""
+    if isinstance(ref, dict) and ref.get("divisor") is None:
+        ref["divisor"] = "0"
+
+
+def _default_downward_items(source: Any) -> None:
+    for item in (source.get("items") or ()) if isinstance(source, dict) else ():
+        if isinstance(item, dict):
+            default_divisor(item.get("resourceFieldRef"))
 
 
 def default_volume(v: Obj) -> None:
@@ -76,6 +92,11 @@ def default_volume(v: Obj) -> None:
     host_path = v.get("hostPath")
     if isinstance(host_path, dict) and host_path.get("type") is None:
         host_path["type"] = ""
+    _default_downward_items(v.get("downwardAPI"))
+    projected = v.get("projected")
+    for source in (projected.get("sources") or ()) if isinstance(projected, dict) else ():
+        if isinstance(source, dict):
+            _default_downward_items(source.get("downwardAPI"))
 
 
 def default_pod_spec(spec: Obj) -> None:

@@ -27,6 +27,36 @@ UPDATES_CHARGED = frozenset({("services", ""), ("persistentvolumeclaims", "")})
 PENDING_SECONDS = 10.0
 
 
+#: The compute resources a quota makes every container state (upstream's pod evaluator).
+COMPUTE = frozenset(("cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"))
+
+
+def missing_compute(pod: Obj, hard: dict[str, Any]) -> str:
+    """upstream's pod Constraints: with a quota on cpu/memory requests or limits, every container
+    must state them; ``must specify limits.memory for: app; requests.cpu for: app`` otherwise."""
+    required = COMPUTE.intersection(hard)
+    if not required:
+        return ""
+    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+    missing: dict[str, set[str]] = {}
+    for container in [*(spec.get("containers") or ()), *(spec.get("initContainers") or ())]:
+        if not isinstance(container, dict):
+            continue
+        resources = container.get("resources") or {}
+        stated: set[str] = set()
+        for key in (resources.get("requests") or {}):
+            if key in ("cpu", "memory"):
+                stated |= {key, f"requests.{key}"}
+        for key in (resources.get("limits") or {}):
+            if key in ("cpu", "memory"):
+                stated.add(f"limits.{key}")
+        for resource in required - stated:
+            missing.setdefault(resource, set()).add(str(container.get("name") or ""))
+    if not missing:
+        return ""
+    return "must specify " + "; ".join(f"{r} for: {','.join(sorted(missing[r]))}" for r in sorted(missing))
+
+
 class ResourceQuota:
     name = "ResourceQuota"
 
@@ -74,6 +104,12 @@ class ResourceQuota:
         charged = False
         for quota in sorted(quotas, key=lambda q: (q.get("metadata") or {}).get("name", "")):
             hard = (quota.get("spec") or {}).get("hard") or {}
+            if (info.resource, info.group) == ("pods", "") and not updating and in_scope(quota, "pods", "", obj):
+                missing = missing_compute(obj, hard)
+                if missing:
+                    qname = (quota.get("metadata") or {}).get("name", "")
+                    raise StatusError.forbidden(info.group_resource, (obj.get("metadata") or {}).get("name") or None,
+                                                f"failed quota: {qname}: {missing}")
             relevant = [k for k in hard if k in requested]
             if not relevant or not in_scope(quota, info.resource, info.group, obj):
                 continue

@@ -73,7 +73,7 @@ class CustomResource:
         return [f'unknown field "{p}"' for p in dropped]
 
     def validate(self, obj: Obj, old: Obj | None) -> list[Cause]:
-        return schema.validate(obj, self.openapi)
+        return schema.validate(obj, self.openapi, old)
 
 
 def _copy(obj: Obj) -> Obj:

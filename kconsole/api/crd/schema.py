@@ -14,6 +14,7 @@ import json
 import re
 from typing import Any
 
+from kconsole.api.cel import CELError, compile_expression, evaluate, to_cel
 from kconsole.api.validators.field import Cause, go_value, invalid, not_supported, required
 
 Obj = dict[str, Any]
@@ -126,8 +127,9 @@ def default(value: Any, schema: Schema) -> None:
 # --------------------------------------------------------------------------- validation
 
 
-def validate(obj: Obj, schema: Schema) -> list[Cause]:
-    """Causes for every violation of ``schema`` by ``obj`` (the root's metadata is ObjectMeta's concern)."""
+def validate(obj: Obj, schema: Schema, old: Obj | None = None) -> list[Cause]:
+    """Causes for every violation of ``schema`` by ``obj`` (the root's metadata is ObjectMeta's concern);
+    ``old``, on an update, gives transition rules (``oldSelf``) their old values."""
     causes: list[Cause] = []
     props = schema.get("properties") or {}
     for key in schema.get("required") or ():
@@ -136,11 +138,71 @@ def validate(obj: Obj, schema: Schema) -> list[Cause]:
     for key, value in obj.items():
         if key == "metadata" or key not in props:
             continue
-        _validate(value, props[key], key, causes)
+        _validate(value, props[key], key, causes, old.get(key, _ABSENT) if isinstance(old, dict) else _ABSENT)
+    if schema.get(RULES) and not causes:
+        _rules(obj, schema, "", causes, old if old is not None else _ABSENT)
     return causes
 
 
-def _validate(value: Any, schema: Schema, path: str, causes: list[Cause]) -> None:
+def _validate(value: Any, schema: Schema, path: str, causes: list[Cause], old: Any = None) -> None:
+    if old is None:
+        old = _ABSENT
+    before = len(causes)
+    _validate_value(value, schema, path, causes, old)
+    if len(causes) == before and value is not None and schema.get(RULES):
+        _rules(value, schema, path, causes, old)
+
+
+#: ``x-kubernetes-validations``: CEL rules on the value (``self``) and, on updates, its old value.
+RULES = "x-kubernetes-validations"
+_ABSENT = object()
+_REASONS = {"FieldValueForbidden": "Forbidden", "FieldValueRequired": "Required value",
+            "FieldValueDuplicate": "Duplicate value"}
+
+
+def _rules(value: Any, schema: Schema, path: str, causes: list[Cause], old: Any) -> None:
+    """upstream's CEL validator: a rule that is not true adds ``path: Invalid value: "<type>":
+    <message>`` (``failed rule: <rule>`` without a message); a rule naming ``oldSelf`` runs only
+    when there is an old value."""
+    for rule in schema.get(RULES) or ():
+        if not isinstance(rule, dict) or not rule.get("rule"):
+            continue
+        text = str(rule["rule"])
+        transition = "oldSelf" in text
+        if transition and old is _ABSENT:
+            continue
+        variables = {"self": to_cel(value)}
+        if transition:
+            variables["oldSelf"] = to_cel(old)
+        where = path or "<nil>"
+        field_path = rule.get("fieldPath")
+        if isinstance(field_path, str) and field_path:
+            where = (path + field_path) if field_path.startswith(".") or field_path.startswith("[") else \
+                f"{path}.{field_path}"
+            where = where.lstrip(".") or "<nil>"
+        try:
+            result = evaluate(text, variables)
+        except CELError as err:
+            causes.append(invalid(where, schema.get("type") or "object", f"{err} evaluating rule: {text}"))
+            continue
+        if result is True:
+            continue
+        message = rule.get("message") or f"failed rule: {text}"
+        if rule.get("messageExpression"):
+            try:
+                produced = evaluate(str(rule["messageExpression"]), variables)
+                if isinstance(produced, str) and produced.strip():
+                    message = produced
+            except CELError:
+                pass
+        reason = rule.get("reason")
+        if reason in _REASONS:
+            causes.append({"reason": reason, "field": where, "message": f"{_REASONS[reason]}: {message}"})
+        else:
+            causes.append(invalid(where, schema.get("type") or "object", message))
+
+
+def _validate_value(value: Any, schema: Schema, path: str, causes: list[Cause], old: Any) -> None:
     if value is None:
         if not schema.get("nullable") and not (schema.get(PRESERVE) and not schema.get("type")):
             wanted = schema.get("type")
@@ -167,7 +229,7 @@ def _validate(value: Any, schema: Schema, path: str, causes: list[Cause]) -> Non
     elif isinstance(value, list):
         _validate_array(value, schema, path, causes)
     elif isinstance(value, dict):
-        _validate_object(value, schema, path, causes)
+        _validate_object(value, schema, path, causes, old)
 
 
 def _validate_string(value: str, schema: Schema, path: str, causes: list[Cause]) -> None:
@@ -236,7 +298,7 @@ def _validate_array(value: list[Any], schema: Schema, path: str, causes: list[Ca
             _validate(item, items, f"{path}[{i}]", causes)
 
 
-def _validate_object(value: Obj, schema: Schema, path: str, causes: list[Cause]) -> None:
+def _validate_object(value: Obj, schema: Schema, path: str, causes: list[Cause], old: Any = None) -> None:
     if schema.get(EMBEDDED):
         return
     props = schema.get("properties") or {}
@@ -254,7 +316,8 @@ def _validate_object(value: Obj, schema: Schema, path: str, causes: list[Cause])
         if sub is None and isinstance(extra, dict):
             sub = extra
         if isinstance(sub, dict):
-            _validate(item, sub, _join(path, key), causes)
+            before = old.get(key, _ABSENT) if isinstance(old, dict) else _ABSENT
+            _validate(item, sub, _join(path, key), causes, before)
 
 
 # --------------------------------------------------------------------------- the CRD's own schema
@@ -300,6 +363,16 @@ def _structural(schema: Schema, path: str, causes: list[Cause], root: bool = Fal
         _structural(items, f"{path}.items", causes)
     elif kind == "array":
         causes.append(required(f"{path}.items", "must be specified"))
+    for i, rule in enumerate(schema.get(RULES) or ()):
+        text = rule.get("rule") if isinstance(rule, dict) else None
+        where = f"{path}.{RULES}[{i}].rule"
+        if not text:
+            causes.append(required(where))
+            continue
+        try:
+            compile_expression(str(text))
+        except CELError as err:
+            causes.append(invalid(where, text, str(err)))
     extra = schema.get("additionalProperties")
     if isinstance(extra, dict):
         _structural(extra, f"{path}.additionalProperties", causes)

@@ -61,6 +61,10 @@ class ManifestsPanel(Panel):
             elif status == "applied":
                 detail = ", ".join(f"{o.ref}@{o.resource_version}" for o in objects) or "no objects"
                 state = "running"
+                warnings = list(getattr(st, "warnings", ()) or ())
+                if warnings:
+                    more = f" (+{len(warnings) - 1} more)" if len(warnings) > 1 else ""
+                    detail = f"Warning: {warnings[0]}{more}; {detail}"
             else:
                 detail, state = "waiting", "pending"
             rows.append(Row(path, (path, status, str(len(objects)), detail), state, None,

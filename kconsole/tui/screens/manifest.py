@@ -66,6 +66,11 @@ def manifest_body(state: Any, folder: Path | None) -> Group:
             parts.append(Text(""))
             parts.append(Text("Nothing from this file was changed: what it applied before stays as it was.",
                               style="italic"))
+    warnings = list(getattr(state, "warnings", ()) or ())
+    if warnings:
+        parts.append(Text(""))
+        parts.append(Text(f"Warnings ({len(warnings)}): the server dropped these fields", style="bold"))
+        parts.extend(Text(f"  Warning: {w}", style="yellow") for w in warnings)
     parts.append(Text(""))
     parts.append(Text(f"Objects ({len(objects)})", style="bold"))
     if not objects:

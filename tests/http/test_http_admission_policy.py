@@ -1,0 +1,203 @@
+"""ValidatingAdmissionPolicy with CEL: allow, deny, warn and audit tables, matchConditions, params,
+and upstream's messages through the real kubectl."""
+
+from __future__ import annotations
+
+import pytest
+import pytest_asyncio
+
+from http_env import Cluster
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+POLICY = """apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: max-replicas}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [apps]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [deployments]
+  matchConditions:
+  - name: not-exempt
+    expression: "!has(object.metadata.labels) || !('exempt' in object.metadata.labels)"
+  validations:
+  - expression: object.spec.replicas <= 5
+  - expression: object.metadata.name.startsWith('app-')
+    messageExpression: "'name ' + object.metadata.name + ' must start with app-'"
+    reason: Forbidden
+  auditAnnotations:
+  - key: replicas
+    valueExpression: "string(object.spec.replicas)"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-replicas-binding}
+spec:
+  policyName: max-replicas
+  validationActions: [%s]
+  matchResources:
+    namespaceSelector:
+      matchLabels: {policy: "on"}
+"""
+
+
+async def _wait_cached(cluster: Cluster, resource: str, name: str) -> None:
+    for _ in range(200):
+        if cluster.api.get_object(resource, None, name) is not None:
+            return
+        await cluster.clock.advance(0.05)
+    raise AssertionError(f"{resource} {name} never reached the cache")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def guarded(cluster: Cluster) -> Cluster:
+    await cluster.kubectl("create", "namespace", "guarded")
+    await cluster.kubectl("label", "namespace", "guarded", "policy=on")
+    await cluster.kubectl("create", "namespace", "free")
+    return cluster
+
+
+@pytest.mark.parametrize(("name", "replicas", "labels", "refused"), [
+    ("app-small", 3, "", ""),
+    ("app-big", 7, "", "failed expression: object.spec.replicas <= 5"),
+    ("web", 2, "", "name web must start with app-"),
+    ("app-exempt", 9, 'exempt: "yes"', ""),
+])
+async def test_deny_table(guarded: Cluster, name: str, replicas: int, labels: str, refused: str) -> None:
+    cluster = guarded
+    await cluster.kubectl("apply", "-f", "-", stdin=POLICY % "Deny")
+    await _wait_cached(cluster, "validatingadmissionpolicybindings.admissionregistration.k8s.io",
+                       "max-replicas-binding")
+    manifest = (f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  namespace: guarded\n"
+                f"  labels: {{{labels}}}\nspec:\n  replicas: {replicas}\n  selector: {{matchLabels: {{app: x}}}}\n"
+                f"  template:\n    metadata: {{labels: {{app: x}}}}\n    spec:\n      containers: [{{name: c, "
+                f"image: nginx}}]\n")
+    result = await cluster.kubectl("create", "-f", "-", stdin=manifest, check=False)
+    if not refused:
+        assert result.code == 0, result.err
+        return
+    assert result.code == 1
+    verb = "invalid" if "replicas" in refused else "forbidden"
+    if verb == "invalid":
+        assert (f'The deployments "{name}" is invalid: : ValidatingAdmissionPolicy \'max-replicas\' with binding '
+                f"'max-replicas-binding' denied request: {refused}") in result.err
+    else:
+        assert (f'deployments.apps "{name}" is forbidden: ValidatingAdmissionPolicy \'max-replicas\' with binding '
+                f"'max-replicas-binding' denied request: {refused}") in result.err
+    free = manifest.replace("namespace: guarded", "namespace: free")
+    assert (await cluster.kubectl("create", "-f", "-", stdin=free, check=False)).code == 0
+
+
+async def test_warn_and_audit_actions_admit_with_a_warning(guarded: Cluster) -> None:
+    cluster = guarded
+    await cluster.kubectl("apply", "-f", "-", stdin=POLICY % "Warn, Audit")
+    await cluster.clock.advance(0.5)
+    manifest = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app-warned, namespace: guarded}\n"
+                "spec:\n  replicas: 8\n  selector: {matchLabels: {app: x}}\n  template:\n"
+                "    metadata: {labels: {app: x}}\n    spec:\n      containers: [{name: c, image: nginx}]\n")
+    result = await cluster.kubectl("create", "-f", "-", stdin=manifest)
+    assert ("Warning: Validation failed for ValidatingAdmissionPolicy 'max-replicas' with binding "
+            "'max-replicas-binding': failed expression: object.spec.replicas <= 5") in result.err
+    record = [r for r in cluster.api.audit.recent(50) if r.name == "app-warned" and r.verb == "create"][-1]
+    assert "admitted by policy max-replicas (binding max-replicas-binding)" in record.message
+    assert "max-replicas/replicas=8" in record.message
+    assert "validation.policy.admission.k8s.io/validation_failure" in record.message
+
+
+PARAM_POLICY = """apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: cm-limit}
+spec:
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [secrets]}
+  validations:
+  - expression: "size(object.data) <= int(params.data.max)"
+    message: too many keys
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: cm-limit-binding}
+spec:
+  policyName: cm-limit
+  validationActions: [Deny]
+  paramRef: {name: limits, namespace: default, parameterNotFoundAction: %s}
+  matchResources:
+    namespaceSelector: {matchLabels: {policy: "on"}}
+"""
+
+
+async def test_params_and_parameter_not_found(guarded: Cluster) -> None:
+    cluster = guarded
+    await cluster.kubectl("apply", "-f", "-", stdin=PARAM_POLICY % "Deny")
+    await cluster.clock.advance(0.5)
+    missing = await cluster.kubectl("create", "secret", "generic", "s0", "-n", "guarded", "--from-literal=a=1",
+                                    check=False)
+    assert ("denied request: failed to configure binding: no params found for policy binding with `Deny` "
+            "parameterNotFoundAction") in missing.err
+    await cluster.kubectl("create", "configmap", "limits", "--from-literal=max=1")
+    await cluster.clock.advance(0.5)
+    await cluster.kubectl("create", "secret", "generic", "s1", "-n", "guarded", "--from-literal=a=1")
+    refused = await cluster.kubectl("create", "secret", "generic", "s2", "-n", "guarded", "--from-literal=a=1",
+                                    "--from-literal=b=2", check=False)
+    assert "denied request: too many keys" in refused.err
+    await cluster.kubectl("apply", "-f", "-", stdin=PARAM_POLICY % "Allow")
+
+
+PROTECT = """apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: protect}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [DELETE], resources: [configmaps]}
+  validations:
+  - expression: "!has(oldObject.metadata.labels) || oldObject.metadata.labels['protected'] != 'true'"
+    message: this ConfigMap is protected
+    reason: Forbidden
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: protect}
+spec:
+  policyName: protect
+  validationActions: [Deny]
+"""
+
+
+async def test_a_policy_on_delete_sees_the_old_object(guarded: Cluster) -> None:
+    cluster = guarded
+    await cluster.kubectl("apply", "-f", "-", stdin=PROTECT)
+    await cluster.kubectl("create", "configmap", "keep", "-n", "free")
+    await cluster.kubectl("label", "configmap", "keep", "-n", "free", "protected=true")
+    await cluster.kubectl("create", "configmap", "drop", "-n", "free")
+    await cluster.clock.advance(0.5)
+    refused = await cluster.kubectl("delete", "configmap", "keep", "-n", "free", check=False)
+    assert ('configmaps "keep" is forbidden: ValidatingAdmissionPolicy \'protect\' with binding \'protect\' '
+            'denied request: this ConfigMap is protected') in refused.err
+    await cluster.kubectl("delete", "configmap", "drop", "-n", "free")
+    await cluster.kubectl("delete", "validatingadmissionpolicybinding", "protect")
+
+
+async def test_kubectl_lists_policies_and_bindings(guarded: Cluster) -> None:
+    policies = (await guarded.kubectl("get", "validatingadmissionpolicies")).out.splitlines()
+    assert policies[0].split() == ["NAME", "VALIDATIONS", "PARAMKIND", "AGE"]
+    rows = {line.split()[0]: line.split() for line in policies[1:]}
+    assert rows["max-replicas"][1:3] == ["2", "<unset>"] and rows["cm-limit"][1:3] == ["1", "v1/ConfigMap"]
+    bindings = (await guarded.kubectl("get", "validatingadmissionpolicybindings")).out.splitlines()
+    assert bindings[0].split() == ["NAME", "POLICYNAME", "PARAMREF", "AGE"]
+    rows = {line.split()[0]: line.split() for line in bindings[1:]}
+    assert rows["cm-limit-binding"][1:3] == ["cm-limit", "default/limits"]
+
+
+async def test_a_policy_whose_expression_does_not_compile_is_refused(guarded: Cluster) -> None:
+    bad = POLICY.split("---")[0].replace("object.spec.replicas <= 5", "object.spec.replicas <=").replace(
+        "max-replicas", "broken")
+    result = await guarded.kubectl("apply", "-f", "-", stdin=bad, check=False)
+    assert result.code == 1
+    assert 'spec.validations[0].expression: Invalid value: "object.spec.replicas <=": compilation failed' in result.err
