@@ -58,6 +58,9 @@ class Sample:
     status: Any
 
 
+_QUORUM_FIELDS = ("members", "alive", "needed", "failures_tolerated")
+
+
 def _fields(obj: Any) -> dict[str, Any]:
     if obj is None:
         return {}
@@ -118,15 +121,15 @@ class EtcdSamples:
         revision = getattr(status, "revision", None)
         if revision is None:
             revision = max((getattr(m, "revision", 0) for m in members), default=0)
+        if not isinstance(revision, int) or not all(hasattr(quorum, k) for k in _QUORUM_FIELDS):
+            return False  # an attached cluster: no member state a revision could be shown with
         state = (tuple(tuple(str(_fields(m).get(f)) for f in _STATE_FIELDS) for m in members), str(quorum))
         if state == self._last_state and self.revisions and revision - self.revisions[-1] < EVERY_REVISIONS:
             return False
         self._last_state = state
         raw_members = [_fields(m) for m in members]
         sample = Sample(revision, time, [_member(m) for m in raw_members],
-                        RecordedQuorum(**{k: getattr(quorum, k) for k in ("members", "alive", "needed",
-                                                                          "failures_tolerated")})
-                        if quorum is not None else None,
+                        RecordedQuorum(**{k: getattr(quorum, k) for k in _QUORUM_FIELDS}),
                         SimpleNamespace(**_fields(status)) if status is not None else None)
         self._append(sample)
         if self.path is not None:
