@@ -19,9 +19,9 @@ from kconsole.client import Client, object_key
 from kconsole.clock import Clock, TimerHandle
 from kconsole.trace.film import Film, Key
 from kconsole.tui.model import BASE_RESOURCES, ClusterModel
+from kconsole.tui.rewind import SnapshotInformer
 
 Obj = dict[str, Any]
-Handler = tuple[Callable[[Obj], None] | None, Callable[[Obj, Obj], None] | None, Callable[[Obj], None] | None]
 
 
 class FilmClock(Clock):
@@ -64,24 +64,13 @@ class RecordedEntry:
         return self._nothing()
 
 
-class RecordedInformer:
-    """What panels and :class:`~kconsole.tui.model.Watched` read of an informer, over the film."""
+class RecordedInformer(SnapshotInformer):
+    """What panels and :class:`~kconsole.tui.model.Watched` read of an informer, over the film: the
+    console rewind's snapshot cache, moved by the film instead of the history."""
 
     def __init__(self, resource: str, film: Film) -> None:
-        self.resource = resource
-        self._items: dict[str, Obj] = {object_key(o): o for o in film.objects(resource)}
-        self._handlers: list[Handler] = []
-        self.synced = False
-
-    def add_event_handler(self, on_add: Callable[[Obj], None] | None = None,
-                          on_update: Callable[[Obj, Obj], None] | None = None,
-                          on_delete: Callable[[Obj], None] | None = None) -> object:
-        handler = (on_add, on_update, on_delete)
-        self._handlers.append(handler)
-        if on_add is not None:
-            for obj in list(self._items.values()):
-                on_add(obj)
-        return handler
+        super().__init__(resource, list(film.objects(resource)))
+        self.has_synced = False
 
     def remove_event_handler(self, handle: object) -> None:
         if handle in self._handlers:
@@ -90,37 +79,9 @@ class RecordedInformer:
     def moved(self, old: Obj | None, new: Obj | None) -> None:
         """One object changed between two positions of the film."""
         if new is not None:
-            key = object_key(new)
-            self._items[key] = new
-            for on_add, on_update, _ in list(self._handlers):
-                if old is None and on_add is not None:
-                    on_add(new)
-                elif old is not None and on_update is not None:
-                    on_update(old, new)
+            self.put(object_key(new), new)
         elif old is not None:
-            self._items.pop(object_key(old), None)
-            for _, _, on_delete in list(self._handlers):
-                if on_delete is not None:
-                    on_delete(old)
-
-    def get(self, key: str) -> Obj | None:
-        return self._items.get(key)
-
-    def get_by_name(self, namespace: str | None, name: str) -> Obj | None:
-        return self._items.get(f"{namespace}/{name}" if namespace else name)
-
-    def list(self) -> list[Obj]:
-        return list(self._items.values())
-
-    def keys(self) -> list[str]:
-        return list(self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    @property
-    def has_synced(self) -> bool:
-        return self.synced
+            self.put(object_key(old), None)
 
     async def start(self) -> None:
         return None
@@ -161,7 +122,7 @@ class FilmModel(ClusterModel):
 
     def watch(self, resource: str) -> Any:
         watched = super().watch(resource)
-        watched.informer.synced = True
+        watched.informer.has_synced = True
         return watched
 
     def _moved(self, key: Key, old: Obj | None, new: Obj | None) -> None:
