@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from kconsole.clock import Clock
@@ -23,6 +24,20 @@ log = logging.getLogger(__name__)
 def clock_line(clock: Clock) -> bytes:
     """What the parent sends after its clock changed."""
     return json.dumps({"now": clock.now(), "speed": clock.speed, "paused": clock.paused}).encode() + b"\n"
+
+
+async def spawn(module: str, spec: dict[str, Any], clock: Clock) -> asyncio.subprocess.Process:
+    """Start ``python -m module`` with this tree importable, its spec and the parent's clock on stdin;
+    its stdout and stderr come back on one pipe."""
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", module, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(json.dumps(spec).encode() + b"\n" + clock_line(clock))
+    await proc.stdin.drain()
+    return proc
 
 
 def send_clock(proc: Any, clock: Clock) -> None:

@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
-import os
 import random
 import signal
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from kconsole.clock import Clock
-from kconsole.clockpipe import clock_line, follow_stdin, read_spec
+from kconsole.clockpipe import follow_stdin, read_spec, spawn
 
 #: Wall seconds a replica process may take to start before its start fails.
 READY_TIMEOUT = 120.0
@@ -105,14 +102,8 @@ class ReplicaProcess:
         spec = {"kind": self.kind, "identity": self.identity, "server": self.server,
                 "ca": base64.b64encode(self.ca_pem).decode() if self.ca_pem else "", "token": self.token,
                 "now": self.clock.now(), "speed": self.clock.speed, "seed": self.seed, "settings": self.settings}
-        root = str(Path(__file__).resolve().parents[1])
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))}
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "kconsole.replicaproc", stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env)
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps(spec).encode() + b"\n" + clock_line(self.clock))
-        await proc.stdin.drain()
+        proc = await spawn("kconsole.replicaproc", spec, self.clock)
+        assert proc.stdout is not None
         self.process = proc
         try:
             async with asyncio.timeout(READY_TIMEOUT):

@@ -14,16 +14,13 @@ as systemd restarts a kubelet: after :data:`RESTART_BACKOFF` simulated seconds, 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import signal
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kconsole.clock import Clock
-from kconsole.clockpipe import clock_line
+from kconsole.clockpipe import spawn
 from kconsole.nodes.config import NodeConfig
 from kconsole.nodes.worker import identities, spec_for
 
@@ -104,14 +101,8 @@ class WorkerProcesses:
         spec = spec_for(self.server, self.ca_pem, tokens, self.clock.now(), self.clock.speed,
                         self.seed * 1000 + worker.index, worker.configs, delay_factor=self.delay_factor,
                         proxy_pods=self.proxy_pods)
-        root = str(Path(__file__).resolve().parents[2])
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))}
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "kconsole.nodes.worker", stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env)
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps(spec).encode() + b"\n" + clock_line(self.clock))
-        await proc.stdin.drain()
+        proc = await spawn("kconsole.nodes.worker", spec, self.clock)
+        assert proc.stdout is not None
         worker.process, worker.killed = proc, False
         try:
             async with asyncio.timeout(READY_TIMEOUT):
