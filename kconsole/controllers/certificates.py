@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPrivateKeyTypes
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from kconsole.api.validators.certificates import parse_request
+from kconsole.objects.csr import parse_request
 from kconsole.controllers.base import Controller, ControllerContext
 from kconsole.objects.meta import deep_copy
 

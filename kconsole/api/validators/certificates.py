@@ -8,12 +8,10 @@ once set.
 from __future__ import annotations
 
 import base64
-import binascii
 from typing import Any
 
-from cryptography import x509
-
 from kconsole.api.validators.field import Cause, GoLiteral, forbidden, invalid, not_supported, required
+from kconsole.objects.csr import parse_request
 
 Obj = dict[str, Any]
 
@@ -29,23 +27,6 @@ MIN_EXPIRATION = 600
 def _bytes_literal(data: bytes) -> GoLiteral:
     """A []byte as Go's %#v prints it (upstream's field.Invalid value for spec.request)."""
     return GoLiteral("[]byte{" + ", ".join(f"0x{b:x}" for b in data) + "}")
-
-
-def parse_request(encoded: Any) -> x509.CertificateSigningRequest | str:
-    """The CSR of ``spec.request`` (base64 of PEM), or upstream's ParseCSR error."""
-    try:
-        pem = base64.b64decode(encoded or "", validate=False)
-    except (binascii.Error, ValueError):
-        return "PEM block type must be CERTIFICATE REQUEST"
-    if b"-----BEGIN CERTIFICATE REQUEST-----" not in pem:
-        return "PEM block type must be CERTIFICATE REQUEST"
-    try:
-        csr = x509.load_pem_x509_csr(pem)
-    except ValueError as err:
-        return f"x509: malformed certificate request: {err}"
-    if not csr.is_signature_valid:
-        return "x509: ECDSA verification failure"
-    return csr
 
 
 def validate_csr(obj: Obj) -> list[Cause]:
