@@ -4,6 +4,9 @@ upstream prints or is a declared known difference."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "http"))
 from http_env import Cluster, start_cluster, stop_cluster  # noqa: E402
 
 from kconsole.fidelity.cmd import report, run_all  # noqa: E402
-from kconsole.fidelity.runner import load, scenario_paths  # noqa: E402
+from kconsole.fidelity.runner import dump, load, scenario_paths  # noqa: E402
 
 pytestmark = pytest.mark.kubectl
 
@@ -44,3 +47,39 @@ async def test_the_suite_passes_or_declares_its_differences(cluster: Cluster) ->
     text = report(results)
     assert not any(r.failed for r in results), text
     assert sum(len(r.steps) for r in results) >= 30, text
+
+
+async def kconsole(*args: str) -> tuple[int, str, str]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "kconsole", *args, env=env,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_command_shows_a_diff_fails_and_updates(cluster: Cluster, tmp_path: Path) -> None:
+    scenario = tmp_path / "wrong.yaml"
+    scenario.write_text(dump({"about": "a wrong expectation", "cleanup": [], "steps": [
+        {"run": "create configmap c --from-literal=a=1", "stdout": "configmap/c made\n", "exit": 0},
+        {"run": "get configmap c -o name", "stdout": "configmap/c\n", "stderr": "", "exit": 0}]}))
+    code, out, _ = await kconsole("fidelity", "--kubeconfig", str(cluster.kubeconfig), str(scenario))
+    assert code == 1, out
+    assert "FAIL  kubectl create configmap c --from-literal=a=1" in out
+    assert "-configmap/c made\n" in out and "+configmap/c created\n" in out
+    assert "PASS  kubectl get configmap c -o name" in out
+
+    code, out, err = await kconsole("fidelity", "--kubeconfig", str(cluster.kubeconfig), "--update", str(scenario))
+    assert code == 0 and "updated 1 steps" in err, err
+    assert load(scenario)["steps"][0] == {"run": "create configmap c --from-literal=a=1",
+                                          "stdout": "configmap/c created\n", "stderr": "", "exit": 0}
+
+    code, out, _ = await kconsole("fidelity", "--kubeconfig", str(cluster.kubeconfig), "--json", str(scenario))
+    assert code == 0, out
+    assert [s["status"] for s in json.loads(out)[0]["steps"]] == ["PASS", "PASS"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_an_unknown_scenario_is_named(cluster: Cluster) -> None:
+    code, _, err = await kconsole("fidelity", "--kubeconfig", str(cluster.kubeconfig), "no_such_scenario")
+    assert code == 2 and "no scenario 'no_such_scenario' (known: api_resources," in err
