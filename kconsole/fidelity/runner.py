@@ -60,10 +60,11 @@ class Kubectl:
             raise FileNotFoundError("kubectl is not on PATH: the fidelity suite drives the real kubectl")
         self.binary = found
         self.context = context
-        self.env = {"PATH": os.environ.get("PATH", ""), "HOME": str(workdir),
-                    "KUBECACHEDIR": str(workdir / "kube-cache")}
-        config = kubeconfig or os.environ.get("KUBECONFIG") or str(Path.home() / ".kube" / "config")
-        self.env["KUBECONFIG"] = config
+        env = dict(os.environ)  # kubectl as the user runs it, with its own cache and HOME
+        if kubeconfig:
+            env["KUBECONFIG"] = kubeconfig
+        env.setdefault("KUBECONFIG", str(Path.home() / ".kube" / "config"))
+        self.env = {**env, "HOME": str(workdir), "KUBECACHEDIR": str(workdir / "kube-cache")}
 
     async def __call__(self, args: list[str], stdin: str | None = None, timeout: float = 60) -> dict[str, Any]:
         if self.context:
