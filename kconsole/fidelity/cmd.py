@@ -39,9 +39,9 @@ def report(results: list[ScenarioResult]) -> str:
         lines.append(f"== {result.name}")
         if result.error:
             lines.append(f"ERROR {result.error}")
-        for step in result.steps:
+        for i, step in enumerate(result.steps, 1):
             note = f"  ({step.known_difference})" if step.known_difference else ""
-            lines.append(f"{step.status:<5} kubectl {step.run}{note}")
+            lines.append(f"{step.status:<5} {i:>2} kubectl {step.run}{note}")
             if step.status in ("FAIL", "KNOWN") and step.diff:
                 lines.extend("      " + line for line in step.diff.rstrip("\n").splitlines())
     counts = {s: sum(st.status == s for r in results for st in r.steps) for s in ("PASS", "FAIL", "KNOWN", "FIXED")}

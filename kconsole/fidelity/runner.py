@@ -6,7 +6,7 @@ cluster-scoped objects, run after the steps whatever happened) and ``steps``, ea
 kubectl arguments, shell-quoted), optional ``stdin``, and the expected ``stdout``, ``stderr`` and
 ``exit`` after normalisation; a key left out is not compared. ``known_difference: why`` marks a step
 where kconsole is known to differ from upstream: the run reports it as known, not as a failure. Every
-scenario runs in a fresh namespace (``-n`` is added to every command; ``<ns>`` in ``run`` or ``stdin``
+scenario runs in a fresh namespace (``-n`` comes first on every command line; ``<ns>`` in ``run`` or ``stdin``
 stands for its name, as in the normalised output), created and deleted here.
 """
 
@@ -133,7 +133,7 @@ async def run_scenario(kubectl: Kubectl, path: Path) -> ScenarioResult:
     try:
         for step in data["steps"]:
             stdin = step.get("stdin")
-            raw = await kubectl([*shlex.split(step["run"].replace("<ns>", ns)), "-n", ns],
+            raw = await kubectl(["-n", ns, *shlex.split(step["run"].replace("<ns>", ns))],
                                 None if stdin is None else stdin.replace("<ns>", ns))
             actual = {"stdout": normalize(raw["stdout"], ns), "stderr": normalize(raw["stderr"], ns),
                       "exit": raw["exit"]}

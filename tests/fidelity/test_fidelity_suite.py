@@ -65,9 +65,9 @@ async def test_the_command_shows_a_diff_fails_and_updates(cluster: Cluster, tmp_
         {"run": "get configmap c -o name", "stdout": "configmap/c\n", "stderr": "", "exit": 0}]}))
     code, out, _ = await kconsole("fidelity", "--kubeconfig", str(cluster.kubeconfig), str(scenario))
     assert code == 1, out
-    assert "FAIL  kubectl create configmap c --from-literal=a=1" in out
+    assert "FAIL   1 kubectl create configmap c --from-literal=a=1" in out
     assert "-configmap/c made\n" in out and "+configmap/c created\n" in out
-    assert "PASS  kubectl get configmap c -o name" in out
+    assert "PASS   2 kubectl get configmap c -o name" in out
 
     code, out, err = await kconsole("fidelity", "--kubeconfig", str(cluster.kubeconfig), "--update", str(scenario))
     assert code == 0 and "updated 1 steps" in err, err
