@@ -108,18 +108,15 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def compare(step: dict[str, Any], actual: dict[str, Any]) -> str:
-    """A unified diff of the compared keys, empty when they match."""
+    """A unified diff of the compared keys, empty when they match (a missing final newline is marked, as diff does)."""
     lines: list[str] = []
     for key in COMPARED:
-        if key not in step:
-            continue
-        want, got = str(step[key]), str(actual[key])
-        if want != got:
-            lines += difflib.unified_diff(want.splitlines(keepends=True), got.splitlines(keepends=True),
-                                          f"expected {key}", f"actual {key}", lineterm="")
-            if lines and not lines[-1].endswith("\n"):
-                lines[-1] += "\n"
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+        want, got = str(step.get(key, "")), str(actual[key])
+        if key in step and want != got:
+            for line in difflib.unified_diff(want.splitlines(keepends=True), got.splitlines(keepends=True),
+                                             f"expected {key}", f"actual {key}"):
+                lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(lines)
 
 
 async def run_scenario(kubectl: Kubectl, path: Path) -> ScenarioResult:

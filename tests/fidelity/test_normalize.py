@@ -72,3 +72,8 @@ def test_a_scenario_without_steps_is_refused_by_name(tmp_path: Path) -> None:
     path.write_text("steps: [{stdin: x}]\n")
     with pytest.raises(ValueError, match="bad.yaml: step 1 needs run"):
         load(path)
+
+
+def test_a_missing_final_newline_is_marked() -> None:
+    diff = compare({"run": "x", "stdout": "a"}, {"stdout": "a\n", "stderr": "", "exit": 0})
+    assert diff == "--- expected stdout\n+++ actual stdout\n@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+a\n"
