@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("kconsole.trace.replaycmd", "play a trace as a film, or --rerun its inputs on a fresh cluster and compare"),
     "fork": ("kconsole.trace.fork", "a new data folder whose cluster starts as it was at a past revision"),
     "import": ("kconsole.importer", "copy a cluster's nodes and objects into a new folder: kconsole DIR opens its twin"),
+    "fidelity": ("kconsole.fidelity.cmd", "run kubectl scenarios against any kubeconfig and diff with upstream's output"),
     "attach": ("kconsole.attach", "the console over any cluster through its kubeconfig (read-only unless --allow-writes)"),
 }
 

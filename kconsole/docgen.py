@@ -203,9 +203,22 @@ def flags() -> str:
 
 
 #: Block name -> generator. A block of another name is an error, so a typo cannot hide a block.
+def fidelity_scenarios() -> str:
+    """The fidelity suite's scenarios: what each checks, its steps and its declared differences."""
+    from kconsole.fidelity.runner import load, scenario_paths
+
+    lines = ["| scenario | checks | steps | known differences |", "|---|---|---|---|"]
+    for path in scenario_paths():
+        data = load(path)
+        known = sum(1 for step in data["steps"] if step.get("known_difference"))
+        lines.append(f"| `{path.stem}` | {_cell(data.get('about', ''))} | {len(data['steps'])} | {known or ''} |")
+    return "\n".join(lines) + "\n"
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "keys": keys, "views": views, "faults": faults, "flags": flags, "resources": resources,
     "admission": admission, "controllers": controllers, "scheduler-plugins": scheduler_plugins,
+    "fidelity-scenarios": fidelity_scenarios,
 }
 
 
