@@ -12,24 +12,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import json
-import ssl
 import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from kconsole.api.types import StatusError, status_body
 from kconsole.faultcmd import ADMIN_FILE
 from kconsole.kubeconfig import KUBECONFIG
 from kconsole.store.kv import StoreError
-
-QUERIES = "/apis/history.kconsole.io/v1/historyqueries"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("object", metavar="KIND/NAME", help="the object, as kubectl names it: deployment/web, po/web-1")
@@ -41,56 +32,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 class HttpCreator:
-    """``create`` over the HTTPS front, with a kubeconfig's server, CA and token (for HistoryClient)."""
+    """``create`` and kind lookup over a running cluster's HTTPS front, through kconsole's HTTPS client."""
 
-    def __init__(self, kubeconfig: Path) -> None:
-        doc = yaml.safe_load(kubeconfig.read_text(encoding="utf-8"))
-        cluster = doc["clusters"][0]["cluster"]
-        self.server = str(cluster["server"]).rstrip("/")
-        self.token = str(doc["users"][0]["user"]["token"])
-        self.context: ssl.SSLContext | None = None
-        if self.server.startswith("https") and cluster.get("certificate-authority-data"):
-            self.context = ssl.create_default_context(
-                cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
-        self.kinds: dict[str, tuple[str, str, bool]] = {}
-
-    def _call(self, method: str, path: str, body: Any = None) -> Any:
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.server + path, data=data, method=method,
-                                     headers={"Authorization": f"Bearer {self.token}",
-                                              "Content-Type": "application/json", "Accept": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=60, context=self.context) as resp:
-                return json.loads(resp.read())
-        except urllib.error.HTTPError as err:
-            try:
-                raise StatusError(json.loads(err.read())) from None
-            except ValueError:
-                raise StatusError(status_body(err.code, "", str(err.reason))) from None
+    def __init__(self, client: Any) -> None:
+        self.client = client
 
     async def create(self, obj: dict[str, Any], **_: Any) -> dict[str, Any]:
-        return await asyncio.to_thread(self._call, "POST", QUERIES, obj)  # type: ignore[no-any-return]
+        return await self.client.create(obj)  # type: ignore[no-any-return]
 
     async def resolve(self, kind: str) -> tuple[str, str, bool]:
         """(resource, group, namespaced) of what a user typed, from the server's discovery."""
-        if not self.kinds:
-            groups = await asyncio.to_thread(self._call, "GET", "/apis")
-            paths = ["/api/v1"] + [f"/apis/{g['preferredVersion']['groupVersion']}" for g in groups.get("groups", [])]
-            for path in paths:
-                listing = await asyncio.to_thread(self._call, "GET", path)
-                group = listing.get("groupVersion", "v1").rpartition("/")[0]
-                for r in listing.get("resources", []):
-                    if "/" in r["name"]:
-                        continue
-                    entry = (r["name"], group, bool(r.get("namespaced")))
-                    for alias in (r["name"], r.get("singularName", ""), r["kind"].lower(), *r.get("shortNames", [])):
-                        if alias:
-                            self.kinds.setdefault(alias.lower(), entry)
-                    self.kinds.setdefault(f"{r['name']}.{group}".lower(), entry)
-        found = self.kinds.get(kind.lower())
-        if found is None:
-            raise StatusError(status_body(404, "NotFound", f'the server doesn\'t have a resource type "{kind}"'))
-        return found
+        info = self.client.resource_info(kind)
+        return info.resource, info.group, info.namespaced
 
 
 class LocalCreator:
@@ -184,8 +137,13 @@ async def _fetch(args: argparse.Namespace, data_dir: Path) -> Any:
     if not kind or not name:
         raise ValueError(f"expected KIND/NAME such as deployment/web, not {args.object!r}")
     if (data_dir / ADMIN_FILE).exists():
-        creator: Any = HttpCreator(data_dir / KUBECONFIG)
-        return await story_of(creator, kind, name, args.namespace)
+        from kconsole.client.https import connect
+
+        client = await connect(data_dir / KUBECONFIG, user_agent="kconsole-history")
+        try:
+            return await story_of(HttpCreator(client), kind, name, args.namespace)
+        finally:
+            await client.entry.close()
     local = LocalCreator(data_dir)
     await local.open()
     try:
