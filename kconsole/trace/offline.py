@@ -56,8 +56,11 @@ async def open_folder(data_dir: Path) -> AsyncIterator[Opened]:
 
         if not (folder / KUBECONFIG).is_file():
             raise TraceError(f"{err} (it serves no HTTP front to read the history through)") from None
-        remote = RemoteClient(folder / KUBECONFIG)
-        yield Opened(remote, HistoryClient(remote), folder)
+        remote = await RemoteClient.open(folder / KUBECONFIG)
+        try:
+            yield Opened(remote, HistoryClient(remote), folder)
+        finally:
+            await remote.close()
         return
     release_data_folder(lock)
     async with _stopped(folder) as opened:
