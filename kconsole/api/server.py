@@ -1017,8 +1017,17 @@ class APIServer:
                                                       new, old))
             if causes:
                 raise _invalid(spec, name, causes)
-        call.stage = "validating-admission"
         attrs.obj = new
+        await self._validate_dynamically(call, attrs)
+        if attrs.admitted_by or attrs.annotations:
+            notes = [f"admitted by {', '.join(attrs.admitted_by)}"] if attrs.admitted_by else []
+            notes += [f"{k}={v}" for k, v in sorted(attrs.annotations.items())]
+            call.admitted = "; ".join(notes)
+        return new
+
+    async def _validate_dynamically(self, call: _Call, attrs: Any) -> None:
+        """ValidatingAdmissionPolicies, then validating webhooks; their warnings reach the answer."""
+        call.stage = "validating-admission"
         try:
             policy.admit(attrs)
             await webhooks.validate(attrs)
@@ -1026,11 +1035,6 @@ class APIServer:
             if attrs.warnings:
                 call.warnings = [*call.warnings, *attrs.warnings]
         call.stage = "storage"
-        if attrs.admitted_by or attrs.annotations:
-            notes = [f"admitted by {', '.join(attrs.admitted_by)}"] if attrs.admitted_by else []
-            notes += [f"{k}={v}" for k, v in sorted(attrs.annotations.items())]
-            call.admitted = "; ".join(notes)
-        return new
 
     async def _dynamic_delete(self, call: _Call, spec: ResourceSpec, namespace: str | None, name: str, old: Obj,
                               dry_run: bool) -> None:
@@ -1039,14 +1043,7 @@ class APIServer:
         attrs = dynamic.Attributes("DELETE", spec.group, spec.info.version, spec.resource, "", spec.kind,
                                    namespace or "", name, spec.namespaced, call.user or LOOPBACK_USER,
                                    dry_run, None, old, self.get_object, self.list_objects)
-        call.stage = "validating-admission"
-        try:
-            policy.admit(attrs)
-            await webhooks.validate(attrs)
-        finally:
-            if attrs.warnings:
-                call.warnings = [*call.warnings, *attrs.warnings]
-        call.stage = "storage"
+        await self._validate_dynamically(call, attrs)
         if attrs.admitted_by:
             call.admitted = f"admitted by {', '.join(attrs.admitted_by)}"
 
