@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kconsole.client import ProxiedError, StatusError
 from kconsole.nodes import sandbox, shell
@@ -145,15 +145,20 @@ async def build_machine(kubelet: Kubelet, worker: PodWorker, c: Container) -> Ma
                        [str(a) for a in (c.spec.get("command") or []) + (c.spec.get("args") or [])]) or c.image)
 
 
-def find(kubelet: Kubelet, namespace: str, pod: str, container: str) -> tuple[PodWorker, Container]:
-    """The running container, or the kubelet's refusal."""
+def _reach(kubelet: Kubelet, namespace: str, pod: str) -> Any:
+    """The pod's worker on this kubelet, or what dialing its port 10250 or looking it up answers."""
     if not kubelet.connected:
         raise StatusError.internal(f'error dialing backend: dial tcp {kubelet.node_ip}:10250: connect: '
                                    "connection refused")
     try:
-        worker = kubelet._worker(namespace, pod)
+        return kubelet._worker(namespace, pod)
     except LookupError:
         raise ProxiedError(404, "pod does not exist") from None
+
+
+def find(kubelet: Kubelet, namespace: str, pod: str, container: str) -> tuple[PodWorker, Container]:
+    """The running container, or the kubelet's refusal."""
+    worker = _reach(kubelet, namespace, pod)
     if not isinstance(worker, PodWorker):
         raise ProxiedError(500, f'container not found ("{container}")')
     c = worker.container(container)
@@ -185,13 +190,7 @@ class PortForwarder:
 
 
 def port_forwarder(kubelet: Kubelet, namespace: str, pod: str) -> PortForwarder:
-    if not kubelet.connected:
-        raise StatusError.internal(f'error dialing backend: dial tcp {kubelet.node_ip}:10250: connect: '
-                                   "connection refused")
-    try:
-        worker = kubelet._worker(namespace, pod)
-    except LookupError:
-        raise ProxiedError(404, "pod does not exist") from None
+    worker = _reach(kubelet, namespace, pod)
     if not isinstance(worker, PodWorker):
         raise ProxiedError(404, "pod does not exist")
     return PortForwarder(kubelet, worker)
