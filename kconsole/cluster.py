@@ -607,6 +607,7 @@ class Cluster:
         assert self.api is not None
         self.api.set_log_source(self.node_pool.logs)
         self.api.set_exec_source(self.node_pool)
+        self.api.set_pod_network(self.node_pool)
         self.api.set_kubelet_endpoints(self.node_pool.kubelet_endpoint)
         if remote:
             await self._start_workers(remote)

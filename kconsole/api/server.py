@@ -64,6 +64,8 @@ from kconsole.api.types import (
     LogStream,
     Request,
     ResourceInfo,
+    PodNetwork,
+    ProxiedResponse,
     Response,
     StatusError,
     StreamSource,
@@ -297,6 +299,7 @@ class APIServer:
         self._log_source: LogSource | None = None
         self._kubelet_endpoints: KubeletEndpoints | None = None
         self._exec_source: StreamSource | None = None
+        self._pod_network: PodNetwork | None = None
         self._component_probe: componentstatus.ComponentProbe | None = None
         #: Simulated seconds an Event lives after its last write (upstream's --event-ttl); 0 keeps them.
         self.event_ttl = event_ttl
@@ -558,6 +561,10 @@ class APIServer:
         them: the pod's kubelet, as the API server hands the stream to it (the fleet)."""
         self._exec_source = source
 
+    def set_pod_network(self, network: PodNetwork | None) -> None:
+        """How pods/proxy and services/proxy reach a pod's address: the pod network (the fleet)."""
+        self._pod_network = network
+
     def set_kubelet_endpoints(self, source: KubeletEndpoints | None) -> None:
         """What answers nodes/<name>/proxy/<path>: the node's kubelet, as the API server proxies to it."""
         self._kubelet_endpoints = source
@@ -652,7 +659,7 @@ class APIServer:
             result = await self._route(call)
             if call.convert is not None:
                 result = call.convert.outgoing(result)
-            code = result.code if isinstance(result, Response) else 200
+            code = result.code if isinstance(result, (Response, ProxiedResponse)) else 200
             if call.warnings and isinstance(result, Response):
                 result.warnings.extend(call.warnings)
             stage, message = None, call.admitted
@@ -688,7 +695,7 @@ class APIServer:
             audit.next_seq(), self.clock.now(), call.user.name if call.user else "", request.verb, resource,
             request.namespace, call.name, code, elapsed * 1000.0, stage, request.source, message,
         ))
-        if request.verb in WRITE_VERBS:
+        if request.verb in WRITE_VERBS and request.subresource != "proxy":  # a proxied POST writes no object
             self._record_write(request, call, result, code, stage, message)
         self.request_metrics.observe(request, spec, code, elapsed)
         self.answered += 1

@@ -35,11 +35,21 @@ from typing import Any
 from urllib.parse import unquote
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 from kconsole import kubeconfig as kc
 from kconsole.api import prometheus
 from kconsole.api.satoken import JWKS_PATH, OIDC_CONFIGURATION_PATH
-from kconsole.api.types import Credentials, Request, Response, StatusError, UserInfo, status_body
+from kconsole.api.types import (
+    Credentials,
+    ProxiedResponse,
+    ProxyCall,
+    Request,
+    Response,
+    StatusError,
+    UserInfo,
+    status_body,
+)
 from kconsole.clock import Clock, RealClock
 from kconsole.http import encode, portforward, remotecommand, rest, spdyupgrade, tables
 from kconsole.http.connection import JSON, NO_CACHE, Connection, Reply, RequestView, Timeouts
@@ -599,6 +609,8 @@ class HTTPFront:
             raw = await self._read_body(request)
         if route.resource == "pods" and route.group == "" and route.subresource in ("exec", "attach", "portforward"):
             return await self._remote_command(request, route, creds)
+        if rest.proxied(route):
+            return await self._proxy(request, route, method, creds, raw)
         if rest.streaming_refused(route, method):
             return await self._streaming_refused(route, creds)
         try:
@@ -680,19 +692,36 @@ class HTTPFront:
             return await portforward.serve(request, result)
         return await remotecommand.serve(request, result, body)
 
+    async def _proxy(self, request: web.BaseRequest | RequestView, route: rest.Route, method: str,
+                     creds: Credentials, raw: bytes) -> Reply | web.StreamResponse:
+        """pods/proxy and services/proxy: authorized with the method's verb on the subresource, then
+        answered by whatever the API server reached (:mod:`kconsole.api.proxy`), headers and bytes as
+        they came; the API server's own refusals are Status objects."""
+        verb = rest.PROXY_VERBS.get(method, method.lower())
+        call = ProxyCall(method=method, path=route.proxy_path or "", query=request.query_string,
+                         headers=[(k, v) for k, v in request.headers.items()], body=raw, url_path=request.path)
+        req = Request(verb=verb, resource=route.resource or "", group="", version=route.version,
+                      namespace=route.namespace, name=route.name, subresource="proxy", body=call, credentials=creds,
+                      user_agent=request.headers.get("User-Agent", ""), source="http")
+        result = await self.entry.handle(req)
+        if isinstance(result, Response):
+            return self._render(result, req, route.resource or "", request)
+        if not isinstance(result, ProxiedResponse):
+            raise RuntimeError(f"{route.resource}/proxy answered {type(result).__name__}")
+        headers = CIMultiDict(result.headers)
+        headers.popall("Content-Length", None)
+        return web.Response(status=result.code, headers=headers, body=result.body)
+
     async def _streaming_refused(self, route: rest.Route, creds: Credentials) -> Reply:
-        """A pod's or Service's proxy: not served; say so rather than hang."""
+        """A node's proxy other than a GET of its kubelet's endpoints: not served; say so."""
         probe = Request(verb="get", resource=route.resource or "", group=route.group, version=route.version,
                         namespace=route.namespace, name=route.name, credentials=creds, source="http")
         result = await self.entry.handle(probe)
         if isinstance(result, Response) and not result.ok:
             return _status_response(result.body)
-        what = {"portforward": "port-forward"}.get(route.subresource or "", route.subresource)
         return _status_response(status_body(
-            400, "BadRequest",
-            f"{what} is not supported by kconsole: {route.resource} \"{route.name}\" is simulated (`kubectl "
-            f"port-forward` reaches its web server, and curl/wget inside other pods reach it)", name=route.name,
-            kind=route.resource))
+            405, "MethodNotAllowed", f"the kubelet of node \"{route.name}\" answers only GET on its proxied endpoints",
+            name=route.name, kind=route.resource))
 
     def _render(self, result: Response, req: Request, group_resource: str,
                 request: web.BaseRequest | RequestView) -> Reply:
