@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from kconsole.nodes.layer import Layer
 from kconsole.nodes.shell import HttpAnswer, Machine, Streams, run
 
 pytestmark = pytest.mark.asyncio
@@ -26,7 +27,7 @@ def machine(slept: list[float]) -> Machine:
                           headers=[("Content-Length", "3")], body=b"hi\n")
     return Machine(hostname="box", env={"PATH": "/bin", "HOSTNAME": "box", "MODE": "fast"},
                    files={"/etc/cfg/a.txt": b"alpha\nbeta\n", "/etc/cfg/b.txt": b"B"}, read_only=("/etc/cfg",),
-                   overlay={}, image="busybox", now=lambda: 1_700_000_000.0, sleep=sleep, resolve=resolve, http=http,
+                   overlay=Layer(), image="busybox", now=lambda: 1_700_000_000.0, sleep=sleep, resolve=resolve, http=http,
                    missing=frozenset({"curl"}))
 
 
