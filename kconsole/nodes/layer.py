@@ -4,8 +4,8 @@ the kubelet's files below, the container's writable layer on top.
 The writable layer (:class:`Layer`) is kept by the kubelet with the container instance and starts
 empty each time the container starts, as a real container's layer does. It holds the files and
 directories processes created or changed, the paths they removed from what lies below (whiteouts),
-and counts the bytes it holds against a cap: a write past it fails with ``No space left on
-device``, as a full disk does. Read-only mounts (ConfigMap, Secret, projected, downward API, or a
+and counts the bytes it holds (each entry's name and content) against a cap: a write past it fails
+with ``No space left on device``, as a full disk does, so no exec can make a kubelet hold more. Read-only mounts (ConfigMap, Secret, projected, downward API, or a
 ``readOnly`` volume) refuse every change with ``Read-only file system``; the kubelet's bind-mounted
 ``/etc/hosts``, ``/etc/resolv.conf`` and ``/etc/hostname`` can be written but not removed.
 """
@@ -40,6 +40,11 @@ class Layer:
     mtimes: dict[str, float] = field(default_factory=dict)
     limit: int = LAYER_LIMIT
     used: int = 0
+
+
+def cost(path: str, content: bytes | None) -> int:
+    """What an entry takes of the layer's cap: its name and its content (a directory has none)."""
+    return len(path) + (len(content) if content is not None else 0)
 
 
 def parent_of(path: str) -> str:
@@ -114,12 +119,21 @@ class Filesystem:
         return self.layer.mtimes.get(path, self.started)
 
     def walk(self, path: str) -> list[str]:
-        """``path`` and, for a directory, everything under it, parents before children."""
-        out = [path]
-        if self.is_dir(path):
-            for name in self.children(path):
-                out += self.walk(("" if path == "/" else path) + "/" + name)
+        """``path`` and, for a directory, everything under it, parents before children (no recursion:
+        an archive may nest directories deeper than Python's stack)."""
+        out: list[str] = []
+        stack = [path]
+        while stack:
+            current = stack.pop()
+            out.append(current)
+            if self.is_dir(current):
+                prefix = "" if current == "/" else current
+                stack.extend(f"{prefix}/{name}" for name in reversed(self.children(current)))
         return out
+
+    def free(self) -> int:
+        """Bytes the layer can still take."""
+        return max(0, self.layer.limit - self.layer.used)
 
     # ------------------------------------------------------------------ changing
 
@@ -140,11 +154,11 @@ class Filesystem:
             raise FsError("Is a directory")
         layer = self.layer
         content = (self.read(path) or b"") + data if append else data
-        held = len(layer.files.get(path, b""))
-        if layer.used - held + len(content) > layer.limit:
+        held = cost(path, layer.files[path]) if path in layer.files else 0
+        if layer.used - held + cost(path, content) > layer.limit:
             raise FsError("No space left on device")
         layer.files[path] = content
-        layer.used += len(content) - held
+        layer.used += cost(path, content) - held
         layer.mtimes[path] = self.now()
 
     def touch(self, path: str) -> None:
@@ -159,7 +173,10 @@ class Filesystem:
         if self.exists(path):
             raise FsError("File exists")
         self._writable_parent(path)
+        if self.layer.used + cost(path, None) > self.layer.limit:
+            raise FsError("No space left on device")
         self.layer.dirs.add(path)
+        self.layer.used += cost(path, None)
         self.layer.mtimes[path] = self.now()
 
     def remove(self, path: str) -> None:
@@ -173,8 +190,11 @@ class Filesystem:
         if self.is_dir(path) and self.children(path):
             raise FsError("Directory not empty")
         layer = self.layer
-        layer.used -= len(layer.files.pop(path, b""))
-        layer.dirs.discard(path)
+        if path in layer.files:
+            layer.used -= cost(path, layer.files.pop(path))
+        elif path in layer.dirs:
+            layer.dirs.discard(path)
+            layer.used -= cost(path, None)
         layer.mtimes.pop(path, None)
         if path in self.files or path in self._base_dirs:
             layer.removed.add(path)

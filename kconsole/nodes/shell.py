@@ -432,9 +432,12 @@ class Shell:
                     return 1
                 sink: list[bytes] = []
                 writes[full] = (op, sink)
+                room = [self.m.fs.free()]
 
-                async def write(chunk: bytes, sink: list[bytes] = sink) -> None:
-                    sink.append(chunk)
+                async def write(chunk: bytes, sink: list[bytes] = sink, room: list[int] = room) -> None:
+                    if room[0] >= 0:  # past the layer's room the write fails anyway: nothing more is kept
+                        sink.append(chunk)
+                        room[0] -= len(chunk)
                 io = io.with_(out=write) if op in (">", ">>") else io.with_(err=write)
         saved = dict(self.vars)
         for name, value in assignments:

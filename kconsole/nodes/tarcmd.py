@@ -159,6 +159,9 @@ async def tar(sh: Shell, argv: list[str], io_: Streams) -> int:
         return await run.extract(listing=modes[0] == "t")
     except TarFailed as failed:
         return failed.code
+    except (tarfile.TarError, ValueError, OverflowError, OSError, EOFError, zlib.error) as err:
+        await io_.err(f"tar: {err}\n")  # what an archive's odd headers make of tarfile: tar's error, not a crash
+        return words.code
 
 
 class Tar:
@@ -205,8 +208,7 @@ class Tar:
             await self.io.err(self.words.empty)
             return self.words.code
         out = io.BytesIO()
-        fmt = tarfile.USTAR_FORMAT if self.words is BUSYBOX_WORDS else tarfile.GNU_FORMAT
-        with tarfile.open(fileobj=out, mode="w:gz" if "z" in self.flags else "w", format=fmt) as archive:
+        with tarfile.open(fileobj=out, mode="w:gz" if "z" in self.flags else "w", format=tarfile.GNU_FORMAT) as archive:
             for operand in operands:
                 full = self.sh.path(operand if operand.startswith("/") else f"{self.directory}/{operand}")
                 if not self.fs.exists(full):
@@ -245,8 +247,7 @@ class Tar:
 
     async def _input(self) -> tuple[bytes, bool]:
         """The archive's bytes and whether reading stopped at the bound (more than the layer can take)."""
-        layer = self.fs.layer
-        bound = max(0, layer.limit - layer.used) + SLACK
+        bound = self.fs.free() + SLACK
         if self.archive != "-":
             data = self.fs.read(self.sh.path(self.archive))
             if data is None:
@@ -327,8 +328,7 @@ class Tar:
                 source = "/".join(p for p in member.linkname.split("/") if p not in ("", "."))
                 content = self.fs.read(("" if self.directory == "/" else self.directory) + "/" + source) or b""
             else:
-                layer = self.fs.layer
-                if member.size > layer.limit - layer.used + len(layer.files.get(target, b"")):
+                if member.size > self.fs.free() + len(self.fs.layer.files.get(target, b"")):
                     raise FsError("No space left on device")
                 extracted = archive.extractfile(member)
                 content = extracted.read() if extracted is not None else b""

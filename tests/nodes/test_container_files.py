@@ -7,6 +7,8 @@ import io
 import tarfile
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kconsole.nodes.shell import Streams, run
 from test_shell import execute, machine
@@ -80,9 +82,21 @@ async def test_the_layer_is_capped() -> None:
         1, "", "tar: write error: No space left on device\n")
     assert await execute(m, ["sh", "-c", "seq 1000 > /tmp/c; echo $?"]) == (
         0, "1\n", "sh: write error: No space left on device\n")
-    assert m.overlay.used == 1500
+    assert m.overlay.used == 1500 + len("/tmp/a") + len("/tmp/c")  # names count too
     assert await execute(m, ["sh", "-c", "rm /tmp/a; seq 3 > /tmp/c; cat /tmp/c"]) == (0, "1\n2\n3\n", "")
-    assert m.overlay.used == 6
+    assert m.overlay.used == len("/tmp/c") + 6
+    code, _, err = await execute(m, ["sh", "-c", "for i in $(seq 500); do mkdir /tmp/d$i || exit 9; done"])
+    assert (code, err) == (9, "mkdir: can't create directory '/tmp/d" + str(len(m.overlay.dirs) + 1)
+                           + "': No space left on device\n")
+
+
+async def test_deep_trees_round_trip() -> None:
+    """A tree deeper than Python's stack goes in and out of tar (nothing walks it recursively)."""
+    m = machine([])
+    deep = "/".join(["d"] * 1200)
+    assert await execute(m, ["tar", "xf", "-", "-C", "/tmp"], archive((f"{deep}/leaf", b"x"))) == (0, "", "")
+    code, out, err = await execute(m, ["sh", "-c", "tar cf - -C /tmp d | tar tf - | tail -1"])
+    assert (code, out, err) == (0, f"{deep}/leaf\n", "")
 
 
 async def test_input_past_the_cap_is_not_read() -> None:
@@ -113,3 +127,14 @@ async def test_gnu_tar_words_its_errors() -> None:
                "errors\n")
     code, out, err = await execute(m, ["tar", "cf", "-", "/etc/cfg/b.txt"])
     assert code == 0 and err == "tar: Removing leading `/' from member names\n" and out.startswith("etc/cfg/b.txt")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=3000), st.integers(min_value=0, max_value=2999), st.sampled_from(["xvf", "tvf", "xzf"]))
+async def test_any_input_is_tars_error_never_a_crash(noise: bytes, at: int, mode: str) -> None:
+    """Random bytes, and a real archive with random bytes written over part of it."""
+    valid = archive(("a/b.txt", b"content"), ("c", b"x" * 600))
+    mangled = valid[:at] + noise + valid[at + len(noise):]
+    for stdin in (noise, mangled):
+        code, _, _ = await execute(machine([]), ["tar", mode, "-", "-C", "/tmp"], stdin)
+        assert code in (0, 1)
