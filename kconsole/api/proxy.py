@@ -135,7 +135,7 @@ async def _forward(server: APIServer, call: _Call, scheme: str, ip: str, port: s
     if isinstance(conn, str):
         raise unreachable(f"dial tcp {ip}:{number}: {conn}")
     if scheme == "https":
-        raise unreachable("tls: first record does not look like a TLS handshake")
+        raise unreachable("http: server gave HTTP response to HTTPS client")  # an HTTP server answers the TLS hello
     return exchange(conn, proxied, f"{ip}:{number}")
 
 

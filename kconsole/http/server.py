@@ -709,7 +709,8 @@ class HTTPFront:
         if not isinstance(result, ProxiedResponse):
             raise RuntimeError(f"{route.resource}/proxy answered {type(result).__name__}")
         headers = CIMultiDict(result.headers)
-        headers.popall("Content-Length", None)
+        if method != "HEAD":  # a HEAD answer keeps the length its GET would have
+            headers.popall("Content-Length", None)
         return web.Response(status=result.code, headers=headers, body=result.body)
 
     async def _streaming_refused(self, route: rest.Route, creds: Credentials) -> Reply:

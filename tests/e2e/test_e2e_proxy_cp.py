@@ -92,6 +92,8 @@ async def test_pod_proxy(cluster: Cluster) -> None:
     ("pods/stuck/proxy/", "Error from server (BadRequest): address not allowed"),
     ("pods/box/proxy/", "Error from server (ServiceUnavailable): error trying to reach service: dial tcp {box}:80: "
                         "connect: connection refused"),
+    ("pods/https:web-0:80/proxy/", "Error from server (ServiceUnavailable): error trying to reach service: http: "
+                                   "server gave HTTP response to HTTPS client"),
     ("pods/web-0:81/proxy/", "Error from server (ServiceUnavailable): error trying to reach service: dial tcp "
                              "{web-0}:81: connect: connection refused"),
 ])
@@ -152,8 +154,8 @@ async def test_kubectl_proxy_then_plain_http(cluster: Cluster) -> None:
         assert status == 301 and headers["Location"] == "/api/v1/namespaces/default/services/web/proxy/"
         status, _, body = await asyncio.to_thread(_fetch, base + "/", "POST")
         assert status == 405 and b"<title>405 Not Allowed</title>" in body
-        status, _, body = await asyncio.to_thread(_fetch, base + "/", "HEAD")
-        assert (status, body) == (200, b"")
+        status, headers, body = await asyncio.to_thread(_fetch, base + "/", "HEAD")
+        assert (status, headers["Content-Length"], body) == (200, "615", b"")
     finally:
         proc.terminate()
         await proc.communicate()
