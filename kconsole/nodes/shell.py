@@ -908,7 +908,51 @@ def _count_flag(args: list[str], default: int) -> tuple[int, list[str]]:
     return count, rest
 
 
+def _byte_count(args: list[str]) -> tuple[str, list[str]] | None:
+    """``-c N``, ``-cN``, ``-c +N``, ``-c+N``: (the count as written, the other arguments); None without ``-c``."""
+    for index, arg in enumerate(args):
+        if arg == "-c" and index + 1 < len(args):
+            return args[index + 1], args[:index] + args[index + 2:]
+        if arg.startswith("-c") and len(arg) > 2:
+            return arg[2:], args[:index] + args[index + 1:]
+    return None
+
+
+async def _head_bytes(sh: Shell, tool: str, count: str, files: list[str], io: Streams) -> int:
+    """``head -c N`` (the first N bytes), ``tail -c N`` (the last N), ``tail -c +N`` (from byte N on):
+    streamed, so ``tar cf - X | tail -c+N`` (kubectl cp's retry) passes an archive through."""
+    if not re.fullmatch(r"\+?\d+", count):
+        await io.err(f"{tool}: invalid number '{count}'\n")
+        return 1
+    number = int(count)
+    if files:
+        data = b"".join(sh.m.read(sh.path(f)) or b"" for f in files)
+        source: Callable[[], Awaitable[bytes | None]] = _buffer_reader(data)
+    else:
+        source = io.read
+    if tool == "tail" and not count.startswith("+"):
+        kept = b""
+        while (chunk := await source()) is not None:
+            kept = (kept + chunk)[-number:] if number else b""
+        await io.out(kept)
+        return 0
+    skip = max(0, number - 1) if tool == "tail" else 0
+    left = number if tool == "head" else -1
+    while left != 0 and (chunk := await source()) is not None:
+        if skip:
+            chunk, skip = chunk[skip:], max(0, skip - len(chunk))
+        if left > 0:
+            chunk = chunk[:left]
+            left -= len(chunk)
+        if chunk:
+            await io.out(chunk)
+    return 0
+
+
 async def _head(sh: Shell, argv: list[str], io: Streams) -> int:
+    in_bytes = _byte_count(argv[1:])
+    if in_bytes is not None:
+        return await _head_bytes(sh, argv[0], in_bytes[0], in_bytes[1], io)
     count, files = _count_flag(argv[1:], 10)
     if argv[0] == "head" and not files:  # stops reading once it has its lines, as head does
         buffered = b""

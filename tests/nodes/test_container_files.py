@@ -40,6 +40,8 @@ FILES = [
     ("tar cf - /nope", 1, "", "tar: /nope: No such file or directory\n"),
     ("echo notatar | tar xf -", 1, "", "tar: invalid tar magic\n"),
     ("tar xf - -C /nope < /etc/cfg/b.txt", 1, "", "tar: can't change directory to '/nope': No such file or directory\n"),
+    ("tar cf - /etc/cfg/a.txt 2>/dev/null | tail -c+1 | tar xOf -", 0, "alpha\nbeta\n", ""),
+    ("head -c 3 /etc/cfg/a.txt; tail -c 5 /etc/cfg/a.txt; tail -c +8 /etc/cfg/a.txt", 0, "alpbeta\neta\n", ""),
     ("tar", 1, "", "BusyBox v1.36.1 multi-call binary.\n\nUsage: tar c|x|t [-ZzJjahmvokO] [-f TARFILE] [-C DIR] "
                    "[-T FILE] [-X FILE] [FILE]...\n"),
 ]
