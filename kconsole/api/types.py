@@ -146,7 +146,7 @@ class PodNetwork(Protocol):
 
 @dataclass(slots=True)
 class ProxyCall:
-    """One request to pods/proxy, services/proxy or nodes/proxy, as the HTTP front received it."""
+    """One request to pods/proxy or services/proxy, as the HTTP front received it."""
 
     method: str
     #: What follows ``.../proxy`` ("" when nothing does, "/" for a trailing slash).
