@@ -222,8 +222,10 @@ class NodeFleet:
         from the control plane, or the dial's error (nothing at that address times out, a port nothing
         listens on refuses)."""
         pod = self.network.pod_at(address)
-        if pod is None:
-            return "i/o timeout"
+        if pod is None:  # a sandbox still starting refuses; an address no sandbox holds does not answer
+            starting = any((p.get("status") or {}).get("podIP") == address
+                           and (p.get("status") or {}).get("phase") == "Pending" for p in self.pod_informer.list())
+            return "connect: connection refused" if starting else "i/o timeout"
         conn = self.network.connect(pod, port, self._control_plane_ip())
         return conn if conn is not None else "connect: connection refused"
 
