@@ -1,5 +1,6 @@
-"""The container shell's commands that change files: ``mkdir``, ``rm``, ``rmdir``, ``touch``, ``cp`` and
-``mv``, over the container's filesystem (:mod:`kconsole.nodes.layer`), worded as busybox words them.
+"""The container shell's commands over the container's filesystem (:mod:`kconsole.nodes.layer`):
+``mkdir``, ``rm``, ``rmdir``, ``touch``, ``cp``, ``mv``, and ``df`` for what the writable layer holds
+against its cap, worded as busybox words them.
 """
 
 from __future__ import annotations
@@ -160,3 +161,29 @@ async def cp(sh: Shell, argv: list[str], io: Streams) -> int:
             await io.err(f"{tool}: can't create '{dest}': {err}\n")
             code = 1
     return code
+
+
+def _human(size: int) -> str:
+    """busybox's ``-h`` sizes: 4.0K, 32.0M."""
+    value = float(size)
+    for unit in ("", "K", "M", "G"):
+        if value < 1024 or unit == "G":
+            return f"{value:.1f}{unit}" if unit else str(int(value))
+        value /= 1024
+    return str(size)
+
+
+async def df(sh: Shell, argv: list[str], io: Streams) -> int:
+    """The root filesystem is the writable layer: its cap is the size, what it holds is used."""
+    layer = sh.m.fs.layer
+    used, size = layer.used, layer.limit
+    percent = -(-used * 100 // size) if size else 0
+    if "-h" in argv[1:]:
+        await io.out("Filesystem                Size      Used Available Use% Mounted on\n"
+                     f"overlay              {_human(size):>9} {_human(used):>9} {_human(size - used):>9} "
+                     f"{percent:>3}% /\n")
+        return 0
+    await io.out("Filesystem           1K-blocks      Used Available Use% Mounted on\n"
+                 f"overlay              {size // 1024:>9} {-(-used // 1024):>9} {(size - used) // 1024:>9} "
+                 f"{percent:>3}% /\n")
+    return 0

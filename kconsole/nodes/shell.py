@@ -1347,7 +1347,7 @@ COMMANDS: dict[str, Builtin] = {
     "test": _test, "[": _test, "seq": _seq, "expr": _expr,
     "nslookup": _nslookup, "curl": _curl, "wget": _wget,
     "mkdir": filecmds.mkdir, "rm": filecmds.rm, "rmdir": filecmds.rmdir, "touch": filecmds.touch,
-    "cp": filecmds.cp, "mv": filecmds.cp, "tar": tarcmd.tar,
+    "cp": filecmds.cp, "mv": filecmds.cp, "tar": tarcmd.tar, "df": filecmds.df,
 }
 #: Shell built-ins: every image with a shell has them.
 SPECIAL = frozenset(("exit", "export", "unset", "cd", "true", ":", "false", "echo", "printf", "pwd", "test", "["))

@@ -42,6 +42,8 @@ FILES = [
     ("tar xf - -C /nope < /etc/cfg/b.txt", 1, "", "tar: can't change directory to '/nope': No such file or directory\n"),
     ("tar cf - /etc/cfg/a.txt 2>/dev/null | tail -c+1 | tar xOf -", 0, "alpha\nbeta\n", ""),
     ("head -c 3 /etc/cfg/a.txt; tail -c 5 /etc/cfg/a.txt; tail -c +8 /etc/cfg/a.txt", 0, "alpbeta\neta\n", ""),
+    ("echo hi > /tmp/f; df -h", 0, "Filesystem                Size      Used Available Use% Mounted on\n"
+                                   "overlay                  32.0M         9     32.0M   1% /\n", ""),
     ("tar", 1, "", "BusyBox v1.36.1 multi-call binary.\n\nUsage: tar c|x|t [-ZzJjahmvokO] [-f TARFILE] [-C DIR] "
                    "[-T FILE] [-X FILE] [FILE]...\n"),
 ]
