@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import gzip
 import re
+import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -1000,15 +1002,53 @@ async def _uniq(sh: Shell, argv: list[str], io: Streams) -> int:
 
 
 async def _wc(sh: Shell, argv: list[str], io: Streams) -> int:
-    files = [a for a in argv[1:] if not a.startswith("-")]
-    lines = await _lines_of(sh, files, io, "wc")
-    if lines is None:
+    flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and len(a) > 1)
+    files = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
+    shown = [c for c in "lwc" if c in flags] or ["l", "w", "c"]
+    rows: list[tuple[list[int], str]] = []
+    for name in files or ["-"]:
+        data = await io.read_all() if name == "-" else sh.m.read(sh.path(name))
+        if data is None:
+            await io.err(f"wc: {name}: No such file or directory\n")
+            return 1
+        counts = {"l": data.count(b"\n"), "w": len(data.split()), "c": len(data)}
+        rows.append(([counts[c] for c in shown], name if files else ""))
+    if len(rows) > 1:
+        rows.append(([sum(r[0][i] for r in rows) for i in range(len(shown))], "total"))
+    # busybox prints one lone count bare, several in 7-wide columns; a file's name follows.
+    width = 0 if len(shown) == 1 else 7
+    await io.out("".join(" ".join(f"{n:>{width}}" for n in counts) + (f" {name}" if name else "") + "\n"
+                         for counts, name in rows))
+    return 0
+
+
+async def _gzip(sh: Shell, argv: list[str], io: Streams) -> int:
+    """gzip, gunzip and zcat over stdin or files, to stdout (a container's files are read-only here
+    unless the image's writable layer holds them, so in-place compression is not offered)."""
+    tool = argv[0].rsplit("/", 1)[-1]
+    flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and len(a) > 1)
+    files = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
+    decompress = tool in ("gunzip", "zcat") or "d" in flags
+    if files and tool != "zcat" and "c" not in flags:
+        await io.err(f"{tool}: in-place (de)compression is not simulated: use -c\n")
         return 1
-    if "-l" in argv:
-        await io.out(f"{len(lines)}\n")
-    else:
-        text = "\n".join(lines)
-        await io.out(f"{len(lines):>7} {len(text.split()):>7} {len(text.encode()) + (1 if lines else 0):>7}\n")
+    for name in files or ["-"]:
+        data = await io.read_all() if name == "-" else sh.m.read(sh.path(name))
+        if data is None:
+            await io.err(f"{tool}: {name}: No such file or directory\n")
+            return 1
+        if decompress:
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError, zlib.error):
+                await io.err(f"{tool}: invalid magic\n")
+                return 1
+        else:
+            # As gzip -6 on Unix writes it from a pipe: no name, no time, OS byte 3.
+            packed = bytearray(gzip.compress(data, compresslevel=6, mtime=0))
+            packed[9] = 3
+            data = bytes(packed)
+        await io.out(data)
     return 0
 
 
@@ -1341,6 +1381,7 @@ COMMANDS: dict[str, Builtin] = {
     "echo": _echo, "printf": _printf,
     "env": _env, "printenv": _env,
     "hostname": _hostname, "whoami": _whoami, "id": _id, "uname": _uname, "ps": _ps, "pwd": _pwd,
+    "gzip": _gzip, "gunzip": _gzip, "zcat": _gzip,
     "cat": _cat, "ls": _ls, "grep": _grep, "head": _head, "tail": _head, "wc": _wc, "sort": _sort, "uniq": _uniq,
     "which": _which,
     "date": _date, "sleep": _sleep, "uptime": _uptime,
