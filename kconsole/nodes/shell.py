@@ -1023,17 +1023,15 @@ async def _wc(sh: Shell, argv: list[str], io: Streams) -> int:
 
 
 async def _gzip(sh: Shell, argv: list[str], io: Streams) -> int:
-    """gzip, gunzip and zcat over stdin or files, to stdout (a container's files are read-only here
-    unless the image's writable layer holds them, so in-place compression is not offered)."""
+    """gzip, gunzip and zcat: a pipe or ``-c`` to stdout, a file in place in the writable layer."""
     tool = argv[0].rsplit("/", 1)[-1]
     flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and len(a) > 1)
     files = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
     decompress = tool in ("gunzip", "zcat") or "d" in flags
-    if files and tool != "zcat" and "c" not in flags:
-        await io.err(f"{tool}: in-place (de)compression is not simulated: use -c\n")
-        return 1
+    to_stdout = tool == "zcat" or "c" in flags
     for name in files or ["-"]:
-        data = await io.read_all() if name == "-" else sh.m.read(sh.path(name))
+        path = sh.path(name)
+        data = await io.read_all() if name == "-" else sh.m.read(path)
         if data is None:
             await io.err(f"{tool}: {name}: No such file or directory\n")
             return 1
@@ -1044,11 +1042,22 @@ async def _gzip(sh: Shell, argv: list[str], io: Streams) -> int:
                 await io.err(f"{tool}: invalid magic\n")
                 return 1
         else:
-            # As gzip -6 on Unix writes it from a pipe: no name, no time, OS byte 3.
+            # As gzip -6 on Unix writes it: no name, no time, OS byte 3.
             packed = bytearray(gzip.compress(data, compresslevel=6, mtime=0))
             packed[9] = 3
             data = bytes(packed)
-        await io.out(data)
+        if name == "-" or to_stdout:
+            await io.out(data)
+            continue
+        if decompress and not path.endswith(".gz"):
+            await io.err(f"{tool}: {name}: unknown suffix - ignored\n")
+            return 1
+        try:
+            sh.m.fs.write(path[:-3] if decompress else path + ".gz", data)
+            sh.m.fs.remove(path)
+        except FsError as err:
+            await io.err(f"{tool}: {name}: {err}\n")
+            return 1
     return 0
 
 

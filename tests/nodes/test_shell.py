@@ -72,6 +72,8 @@ SCRIPTS = [
     ("wc -l /etc/cfg/a.txt /etc/cfg/b.txt", 0, "2 /etc/cfg/a.txt\n0 /etc/cfg/b.txt\n2 total\n", ""),
     ("echo -n 'This is a test string' | gzip | wc -c; echo hi | gzip | gunzip; gzip -dc /etc/cfg/a.txt", 1,
      "39\nhi\n", "gzip: invalid magic\n"),
+    ("echo hi > /tmp/f; gzip /tmp/f; ls /tmp; zcat /tmp/f.gz; gunzip /tmp/f.gz; cat /tmp/f; gzip /etc/cfg/a.txt", 1,
+     "f.gz\nhi\nhi\n", "gzip: /etc/cfg/a.txt: Read-only file system\n"),
     ("wget -qO- web:8080", 1, "", "wget: can't connect to remote host (10.96.0.20): Connection refused\n"),
     ("head -n 1 /etc/cfg/a.txt; tail -1 /etc/cfg/a.txt; wc -l /etc/cfg/a.txt", 0, "alpha\nbeta\n2 /etc/cfg/a.txt\n", ""),
     ("printf '%s-%d\\n' a 7", 0, "a-7\n", ""),
