@@ -47,7 +47,6 @@ from kconsole.http.discovery import AGGREGATED_CONTENT_TYPE, Discovery
 from kconsole.http.listener import Listener, default_max_connections
 from kconsole.http.tlssniff import TLSSniffer
 from kconsole.http.openapi import (
-    OPENAPI_V2_JSON,
     OPENAPI_V2_PROTOBUF,
     OPENAPI_V2_PROTOBUF_BODY,
     OpenAPI,
@@ -300,7 +299,7 @@ class HTTPFront:
         resources = self.entry.resources()
         if self._discovery is None or not _same_resources(resources, self._resources_seen):
             self._discovery = Discovery(resources, f"{self.address}:{self.port}")
-            self._openapi = OpenAPI(resources)
+            self._openapi = OpenAPI(resources, VERSION["gitVersion"])
             self._resources_seen = resources
         assert self._openapi is not None
         return self._discovery, self._openapi
@@ -401,7 +400,7 @@ class HTTPFront:
         if path == "/openapi/v2":
             if "protobuf" in request.headers.get("Accept", ""):
                 return Reply(200, OPENAPI_V2_PROTOBUF_BODY, OPENAPI_V2_PROTOBUF, NO_CACHE)
-            return Reply(200, encode.dumps(OPENAPI_V2_JSON), JSON, NO_CACHE)  # kube-openapi: json.Marshal
+            return self._swagger(request.headers.get("If-None-Match"))
         if path in ("/", ""):
             return _raw_json({"paths": ["/.well-known/openid-configuration", "/api", "/api/v1", "/apis", "/healthz",
                                         "/livez", "/metrics", "/openapi/v2", "/openapi/v3", "/openid/v1/jwks",
@@ -458,6 +457,14 @@ class HTTPFront:
         document = await discover(creds, path, self.url, "http")
         content = "application/jwk-set+json" if path.rstrip("/") == JWKS_PATH else "application/json"
         return Reply(200, encode.dumps(document), content, "public, max-age=3600")
+
+    def _swagger(self, if_none_match: str | None) -> Reply:
+        """``/openapi/v2`` in JSON, with its ETag; a client that has it gets 304 (kube-openapi's handler)."""
+        _, openapi = self._docs()
+        body, etag = openapi.swagger()
+        if if_none_match == etag:
+            return Reply(304, b"", JSON, NO_CACHE, etag=etag)
+        return Reply(200, body, JSON, NO_CACHE, etag=etag)
 
     def _openapi_doc(self, path: str) -> Reply:
         _, openapi = self._docs()
