@@ -533,6 +533,8 @@ class APIServer:
             "ping": (True, "ok"),
             "etcd": (not self._etcd_error, self._etcd_error or "ok"),
             "informer-sync": (synced, "ok" if synced else "watch caches are not synced"),
+            "poststarthook/generic-apiserver-start-informers": (self._started, "ok" if self._started else
+                                                                "not finished"),
             "poststarthook/rbac/bootstrap-roles": (self._bootstrapped, "ok" if self._bootstrapped else "not finished"),
             "poststarthook/scheduling/bootstrap-system-priority-classes":
                 (self._bootstrapped, "ok" if self._bootstrapped else "not finished"),

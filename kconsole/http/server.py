@@ -41,7 +41,7 @@ from kconsole.api import prometheus
 from kconsole.api.satoken import JWKS_PATH, OIDC_CONFIGURATION_PATH
 from kconsole.api.types import Credentials, Request, Response, StatusError, UserInfo, status_body
 from kconsole.clock import Clock, RealClock
-from kconsole.http import encode, portforward, remotecommand, rest, spdyupgrade, tables
+from kconsole.http import encode, health, portforward, remotecommand, rest, spdyupgrade, tables
 from kconsole.http.connection import JSON, NO_CACHE, Connection, Reply, RequestView, Timeouts
 from kconsole.http.discovery import AGGREGATED_CONTENT_TYPE, Discovery
 from kconsole.http.listener import Listener, default_max_connections
@@ -61,6 +61,8 @@ VERSION = {
     "compiler": "cpython", "platform": "linux/amd64",
 }
 _PUBLIC = ("/healthz", "/livez", "/readyz")
+#: The health check that says the API server has started (its other post-start hooks follow it).
+_STARTED = "poststarthook/generic-apiserver-start-informers"
 #: Idle keep-alive connections are closed after this many (real) seconds (kube-apiserver's IdleTimeout).
 KEEPALIVE_TIMEOUT = 90.0
 #: A request head must arrive within this many seconds (kube-apiserver's ReadHeaderTimeout).
@@ -410,38 +412,18 @@ class HTTPFront:
     # ------------------------------------------------------------------ non-resource pages
 
     def _health(self, path: str, query: Any) -> Reply:
-        kind = path.strip("/").split("/")[0]
-        if kind == "healthz" and path.strip("/") == "healthz" and "verbose" not in query:
-            return _text(200, "ok")
-        checks: list[tuple[str, bool, str]] = []
-        health = getattr(self.entry, "health_checks", None)
-        reported = health() if health is not None else {}
-        for name in ("ping", "log"):  # upstream's first two, whoever reports them
-            ok, reason = reported.get(name, (True, "ok"))
-            checks.append((name, bool(ok), reason))
-        for name, (ok, reason) in reported.items():
-            if name not in ("ping", "log"):
-                checks.append((name, bool(ok), reason))
-        if kind == "readyz":
-            checks.append(("shutdown", not self._closing, "ok" if not self._closing else "shutting down"))
-        excluded = set(query.getall("exclude", []))
-        checks = [c for c in checks if c[0] not in excluded]
-        single = path.strip("/").split("/", 1)[1] if "/" in path.strip("/") else None
-        if single is not None:
-            match = [c for c in checks if c[0] == single]
-            if not match:
-                return _text(404, "404 page not found")
-            _, ok, reason = match[0]
-            if ok:
-                return _text(200, "ok")
-            return _text(500, f"internal server error: {single} check failed: {reason}")
-        failed = [c for c in checks if not c[1]]
-        code = 500 if failed else 200
-        if "verbose" not in query and not failed:
-            return _text(200, "ok")
-        lines = [f"[+]{name} ok" if ok else f"[-]{name} failed: reason withheld" for name, ok, _ in checks]
-        lines.append(f"{kind} check {'failed' if failed else 'passed'}")
-        return _text(code, "\n".join(lines) + "\n")
+        endpoint, _, single = path.strip("/").partition("/")
+        if endpoint not in health.ENDPOINTS:
+            raise rest.not_found()
+
+        def checks() -> list[tuple[str, bool, str]]:
+            report = getattr(self.entry, "health_checks", None)
+            reported = report() if report is not None else {}
+            started = reported.get(_STARTED, (True, "ok"))[0]
+            return health.results(endpoint, reported, bool(started), self._closing)
+
+        code, text = health.answer(endpoint, single or None, "verbose" in query, query.getall("exclude", []), checks)
+        return _text(code, text)
 
     async def _metrics(self, creds: Credentials) -> Reply:
         metrics = getattr(self.entry, "metrics", None)
