@@ -20,7 +20,7 @@ from typing import Any
 
 from kconsole.api import fieldschema
 from kconsole.api.types import ResourceInfo
-from kconsole.http import schemas as schemas_table
+from kconsole.http import openapiv2pb, schemas as schemas_table
 
 _QUERY = ("dryRun", "fieldManager", "fieldValidation", "force", "pretty")
 _API_VERSION = ("APIVersion defines the versioned schema of this representation of an object. Servers should "
@@ -159,7 +159,8 @@ class OpenAPI:
     def __init__(self, resources: Sequence[ResourceInfo], version: str = "v1.32.0") -> None:
         self.resources = list(resources)
         self.version = version
-        self._v2: tuple[bytes, str] | None = None
+        self._v2: dict[str, Any] | None = None
+        self._v2_bodies: dict[bool, tuple[bytes, str]] = {}
         by_gv: dict[str, list[ResourceInfo]] = {}
         for info in resources:
             key = f"api/{info.version}" if not info.group else f"apis/{info.group}/{info.version}"
@@ -177,20 +178,22 @@ class OpenAPI:
         """``path`` is what follows ``/openapi/v3/`` (``api/v1``, ``apis/apps/v1``)."""
         return self.documents.get(path.strip("/"))
 
-    def swagger(self) -> tuple[bytes, str]:
-        """``/openapi/v2``'s body and its ETag (quoted, as upstream sends it)."""
-        if self._v2 is None:
-            body = json.dumps(swagger_document(self.resources, self.version), separators=(",", ":")).encode()
-            self._v2 = body, '"' + hashlib.sha512(body).hexdigest()[:128].upper() + '"'
-        return self._v2
+    def swagger(self, protobuf: bool = False) -> tuple[bytes, str]:
+        """``/openapi/v2``'s body (JSON, or gnostic's protobuf) and its ETag (quoted, as upstream
+        sends it); built on first request, then served from here."""
+        cached = self._v2_bodies.get(protobuf)
+        if cached is None:
+            if self._v2 is None:
+                self._v2 = swagger_document(self.resources, self.version)
+            body = openapiv2pb.document(self._v2) if protobuf else \
+                json.dumps(self._v2, separators=(",", ":")).encode()
+            cached = body, '"' + hashlib.sha512(body).hexdigest()[:128].upper() + '"'
+            self._v2_bodies[protobuf] = cached
+        return cached
 
 
-#: ``/openapi/v2`` in protobuf (kubectl's discovery asks for it; a 406 would send it to the long-gone
-#: ``/swagger-2.0.0.pb-v1``): a Swagger 2.0 document with no definitions. kubectl 1.32 reads the v3
-#: documents for explain, validation and patches; with this it skips v2 schema validation for a kind
-#: the v3 documents lack and reports what upstream does, 'no matches for kind ...'.
+#: ``/openapi/v2`` in protobuf, as kube-openapi names it (kubectl asks for ``...spec.v2@v1.0+protobuf``).
 OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-OPENAPI_V2_PROTOBUF_BODY = b"\n\x032.0"  # openapi_v2.Document{swagger: "2.0"}
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _PRODUCES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf", "application/cbor"]

@@ -48,7 +48,6 @@ from kconsole.http.listener import Listener, default_max_connections
 from kconsole.http.tlssniff import TLSSniffer
 from kconsole.http.openapi import (
     OPENAPI_V2_PROTOBUF,
-    OPENAPI_V2_PROTOBUF_BODY,
     OpenAPI,
 )
 
@@ -400,9 +399,8 @@ class HTTPFront:
         if path.startswith("/openapi/v3"):
             return self._openapi_doc(path)
         if path == "/openapi/v2":
-            if "protobuf" in request.headers.get("Accept", ""):
-                return Reply(200, OPENAPI_V2_PROTOBUF_BODY, OPENAPI_V2_PROTOBUF, NO_CACHE)
-            return self._swagger(request.headers.get("If-None-Match"))
+            protobuf = "protobuf" in request.headers.get("Accept", "")
+            return self._swagger(protobuf, request.headers.get("If-None-Match"))
         if path in ("/", ""):
             return _raw_json({"paths": ["/.well-known/openid-configuration", "/api", "/api/v1", "/apis", "/healthz",
                                         "/livez", "/metrics", "/openapi/v2", "/openapi/v3", "/openid/v1/jwks",
@@ -440,13 +438,15 @@ class HTTPFront:
         content = "application/jwk-set+json" if path.rstrip("/") == JWKS_PATH else "application/json"
         return Reply(200, encode.dumps(document), content, "public, max-age=3600")
 
-    def _swagger(self, if_none_match: str | None) -> Reply:
-        """``/openapi/v2`` in JSON, with its ETag; a client that has it gets 304 (kube-openapi's handler)."""
+    def _swagger(self, protobuf: bool, if_none_match: str | None) -> Reply:
+        """``/openapi/v2`` in JSON or protobuf, with its ETag; a client that has it gets 304
+        (kube-openapi's handler)."""
         _, openapi = self._docs()
-        body, etag = openapi.swagger()
+        body, etag = openapi.swagger(protobuf)
+        content = OPENAPI_V2_PROTOBUF if protobuf else JSON
         if if_none_match == etag:
-            return Reply(304, b"", JSON, NO_CACHE, etag=etag)
-        return Reply(200, body, JSON, NO_CACHE, etag=etag)
+            return Reply(304, b"", content, NO_CACHE, etag=etag)
+        return Reply(200, body, content, NO_CACHE, etag=etag)
 
     def _openapi_doc(self, path: str) -> Reply:
         _, openapi = self._docs()

@@ -83,7 +83,19 @@ async def test_openapi_v2_is_built_once_and_answers_304_to_its_etag(cluster: Clu
     assert again[0] == 304 and again[2] == b""
     assert (await _get(cluster, "/openapi/v2"))[2] is not body and (await _get(cluster, "/openapi/v2"))[2] == body
     proto = await _get(cluster, "/openapi/v2", {"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"})
-    assert proto[0] == 200 and proto[1]["Content-Type"].endswith("+protobuf")
+    assert proto[0] == 200 and proto[1]["Content-Type"] == "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    assert proto[1]["Etag"] != etag and proto[2].startswith(b"\n\x032.0")
+
+
+async def test_explain_reads_the_v2_document_in_protobuf(cluster: Cluster) -> None:
+    """kubectl's v2 explain asks for gnostic's protobuf; an empty document said 'couldn't find resource'."""
+    out = (await cluster.kubectl("explain", "deployment.spec.strategy", "--output=plaintext-openapiv2",
+                                 "--recursive")).out
+    assert "RESOURCE: strategy <Object>" in out
+    assert "DeploymentStrategy describes how to replace existing pods with new ones." in out
+    assert "   rollingUpdate\t<Object>\n      maxSurge\t<string>\n      maxUnavailable\t<string>\n   type\t<string>" in out
+    policy = (await cluster.kubectl("explain", "pod.spec.restartPolicy", "--output=plaintext-openapiv2")).out
+    assert "FIELD:    restartPolicy <string>" in policy and "Restart policy for all containers" in policy
 
 
 async def test_explain_prints_upstream_descriptions_of_nested_types(cluster: Cluster) -> None:
