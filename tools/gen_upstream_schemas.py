@@ -15,7 +15,13 @@ strategy and merge key, list type and map keys, map type); every field upstream'
 is listed, so a field the table has from a later release is left out of 1.32's documents. Field
 types stay kconsole's own.
 
-Run: ``python tools/gen_upstream_schemas.py`` (optionally ``--definitions PATH`` to skip the download).
+Enum values are not in the swagger 2.0 spec (upstream publishes them only in its OpenAPI v3
+documents, ``api/openapi-spec/v3/*.json``, with "Possible enum values" in the descriptions). Given
+those files (``--v3 FILE...``), each field's ``enum`` and its v3 description (``v3description``,
+where it differs) are added; ``/openapi/v3`` serves them and ``/openapi/v2`` keeps the v2 text.
+
+Run: ``python tools/gen_upstream_schemas.py`` (optionally ``--definitions PATH`` to skip the download,
+``--v3 api__v1_openapi.json apis__apps__v1_openapi.json ...`` for enums).
 """
 
 from __future__ import annotations
@@ -162,12 +168,35 @@ def _normalized(schema: Any) -> Any:
     return out
 
 
+def add_v3(data: dict[str, Any], documents: list[dict[str, Any]]) -> int:
+    """Enums and v3 descriptions from upstream's v3 documents into ``data``; the number of fields."""
+    v3: dict[str, Any] = {}
+    for doc in documents:
+        v3.update(doc.get("components", {}).get("schemas", {}))
+    count = 0
+    for name, entry in data["definitions"].items():
+        props = v3.get(name, {}).get("properties", {})
+        for field, kept in entry["properties"].items():
+            prop = props.get(field, {})
+            enum = prop.get("enum") or prop.get("items", {}).get("enum")
+            if enum:
+                kept["enum"] = enum
+                count += 1
+            if prop.get("description") and prop["description"] != kept.get("description"):
+                kept["v3description"] = prop["description"]
+    return count
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--definitions", type=pathlib.Path, help="a _definitions.json already downloaded")
+    parser.add_argument("--v3", type=pathlib.Path, nargs="*", default=[],
+                        help="upstream 1.32's api/openapi-spec/v3/*.json, for enums")
     args = parser.parse_args()
     raw = json.loads(args.definitions.read_text()) if args.definitions else _download()
     data = build(raw.get("$defs") or raw.get("definitions") or raw)
+    if args.v3:
+        print(f"enums for {add_v3(data, [json.loads(p.read_text()) for p in args.v3])} fields", file=sys.stderr)
     body = json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
     OUT.write_bytes(gzip.compress(body, compresslevel=9, mtime=0))
     print(f"{OUT.relative_to(ROOT)}: {len(data['names'])} table types, {len(data['definitions'])} definitions, "

@@ -6,7 +6,9 @@ field of every kind served). Everything a user reads comes from upstream's 1.32 
 names (``io.k8s.api.core.v1.Container``), the type and field descriptions ``kubectl explain`` prints,
 ``required`` and the ``x-kubernetes-*`` keys (patch strategy and merge key, list type, map keys). A
 field the table has from a later release is left out of a type upstream's 1.32 definition lists; a
-table type upstream does not have keeps a ``io.k8s.kconsole.*`` name and no descriptions.
+table type upstream does not have keeps a ``io.k8s.kconsole.*`` name and no descriptions. Enum values
+(and the v3 descriptions that list them) go into the v3 documents when the data carries them; the
+swagger 2.0 document has none, as upstream's.
 
 One builder serves both documents: :class:`Flavor` says how a reference is spelled (v3 wraps it in
 ``allOf`` with ``default: {}``, v2 names it with ``$ref`` beside the description), as upstream's
@@ -125,9 +127,12 @@ class Builder:
                 continue
             extra = up_props.get(field, {}) if up_props is not None else {}
             schema = self._value(ref)
-            text = extra.get("description") or (described or {}).get(field, "")
+            text = (self.flavor.wrap and extra.get("v3description")) or extra.get("description") \
+                or (described or {}).get(field, "")
             prop: dict[str, Any] = {"description": text} if text else {}
             prop.update(schema)
+            if self.flavor.wrap and extra.get("enum"):
+                (prop["items"] if "items" in prop else prop)["enum"] = list(extra["enum"])
             prop.update({k: v for k, v in extra.items() if k.startswith("x-kubernetes-")})
             out[field] = prop
         return out
