@@ -135,13 +135,18 @@ def build(defs: dict[str, Any]) -> dict[str, Any]:
             "verbatim": verbatim}
 
 
-#: Definitions the documents' paths name besides the kinds (lists come per kind).
+#: Definitions the documents' paths name besides the kinds: meta types and subresource bodies (lists
+#: come per kind).
 _META_VERBATIM = (
     "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta", "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
     "io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails", "io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause",
     "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions", "io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions",
     "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent", "io.k8s.apimachinery.pkg.apis.meta.v1.Patch",
     "io.k8s.apimachinery.pkg.runtime.RawExtension",
+    "io.k8s.api.autoscaling.v1.Scale", "io.k8s.api.autoscaling.v1.ScaleSpec", "io.k8s.api.autoscaling.v1.ScaleStatus",
+    "io.k8s.api.core.v1.Binding", "io.k8s.api.policy.v1.Eviction",
+    "io.k8s.api.authentication.v1.TokenRequest", "io.k8s.api.authentication.v1.TokenRequestSpec",
+    "io.k8s.api.authentication.v1.TokenRequestStatus", "io.k8s.api.authentication.v1.BoundObjectReference",
 )
 
 

@@ -53,8 +53,10 @@ def _schema_name(info: ResourceInfo) -> str:
     """Upstream's definition name of the kind (``io.k8s.api.core.v1.Pod``); a kind the field table
     does not know gets the name its group would give it."""
     root = fieldschema.root_type(info.group, info.kind)
-    if root is not None and root in schemas_table.upstream()["names"]:
+    if root is not None and info.custom is None and root in schemas_table.upstream()["names"]:
         return schemas_table.definition_name(root)
+    if info.custom is not None:  # apiextensions-apiserver: the group's labels reversed
+        return ".".join([*reversed(info.group.split(".")), info.version, info.kind])
     group = info.group or "core"
     return f"io.k8s.api.{group}.{info.version}.{info.kind}"
 
@@ -177,6 +179,10 @@ class OpenAPI:
     def document(self, path: str) -> bytes | None:
         """``path`` is what follows ``/openapi/v3/`` (``api/v1``, ``apis/apps/v1``)."""
         return self.documents.get(path.strip("/"))
+
+    def swagger_cached(self, protobuf: bool = False) -> tuple[bytes, str] | None:
+        """The document if it has been built already."""
+        return self._v2_bodies.get(protobuf)
 
     def swagger(self, protobuf: bool = False) -> tuple[bytes, str]:
         """``/openapi/v2``'s body (JSON, or gnostic's protobuf) and its ETag (quoted, as upstream
@@ -308,6 +314,7 @@ def _v2_paths(info: ResourceInfo, kind_def: str, list_def: str | None, paths: di
                          [_v2_body(kind_def)] + [_v2_query(q) for q in _WRITE_QUERY], codes=("200", "201"))
     if len(item) > 1:
         paths[f"{scope}/{info.resource}/{{name}}"] = item
+    _v2_subresource_paths(info, f"{scope}/{info.resource}/{{name}}", op, name, scope_params, pretty, paths)
     for sub in info.subresources:
         if sub != "status":
             continue
@@ -332,6 +339,99 @@ def _v2_paths(info: ResourceInfo, kind_def: str, list_def: str | None, paths: di
         }
 
 
+#: Subresources other than status: verbs and the body they take or answer (None: plain text or a
+#: stream), as upstream's swagger lists them. ``connect`` operations take no body.
+_SUBRESOURCES: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "scale": (("get", "read", "io.k8s.api.autoscaling.v1.Scale"), ("put", "replace", "io.k8s.api.autoscaling.v1.Scale"),
+              ("patch", "patch", "io.k8s.api.autoscaling.v1.Scale")),
+    "binding": (("post", "create", "io.k8s.api.core.v1.Binding"),),
+    "eviction": (("post", "create", "io.k8s.api.policy.v1.Eviction"),),
+    "token": (("post", "create", "io.k8s.api.authentication.v1.TokenRequest"),),
+    "log": (("get", "read", ""),),
+    "ephemeralcontainers": (("get", "read", "="), ("put", "replace", "="), ("patch", "patch", "=")),
+    "approval": (("get", "read", "="), ("put", "replace", "="), ("patch", "patch", "=")),
+    "finalize": (("put", "replace", "="),),
+    "exec": (("get", "connect", ""), ("post", "connect", "")),
+    "attach": (("get", "connect", ""), ("post", "connect", "")),
+    "portforward": (("get", "connect", ""), ("post", "connect", "")),
+    "proxy": (("get", "connect", ""), ("put", "connect", ""), ("post", "connect", ""), ("patch", "connect", ""),
+              ("delete", "connect", ""), ("head", "connect", ""), ("options", "connect", "")),
+}
+
+
+#: Operation-id verb -> the request's ``x-kubernetes-action``.
+_ACTIONS = {"read": "get", "replace": "put", "create": "post", "patch": "patch", "connect": "connect"}
+
+
+def _v2_subresource_paths(info: ResourceInfo, item_path: str, op: Any, name: dict[str, Any],
+                          scope_params: list[dict[str, Any]], pretty: dict[str, Any], paths: dict[str, Any]) -> None:
+    """Paths of a resource's subresources (``pods/{name}/log``, ``deployments/{name}/scale``, ...)."""
+    kind_def = _schema_name(info)
+    for sub in info.subresources:
+        verbs = _SUBRESOURCES.get(sub)
+        if verbs is None:
+            continue
+        camel = sub[:1].upper() + sub[1:]
+        ops: dict[str, Any] = {}
+        for http_verb, action, body in verbs:
+            schema = kind_def if body == "=" else body
+            verb = action if action != "connect" else f"connect{http_verb.capitalize()}"
+            params: list[dict[str, Any]] = []
+            if action in ("create", "replace") and schema:
+                params = [_v2_body(schema)] + [_v2_query(q) for q in _WRITE_QUERY]
+            elif action == "patch":
+                params = [{"in": "body", "name": "body", "required": True, "schema": {
+                    "$ref": f"#/definitions/{_META}Patch"}}] + [_v2_query(q) for q in (*_WRITE_QUERY, "force")]
+            if action == "connect":
+                description = f"connect {http_verb.upper()} requests to {sub} of {info.kind}"
+            else:
+                description = f"{action} {sub} of the specified {info.kind}"
+            entry = op(_ACTIONS[action], verb, description, schema or None, params,
+                       produces=["*/*"] if action == "connect" else _PRODUCES)
+            if not schema:
+                entry["responses"]["200"] = {"description": "OK", "schema": {"type": "string"}}
+            entry["operationId"] = entry["operationId"] + camel
+            ops[http_verb] = entry
+        ops["parameters"] = [name] + scope_params + ([] if "connect" in {v[1] for v in verbs} else [pretty])
+        paths[f"{item_path}/{sub}"] = dict(sorted(ops.items()))
+
+
+def _v2_custom_schema(info: ResourceInfo, schema: dict[str, Any]) -> dict[str, Any]:
+    """A CRD's schema as upstream publishes it in swagger 2.0: what 2.0 cannot say (``nullable``,
+    ``anyOf``/``oneOf``/``not``, CEL rules) left out, metadata as ObjectMeta."""
+    def strip(node: Any) -> Any:
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        return {k: strip(v) for k, v in node.items()
+                if k not in ("nullable", "anyOf", "oneOf", "not", "x-kubernetes-validations")}
+    out = strip(schema)
+    props = out.setdefault("properties", {})
+    props["apiVersion"] = {"description": _API_VERSION, "type": "string"}
+    props["kind"] = {"description": _KIND, "type": "string"}
+    props["metadata"] = {"$ref": f"#/definitions/{schemas_table.definition_name('ObjectMeta')}",
+                         "description": "Standard object's metadata. More info: "
+                         "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"}
+    out["x-kubernetes-group-version-kind"] = [{"group": info.group, "kind": info.kind, "version": info.version}]
+    return out
+
+
+def _v2_custom_list(info: ResourceInfo, kind_def: str) -> dict[str, Any]:
+    return {"description": f"{info.kind}List is a list of {info.kind}", "required": ["items"], "type": "object",
+            "properties": {
+                "apiVersion": {"description": _API_VERSION, "type": "string"},
+                "items": {"description": f"List of {info.resource.lower()}. More info: "
+                          "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md",
+                          "items": {"$ref": f"#/definitions/{kind_def}"}, "type": "array"},
+                "kind": {"description": _KIND, "type": "string"},
+                "metadata": {"$ref": f"#/definitions/{_META}ListMeta", "description": "Standard list metadata. "
+                             "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/"
+                             "api-conventions.md#types-kinds"}},
+            "x-kubernetes-group-version-kind": [{"group": info.group, "kind": f"{info.kind}List",
+                                                 "version": info.version}]}
+
+
 def swagger_document(resources: Sequence[ResourceInfo], version: str) -> dict[str, Any]:
     """``/openapi/v2``: the Swagger 2.0 document of every built-in resource served, from the same
     field table and upstream data as the v3 documents. Custom resources are left to ``/openapi/v3``."""
@@ -339,18 +439,25 @@ def swagger_document(resources: Sequence[ResourceInfo], version: str) -> dict[st
     verbatim = schemas_table.upstream()["verbatim"]
     paths: dict[str, Any] = {}
     for info in sorted(resources, key=lambda i: (i.group, i.version, i.resource)):
-        if "/" in info.resource or info.custom is not None:
+        if "/" in info.resource:
             continue
         kind_def = _schema_name(info)
-        if kind_def not in definitions:
-            definitions[kind_def] = schemas_table.kind_schema(info.group, info.kind, _generic(info), definitions,
-                                                              schemas_table.V2)
-        list_def = kind_def + "List" if kind_def + "List" in verbatim else None
-        if list_def is not None:
-            definitions[list_def] = verbatim[list_def]
+        custom_schema = getattr(info.custom, "openapi", None)
+        list_def: str | None = kind_def + "List"
+        if custom_schema is not None:
+            definitions[kind_def] = _v2_custom_schema(info, custom_schema)
+            definitions[kind_def + "List"] = _v2_custom_list(info, kind_def)
+        else:
+            if kind_def not in definitions:
+                definitions[kind_def] = schemas_table.kind_schema(info.group, info.kind, _generic(info), definitions,
+                                                                  schemas_table.V2)
+            if kind_def + "List" in verbatim:
+                definitions[kind_def + "List"] = verbatim[kind_def + "List"]
+            else:
+                list_def = None
         _v2_paths(info, kind_def, list_def, paths)
     for name, schema in verbatim.items():
-        if name.startswith(_META) or name.startswith("io.k8s.apimachinery.pkg.runtime."):
+        if not name.endswith("List"):
             definitions.setdefault(name, schema)
     return {
         "swagger": "2.0",

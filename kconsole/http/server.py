@@ -400,7 +400,7 @@ class HTTPFront:
             return self._openapi_doc(path)
         if path == "/openapi/v2":
             protobuf = "protobuf" in request.headers.get("Accept", "")
-            return self._swagger(protobuf, request.headers.get("If-None-Match"))
+            return await self._swagger(protobuf, request.headers.get("If-None-Match"))
         if path in ("/", ""):
             return _raw_json({"paths": ["/.well-known/openid-configuration", "/api", "/api/v1", "/apis", "/healthz",
                                         "/livez", "/metrics", "/openapi/v2", "/openapi/v3", "/openid/v1/jwks",
@@ -438,11 +438,13 @@ class HTTPFront:
         content = "application/jwk-set+json" if path.rstrip("/") == JWKS_PATH else "application/json"
         return Reply(200, encode.dumps(document), content, "public, max-age=3600")
 
-    def _swagger(self, protobuf: bool, if_none_match: str | None) -> Reply:
+    async def _swagger(self, protobuf: bool, if_none_match: str | None) -> Reply:
         """``/openapi/v2`` in JSON or protobuf, with its ETag; a client that has it gets 304
-        (kube-openapi's handler)."""
+        (kube-openapi's handler). The first request builds it in a thread (a fraction of a second of
+        encoding), so other requests are answered meanwhile."""
         _, openapi = self._docs()
-        body, etag = openapi.swagger(protobuf)
+        built = openapi.swagger_cached(protobuf)
+        body, etag = built if built is not None else await asyncio.to_thread(openapi.swagger, protobuf)
         content = OPENAPI_V2_PROTOBUF if protobuf else JSON
         if if_none_match == etag:
             return Reply(304, b"", content, NO_CACHE, etag=etag)

@@ -68,7 +68,9 @@ async def test_openapi_v2_is_the_swagger_document_of_every_served_kind(cluster: 
 
 def _refs(node: object) -> list[str]:
     if isinstance(node, dict):
-        return [v for k, v in node.items() if k == "$ref"] + [r for v in node.values() for r in _refs(v)]
+        # JSONSchemaProps has a property named "$ref": only string values are references
+        return [v for k, v in node.items() if k == "$ref" and isinstance(v, str)] + [
+            r for v in node.values() for r in _refs(v)]
     if isinstance(node, list):
         return [r for v in node for r in _refs(v)]
     return []
@@ -93,7 +95,8 @@ async def test_explain_reads_the_v2_document_in_protobuf(cluster: Cluster) -> No
                                  "--recursive")).out
     assert "RESOURCE: strategy <Object>" in out
     assert "DeploymentStrategy describes how to replace existing pods with new ones." in out
-    assert "   rollingUpdate\t<Object>\n      maxSurge\t<string>\n      maxUnavailable\t<string>\n   type\t<string>" in out
+    assert ("   rollingUpdate\t<Object>\n      maxSurge\t<string>\n      maxUnavailable\t<string>\n"
+            "   type\t<string>") in out
     policy = (await cluster.kubectl("explain", "pod.spec.restartPolicy", "--output=plaintext-openapiv2")).out
     assert "FIELD:    restartPolicy <string>" in policy and "Restart policy for all containers" in policy
 
