@@ -127,12 +127,45 @@ def build(defs: dict[str, Any]) -> dict[str, Any]:
         out_defs[upstream] = entry
     verbatim: dict[str, Any] = {}
     wanted = [name + "List" for name in sorted(set(names.values())) if name + "List" in defs] + list(_META_VERBATIM)
+    # Kinds served in a second version (autoscaling/v1 HorizontalPodAutoscaler over the stored v2):
+    # their own upstream definitions, and the definitions those name.
+    served = {(s.info.group, s.info.version, s.info.kind) for s in TABLE}
+    for (group, version, kind), name in sorted(by_gvk.items()):
+        if fieldschema.root_type(group, kind) in names and names[fieldschema.root_type(group, kind)] != name \
+                and (group, version, kind) not in served and (group, kind) in _SECOND_VERSIONS:
+            wanted += _closure(defs, name, set(names.values()))
     for name in wanted:
         verbatim[name] = _normalized(defs[name])
     for line in conflicts:
         print("conflict (first kept):", line, file=sys.stderr)
     return {"source": f"{WHEEL}: {MEMBER}", "names": dict(sorted(names.items())), "definitions": out_defs,
             "verbatim": verbatim}
+
+
+#: Kinds kconsole serves in a version besides the one its field table describes.
+_SECOND_VERSIONS = {("autoscaling", "HorizontalPodAutoscaler")}
+
+
+def _closure(defs: dict[str, Any], name: str, known: set[str]) -> list[str]:
+    """``name``, its list, and every definition they name that ``known`` does not hold already."""
+    out: list[str] = []
+    todo = [name, name + "List"]
+    while todo:
+        current = todo.pop()
+        if current in out or current in known or current not in defs:
+            continue
+        out.append(current)
+        todo += [ref.rsplit("/", 1)[1] for ref in _refs(defs[current])]
+    return out
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        found = [v for k, v in node.items() if k == "$ref" and isinstance(v, str)]
+        return found + [r for v in node.values() for r in _refs(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in _refs(v)]
+    return []
 
 
 #: Definitions the documents' paths name besides the kinds: meta types and subresource bodies (lists

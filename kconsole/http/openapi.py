@@ -52,13 +52,21 @@ def _op(action: str, info: ResourceInfo, query: Sequence[str] = ()) -> dict[str,
 def _schema_name(info: ResourceInfo) -> str:
     """Upstream's definition name of the kind (``io.k8s.api.core.v1.Pod``); a kind the field table
     does not know gets the name its group would give it."""
-    root = fieldschema.root_type(info.group, info.kind)
-    if root is not None and info.custom is None and root in schemas_table.upstream()["names"]:
-        return schemas_table.definition_name(root)
     if info.custom is not None:  # apiextensions-apiserver: the group's labels reversed
         return ".".join([*reversed(info.group.split(".")), info.version, info.kind])
-    group = info.group or "core"
-    return f"io.k8s.api.{group}.{info.version}.{info.kind}"
+    root = fieldschema.root_type(info.group, info.kind)
+    own = f"io.k8s.api.{info.group or 'core'}.{info.version}.{info.kind}"
+    if root is not None and root in schemas_table.upstream()["names"]:
+        name = schemas_table.definition_name(root)
+        if name.endswith(f".{info.version}.{info.kind}") or own not in schemas_table.upstream()["verbatim"]:
+            return name
+    return own
+
+
+def _second_version(info: ResourceInfo) -> bool:
+    """A kind the field table does not describe in this version (autoscaling/v1 HPA over the stored
+    v2, the create-only Binding): upstream's own definition of it is used."""
+    return info.custom is None and _schema_name(info) in schemas_table.upstream()["verbatim"]
 
 
 def _generic(info: ResourceInfo) -> dict[str, Any]:
@@ -116,6 +124,9 @@ def group_version_document(infos: Sequence[ResourceInfo], version: str = "v1.32.
         custom_schema = getattr(info.custom, "openapi", None)
         if custom_schema is not None:
             schemas[_schema_name(info)] = _custom_schema(info, custom_schema, schemas)
+            continue
+        if _second_version(info):
+            schemas_table.add_verbatim(_schema_name(info), schemas_table.V3, schemas)
             continue
         schemas[_schema_name(info)] = schemas_table.kind_schema(info.group, info.kind, _generic(info), schemas)
     return {
@@ -447,6 +458,12 @@ def swagger_document(resources: Sequence[ResourceInfo], version: str) -> dict[st
         if custom_schema is not None:
             definitions[kind_def] = _v2_custom_schema(info, custom_schema)
             definitions[kind_def + "List"] = _v2_custom_list(info, kind_def)
+        elif _second_version(info):
+            schemas_table.add_verbatim(kind_def, schemas_table.V2, definitions)
+            if kind_def + "List" in verbatim:
+                schemas_table.add_verbatim(kind_def + "List", schemas_table.V2, definitions)
+            else:
+                list_def = None
         else:
             if kind_def not in definitions:
                 definitions[kind_def] = schemas_table.kind_schema(info.group, info.kind, _generic(info), definitions,

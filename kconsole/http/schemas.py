@@ -174,3 +174,35 @@ def kind_schema(group: str, kind: str, generic: dict[str, Any], schemas: dict[st
         schema["x-kubernetes-group-version-kind"] = gvk
     builder.drain()
     return schema
+
+
+def add_verbatim(name: str, flavor: Flavor, schemas: dict[str, Any]) -> None:
+    """Put upstream's definition ``name`` (one of the data's ``verbatim``: lists, meta types, a kind's
+    second version) into ``schemas``, with every definition it names."""
+    if name in schemas:
+        return
+    text = json.dumps(upstream()["verbatim"][name]).replace('"#/definitions/', '"' + flavor.prefix)
+    schemas[name] = json.loads(text)
+    by_name = {definition: table for table, definition in upstream()["names"].items()}
+    scalars = {definition: shape for definition, shape in _SCALAR_DEFINITIONS.values()}
+    for ref in _refs(schemas[name]):
+        target = ref.rsplit("/", 1)[1]
+        if target in schemas:
+            continue
+        if target in upstream()["verbatim"]:
+            add_verbatim(target, flavor, schemas)
+        elif target in scalars:
+            schemas[target] = dict(scalars[target])
+        elif target in by_name:
+            builder = Builder(flavor, schemas)
+            schemas[target] = builder.type_schema(by_name[target])
+            builder.drain()
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        found = [v for k, v in node.items() if k == "$ref" and isinstance(v, str)]
+        return found + [r for v in node.values() for r in _refs(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in _refs(v)]
+    return []

@@ -117,3 +117,20 @@ async def test_explain_prints_upstream_descriptions_of_nested_types(cluster: Clu
     meta = " ".join((await cluster.kubectl("explain", "cm.metadata.ownerReferences")).out.split())
     assert "OwnerReference contains enough information to let you identify an owning object." in meta
     assert "apiVersion <string> -required- API version of the referent." in meta
+
+
+async def test_a_kind_served_in_two_versions_has_each_versions_definition(cluster: Cluster) -> None:
+    """autoscaling/v1 HorizontalPodAutoscaler is served over the stored v2: each version is its own
+    upstream definition (helm validates a v1 manifest against v1's fields)."""
+    doc = json.loads((await cluster.kubectl("get", "--raw", "/openapi/v2")).out)
+    v1 = doc["definitions"]["io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler"]
+    v2 = doc["definitions"]["io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler"]
+    assert v1["x-kubernetes-group-version-kind"] == [{"group": "autoscaling", "kind": "HorizontalPodAutoscaler",
+                                                      "version": "v1"}]
+    assert v2["x-kubernetes-group-version-kind"][0]["version"] == "v2"
+    spec = doc["definitions"]["io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec"]["properties"]
+    assert "targetCPUUtilizationPercentage" in spec and "metrics" not in spec
+    out = (await cluster.kubectl("explain", "hpa.spec", "--api-version=autoscaling/v1")).out
+    assert "targetCPUUtilizationPercentage\t<integer>" in out and "metrics" not in out
+    out = (await cluster.kubectl("explain", "hpa.spec")).out
+    assert "metrics\t<[]MetricSpec>" in out
