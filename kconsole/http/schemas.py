@@ -182,7 +182,7 @@ def add_verbatim(name: str, flavor: Flavor, schemas: dict[str, Any]) -> None:
     if name in schemas:
         return
     text = json.dumps(upstream()["verbatim"][name]).replace('"#/definitions/', '"' + flavor.prefix)
-    schemas[name] = json.loads(text)
+    schemas[name] = _wrapped(json.loads(text)) if flavor.wrap else json.loads(text)
     by_name = {definition: table for table, definition in upstream()["names"].items()}
     scalars = {definition: shape for definition, shape in _SCALAR_DEFINITIONS.values()}
     for ref in _refs(schemas[name]):
@@ -197,6 +197,19 @@ def add_verbatim(name: str, flavor: Flavor, schemas: dict[str, Any]) -> None:
             builder = Builder(flavor, schemas)
             schemas[target] = builder.type_schema(by_name[target])
             builder.drain()
+
+
+def _wrapped(node: Any) -> Any:
+    """v3 spells a reference beside other keys as ``allOf: [ref]`` (so the field keeps its own
+    description, which ``kubectl explain`` prints before the type's)."""
+    if isinstance(node, list):
+        return [_wrapped(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _wrapped(v) for k, v in node.items() if k != "$ref"}
+    if "$ref" in node:
+        out["allOf"] = [{"$ref": node["$ref"]}]
+    return out
 
 
 def _refs(node: Any) -> list[str]:
