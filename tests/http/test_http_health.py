@@ -8,7 +8,11 @@ from pathlib import Path
 import pytest
 
 from http_env import Cluster, start_cluster
+from kconsole.api.server import APIServer
+from kconsole.clock import VirtualClock
 from kconsole.http import health
+from kconsole.http.server import HTTPFront
+from kconsole.store.facade import EtcdCluster
 
 pytestmark = [pytest.mark.kubectl, pytest.mark.asyncio(loop_scope="module")]
 
@@ -64,3 +68,32 @@ async def test_etcd_failure_fails_readyz_with_the_reason_withheld(tmp_path: Path
     finally:
         await own.front.stop()
         await own.api.stop()
+
+
+async def test_etcd_quorum_lost_fails_the_etcd_checks(tmp_path: Path) -> None:
+    """With two of three members stopped, /readyz fails on etcd before any request has failed, as
+    upstream's check probes etcd itself; it passes again once a member is back."""
+    clock = VirtualClock()
+    etcd = await EtcdCluster.open(tmp_path / "etcd", clock=clock, members=3, seed=3)
+    await clock.run_until(lambda: etcd.leader() is not None, 10, step=0.1)
+    api = APIServer(etcd, clock, seed=3)
+    await api.start()
+    front = HTTPFront(api, port=0, tls=True, data_dir=tmp_path / "data", clock=clock)
+    await front.start()
+    own = Cluster(api, front, clock, tmp_path)
+    try:
+        assert (await own.kubectl("get", "--raw", "/readyz/etcd")).out == "ok"
+        stopped = [m for m in etcd.members if not m.is_leader][:1] + [m for m in etcd.members if m.is_leader]
+        for member in stopped:
+            await member.stop()
+        verbose = await own.kubectl("get", "--raw", "/readyz?verbose", check=False)
+        assert verbose.code == 1
+        assert "[-]etcd failed: reason withheld" in verbose.err and "readyz check failed" in verbose.err
+        single = await own.kubectl("get", "--raw", "/readyz/etcd", check=False)
+        assert "quorum LOST: 1 alive / 2 needed" in single.err
+        live = await own.kubectl("get", "--raw", "/livez?verbose", check=False)
+        assert "[-]etcd failed: reason withheld" in live.err
+    finally:
+        await front.stop()
+        await api.stop()
+        await etcd.close()
