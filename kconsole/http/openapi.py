@@ -229,6 +229,21 @@ _V2_PARAMS: dict[str, dict[str, Any]] = {
     "propagationPolicy": {"type": "string"}, "resourceVersion": {"type": "string"},
     "resourceVersionMatch": {"type": "string"}, "sendInitialEvents": {"type": "boolean"},
     "timeoutSeconds": {"type": "integer"}, "watch": {"type": "boolean"},
+    "container": {"type": "string"}, "follow": {"type": "boolean"},
+    "insecureSkipTLSVerifyBackend": {"type": "boolean"}, "limitBytes": {"type": "integer"},
+    "previous": {"type": "boolean"}, "sinceSeconds": {"type": "integer"}, "tailLines": {"type": "integer"},
+    "timestamps": {"type": "boolean"}, "command": {"type": "string"}, "stderr": {"type": "boolean"},
+    "stdin": {"type": "boolean"}, "stdout": {"type": "boolean"}, "tty": {"type": "boolean"},
+    "ports": {"type": "integer"}, "path": {"type": "string"},
+}
+#: The query parameters of the subresources that read or stream rather than take a body.
+_SUB_QUERY: dict[str, tuple[str, ...]] = {
+    "log": ("container", "follow", "insecureSkipTLSVerifyBackend", "limitBytes", "previous", "sinceSeconds",
+            "tailLines", "timestamps"),
+    "exec": ("command", "container", "stderr", "stdin", "stdout", "tty"),
+    "attach": ("container", "stderr", "stdin", "stdout", "tty"),
+    "portforward": ("ports",),
+    "proxy": ("path",),
 }
 _LIST_QUERY = ("allowWatchBookmarks", "continue", "fieldSelector", "labelSelector", "limit", "resourceVersion",
                "resourceVersionMatch", "sendInitialEvents", "timeoutSeconds", "watch")
@@ -403,7 +418,8 @@ def _v2_subresource_paths(info: ResourceInfo, item_path: str, op: Any, name: dic
                 entry["responses"]["200"] = {"description": "OK", "schema": {"type": "string"}}
             entry["operationId"] = entry["operationId"] + camel
             ops[http_verb] = entry
-        ops["parameters"] = [name] + scope_params + ([] if "connect" in {v[1] for v in verbs} else [pretty])
+        ops["parameters"] = [name] + scope_params + [_v2_query(q) for q in _SUB_QUERY.get(sub, ())] + (
+            [] if "connect" in {v[1] for v in verbs} else [pretty])
         paths[f"{item_path}/{sub}"] = dict(sorted(ops.items()))
 
 
