@@ -532,10 +532,18 @@ class APIServer:
     def health_checks(self) -> dict[str, tuple[bool, str]]:
         """What /readyz and /livez report, check by check."""
         synced = self._started and all(c.ready for c in self.storage.caches.values())
+        etcd_error = self._etcd_error
+        quorum = getattr(self.kv, "quorum", None)  # a cluster of members answers only with quorum
+        if not etcd_error and callable(quorum):
+            state = quorum()
+            if not state.ok:
+                etcd_error = f"etcdserver: no leader ({state.line()})"
         return {
             "ping": (True, "ok"),
-            "etcd": (not self._etcd_error, self._etcd_error or "ok"),
+            "etcd": (not etcd_error, etcd_error or "ok"),
             "informer-sync": (synced, "ok" if synced else "watch caches are not synced"),
+            "poststarthook/generic-apiserver-start-informers": (self._started, "ok" if self._started else
+                                                                "not finished"),
             "poststarthook/rbac/bootstrap-roles": (self._bootstrapped, "ok" if self._bootstrapped else "not finished"),
             "poststarthook/scheduling/bootstrap-system-priority-classes":
                 (self._bootstrapped, "ok" if self._bootstrapped else "not finished"),
