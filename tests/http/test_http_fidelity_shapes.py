@@ -44,3 +44,24 @@ async def test_builtin_list_items_carry_no_kind_but_custom_ones_do(cluster: Clus
     custom = json.loads((await cluster.kubectl("get", "--raw", "/apis/example.com/v1/namespaces/default/gadgets")).out)
     assert [(i["apiVersion"], i["kind"]) for i in custom["items"]] == [("example.com/v1", "Gadget")]
 
+
+
+async def test_templates_carry_a_null_creation_timestamp(cluster: Cluster) -> None:
+    """Go writes an embedded ObjectMeta's zero creationTimestamp as null (1.32's encoder never omits it)."""
+    await cluster.kubectl("create", "deployment", "tmpl", "--image=nginx")
+    raw = (await cluster.kubectl("get", "--raw", "/apis/apps/v1/namespaces/default/deployments/tmpl")).out
+    assert '"template":{"metadata":{"creationTimestamp":null,"labels":{"app":"tmpl"}},"spec":{' in raw
+    await cluster.kubectl("create", "cronjob", "tick", "--image=busybox", "--schedule=*/5 * * * *")
+    cj = json.loads((await cluster.kubectl("get", "--raw", "/apis/batch/v1/namespaces/default/cronjobs/tick")).out)
+    assert cj["spec"]["jobTemplate"]["metadata"] == {"creationTimestamp": None, "name": "tick"}
+    assert cj["spec"]["jobTemplate"]["spec"]["template"]["metadata"] == {"creationTimestamp": None}
+    sts = ("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  serviceName: db\n"
+           "  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n"
+           "    spec: {containers: [{name: db, image: postgres}]}\n  volumeClaimTemplates:\n"
+           "  - metadata: {name: data}\n    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n")
+    await cluster.kubectl("create", "-f", "-", stdin=sts)
+    got = (await cluster.kubectl("get", "sts", "db", "-o", "json")).json()["spec"]
+    assert got["template"]["metadata"] == {"creationTimestamp": None, "labels": {"app": "db"}}
+    [claim] = got["volumeClaimTemplates"]
+    assert claim["metadata"] == {"creationTimestamp": None, "name": "data"}
+    assert claim["spec"]["volumeMode"] == "Filesystem" and claim["status"] == {"phase": "Pending"}
