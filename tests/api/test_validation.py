@@ -403,7 +403,9 @@ def test_a_claim_spec_is_fixed_but_a_bound_claim_may_grow() -> None:
         "for bound claims\n  core.PersistentVolumeClaimSpec{\n"
         '- \tAccessModes: []core.PersistentVolumeAccessMode{"ReadWriteOnce"},\n'
         '+ \tAccessModes: []core.PersistentVolumeAccessMode{"ReadWriteMany"},\n'
-        "  \t... // 8 identical fields\n  }\n"]
+        "  \tSelector:    nil,\n"
+        '  \tResources:   {Requests: {s"storage": {i: {...}, s: "1Gi", Format: "BinarySI"}}},\n'
+        "  \t... // 6 identical fields\n  }\n"]
     old["status"] = {"phase": "Pending"}
     pending = check(grown, "persistentvolumeclaims", op="UPDATE", old=old, default=False)
     assert len(pending) == 1 and pending[0].startswith("spec: Forbidden: spec is immutable")

@@ -65,3 +65,77 @@ async def test_templates_carry_a_null_creation_timestamp(cluster: Cluster) -> No
     [claim] = got["volumeClaimTemplates"]
     assert claim["metadata"] == {"creationTimestamp": None, "name": "data"}
     assert claim["spec"]["volumeMode"] == "Filesystem" and claim["status"] == {"phase": "Pending"}
+
+
+POD = """apiVersion: v1
+kind: Pod
+metadata: {name: fixed}
+spec:
+  automountServiceAccountToken: false
+  nodeSelector: {disk: ssd}
+  containers:
+  - name: app
+    image: nginx
+    resources: {limits: {cpu: 100m}}
+"""
+POD_FORBIDDEN = (
+    'The Pod "fixed" is invalid: spec: Forbidden: pod updates may not change fields other than '
+    "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` "
+    "(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it "
+    "was previously negative)\n")
+
+
+async def test_pod_spec_immutability_prints_go_cmp_diff(cluster: Cluster) -> None:
+    """ValidatePodUpdate's message with cmp.Diff(oldPod.Spec, mungedPodSpec) of the internal structs."""
+    await cluster.kubectl("create", "-f", "-", stdin=POD)
+    scalar = await cluster.kubectl("patch", "pod", "fixed", "-p", '{"spec":{"restartPolicy":"Never"}}', check=False)
+    assert scalar.code == 1
+    assert scalar.err == POD_FORBIDDEN + (
+        "  core.PodSpec{\n"
+        "  \t... // 2 identical fields\n"
+        '  \tContainers:                    {{Name: "app", Image: "nginx", Resources: {Limits: {s"cpu": {i: {...}, '
+        's: "100m", Format: "DecimalSI"}}, Requests: {s"cpu": {i: {...}, s: "100m", Format: "DecimalSI"}}}, '
+        'TerminationMessagePath: "/dev/termination-log", ...}},\n'
+        "  \tEphemeralContainers:           nil,\n"
+        '- \tRestartPolicy:                 "Always",\n'
+        '+ \tRestartPolicy:                 "Never",\n'
+        "  \tTerminationGracePeriodSeconds: &30,\n"
+        "  \tActiveDeadlineSeconds:         nil,\n"
+        "  \t... // 27 identical fields\n"
+        "  }\n\n")  # kubectl's MultilineError adds a newline after the cause's own
+    container = await cluster.kubectl("patch", "pod", "fixed", "-p",
+                                      '{"spec":{"containers":[{"name":"app","workingDir":"/srv"}]}}', check=False)
+    assert container.err == POD_FORBIDDEN + (
+        "  core.PodSpec{\n"
+        "  \tVolumes:        nil,\n"
+        "  \tInitContainers: nil,\n"
+        "  \tContainers: []core.Container{\n"
+        "  \t\t{\n"
+        "  \t\t\t... // 2 identical fields\n"
+        "  \t\t\tCommand:    nil,\n"
+        "  \t\t\tArgs:       nil,\n"
+        '- \t\t\tWorkingDir: "",\n'
+        '+ \t\t\tWorkingDir: "/srv",\n'
+        "  \t\t\tPorts:      nil,\n"
+        "  \t\t\tEnvFrom:    nil,\n"
+        "  \t\t\t... // 17 identical fields\n"
+        "  \t\t},\n"
+        "  \t},\n"
+        "  \tEphemeralContainers: nil,\n"
+        '  \tRestartPolicy:       "Always",\n'
+        "  \t... // 29 identical fields\n"
+        "  }\n\n")
+    entry = await cluster.kubectl("patch", "pod", "fixed", "-p", '{"spec":{"nodeSelector":{"zone":"a"}}}', check=False)
+    assert entry.err == POD_FORBIDDEN + (
+        "  core.PodSpec{\n"
+        "  \t... // 6 identical fields\n"
+        "  \tActiveDeadlineSeconds: nil,\n"
+        '  \tDNSPolicy:             "ClusterFirst",\n'
+        "  \tNodeSelector: map[string]string{\n"
+        '  \t\t"disk": "ssd",\n'
+        '+ \t\t"zone": "a",\n'
+        "  \t},\n"
+        '  \tServiceAccountName:           "default",\n'
+        "  \tAutomountServiceAccountToken: &false,\n"
+        "  \t... // 23 identical fields\n"
+        "  }\n\n")

@@ -1,0 +1,52 @@
+"""go-cmp's report as kube-apiserver prints it with a refused update, against upstream's own output."""
+
+from __future__ import annotations
+
+from kconsole.api.validators import gocmp
+
+
+def test_claim_spec_diff_is_upstreams() -> None:
+    """As a 1.32 API server refused an update that cleared a bound claim's volumeName and class."""
+    old = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "30Gi"}},
+           "volumeName": "pvc-1ca14d89-cd6b-45c2-a0f9-f23d8aadab87", "storageClassName": "gp2",
+           "volumeMode": "Filesystem"}
+    new = {**old, "volumeName": "", "storageClassName": None}
+    assert gocmp.diff("PersistentVolumeClaimSpec", old, new) == (
+        "  core.PersistentVolumeClaimSpec{\n"
+        '  \tAccessModes:      {"ReadWriteOnce"},\n'
+        "  \tSelector:         nil,\n"
+        '  \tResources:        {Requests: {s"storage": {i: {...}, s: "30Gi", Format: "BinarySI"}}},\n'
+        '- \tVolumeName:       "pvc-1ca14d89-cd6b-45c2-a0f9-f23d8aadab87",\n'
+        '+ \tVolumeName:       "",\n'
+        '- \tStorageClassName: &"gp2",\n'
+        "+ \tStorageClassName: nil,\n"
+        '  \tVolumeMode:       &"Filesystem",\n'
+        "  \tDataSource:       nil,\n"
+        "  \t... // 2 identical fields\n"
+        "  }\n")
+    assert gocmp.diff("PersistentVolumeClaimSpec", old, dict(old)) == ""
+
+
+def test_a_changed_quantity_prints_its_struct_on_its_own_lines() -> None:
+    """A removed or inserted value longer than 80 columns is laid out over several lines."""
+    spec = {"containers": [{"name": "c", "image": "nginx", "resources": {"limits": {"cpu": "100m"}}}]}
+    new = {"containers": [{"name": "c", "image": "nginx", "resources": {"limits": {"cpu": "200m"}}}]}
+    text = gocmp.diff("PodSpec", gocmp.internal_pod_spec(spec), gocmp.internal_pod_spec(new))
+    assert ("- \t\t\t\tLimits: core.ResourceList{\n"
+            '- \t\t\t\t\ts"cpu": {i: resource.int64Amount{value: 100, scale: -3}, s: "100m", Format: "DecimalSI"},\n'
+            "- \t\t\t\t},\n") in text
+    assert '+ \t\t\t\t\ts"cpu": {i: resource.int64Amount{value: 200, scale: -3}, s: "200m", Format: "DecimalSI"},\n' \
+        in text
+
+
+def test_quantities_keep_their_string_only_when_canonical() -> None:
+    """ParseQuantity caches the text of a canonical quantity (``s``), not of others."""
+    assert gocmp._quantity_struct("512Mi") == ({"value": 536870912, "scale": 0}, "", "BinarySI")
+    assert gocmp._quantity_struct("500Mi") == ({"value": 524288000, "scale": 0}, "500Mi", "BinarySI")
+    assert gocmp._quantity_struct("1000m") == ({"value": 1000, "scale": -3}, "", "DecimalSI")
+    assert gocmp._quantity_struct("2") == ({"value": 2, "scale": 0}, "2", "DecimalSI")
+
+
+def test_host_namespaces_move_into_the_security_context() -> None:
+    spec = gocmp.internal_pod_spec({"hostNetwork": True, "serviceAccount": "x", "securityContext": {"runAsUser": 1}})
+    assert spec == {"securityContext": {"runAsUser": 1, "hostNetwork": True}}
