@@ -1,5 +1,5 @@
 """Shapes a real 1.32 API server writes, byte for byte where kubectl shows them: list items of
-built-in kinds without kind and apiVersion (a CRD's keep theirs),
+built-in kinds without kind and apiVersion (a CRD's and watch events' objects keep theirs),
 ``creationTimestamp: null`` in pod templates, and the Pod-spec immutability message with its diff."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+import aiohttp
 import pytest
 
 from http_env import Cluster
@@ -45,6 +46,18 @@ async def test_builtin_list_items_carry_no_kind_but_custom_ones_do(cluster: Clus
     assert [(i["apiVersion"], i["kind"]) for i in custom["items"]] == [("example.com/v1", "Gadget")]
 
 
+
+
+async def test_watch_events_keep_kind_and_api_version(cluster: Cluster) -> None:
+    await cluster.kubectl("create", "configmap", "watched", "--from-literal=a=1")
+    headers = {"Authorization": f"Bearer {cluster.front.admin_token}"}
+    async with aiohttp.ClientSession(cluster.front.url, headers=headers,
+                                     connector=aiohttp.TCPConnector(ssl=False)) as http:
+        params = {"watch": "1", "fieldSelector": "metadata.name=watched", "resourceVersion": "0"}
+        async with http.get("/api/v1/namespaces/default/configmaps", params=params) as r:
+            event = json.loads(await asyncio.wait_for(r.content.readline(), 10))
+    assert event["type"] == "ADDED"
+    assert (event["object"]["kind"], event["object"]["apiVersion"]) == ("ConfigMap", "v1")
 
 async def test_templates_carry_a_null_creation_timestamp(cluster: Cluster) -> None:
     """Go writes an embedded ObjectMeta's zero creationTimestamp as null (1.32's encoder never omits it)."""
