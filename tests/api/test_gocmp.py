@@ -50,3 +50,15 @@ def test_quantities_keep_their_string_only_when_canonical() -> None:
 def test_host_namespaces_move_into_the_security_context() -> None:
     spec = gocmp.internal_pod_spec({"hostNetwork": True, "serviceAccount": "x", "securityContext": {"runAsUser": 1}})
     assert spec == {"securityContext": {"runAsUser": 1, "hostNetwork": True}}
+
+
+def test_embedded_structs_and_int_or_strings_print_as_go_structs() -> None:
+    """A probe's handler is the embedded ProbeHandler; an IntOrString port is a struct with Type/IntVal/StrVal."""
+    probe = {"httpGet": {"path": "/", "port": 8080, "scheme": "HTTP"}, "periodSeconds": 10}
+    old = {"containers": [{"name": "c", "livenessProbe": probe}]}
+    new = {"containers": [{"name": "c", "livenessProbe": {**probe, "periodSeconds": 5}}]}
+    text = gocmp.diff("PodSpec", gocmp.internal_pod_spec(old), gocmp.internal_pod_spec(new))
+    assert ("  \t\t\tLivenessProbe: &core.Probe{\n"
+            '  \t\t\t\tProbeHandler:                  {HTTPGet: &{Path: "/", Port: {IntVal: 8080}, Scheme: "HTTP"}},\n'
+            "  \t\t\t\tInitialDelaySeconds:           0,\n") in text
+    assert "- \t\t\t\tPeriodSeconds:                 10,\n+ \t\t\t\tPeriodSeconds:                 5,\n" in text

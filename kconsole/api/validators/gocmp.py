@@ -136,6 +136,29 @@ STRUCTS: dict[str, str] = {
         FSGroup fsGroup *int; FSGroupChangePolicy fsGroupChangePolicy *string; Sysctls sysctls []Sysctl;
         SeccompProfile seccompProfile *SeccompProfile; AppArmorProfile appArmorProfile *AppArmorProfile;
         SELinuxChangePolicy seLinuxChangePolicy *string""",
+    "SecurityContext": """Capabilities capabilities *Capabilities; Privileged privileged *bool;
+        SELinuxOptions seLinuxOptions *SELinuxOptions; WindowsOptions windowsOptions *WindowsSecurityContextOptions;
+        RunAsUser runAsUser *int; RunAsGroup runAsGroup *int; RunAsNonRoot runAsNonRoot *bool;
+        ReadOnlyRootFilesystem readOnlyRootFilesystem *bool; AllowPrivilegeEscalation allowPrivilegeEscalation *bool;
+        ProcMount procMount *string; SeccompProfile seccompProfile *SeccompProfile;
+        AppArmorProfile appArmorProfile *AppArmorProfile""",
+    "Capabilities": "Add add []string; Drop drop []string",
+    "Probe": """ProbeHandler - ProbeHandler; InitialDelaySeconds initialDelaySeconds int; TimeoutSeconds timeoutSeconds int;
+        PeriodSeconds periodSeconds int; SuccessThreshold successThreshold int; FailureThreshold failureThreshold int;
+        TerminationGracePeriodSeconds terminationGracePeriodSeconds *int""",
+    "ProbeHandler": "Exec exec *ExecAction; HTTPGet httpGet *HTTPGetAction; TCPSocket tcpSocket *TCPSocketAction; "
+                    "GRPC grpc *GRPCAction",
+    "ExecAction": "Command command []string",
+    "HTTPGetAction": "Path path string; Port port IntOrString; Host host string; Scheme scheme string; "
+                     "HTTPHeaders httpHeaders []HTTPHeader",
+    "HTTPHeader": "Name name string; Value value string",
+    "TCPSocketAction": "Port port IntOrString; Host host string",
+    "GRPCAction": "Port port int; Service service *string",
+    "Lifecycle": "PostStart postStart *LifecycleHandler; PreStop preStop *LifecycleHandler",
+    "LifecycleHandler": "Exec exec *ExecAction; HTTPGet httpGet *HTTPGetAction; TCPSocket tcpSocket *TCPSocketAction; "
+                        "Sleep sleep *SleepAction",
+    "SleepAction": "Seconds seconds int",
+    "IntOrString": "Type type int; IntVal intVal int; StrVal strVal string",
     "PersistentVolumeClaimSpec": """AccessModes accessModes []string; Selector selector *LabelSelector;
         Resources resources VolumeResourceRequirements; VolumeName volumeName string;
         StorageClassName storageClassName *string; VolumeMode volumeMode *string;
@@ -144,7 +167,7 @@ STRUCTS: dict[str, str] = {
     "VolumeResourceRequirements": "Limits limits ResourceList; Requests requests ResourceList",
 }
 #: Go package of the structs that are not ``core``.
-PACKAGES = {"LabelSelector": "v1"}
+PACKAGES = {"LabelSelector": "v1", "IntOrString": "intstr"}
 #: Map and slice type names of slices of named strings (their element names are not modelled).
 SLICE_NAMES = {("PersistentVolumeClaimSpec", "AccessModes"): "[]core.PersistentVolumeAccessMode"}
 
@@ -237,6 +260,8 @@ def _field_value(f: Field, obj: Any) -> Any:
     value = obj.get(f.json) if isinstance(obj, dict) else None
     if value is None:
         return zero(f.type)
+    if f.type.struct == "IntOrString" and not isinstance(value, dict):
+        return {"intVal": value} if isinstance(value, int) else {"type": 1, "strVal": str(value)}
     return value
 
 
