@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kconsole.api.admission.podspec import (
+    default_claim_template,
     default_container,
     default_pod_only,
     default_pod_spec,
@@ -163,14 +164,7 @@ def default_statefulset(ctx: AdmissionContext, obj: Obj) -> None:
     retention.setdefault("whenScaled", "Retain")
     default_pod_template(spec.get("template"))
     for claim in spec.get("volumeClaimTemplates") or ():
-        if isinstance(claim, dict):  # SetDefaults_PersistentVolumeClaim, as upstream's defaulters recurse
-            null_timestamp(claim)
-            claim_spec = claim.get("spec")
-            if isinstance(claim_spec, dict) and not claim_spec.get("volumeMode"):
-                claim_spec["volumeMode"] = "Filesystem"
-            status = claim.setdefault("status", {})
-            if isinstance(status, dict) and not status.get("phase"):
-                status["phase"] = "Pending"
+        default_claim_template(claim)
 
 
 def default_job(ctx: AdmissionContext, obj: Obj) -> None:

@@ -155,6 +155,21 @@ def null_timestamp(embedded: Obj) -> None:
     embedded["metadata"] = ordered
 
 
+def default_claim_template(claim: Any) -> Any:
+    """A StatefulSet's claim template as SetDefaults_PersistentVolumeClaim leaves it (upstream's
+    defaulters recurse into it): the null creationTimestamp, volumeMode Filesystem, phase Pending."""
+    if not isinstance(claim, dict):
+        return claim
+    null_timestamp(claim)
+    claim_spec = claim.get("spec")
+    if isinstance(claim_spec, dict) and not claim_spec.get("volumeMode"):
+        claim_spec["volumeMode"] = "Filesystem"
+    status = claim.setdefault("status", {})
+    if isinstance(status, dict) and not status.get("phase"):
+        status["phase"] = "Pending"
+    return claim
+
+
 def default_pod_only(spec: Obj) -> None:
     """SetDefaults_Pod: what a Pod gets that a template does not."""
     for key in ("initContainers", "containers"):
