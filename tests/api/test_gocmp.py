@@ -62,3 +62,56 @@ def test_embedded_structs_and_int_or_strings_print_as_go_structs() -> None:
             '  \t\t\t\tProbeHandler:                  {HTTPGet: &{Path: "/", Port: {IntVal: 8080}, Scheme: "HTTP"}},\n'
             "  \t\t\t\tInitialDelaySeconds:           0,\n") in text
     assert "- \t\t\t\tPeriodSeconds:                 10,\n+ \t\t\t\tPeriodSeconds:                 5,\n" in text
+
+
+def test_a_removed_volume_is_printed_as_upstream_printed_it() -> None:
+    """As a 1.32-era API server refused an update dropping a pod's kube-api-access volume."""
+    kept = [{"name": n, "emptyDir": {}} for n in "abc"] + [
+        {"name": "config", "configMap": {"name": "opensearch-cluster-config", "defaultMode": 420}},
+        {"name": "data", "emptyDir": {}}]
+    token = {"name": "kube-api-access-xtlsn", "projected": {
+        "sources": [{"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}}], "defaultMode": 420}}
+    text = gocmp.diff("PodSpec", gocmp.internal_pod_spec({"volumes": kept + [token]}),
+                      gocmp.internal_pod_spec({"volumes": kept}))
+    assert text.startswith(
+        "  core.PodSpec{\n"
+        "  \tVolumes: []core.Volume{\n"
+        "  \t\t... // 3 identical elements\n"
+        '  \t\t{Name: "config", VolumeSource: {ConfigMap: &{LocalObjectReference: {Name: "opensearch-cluster-config"}, '
+        "DefaultMode: &420}}},\n"
+        '  \t\t{Name: "data", VolumeSource: {EmptyDir: &{}}},\n'
+        "- \t\t{\n"
+        '- \t\t\tName: "kube-api-access-xtlsn",\n'
+        "- \t\t\tVolumeSource: core.VolumeSource{\n"
+        "- \t\t\t\tProjected: &core.ProjectedVolumeSource{Sources: []core.VolumeProjection{...}, DefaultMode: &420},\n"
+        "- \t\t\t},\n"
+        "- \t\t},\n"
+        "  \t},\n")
+
+
+def test_equal_context_is_cut_as_upstream_cut_it() -> None:
+    """Four items, four non-zero fields per struct, then ``...``, as in an upstream refusal."""
+    volumes = [
+        {"name": "aws-iam-token", "projected": {"sources": [{"serviceAccountToken": {
+            "audience": "sts.amazonaws.com", "expirationSeconds": 86400, "path": "token"}}], "defaultMode": 420}},
+        {"name": "istio-envoy", "emptyDir": {"medium": "Memory"}}, {"name": "istio-data", "emptyDir": {}},
+        {"name": "istio-podinfo", "downwardAPI": {"items": [
+            {"path": "labels", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.labels"}},
+            {"path": "annotations", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.annotations"}}],
+            "defaultMode": 420}},
+        {"name": "istio-token", "emptyDir": {}}]
+    init = [{"name": "istio-validation", "image": "docker.io/istio/proxyv2:1.13.4",
+             "args": ["istio-iptables", "-p", "15001", "-z", "15006"]}]
+    old = {"volumes": volumes, "initContainers": init, "containers": [{"name": "a"}]}
+    text = gocmp.diff("PodSpec", gocmp.internal_pod_spec(old),
+                      gocmp.internal_pod_spec({**old, "containers": [{"name": "b"}]}))
+    assert text.startswith(
+        "  core.PodSpec{\n"
+        '  \tVolumes:        {{Name: "aws-iam-token", VolumeSource: {Projected: &{Sources: {{ServiceAccountToken: '
+        '&{Audience: "sts.amazonaws.com", ExpirationSeconds: 86400, Path: "token"}}}, DefaultMode: &420}}}, '
+        '{Name: "istio-envoy", VolumeSource: {EmptyDir: &{Medium: "Memory"}}}, {Name: "istio-data", VolumeSource: '
+        '{EmptyDir: &{}}}, {Name: "istio-podinfo", VolumeSource: {DownwardAPI: &{Items: {{Path: "labels", FieldRef: '
+        '&{APIVersion: "v1", FieldPath: "metadata.labels"}}, {Path: "annotations", FieldRef: &{APIVersion: "v1", '
+        'FieldPath: "metadata.annotations"}}}, DefaultMode: &420}}}, ...},\n'
+        '  \tInitContainers: {{Name: "istio-validation", Image: "docker.io/istio/proxyv2:1.13.4", Args: '
+        '{"istio-iptables", "-p", "15001", "-z", ...}}},\n')
