@@ -617,6 +617,7 @@ def _map_key(t: GoType, key: str) -> str:
 # ---------------------------------------------------------------------------- formatting diffs
 
 CONTEXT_RECORDS = 2
+MAX_VERBOSITY_PRESET = 6
 
 
 def format_diff(v: Node, opts: Opts) -> TextNode | None:
@@ -729,6 +730,12 @@ def _format_list(records: list[tuple[str, Node]], t: GoType, opts: Opts) -> Wrap
             if node.num_children == node.max_depth:
                 outx = format_diff(node, opts.with_(mode="-"))
                 outy = format_diff(node, opts.with_(mode="+"))
+                for preset in range(MAX_VERBOSITY_PRESET):  # equal once cut: print more until they differ
+                    if outx is None or outy is None or _compact(outx, "")[0] != _compact(outy, "")[0]:
+                        break
+                    more = opts.with_(verbosity=opts.level() + 2 * preset, types=ELIDE)
+                    outx = format_diff(node, more.with_(mode="-"))
+                    outy = format_diff(node, more.with_(mode="+"))
                 if outx is not None:
                     items.records.append(Record(diff="-", key=key(k), value=outx))
                 if outy is not None:
