@@ -115,3 +115,15 @@ def test_equal_context_is_cut_as_upstream_cut_it() -> None:
         'FieldPath: "metadata.annotations"}}}, DefaultMode: &420}}}, ...},\n'
         '  \tInitContainers: {{Name: "istio-validation", Image: "docker.io/istio/proxyv2:1.13.4", Args: '
         '{"istio-iptables", "-p", "15001", "-z", ...}}},\n')
+
+
+def test_an_item_added_in_front_is_one_insertion() -> None:
+    """Strategic merge patch puts new list items first; go-cmp aligns the equal ones after it."""
+    env = [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]
+    old = {"containers": [{"name": "c", "env": env}]}
+    new = {"containers": [{"name": "c", "env": [{"name": "NEW", "value": "x"}, *env]}]}
+    assert ("  \t\t\tEnv: []core.EnvVar{\n"
+            '+ \t\t\t\t{Name: "NEW", Value: "x"},\n'
+            '  \t\t\t\t{Name: "A", Value: "1"},\n'
+            '  \t\t\t\t{Name: "B", Value: "2"},\n'
+            "  \t\t\t},\n") in gocmp.diff("PodSpec", old, new)

@@ -15,8 +15,8 @@ random. kconsole always writes plain spaces (what half of all API server process
 fidelity suite maps no-break spaces to plain ones before comparing.
 
 Not reproduced: go-cmp's line-based diff of strings of 32 bytes or more (such strings print whole
-on their ``-`` and ``+`` lines) and its edit-script alignment of reordered slice elements (elements
-compare by index; extra ones at the end are removed or inserted).
+on their ``-`` and ``+`` lines). Slice elements are aligned by a longest common subsequence where
+go-cmp runs its own edit-script search; they agree on single insertions, removals and changes.
 """
 
 from __future__ import annotations
@@ -325,9 +325,8 @@ def compare(t: GoType, x: Any, y: Any) -> Node:
         node._count(node.child)
     elif kind == "slice":
         assert t.elem is not None
-        xs, ys = list(x), list(y)
-        for i in range(max(len(xs), len(ys))):
-            node.add("", compare(t.elem, xs[i] if i < len(xs) else MISSING, ys[i] if i < len(ys) else MISSING))
+        for i, j in _edit_script(t.elem, list(x), list(y)):
+            node.add("", compare(t.elem, x[i] if i is not None else MISSING, y[j] if j is not None else MISSING))
     elif kind == "map":
         assert t.elem is not None
         for k in sorted(set(x) | set(y)):
@@ -336,6 +335,54 @@ def compare(t: GoType, x: Any, y: Any) -> Node:
         for f in struct_fields(t, x, y):
             node.add(f.go, compare(f.type, _field_value(f, x), _field_value(f, y)))
     return node
+
+
+#: Above this many element pairs, elements compare by index (the alignment costs a comparison per pair).
+ALIGN_PAIRS = 2500
+
+
+def _edit_script(t: GoType, xs: list[Any], ys: list[Any]) -> list[tuple[int | None, int | None]]:
+    """The slice's elements as go-cmp's edit script pairs them: equal elements aligned (a longest
+    common subsequence), elements between them paired as modified while similar (go-cmp's
+    ``NumSame+1 >= NumDiff``), the rest removed, then inserted."""
+    n, m = len(xs), len(ys)
+    if n * m > ALIGN_PAIRS:
+        return [(i if i < n else None, i if i < m else None) for i in range(max(n, m))]
+    equal = [[compare(t, a, b).num_diff == 0 for b in ys] for a in xs]
+    lcs = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            lcs[i][j] = lcs[i + 1][j + 1] + 1 if equal[i][j] else max(lcs[i + 1][j], lcs[i][j + 1])
+    script: list[tuple[int | None, int | None]] = []
+    gap_x: list[int] = []
+    gap_y: list[int] = []
+
+    def flush() -> None:
+        while gap_x and gap_y:
+            a, b = gap_x[0], gap_y[0]
+            node = compare(t, xs[a], ys[b])
+            if node.num_same + 1 < node.num_diff:
+                break
+            script.append((gap_x.pop(0), gap_y.pop(0)))
+        script.extend((a, None) for a in gap_x)
+        script.extend((None, b) for b in gap_y)
+        gap_x.clear()
+        gap_y.clear()
+
+    i = j = 0
+    while i < n or j < m:
+        if i < n and j < m and equal[i][j]:
+            flush()
+            script.append((i, j))
+            i, j = i + 1, j + 1
+        elif j < m and (i == n or lcs[i][j + 1] >= lcs[i + 1][j]):
+            gap_y.append(j)
+            j += 1
+        else:
+            gap_x.append(i)
+            i += 1
+    flush()
+    return script
 
 
 # ---------------------------------------------------------------------------- text nodes
