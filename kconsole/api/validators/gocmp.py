@@ -14,8 +14,8 @@ go-cmp marks its output unstable on purpose: each process indents with plain or 
 random. kconsole always writes plain spaces (what half of all API server processes print); the
 fidelity suite maps no-break spaces to plain ones before comparing.
 
-Not reproduced: go-cmp's line-based diff of strings of 32 bytes or more (such strings print whole
-on their ``-`` and ``+`` lines). Slice elements are aligned by a longest common subsequence where
+Not reproduced: go-cmp's chunked diff of strings of 64 bytes or more on both sides (such strings
+print whole on their ``-`` and ``+`` lines; go-cmp's edit search for it varies per process too). Slice elements are aligned by a longest common subsequence where
 go-cmp runs its own edit-script search; they agree on single insertions, removals and changes.
 """
 
