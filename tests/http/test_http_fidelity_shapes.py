@@ -71,7 +71,8 @@ async def test_templates_carry_a_null_creation_timestamp(cluster: Cluster) -> No
     sts = ("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  serviceName: db\n"
            "  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n"
            "    spec: {containers: [{name: db, image: postgres}]}\n  volumeClaimTemplates:\n"
-           "  - metadata: {name: data}\n    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n")
+           "  - metadata: {name: data}\n"
+           "    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n")
     await cluster.kubectl("create", "-f", "-", stdin=sts)
     got = (await cluster.kubectl("get", "sts", "db", "-o", "json")).json()["spec"]
     assert got["template"]["metadata"] == {"creationTimestamp": None, "labels": {"app": "db"}}

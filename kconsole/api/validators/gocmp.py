@@ -15,8 +15,9 @@ random. kconsole always writes plain spaces (what half of all API server process
 fidelity suite maps no-break spaces to plain ones before comparing.
 
 Not reproduced: go-cmp's chunked diff of strings of 64 bytes or more on both sides (such strings
-print whole on their ``-`` and ``+`` lines; go-cmp's edit search for it varies per process too). Slice elements are aligned by a longest common subsequence where
-go-cmp runs its own edit-script search; they agree on single insertions, removals and changes.
+print whole on their ``-`` and ``+`` lines; go-cmp's edit search for it varies per process too).
+Slice elements are aligned by a longest common subsequence where go-cmp runs its own edit-script
+search; they agree on single insertions, removals and changes.
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ STRUCTS: dict[str, str] = {
                      "Protocol protocol string; HostIP hostIP string",
     "EnvVar": "Name name string; Value value string; ValueFrom valueFrom *EnvVarSource",
     "EnvVarSource": "FieldRef fieldRef *ObjectFieldSelector; ResourceFieldRef resourceFieldRef *ResourceFieldSelector; "
-                    "ConfigMapKeyRef configMapKeyRef *ConfigMapKeySelector; SecretKeyRef secretKeyRef *SecretKeySelector",
+                    "ConfigMapKeyRef configMapKeyRef *ConfigMapKeySelector; "
+                    "SecretKeyRef secretKeyRef *SecretKeySelector",
     "EnvFromSource": "Prefix prefix string; ConfigMapRef configMapRef *ConfigMapEnvSource; "
                      "SecretRef secretRef *SecretEnvSource",
     "ConfigMapEnvSource": "LocalObjectReference - LocalObjectReference; Optional optional *bool",
@@ -96,15 +98,19 @@ STRUCTS: dict[str, str] = {
     "Volume": "Name name string; VolumeSource - VolumeSource",
     "VolumeSource": """HostPath hostPath *HostPathVolumeSource; EmptyDir emptyDir *EmptyDirVolumeSource;
         GCEPersistentDisk gcePersistentDisk *GCEPersistentDiskVolumeSource;
-        AWSElasticBlockStore awsElasticBlockStore *AWSElasticBlockStoreVolumeSource; GitRepo gitRepo *GitRepoVolumeSource;
+        AWSElasticBlockStore awsElasticBlockStore *AWSElasticBlockStoreVolumeSource;
+        GitRepo gitRepo *GitRepoVolumeSource;
         Secret secret *SecretVolumeSource; NFS nfs *NFSVolumeSource; ISCSI iscsi *ISCSIVolumeSource;
         Glusterfs glusterfs *GlusterfsVolumeSource;
         PersistentVolumeClaim persistentVolumeClaim *PersistentVolumeClaimVolumeSource; RBD rbd *RBDVolumeSource;
-        Quobyte quobyte *QuobyteVolumeSource; FlexVolume flexVolume *FlexVolumeSource; Cinder cinder *CinderVolumeSource;
+        Quobyte quobyte *QuobyteVolumeSource; FlexVolume flexVolume *FlexVolumeSource;
+        Cinder cinder *CinderVolumeSource;
         CephFS cephfs *CephFSVolumeSource; Flocker flocker *FlockerVolumeSource;
-        DownwardAPI downwardAPI *DownwardAPIVolumeSource; FC fc *FCVolumeSource; AzureFile azureFile *AzureFileVolumeSource;
+        DownwardAPI downwardAPI *DownwardAPIVolumeSource; FC fc *FCVolumeSource;
+        AzureFile azureFile *AzureFileVolumeSource;
         ConfigMap configMap *ConfigMapVolumeSource; VsphereVolume vsphereVolume *VsphereVirtualDiskVolumeSource;
-        AzureDisk azureDisk *AzureDiskVolumeSource; PhotonPersistentDisk photonPersistentDisk *PhotonPersistentDiskVolumeSource;
+        AzureDisk azureDisk *AzureDiskVolumeSource;
+        PhotonPersistentDisk photonPersistentDisk *PhotonPersistentDiskVolumeSource;
         Projected projected *ProjectedVolumeSource; PortworxVolume portworxVolume *PortworxVolumeSource;
         ScaleIO scaleIO *ScaleIOVolumeSource; StorageOS storageos *StorageOSVolumeSource; CSI csi *CSIVolumeSource;
         Ephemeral ephemeral *EphemeralVolumeSource; Image image *ImageVolumeSource""",
@@ -125,9 +131,11 @@ STRUCTS: dict[str, str] = {
                         "ServiceAccountToken serviceAccountToken *ServiceAccountTokenProjection; "
                         "ClusterTrustBundle clusterTrustBundle *ClusterTrustBundleProjection",
     "SecretProjection": "LocalObjectReference - LocalObjectReference; Items items []KeyToPath; Optional optional *bool",
-    "ConfigMapProjection": "LocalObjectReference - LocalObjectReference; Items items []KeyToPath; Optional optional *bool",
+    "ConfigMapProjection": "LocalObjectReference - LocalObjectReference; Items items []KeyToPath; "
+                           "Optional optional *bool",
     "DownwardAPIProjection": "Items items []DownwardAPIVolumeFile",
-    "ServiceAccountTokenProjection": "Audience audience string; ExpirationSeconds expirationSeconds int; Path path string",
+    "ServiceAccountTokenProjection": "Audience audience string; ExpirationSeconds expirationSeconds int; "
+                                     "Path path string",
     "PodSecurityContext": """HostNetwork hostNetwork bool; HostPID hostPID bool; HostIPC hostIPC bool;
         ShareProcessNamespace shareProcessNamespace *bool; HostUsers hostUsers *bool;
         SELinuxOptions seLinuxOptions *SELinuxOptions; WindowsOptions windowsOptions *WindowsSecurityContextOptions;
@@ -143,7 +151,8 @@ STRUCTS: dict[str, str] = {
         ProcMount procMount *string; SeccompProfile seccompProfile *SeccompProfile;
         AppArmorProfile appArmorProfile *AppArmorProfile""",
     "Capabilities": "Add add []string; Drop drop []string",
-    "Probe": """ProbeHandler - ProbeHandler; InitialDelaySeconds initialDelaySeconds int; TimeoutSeconds timeoutSeconds int;
+    "Probe": """ProbeHandler - ProbeHandler; InitialDelaySeconds initialDelaySeconds int;
+        TimeoutSeconds timeoutSeconds int;
         PeriodSeconds periodSeconds int; SuccessThreshold successThreshold int; FailureThreshold failureThreshold int;
         TerminationGracePeriodSeconds terminationGracePeriodSeconds *int""",
     "ProbeHandler": "Exec exec *ExecAction; HTTPGet httpGet *HTTPGetAction; TCPSocket tcpSocket *TCPSocketAction; "
