@@ -127,3 +127,22 @@ def test_an_item_added_in_front_is_one_insertion() -> None:
             '  \t\t\t\t{Name: "A", Value: "1"},\n'
             '  \t\t\t\t{Name: "B", Value: "2"},\n'
             "  \t\t\t},\n") in gocmp.diff("PodSpec", old, new)
+
+
+def test_long_strings_are_diffed_in_chunks() -> None:
+    """go-cmp's FormatDiffSlice: one-line strings of 64 bytes or more print as strings.Join of chunks."""
+    before = "while true; do echo hello from the pod; sleep 10; done # a comment"
+    after = before.replace("the pod", "kconsole")
+    old = {"containers": [{"name": "c", "args": ["-c", before]}]}
+    new = {"containers": [{"name": "c", "args": ["-c", after]}]}
+    assert ("  \t\t\tArgs: []string{\n"
+            '  \t\t\t\t"-c",\n'
+            "  \t\t\t\tstrings.Join({\n"
+            '  \t\t\t\t\t"while true; do echo hello from ",\n'
+            '- \t\t\t\t\t"the pod",\n'
+            '+ \t\t\t\t\t"kconsole",\n'
+            '  \t\t\t\t\t"; sleep 10; done # a comment",\n'
+            '  \t\t\t\t}, ""),\n'
+            "  \t\t\t},\n") in gocmp.diff("PodSpec", old, new)
+    short = gocmp.diff("PodSpec", {"hostname": "a" * 63}, {"hostname": "b" * 63})
+    assert '- \tHostname:          "' + "a" * 63 + '",\n' in short

@@ -14,10 +14,11 @@ go-cmp marks its output unstable on purpose: each process indents with plain or 
 random. kconsole always writes plain spaces (what half of all API server processes print); the
 fidelity suite maps no-break spaces to plain ones before comparing.
 
-Not reproduced: go-cmp's chunked diff of strings of 64 bytes or more on both sides (such strings
-print whole on their ``-`` and ``+`` lines; go-cmp's edit search for it varies per process too).
-Slice elements are aligned by a longest common subsequence where go-cmp runs its own edit-script
-search; they agree on single insertions, removals and changes.
+Two differing one-line strings of 64 bytes or more print as go-cmp's ``strings.Join({...}, "")`` of
+64-byte chunks. Not reproduced: its triple-quoted line diff of texts of four lines or more (such
+texts print whole on their ``-`` and ``+`` lines). Slice elements and characters are aligned by a
+longest common subsequence where go-cmp runs its own edit-script search (which also varies per
+process); they agree on single insertions, removals and changes.
 """
 
 from __future__ import annotations
@@ -725,6 +726,120 @@ def _coalesce(name: str, records: list[tuple[str, Node]]) -> list[Stats]:
     return groups
 
 
+#: go-cmp's CanFormatDiffSlice: strings at least this long on both sides are diffed in chunks.
+TEXT_DIFF_MIN = 64
+TEXT_CHUNK = 64
+MAX_TEXT_RECORDS = 32
+#: Above this many character pairs a long string prints whole (the alignment's cost).
+TEXT_ALIGN_PAIRS = 400_000
+
+
+def _text_diffable(node: Node, opts: Opts) -> bool:
+    """CanFormatDiffSlice for strings: two differing single-line texts of 64 bytes or more."""
+    if opts.mode or node.num_diff == 0 or node.type.kind != "string" or node.x is MISSING or node.y is MISSING:
+        return False
+    x, y = str(node.x), str(node.y)
+    if len(x.encode()) < TEXT_DIFF_MIN or len(y.encode()) < TEXT_DIFF_MIN or len(x) * len(y) > TEXT_ALIGN_PAIRS:
+        return False
+    text = x + y
+    lines = text.count("\n")
+    printable = all(c.isprintable() or c.isspace() for c in text)
+    return printable and not (lines >= 4 and max(len(line) for line in text.split("\n")) <= 256)
+
+
+def _char_script(x: str, y: str) -> list[str]:
+    """An edit script over characters: "=" equal, "~" modified, "-" removed, "+" inserted."""
+    n, m = len(x), len(y)
+    lcs = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        row, below = lcs[i], lcs[i + 1]
+        for j in range(m - 1, -1, -1):
+            row[j] = below[j + 1] + 1 if x[i] == y[j] else max(below[j], row[j + 1])
+    script: list[str] = []
+    gap_x = gap_y = 0
+
+    def flush() -> None:
+        nonlocal gap_x, gap_y
+        paired = min(gap_x, gap_y)
+        script.extend("~" * paired + "-" * (gap_x - paired) + "+" * (gap_y - paired))
+        gap_x = gap_y = 0
+
+    i = j = 0
+    while i < n or j < m:
+        if i < n and j < m and x[i] == y[j]:
+            flush()
+            script.append("=")
+            i, j = i + 1, j + 1
+        elif j < m and (i == n or lcs[i][j + 1] >= lcs[i + 1][j]):
+            gap_y += 1
+            j += 1
+        else:
+            gap_x += 1
+            i += 1
+    flush()
+    return script
+
+
+def _format_text_diff(x: str, y: str) -> TextNode:
+    """FormatDiffSlice of a single-line text: ``strings.Join({...}, "")`` of 64-byte chunks, equal
+    runs cut to two chunks of context, changed runs as removed and inserted chunks."""
+    groups: list[Stats] = []
+    for op in _char_script(x, y):
+        case = 1 if op == "=" else 2
+        if not groups or (groups[-1].diffs() == 0) != (case == 1):
+            groups.append(Stats("byte"))
+        g = groups[-1]
+        if op == "=":
+            g.identical += 1
+        elif op == "~":
+            g.modified += 1
+        elif op == "-":
+            g.removed += 1
+        else:
+            g.inserted += 1
+    merged: list[Stats] = []  # coalesceInterveningIdentical: short equal runs join the changes around them
+    for g in groups:
+        if len(merged) >= 2 and g.diffs() > 0:
+            prev, curr = merged[-2], merged[-1]
+            if ((prev.removed or g.removed) and (prev.inserted or g.inserted)) and curr.identical <= TEXT_CHUNK // 4:
+                merged[-2] = prev.plus(curr).plus(g)
+                merged.pop()
+                continue
+        merged.append(g)
+    items = TList()
+
+    def chunks(text: str, mode: str) -> int:
+        for start in range(0, len(text), TEXT_CHUNK):
+            items.records.append(Record(diff=mode, value=Line(format_string(text[start:start + TEXT_CHUNK]))))
+        return len(text)
+
+    overflow = Stats("byte")
+    for i, g in enumerate(merged):
+        if len(items.records) >= MAX_TEXT_RECORDS:
+            overflow = overflow.plus(g)
+            continue
+        if g.diffs() == 0:
+            equal = g.identical
+            lo = min(TEXT_CHUNK * CONTEXT_RECORDS, equal) if i != 0 else 0
+            hi = min(TEXT_CHUNK * CONTEXT_RECORDS, equal - lo) if i != len(merged) - 1 else 0
+            if equal - (lo + hi) <= TEXT_CHUNK:
+                hi = equal - lo
+            chunks(x[:lo], "")
+            if equal > lo + hi:
+                items.ellipsis(Stats("byte", identical=equal - lo - hi))
+            chunks(x[equal - hi:equal], "")
+            x, y = x[equal:], y[equal:]
+            continue
+        nx = g.identical + g.removed + g.modified
+        ny = g.identical + g.inserted + g.modified
+        chunks(x[:nx], "-")
+        chunks(y[:ny], "+")
+        x, y = x[nx:], y[ny:]
+    if not overflow.empty():
+        items.ellipsis(overflow)
+    return Wrap("strings.Join(", Wrap("{", items, "}"), ', "")')
+
+
 def _format_list(records: list[tuple[str, Node]], t: GoType, opts: Opts) -> Wrap:
     """go-cmp's formatDiffList."""
     kind = t.kind
@@ -783,7 +898,9 @@ def _format_list(records: list[tuple[str, Node]], t: GoType, opts: Opts) -> Wrap
             remaining = remaining[equal:]
             continue
         for k, node in remaining[:group.diffs()]:
-            if node.num_children == node.max_depth:
+            if _text_diffable(node, opts):
+                items.records.append(Record(key=key(k), value=_format_text_diff(str(node.x), str(node.y))))
+            elif node.num_children == node.max_depth:
                 outx = format_diff(node, opts.with_(mode="-"))
                 outy = format_diff(node, opts.with_(mode="+"))
                 for preset in range(MAX_VERBOSITY_PRESET):  # equal once cut: print more until they differ
