@@ -146,3 +146,23 @@ def test_long_strings_are_diffed_in_chunks() -> None:
             "  \t\t\t},\n") in gocmp.diff("PodSpec", old, new)
     short = gocmp.diff("PodSpec", {"hostname": "a" * 63}, {"hostname": "b" * 63})
     assert '- \tHostname:          "' + "a" * 63 + '",\n' in short
+
+
+def test_texts_of_several_lines_are_diffed_line_by_line() -> None:
+    """go-cmp's triple-quoted form, as its own documentation shows it."""
+    script = "set -e\necho one\necho two\necho three\necho four\necho five\necho six\necho seven\n"
+    old = {"containers": [{"name": "c", "args": ["-c", script]}]}
+    new = {"containers": [{"name": "c", "args": ["-c", script.replace("echo four", "echo FOUR")]}]}
+    assert ('  \t\t\t\t"-c",\n'
+            "  \t\t\t\t(\n"
+            '  \t\t\t\t\t"""\n'
+            "  \t\t\t\t\t... // 2 identical lines\n"
+            "  \t\t\t\t\techo two\n"
+            "  \t\t\t\t\techo three\n"
+            "- \t\t\t\t\techo four\n"
+            "+ \t\t\t\t\techo FOUR\n"
+            "  \t\t\t\t\techo five\n"
+            "  \t\t\t\t\techo six\n"
+            "  \t\t\t\t\t... // 2 identical lines\n"
+            '  \t\t\t\t\t"""\n'
+            "  \t\t\t\t),\n") in gocmp.diff("PodSpec", old, new)

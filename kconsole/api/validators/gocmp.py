@@ -14,11 +14,11 @@ go-cmp marks its output unstable on purpose: each process indents with plain or 
 random. kconsole always writes plain spaces (what half of all API server processes print); the
 fidelity suite maps no-break spaces to plain ones before comparing.
 
-Two differing one-line strings of 64 bytes or more print as go-cmp's ``strings.Join({...}, "")`` of
-64-byte chunks. Not reproduced: its triple-quoted line diff of texts of four lines or more (such
-texts print whole on their ``-`` and ``+`` lines). Slice elements and characters are aligned by a
-longest common subsequence where go-cmp runs its own edit-script search (which also varies per
-process); they agree on single insertions, removals and changes.
+Two differing strings of 64 bytes or more print as go-cmp's text diff: texts of four lines or more
+line by line in its triple-quoted form, others as ``strings.Join({...}, "")`` of 64-byte chunks.
+Slice elements, lines and characters are aligned by a longest common subsequence where go-cmp runs
+its own edit-script search (which also varies per process); they agree on single insertions,
+removals and changes.
 """
 
 from __future__ import annotations
@@ -741,14 +741,24 @@ def _text_diffable(node: Node, opts: Opts) -> bool:
     x, y = str(node.x), str(node.y)
     if len(x.encode()) < TEXT_DIFF_MIN or len(y.encode()) < TEXT_DIFF_MIN or len(x) * len(y) > TEXT_ALIGN_PAIRS:
         return False
-    text = x + y
-    lines = text.count("\n")
-    printable = all(c.isprintable() or c.isspace() for c in text)
-    return printable and not (lines >= 4 and max(len(line) for line in text.split("\n")) <= 256)
+    return all(c.isprintable() or c.isspace() for c in x + y)
 
 
-def _char_script(x: str, y: str) -> list[str]:
-    """An edit script over characters: "=" equal, "~" modified, "-" removed, "+" inserted."""
+def _lined(x: str, y: str) -> bool:
+    """isLinedText: four newlines or more in both texts together, no line (as go-cmp measures them
+    over the two texts run together) longer than 256 bytes."""
+    data = (x + y).encode()
+    lines = longest = last = 0
+    for i, byte in enumerate(data):
+        if byte == 0x0A:
+            longest = max(longest, i - last)
+            last = i + 1
+            lines += 1
+    return lines >= 4 and longest <= 256
+
+
+def _unit_script(x: list[str], y: list[str]) -> list[str]:
+    """An edit script over characters or lines: "=" equal, "~" modified, "-" removed, "+" inserted."""
     n, m = len(x), len(y)
     lcs = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
@@ -780,16 +790,16 @@ def _char_script(x: str, y: str) -> list[str]:
     return script
 
 
-def _format_text_diff(x: str, y: str) -> TextNode:
-    """FormatDiffSlice of a single-line text: ``strings.Join({...}, "")`` of 64-byte chunks, equal
-    runs cut to two chunks of context, changed runs as removed and inserted chunks."""
+def _diff_units(x: list[str], y: list[str], chunk: int, name: str, quote: bool) -> TList:
+    """go-cmp's formatDiffSlice: equal runs cut to two chunks of context, changed runs as removed
+    and inserted chunks (``chunk`` units to a record), at most 32 records."""
     groups: list[Stats] = []
-    for op in _char_script(x, y):
-        case = 1 if op == "=" else 2
-        if not groups or (groups[-1].diffs() == 0) != (case == 1):
-            groups.append(Stats("byte"))
+    for op in _unit_script(x, y):
+        equal = op == "="
+        if not groups or (groups[-1].diffs() == 0) != equal:
+            groups.append(Stats(name))
         g = groups[-1]
-        if op == "=":
+        if equal:
             g.identical += 1
         elif op == "~":
             g.modified += 1
@@ -801,33 +811,33 @@ def _format_text_diff(x: str, y: str) -> TextNode:
     for g in groups:
         if len(merged) >= 2 and g.diffs() > 0:
             prev, curr = merged[-2], merged[-1]
-            if ((prev.removed or g.removed) and (prev.inserted or g.inserted)) and curr.identical <= TEXT_CHUNK // 4:
+            if ((prev.removed or g.removed) and (prev.inserted or g.inserted)) and curr.identical <= chunk // 4:
                 merged[-2] = prev.plus(curr).plus(g)
                 merged.pop()
                 continue
         merged.append(g)
     items = TList()
 
-    def chunks(text: str, mode: str) -> int:
-        for start in range(0, len(text), TEXT_CHUNK):
-            items.records.append(Record(diff=mode, value=Line(format_string(text[start:start + TEXT_CHUNK]))))
-        return len(text)
+    def chunks(units: list[str], mode: str) -> None:
+        for start in range(0, len(units), chunk):
+            piece = "".join(units[start:start + chunk])
+            items.records.append(Record(diff=mode, value=Line(format_string(piece) if quote else piece)))
 
-    overflow = Stats("byte")
+    overflow = Stats(name)
     for i, g in enumerate(merged):
         if len(items.records) >= MAX_TEXT_RECORDS:
             overflow = overflow.plus(g)
             continue
         if g.diffs() == 0:
             equal = g.identical
-            lo = min(TEXT_CHUNK * CONTEXT_RECORDS, equal) if i != 0 else 0
-            hi = min(TEXT_CHUNK * CONTEXT_RECORDS, equal - lo) if i != len(merged) - 1 else 0
-            if equal - (lo + hi) <= TEXT_CHUNK:
+            lo = min(chunk * CONTEXT_RECORDS, equal) if i != 0 else 0
+            hi = min(chunk * CONTEXT_RECORDS, equal - lo) if i != len(merged) - 1 else 0
+            if equal - (lo + hi) <= chunk:
                 hi = equal - lo
-            chunks(x[:lo], "")
+            chunks(x[:lo], " ")
             if equal > lo + hi:
-                items.ellipsis(Stats("byte", identical=equal - lo - hi))
-            chunks(x[equal - hi:equal], "")
+                items.ellipsis(Stats(name, identical=equal - lo - hi))
+            chunks(x[equal - hi:equal], " ")
             x, y = x[equal:], y[equal:]
             continue
         nx = g.identical + g.removed + g.modified
@@ -837,7 +847,43 @@ def _format_text_diff(x: str, y: str) -> TextNode:
         x, y = x[nx:], y[ny:]
     if not overflow.empty():
         items.ellipsis(overflow)
-    return Wrap("strings.Join(", Wrap("{", items, "}"), ', "")')
+    return items
+
+
+def _format_text_diff(x: str, y: str) -> TextNode:
+    """FormatDiffSlice of two texts: a text of four lines or more line by line, in go-cmp's
+    triple-quoted form where it can be read unambiguously; a one-line text in 64-byte chunks, as
+    ``strings.Join({...}, "")``."""
+    if not _lined(x, y):
+        return Wrap("strings.Join(", Wrap("{", _diff_units(list(x), list(y), TEXT_CHUNK, "byte", True), "}"), ', "")')
+    lines = _diff_units(x.split("\n"), y.split("\n"), 1, "line", False)
+    quoted = TList([Record(value=Line('"""'), elide_comma=True)])
+    triple = True
+    seen: set[str] = set()
+    for r in lines.records:
+        assert isinstance(r.value, Line)
+        if r.value.text != ELLIPSIS:
+            line = r.value.text.strip("\r")
+            bare = "".join(c for c in line if not c.isspace())
+            triple = (triple and not line.startswith('"""') and not line.startswith(ELLIPSIS)
+                      and all(c.isprintable() or c == "\t" for c in line) and (r.diff == "" or bare not in seen))
+            if not triple:
+                break
+            r = Record(r.diff, r.key, Line(line), True, r.comment)
+            seen.add(bare)
+        if r.diff == "":
+            seen = set()
+        quoted.records.append(r)
+    if triple:
+        last = quoted.records[-1]
+        if last.diff == " " and isinstance(last.value, Line) and last.value.text == "":
+            quoted.records.pop()
+        quoted.records.append(Record(value=Line('"""'), elide_comma=True))
+        return Wrap("(", quoted, ")")
+    for r in lines.records:
+        if isinstance(r.value, Line) and r.value.text != ELLIPSIS:
+            r.value = Line(format_string(r.value.text))
+    return Wrap("strings.Join(", Wrap("{", lines, "}"), ', "\\n")')
 
 
 def _format_list(records: list[tuple[str, Node]], t: GoType, opts: Opts) -> Wrap:
