@@ -729,7 +729,14 @@ class HTTPFront:
             rendering = tables.negotiate(request.headers.get("Accept"), request.query.get("includeObject"))
             body = tables.render(body, group_resource, self.clock.now(), rendering,
                                  printer=self._custom_printer(group_resource, rendering))
+            if req.verb == "list" and rendering.as_kind is None and not self._custom(group_resource):
+                return Reply(result.code, encode.dumps_list(body) + b"\n", JSON, NO_CACHE, warning)
         return _json_response(result.code, body, warning)
+
+    def _custom(self, group_resource: str) -> bool:
+        """A custom resource: served unstructured, its list items keep their kind and apiVersion."""
+        info = self._docs()[0].by_gr.get(group_resource)
+        return info is not None and info.custom is not None
 
     async def _stream_watch(self, request: web.BaseRequest, stream: Any, group_resource: str,
                             rendering: tables.Rendering) -> web.StreamResponse:
