@@ -12,14 +12,86 @@ adds Kubernetes' string extensions; the common ones are registered here (``lower
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import celpy
+import lark
 from celpy import celtypes
+from celpy.evaluation import Evaluator
 
 
 class CELError(Exception):
     """An expression that does not compile, or whose evaluation failed; the text is the message."""
+
+
+#: upstream's celconfig.PerCallLimit: the cost one evaluation may reach.
+PER_CALL_LIMIT = 1_000_000
+#: upstream's celconfig.RuntimeCELCostBudget: what all of one policy's (or one object's CRD rules')
+#: evaluations may cost together.
+RUNTIME_BUDGET = 10_000_000
+COST_LIMIT_EXCEEDED = "operation cancelled: actual cost limit exceeded"
+OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further validation rules will be run"
+
+
+class CostLimitExceeded(CELError):
+    """One evaluation went past its per-call limit (cel-go's cancelled evaluation)."""
+
+
+class OutOfBudget(CELError):
+    """The evaluations sharing one budget spent it all; no further rule is run."""
+
+
+@dataclass
+class Cost:
+    """What evaluations have cost so far (kept across the evaluations of one budget); ``stopped``
+    once a limit ended them, so that no further rule is run."""
+
+    spent: int = 0
+    stopped: bool = False
+
+
+class _Cancelled(Exception):
+    """Raised inside the evaluator when the limit is passed; never leaves this module."""
+
+
+#: What a node costs, after cel-go's runtime cost model: an identifier, a field selection, an index,
+#: an operator or a function call 1, a list literal 10, a map literal 30; literals and the grammar's
+#: precedence nodes nothing.
+_NODE_COST: dict[str, int] = {
+    **dict.fromkeys(("ident", "member_dot", "member_index", "member_dot_arg", "ident_arg", "dot_ident_arg",
+                     "dot_ident", "unary_not", "unary_neg"), 1),
+    **dict.fromkeys((f"relation_{op}" for op in ("lt", "le", "gt", "ge", "eq", "ne", "in")), 1),
+    **dict.fromkeys(("addition_add", "addition_sub", "multiplication_mul", "multiplication_div",
+                     "multiplication_mod"), 1),
+    "list_lit": 10,
+    "map_lit": 30,
+}
+
+
+class _Metered(Evaluator):
+    """celpy's tree-walking evaluator, charging each node its :data:`_NODE_COST`. Macro bodies are
+    evaluated by sub-evaluators sharing the meter, so ``all``/``map``/``filter`` pay per element, as
+    cel-go's comprehensions do."""
+
+    def __init__(self, ast: lark.Tree, activation: Any, cost: Cost, limit: int) -> None:
+        super().__init__(ast, activation)
+        self.cost = cost
+        self.limit = limit
+
+    def sub_evaluator(self, ast: lark.Tree) -> Evaluator:
+        return _Metered(ast, self.activation, self.cost, self.limit)
+
+    def _visit_tree(self, tree: lark.Tree) -> Any:
+        data = tree.data
+        if data == "primary":  # celpy evaluates a primary's ident, call or literal inline
+            data = getattr(tree.children[0], "data", "")
+        charge = _NODE_COST.get(data)
+        if charge:
+            self.cost.spent += charge
+            if self.cost.spent > self.limit:
+                raise _Cancelled()
+        return super()._visit_tree(tree)
 
 
 def _s(value: Any) -> str:
@@ -82,12 +154,19 @@ def to_cel(value: Any) -> Any:
     return celpy.json_to_cel(value)
 
 
-def evaluate(text: str, variables: dict[str, Any]) -> Any:
+def evaluate(text: str, variables: dict[str, Any], cost: Cost | None = None,
+             limit: int = PER_CALL_LIMIT) -> Any:
     """Evaluate ``text`` over ``variables`` (already CEL values, see :func:`to_cel`); the result as a
-    plain Python value. CELError when it fails (a missing field, no matching overload)."""
+    plain Python value. CELError when it fails (a missing field, no matching overload);
+    CostLimitExceeded when this evaluation costs more than ``limit`` (``cost`` adds what it spent)."""
     program = compile_expression(text)
+    meter = cost if cost is not None else Cost()
+    start = meter.spent
+    evaluator = _Metered(program.ast, program.new_activation(), meter, start + limit)
     try:
-        result = program.evaluate(variables)
+        result = evaluator.evaluate(variables)
+    except _Cancelled:
+        raise CostLimitExceeded(COST_LIMIT_EXCEEDED) from None
     except celpy.CELEvalError as err:
         raise CELError(_eval_message(err)) from None
     except (TypeError, ValueError, KeyError, ZeroDivisionError, RecursionError) as err:
@@ -95,6 +174,23 @@ def evaluate(text: str, variables: dict[str, Any]) -> Any:
     if isinstance(result, celpy.CELEvalError):
         raise CELError(_eval_message(result))
     return _plain(result)
+
+
+def evaluate_within(text: str, variables: dict[str, Any], cost: Cost, budget: int = RUNTIME_BUDGET) -> Any:
+    """:func:`evaluate` under the per-call limit and what remains of ``budget``, checked in upstream's
+    order: an evaluation that costs more than what remains is OutOfBudget (whatever else it did),
+    then one past the per-call limit is CostLimitExceeded. OutOfBudget stops ``cost``."""
+    if cost.stopped:
+        raise OutOfBudget(OUT_OF_BUDGET)
+    remaining = budget - cost.spent
+    start = cost.spent
+    try:
+        return evaluate(text, variables, cost, limit=min(PER_CALL_LIMIT, max(remaining, 0)))
+    except CostLimitExceeded:
+        if cost.spent - start > remaining:
+            cost.stopped = True
+            raise OutOfBudget(OUT_OF_BUDGET) from None
+        raise
 
 
 def _eval_message(err: Exception) -> str:

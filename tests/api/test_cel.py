@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kconsole.api.cel import CELError, compile_expression, evaluate, to_cel
+from kconsole.api.cel import (
+    CELError, Cost, CostLimitExceeded, OutOfBudget, compile_expression, evaluate, evaluate_within, to_cel)
 
 
 @pytest.mark.parametrize(("expression", "expected"), [
@@ -40,3 +41,36 @@ def test_errors_are_cel_errors(expression: str, message: str) -> None:
 def test_compile_errors_read_as_upstreams(expression: str) -> None:
     with pytest.raises(CELError, match=r"^compilation failed: ERROR: <input>:1:\d+: Syntax error"):
         compile_expression(expression)
+
+
+def test_cost_is_counted_per_operation_and_per_element() -> None:
+    """cel-go's model: an identifier, a selection and an operator cost 1, literals nothing; a macro
+    pays its body once per element."""
+    cost = Cost()
+    assert evaluate("1 + 2 == 3", {}, cost) is True and cost.spent == 2
+    cost = Cost()
+    assert evaluate("object.items.all(x, x >= 0)", {"object": to_cel({"items": list(range(50))})}, cost) is True
+    assert cost.spent == 3 + 50 * 2
+
+
+def test_an_evaluation_past_its_limit_is_cancelled_with_upstreams_words() -> None:
+    variables = {"object": to_cel({"items": list(range(40))})}
+    nested = "object.items.all(x, object.items.all(y, x + y >= 0))"
+    with pytest.raises(CostLimitExceeded, match="^operation cancelled: actual cost limit exceeded$"):
+        evaluate(nested, variables, limit=500)
+    assert evaluate(nested, variables, limit=10_000) is True
+
+
+def test_a_budget_shared_by_evaluations_runs_out() -> None:
+    """upstream's order: what costs more than the budget's remainder is out of budget (and stops
+    what follows); within it, the per-call limit still cancels."""
+    variables = {"object": to_cel({"items": list(range(30))})}
+    cost = Cost()
+    for _ in range(3):
+        evaluate_within("object.items.all(x, x >= 0)", variables, cost, budget=250)  # 63 each
+    with pytest.raises(OutOfBudget, match="^validation failed due to running out of cost budget, no further "
+                                          "validation rules will be run$"):
+        evaluate_within("object.items.all(x, x >= 0)", variables, cost, budget=250)
+    assert cost.stopped
+    with pytest.raises(OutOfBudget):
+        evaluate_within("true", variables, cost, budget=250)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kconsole.api.cel import CELError, evaluate, to_cel
+from kconsole.api.cel import CELError, Cost, evaluate, evaluate_within, to_cel
 from kconsole.api.types import UserInfo
 from kconsole.objects.selectors import from_label_selector_dict
 
@@ -161,13 +161,15 @@ def cel_variables(attrs: Attributes, params: Obj | None = None) -> dict[str, Any
             "params": to_cel(params), "namespaceObject": to_cel(attrs.namespace_object())}
 
 
-def conditions_match(conditions: Any, variables: dict[str, Any]) -> tuple[bool, str]:
-    """(all matchConditions hold, the error of one that failed to evaluate or "")."""
+def conditions_match(conditions: Any, variables: dict[str, Any], cost: Cost | None = None) -> tuple[bool, str]:
+    """(all matchConditions hold, the error of one that failed to evaluate or ""); ``cost`` is the
+    budget they share with the policy's other expressions."""
     for cond in conditions or ():
         if not isinstance(cond, dict):
             continue
         try:
-            result = evaluate(str(cond.get("expression") or ""), variables)
+            text = str(cond.get("expression") or "")
+            result = evaluate(text, variables) if cost is None else evaluate_within(text, variables, cost)
         except CELError as err:
             return False, f"matchCondition {cond.get('name', '')!r} error: {err}"
         if result is not True:

@@ -17,7 +17,7 @@ from typing import Any
 
 from kconsole.api.admission.dynamic import (
     BINDINGS, POLICIES, Attributes, cel_variables, conditions_match, rule_matches, selectors_match)
-from kconsole.api.cel import CELError, evaluate
+from kconsole.api.cel import CELError, Cost, OutOfBudget, evaluate_within
 from kconsole.api.types import StatusError, status_body
 from kconsole.objects.selectors import from_label_selector_dict
 
@@ -108,7 +108,8 @@ def admit(attrs: Attributes) -> None:
 def _evaluate(attrs: Attributes, pname: str, bname: str, pspec: Obj, actions: list[str], fail: bool,
               params: Obj | None) -> None:
     variables = cel_variables(attrs, params)
-    ok, error = conditions_match(pspec.get("matchConditions"), variables)
+    cost = Cost()  # upstream's RuntimeCELCostBudget, per policy, binding and params object
+    ok, error = conditions_match(pspec.get("matchConditions"), variables, cost)
     if error:
         if fail:
             raise _deny(attrs, pname, bname, error, "Invalid")
@@ -120,7 +121,11 @@ def _evaluate(attrs: Attributes, pname: str, bname: str, pspec: Obj, actions: li
             continue
         expression = str(validation.get("expression") or "")
         try:
-            result = evaluate(expression, variables)
+            result = evaluate_within(expression, variables, cost)
+        except OutOfBudget as err:
+            if fail:
+                raise _deny(attrs, pname, bname, str(err), "Invalid") from None
+            return
         except CELError as err:
             if fail:
                 raise _deny(attrs, pname, bname, f"expression '{expression}' resulted in error: {err}",
@@ -128,7 +133,7 @@ def _evaluate(attrs: Attributes, pname: str, bname: str, pspec: Obj, actions: li
             continue
         if result is True:
             continue
-        message = _message(validation, expression, variables)
+        message = _message(validation, expression, variables, cost)
         reason = validation.get("reason") or "Invalid"
         if "Deny" in actions:
             raise _deny(attrs, pname, bname, message, reason)
@@ -144,18 +149,18 @@ def _evaluate(attrs: Attributes, pname: str, bname: str, pspec: Obj, actions: li
         if not isinstance(annotation, dict):
             continue
         try:
-            value = evaluate(str(annotation.get("valueExpression") or ""), variables)
+            value = evaluate_within(str(annotation.get("valueExpression") or ""), variables, cost)
         except CELError:
             continue
         if value is not None:
             attrs.annotations[f"{pname}/{annotation.get('key', '')}"] = str(value)
 
 
-def _message(validation: Obj, expression: str, variables: dict[str, Any]) -> str:
+def _message(validation: Obj, expression: str, variables: dict[str, Any], cost: Cost) -> str:
     text = validation.get("messageExpression")
     if text:
         try:
-            value = evaluate(str(text), variables)
+            value = evaluate_within(str(text), variables, cost)
             if isinstance(value, str) and value.strip():
                 return value
         except CELError:

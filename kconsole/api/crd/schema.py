@@ -12,9 +12,11 @@ from __future__ import annotations
 import copy
 import json
 import re
+from contextvars import ContextVar
 from typing import Any
 
-from kconsole.api.cel import CELError, compile_expression, evaluate, to_cel
+from kconsole.api.cel import (
+    CELError, Cost, CostLimitExceeded, OutOfBudget, compile_expression, evaluate_within, to_cel)
 from kconsole.api.validators.field import Cause, go_value, invalid, not_supported, required
 
 Obj = dict[str, Any]
@@ -131,16 +133,20 @@ def validate(obj: Obj, schema: Schema, old: Obj | None = None) -> list[Cause]:
     """Causes for every violation of ``schema`` by ``obj`` (the root's metadata is ObjectMeta's concern);
     ``old``, on an update, gives transition rules (``oldSelf``) their old values."""
     causes: list[Cause] = []
-    props = schema.get("properties") or {}
-    for key in schema.get("required") or ():
-        if key not in obj and key not in ROOT_KEPT:
-            causes.append(required(key))
-    for key, value in obj.items():
-        if key == "metadata" or key not in props:
-            continue
-        _validate(value, props[key], key, causes, old.get(key, _ABSENT) if isinstance(old, dict) else _ABSENT)
-    if schema.get(RULES) and not causes:
-        _rules(obj, schema, "", causes, old if old is not None else _ABSENT)
+    token = _COST.set(Cost())  # upstream's RuntimeCELCostBudget: all of one object's rules together
+    try:
+        props = schema.get("properties") or {}
+        for key in schema.get("required") or ():
+            if key not in obj and key not in ROOT_KEPT:
+                causes.append(required(key))
+        for key, value in obj.items():
+            if key == "metadata" or key not in props:
+                continue
+            _validate(value, props[key], key, causes, old.get(key, _ABSENT) if isinstance(old, dict) else _ABSENT)
+        if schema.get(RULES) and not causes:
+            _rules(obj, schema, "", causes, old if old is not None else _ABSENT)
+    finally:
+        _COST.reset(token)
     return causes
 
 
@@ -156,6 +162,8 @@ def _validate(value: Any, schema: Schema, path: str, causes: list[Cause], old: A
 #: ``x-kubernetes-validations``: CEL rules on the value (``self``) and, on updates, its old value.
 RULES = "x-kubernetes-validations"
 _ABSENT = object()
+#: What the rules of the object being validated have cost (a ContextVar: validation may nest).
+_COST: ContextVar[Cost] = ContextVar("crd_rule_cost")
 _REASONS = {"FieldValueForbidden": "Forbidden", "FieldValueRequired": "Required value",
             "FieldValueDuplicate": "Duplicate value"}
 
@@ -180,17 +188,29 @@ def _rules(value: Any, schema: Schema, path: str, causes: list[Cause], old: Any)
             where = (path + field_path) if field_path.startswith(".") or field_path.startswith("[") else \
                 f"{path}.{field_path}"
             where = where.lstrip(".") or "<nil>"
+        cost = _COST.get(None) or Cost()
+        if cost.stopped:
+            return
+        kind = schema.get("type") or "object"
         try:
-            result = evaluate(text, variables)
+            result = evaluate_within(text, variables, cost)
+        except OutOfBudget as err:
+            causes.append(invalid(where, kind, str(err)))
+            return
+        except CostLimitExceeded as err:
+            cost.stopped = True
+            causes.append(invalid(where, kind, f"'{err}': no further validation rules will be run due to call "
+                                               f"cost exceeds limit for rule: {_rule_text(rule)}"))
+            return
         except CELError as err:
-            causes.append(invalid(where, schema.get("type") or "object", f"{err} evaluating rule: {text}"))
+            causes.append(invalid(where, kind, f"{err} evaluating rule: {text}"))
             continue
         if result is True:
             continue
         message = rule.get("message") or f"failed rule: {text}"
         if rule.get("messageExpression"):
             try:
-                produced = evaluate(str(rule["messageExpression"]), variables)
+                produced = evaluate_within(str(rule["messageExpression"]), variables, cost)
                 if isinstance(produced, str) and produced.strip():
                     message = produced
             except CELError:
@@ -200,6 +220,11 @@ def _rules(value: Any, schema: Schema, path: str, causes: list[Cause], old: Any)
             causes.append({"reason": reason, "field": where, "message": f"{_REASONS[reason]}: {message}"})
         else:
             causes.append(invalid(where, schema.get("type") or "object", message))
+
+
+def _rule_text(rule: Obj) -> str:
+    """upstream's ruleErrorString: the rule's message, or the rule."""
+    return str(rule.get("message") or "").strip() or str(rule.get("rule") or "").strip()
 
 
 def _validate_value(value: Any, schema: Schema, path: str, causes: list[Cause], old: Any) -> None:
