@@ -1006,7 +1006,8 @@ class APIServer:
         name = (obj.get("metadata") or {}).get("name") or call.req.name or ""
         attrs = dynamic.Attributes(operation, spec.group, spec.info.version, spec.resource, sub or "", spec.kind,
                                    call.req.namespace or "", name, spec.namespaced, call.user or LOOPBACK_USER,
-                                   call.req.dry_run, obj, old, self.get_object, self.list_objects)
+                                   call.req.dry_run, obj, old, self.get_object, self.list_objects,
+                                   authorize=self.authorizer.authorize)
         call.stage = "mutating-admission"
         new = await webhooks.mutate(attrs, obj, spec.kind)
         if new is not obj:
@@ -1043,7 +1044,8 @@ class APIServer:
         sends it; a mutating webhook may not patch)."""
         attrs = dynamic.Attributes("DELETE", spec.group, spec.info.version, spec.resource, "", spec.kind,
                                    namespace or "", name, spec.namespaced, call.user or LOOPBACK_USER,
-                                   dry_run, None, old, self.get_object, self.list_objects)
+                                   dry_run, None, old, self.get_object, self.list_objects,
+                                   authorize=self.authorizer.authorize)
         call.stage = "mutating-admission"
         try:
             await webhooks.mutate_delete(attrs)

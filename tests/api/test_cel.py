@@ -74,3 +74,60 @@ def test_a_budget_shared_by_evaluations_runs_out() -> None:
     assert cost.stopped
     with pytest.raises(OutOfBudget):
         evaluate_within("true", variables, cost, budget=250)
+
+
+@pytest.mark.parametrize(("expression", "expected"), [
+    # quantity
+    ("quantity('1') == quantity('1000m')", True),
+    ("quantity('500m').isLessThan(quantity('1'))", True),
+    ("quantity('1.5Gi').add(quantity('512Mi')).compareTo(quantity('2Gi'))", 0),
+    ("quantity('1k').add(24).asInteger()", 1024),
+    ("quantity('1').sub(2).sign()", -1),
+    ("quantity('1.5').asApproximateFloat()", 1.5),
+    ("quantity('500m').isInteger()", False),
+    ("isQuantity('2x')", False),
+    ("quantity('2Gi').isGreaterThan(quantity('2G'))", True),
+    # lists
+    ("[1, 2, 3].isSorted() && ![2, 1].isSorted()", True),
+    ("[3, 1, 2].sum()", 6),
+    ("[3, 1, 2].max()", 3),
+    ("['a', 'b', 'a'].lastIndexOf('a')", 2),
+    ("[1, 2].indexOf(2)", 1),
+    # strings and regex
+    ("'abcb'.lastIndexOf('b')", 3),
+    ("'abc'.charAt(1) + 'abc'.reverse()", "bcba"),
+    ("'a-b-c'.replace('-', '+', 1)", "a+b-c"),
+    ("'a,b,c'.split(',', 2)", ["a", "b,c"]),
+    ("'abc 123 def 456'.find('[0-9]+')", "123"),
+    ("'abc 123 def 456'.findAll('[0-9]+')", ["123", "456"]),
+    ("'abc 123 def 456'.findAll('[0-9]+', 1)", ["123"]),
+    ("'%s has %d replicas, %.2f%%'.format(['web', 3, 12.345])", "web has 3 replicas, 12.35%"),
+    ("'%s'.format([[1, 'a', true]])", "[1, a, true]"),
+    # url
+    ("url('https://example.com:8080/p?x=1&x=2').getHost()", "example.com:8080"),
+    ("url('https://[::1]:80/p').getHostname()", "::1"),
+    ("url('https://example.com/p?x=1&x=2').getQuery()", {"x": ["1", "2"]}),
+    ("isURL('not a url')", False),
+    # ip and cidr
+    ("ip('10.0.0.1').family()", 4),
+    ("cidr('10.0.0.0/8').containsIP('10.1.2.3') && cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')", True),
+    ("string(cidr('10.1.2.3/8').masked())", "10.0.0.0/8"),
+    ("ip('127.0.0.1').isLoopback() && !ip('8.8.8.8').isLoopback()", True),
+    ("ip.isCanonical('2001:db8::0')", False),
+    ("isIP('1.2.3') || isCIDR('10.0.0.0')", False),
+])
+def test_kubernetes_libraries(expression: str, expected: object) -> None:
+    assert evaluate(expression, {}) == expected
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("quantity('2x')", "quantities must match the regular expression "
+                       "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
+    ("quantity('1.5').asInteger()", "cannot convert value to integer"),
+    ("'%d'.format([1.5])", "error during formatting: decimal clause can only be used on integers, was given double"),
+    ("'abc'.substring(2, 1)", "invalid substring range. start: 2, end: 1"),
+])
+def test_library_errors_are_upstreams(expression: str, message: str) -> None:
+    with pytest.raises(CELError) as caught:
+        evaluate(expression, {})
+    assert str(caught.value) == message
