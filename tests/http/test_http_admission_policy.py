@@ -262,7 +262,8 @@ async def test_quantity_authorizer_url_and_cidr_libraries(guarded: Cluster) -> N
                                   kubeconfig=jane, check=False)
     assert "you may not update deployment api" in other.err
 
-    await cluster.kubectl("create", "configmap", "inside", "-n", "libs", "--from-literal=endpoint=https://10.1.2.3:8443/x")
+    await cluster.kubectl("create", "configmap", "inside", "-n", "libs",
+                          "--from-literal=endpoint=https://10.1.2.3:8443/x")
     outside = await cluster.kubectl("create", "configmap", "outside", "-n", "libs",
                                     "--from-literal=endpoint=https://192.168.0.1/x", check=False)
     assert "denied request: endpoint must be inside 10.0.0.0/8" in outside.err

@@ -295,7 +295,8 @@ async def test_a_webhook_reached_through_its_service(cluster: Cluster, webhook: 
     await cluster.kubectl("delete", "validatingwebhookconfiguration", "svc-missing.example.com")
 
     await cluster.kubectl("apply", "-f", "-", stdin=(
-        "apiVersion: v1\nkind: Node\nmetadata: {name: sim-node}\nspec: {podCIDR: 10.244.7.0/24, podCIDRs: [10.244.7.0/24]}\n"
+        "apiVersion: v1\nkind: Node\nmetadata: {name: sim-node}\n"
+        "spec: {podCIDR: 10.244.7.0/24, podCIDRs: [10.244.7.0/24]}\n"
         "---\napiVersion: v1\nkind: Service\nmetadata: {name: in-pods, namespace: webhooks}\n"
         "spec: {clusterIP: 10.96.200.7, ports: [{name: https, port: 443, targetPort: 8443}]}\n---\n"
         "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: in-pods-1\n  namespace: webhooks\n"

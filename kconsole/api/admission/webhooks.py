@@ -101,8 +101,8 @@ def _dial(hook: Obj, attrs: Attributes, url: str) -> tuple[str, dict[str, Any], 
     host = f"[{target.host}]" if ":" in target.host else target.host
     rest = url.split(".svc:", 1)[1].split("/", 1)[1]
     public = url.split("//", 1)[1].split("/", 1)[0]
-    return (f"https://{host}:{target.port}/{rest}", {"server_hostname": target.server_name, "headers": {"Host": public}},
-            f"{host}:{target.port}")
+    tls = {"server_hostname": target.server_name, "headers": {"Host": public}}
+    return f"https://{host}:{target.port}/{rest}", tls, f"{host}:{target.port}"
 
 
 async def _call(hook: Obj, attrs: Attributes, obj: Obj | None) -> Obj:

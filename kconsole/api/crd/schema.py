@@ -15,6 +15,7 @@ import re
 from contextvars import ContextVar
 from typing import Any
 
+from kconsole.api import celcost
 from kconsole.api.cel import (
     CELError, Cost, CostLimitExceeded, OutOfBudget, compile_expression, evaluate_within, to_cel)
 from kconsole.api.validators.field import Cause, go_value, invalid, not_supported, required
@@ -360,7 +361,10 @@ def structural_causes(schema: Any, path: str) -> list[Cause]:
     return causes
 
 
-def _structural(schema: Schema, path: str, causes: list[Cause], root: bool = False) -> None:
+def _structural(schema: Schema, path: str, causes: list[Cause], root: bool = False,
+                enclosing: int | None = 1) -> None:
+    """``enclosing``: how many values of this schema one object can hold (None: unbounded), for the
+    estimated cost of its rules."""
     kind = schema.get("type")
     if root and kind != "object":
         causes.append(invalid(f"{path}.type", kind or "", "must be object at the root"))
@@ -377,7 +381,7 @@ def _structural(schema: Schema, path: str, causes: list[Cause], root: bool = Fal
             for key, sub in props.items():
                 where = f"{path}.properties[{key}]"
                 if isinstance(sub, dict):
-                    _structural(sub, where, causes)
+                    _structural(sub, where, causes, enclosing=enclosing)
                 else:
                     causes.append(invalid(where, sub, "must be an object"))
             if isinstance(schema.get("additionalProperties"), dict):
@@ -385,7 +389,9 @@ def _structural(schema: Schema, path: str, causes: list[Cause], root: bool = Fal
                                "message": "Forbidden: additionalProperties and properties are mutual exclusive"})
     items = schema.get("items")
     if isinstance(items, dict):
-        _structural(items, f"{path}.items", causes)
+        bound = schema.get("maxItems")
+        _structural(items, f"{path}.items", causes,
+                    enclosing=enclosing * bound if enclosing is not None and isinstance(bound, int) else None)
     elif kind == "array":
         causes.append(required(f"{path}.items", "must be specified"))
     for i, rule in enumerate(schema.get(RULES) or ()):
@@ -395,12 +401,19 @@ def _structural(schema: Schema, path: str, causes: list[Cause], root: bool = Fal
             causes.append(required(where))
             continue
         try:
-            compile_expression(str(text))
+            program = compile_expression(str(text))
         except CELError as err:
             causes.append(invalid(where, text, str(err)))
+            continue
+        cost = celcost.rule_cost(program.ast, schema) * celcost.cardinality(schema, enclosing)
+        if cost > celcost.RULE_COST_LIMIT:
+            causes.append({"reason": "FieldValueForbidden", "field": where,
+                           "message": f"Forbidden: {celcost.exceeds_message(cost)}"})
     extra = schema.get("additionalProperties")
     if isinstance(extra, dict):
-        _structural(extra, f"{path}.additionalProperties", causes)
+        bound = schema.get("maxProperties")
+        _structural(extra, f"{path}.additionalProperties", causes,
+                    enclosing=enclosing * bound if enclosing is not None and isinstance(bound, int) else None)
     pattern = schema.get("pattern")
     if isinstance(pattern, str) and _compile(pattern) is None:
         causes.append(invalid(f"{path}.pattern", pattern, "must be a valid regular expression"))
