@@ -10,7 +10,7 @@ import datetime as dt
 import ipaddress
 import json
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,8 @@ class Webhook:
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.hosts: list[str] = []
+        #: A write to make while answering the next /race call (a conflicting write mid-admission).
+        self.race: Callable[[], Awaitable[Any]] | None = None
         self.url = ""
         self.port = 0
         self.ca = ""
@@ -83,6 +85,11 @@ class Webhook:
         self.hosts.append(http.host)
         if http.path == "/patch-anything":  # a patch whatever the operation (DELETE included)
             return self._answer(request, patch=[{"op": "add", "path": "/metadata/annotations", "value": {}}])
+        if http.path == "/race":
+            race, self.race = self.race, None
+            if race is not None:
+                await race()
+            return self._answer(request)
         if http.path == "/allow":
             return self._answer(request, warnings=[f"seen {request['operation']}"])
         obj = request["object"] or {}
@@ -349,3 +356,30 @@ async def test_mutating_webhooks_on_delete(cluster: Cluster, webhook: Webhook) -
     for name in ("observe.example.com", "patcher.example.com"):
         await cluster.kubectl("delete", "mutatingwebhookconfiguration", name)
     await cluster.kubectl("delete", "configmap", "patched")
+
+
+async def test_a_retried_update_calls_its_webhooks_again(cluster: Cluster, webhook: Webhook) -> None:
+    """As upstream runs admission inside GuaranteedUpdate's attempt: a write that lands while the
+    webhook is answering makes the update retry on the new object, and the webhook is called again."""
+    await cluster.kubectl("apply", "-f", "-", stdin=_config(
+        "ValidatingWebhookConfiguration", "race.example.com", f"{webhook.url}/race", webhook.ca,
+        extra="  objectSelector: {matchLabels: {race: \"on\"}}\n"))
+    await _settle(cluster)
+    await cluster.kubectl("create", "configmap", "raced")
+    await cluster.kubectl("label", "configmap", "raced", "race=on")
+
+    async def bump() -> None:
+        await cluster.admin("patch", "configmaps", namespace="default", name="raced", patch_type="merge",
+                            body={"data": {"bumped": "1"}})
+
+    webhook.race = bump
+    before = len(webhook.calls)
+    await cluster.kubectl("label", "configmap", "raced", "second=1")
+    seen = [request["object"] for path, request in webhook.calls[before:] if path == "/race"]
+    # the label's first attempt (which met the racing patch), the racing patch, the label's retry
+    assert len(seen) == 3
+    assert seen[0]["metadata"]["labels"].get("second") == "1" and "bumped" not in (seen[0].get("data") or {})
+    assert seen[2]["metadata"]["labels"].get("second") == "1" and seen[2]["data"]["bumped"] == "1"
+    stored = (await cluster.kubectl("get", "configmap", "raced", "-o", "json")).json()
+    assert stored["metadata"]["labels"]["second"] == "1" and stored["data"] == {"bumped": "1"}
+    await cluster.kubectl("delete", "validatingwebhookconfiguration", "race.example.com")
