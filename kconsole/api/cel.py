@@ -185,6 +185,8 @@ def _eval_message(err: Exception) -> str:
         return "no such key: " + text.removeprefix("no such member in mapping: ").strip("'")
     if text.startswith("found no matching overload"):
         return "no matching overload"
+    if text.startswith("Attempt to reduce an empty sequence"):  # celpy's own min() on []
+        return "min(list) argument must not be empty"
     if text.startswith("undeclared reference to "):
         return text.split(" (in activation", 1)[0] + " (in container '')"
     return text

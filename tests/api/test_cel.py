@@ -126,6 +126,8 @@ def test_kubernetes_libraries(expression: str, expected: object) -> None:
     ("quantity('1.5').asInteger()", "cannot convert value to integer"),
     ("'%d'.format([1.5])", "error during formatting: decimal clause can only be used on integers, was given double"),
     ("'abc'.substring(2, 1)", "invalid substring range. start: 2, end: 1"),
+    ("[].min()", "min(list) argument must not be empty"),
+    ("[].max()", "max(list) argument must not be empty"),
 ])
 def test_library_errors_are_upstreams(expression: str, message: str) -> None:
     with pytest.raises(CELError) as caught:
