@@ -140,10 +140,11 @@ def to_cel(value: Any) -> Any:
 
 
 def evaluate(text: str, variables: dict[str, Any], cost: Cost | None = None,
-             limit: int = PER_CALL_LIMIT) -> Any:
+             limit: int = PER_CALL_LIMIT, plain: bool = True) -> Any:
     """Evaluate ``text`` over ``variables`` (already CEL values, see :func:`to_cel`); the result as a
-    plain Python value. CELError when it fails (a missing field, no matching overload);
-    CostLimitExceeded when this evaluation costs more than ``limit`` (``cost`` adds what it spent)."""
+    plain Python value (as the CEL value with ``plain=False``). CELError when it fails (a missing
+    field, no matching overload); CostLimitExceeded when this evaluation costs more than ``limit``
+    (``cost`` adds what it spent)."""
     program = compile_expression(text)
     meter = cost if cost is not None else Cost()
     start = meter.spent
@@ -158,10 +159,11 @@ def evaluate(text: str, variables: dict[str, Any], cost: Cost | None = None,
         raise CELError(str(err) or type(err).__name__) from None
     if isinstance(result, celpy.CELEvalError):
         raise CELError(_eval_message(result))
-    return _plain(result)
+    return _plain(result) if plain else result
 
 
-def evaluate_within(text: str, variables: dict[str, Any], cost: Cost, budget: int = RUNTIME_BUDGET) -> Any:
+def evaluate_within(text: str, variables: dict[str, Any], cost: Cost, budget: int = RUNTIME_BUDGET,
+                    plain: bool = True) -> Any:
     """:func:`evaluate` under the per-call limit and what remains of ``budget``, checked in upstream's
     order: an evaluation that costs more than what remains is OutOfBudget (whatever else it did),
     then one past the per-call limit is CostLimitExceeded. OutOfBudget stops ``cost``."""
@@ -170,7 +172,7 @@ def evaluate_within(text: str, variables: dict[str, Any], cost: Cost, budget: in
     remaining = budget - cost.spent
     start = cost.spent
     try:
-        return evaluate(text, variables, cost, limit=min(PER_CALL_LIMIT, max(remaining, 0)))
+        return evaluate(text, variables, cost, limit=min(PER_CALL_LIMIT, max(remaining, 0)), plain=plain)
     except CostLimitExceeded:
         if cost.spent - start > remaining:
             cost.stopped = True

@@ -212,9 +212,15 @@ spec:
   matchConstraints:
     resourceRules:
     - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+  variables:
+  - name: size
+    expression: "has(object.data.size) ? quantity(object.data.size) : quantity('0')"
+  - name: broken
+    expression: "object.data.missing"
   validations:
-  - expression: "!has(object.data.size) || quantity(object.data.size).isLessThan(quantity('1Gi'))"
-    messageExpression: "'size ' + object.data.size + ' is not below 1Gi'"
+  - expression: "variables.size.isLessThan(quantity('1Gi'))"
+    messageExpression: "'size ' + string(variables.size.asInteger()) + ' is not below 1Gi'"
+  - expression: "!has(object.data.useBroken) || variables.broken == 'x'"
   - expression: "!has(object.data.owner) || authorizer.group('apps').resource('deployments')
       .namespace(object.metadata.namespace).name(object.data.owner).check('update').allowed()"
     messageExpression: "'you may not update deployment ' + object.data.owner"
@@ -245,8 +251,12 @@ async def test_quantity_authorizer_url_and_cidr_libraries(guarded: Cluster) -> N
     await _wait_cached(cluster, "validatingadmissionpolicybindings.admissionregistration.k8s.io", "libraries")
     await cluster.kubectl("create", "configmap", "small", "-n", "libs", "--from-literal=size=1023Mi")
     big = await cluster.kubectl("create", "configmap", "big", "-n", "libs", "--from-literal=size=1.5Gi", check=False)
-    assert ("ValidatingAdmissionPolicy 'libraries' with binding 'libraries' denied request: size 1.5Gi is not "
-            "below 1Gi") in big.err
+    assert ("ValidatingAdmissionPolicy 'libraries' with binding 'libraries' denied request: size 1610612736 is "
+            "not below 1Gi") in big.err
+    broken = await cluster.kubectl("create", "configmap", "broken", "-n", "libs", "--from-literal=useBroken=1",
+                                   check=False)
+    assert ("denied request: expression '!has(object.data.useBroken) || variables.broken == 'x'' resulted in "
+            "error: composited variable \"broken\" fails to evaluate: no such key: missing") in broken.err
 
     jane = cluster.kubeconfig_for(UserInfo("jane", ("system:authenticated",)))
     refused = await cluster.kubectl("create", "configmap", "by-jane", "-n", "libs", "--from-literal=owner=web",

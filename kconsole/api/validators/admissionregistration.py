@@ -156,6 +156,11 @@ def validate_policy(obj: Obj) -> list[Cause]:
                 causes.append(required(f"spec.auditAnnotations[{i}].key"))
             causes += _expression(annotation.get("valueExpression"), f"spec.auditAnnotations[{i}].valueExpression")
     causes += _conditions(spec.get("matchConditions"), "spec.matchConditions")
+    for i, variable in enumerate(spec.get("variables") or ()):
+        if isinstance(variable, dict):
+            if not variable.get("name"):
+                causes.append(required(f"spec.variables[{i}].name"))
+            causes += _expression(variable.get("expression"), f"spec.variables[{i}].expression")
     kind = spec.get("paramKind")
     if isinstance(kind, dict):
         if not kind.get("kind"):
