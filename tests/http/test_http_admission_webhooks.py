@@ -322,6 +322,14 @@ async def test_a_webhook_reached_through_its_service(cluster: Cluster, webhook: 
         extra=selector + "  failurePolicy: Ignore\n"))
     await _settle(cluster)
     await cluster.kubectl("create", "configmap", "three", "-n", "served")
+    bad = _service_config("ValidatingWebhookConfiguration", "svc-bad.example.com", "hooks", "/Validate", webhook.ca)
+    refused = await cluster.kubectl("apply", "-f", "-", stdin=bad.replace("namespace: webhooks, ", "port: 0, "),
+                                    check=False)
+    assert "webhooks[0].clientConfig.service.namespace: Required value: service namespace is required" in refused.err
+    assert ("webhooks[0].clientConfig.service.port: Invalid value: 0: port is not valid: must be between 1 and "
+            "65535, inclusive") in refused.err
+    assert ('webhooks[0].clientConfig.service.path: Invalid value: "/Validate": segment[0]: a lowercase RFC 1123 '
+            "subdomain must consist of") in refused.err
     for kind, name in (("mutatingwebhookconfiguration", "svc-mutate.example.com"),
                        ("validatingwebhookconfiguration", "svc-pods.example.com")):
         await cluster.kubectl("delete", kind, name)
