@@ -27,6 +27,7 @@ from celpy import celtypes
 from celpy.evaluation import Evaluator
 
 from kconsole.api.cellib import FUNCTIONS as LIBRARY
+from kconsole.api.cellib.strings import go_float
 
 
 class CELError(Exception):
@@ -89,6 +90,15 @@ class _Metered(Evaluator):
 
     def sub_evaluator(self, ast: lark.Tree) -> Evaluator:
         return _Metered(ast, self.activation, self.cost, self.limit)
+
+    def function_eval(self, name_token: lark.Token, exprlist: Any = None) -> Any:
+        """``string(double)`` as cel-go writes a double (celpy writes Python's ``1610612736.0``)."""
+        if name_token.value == "string":
+            args = list(exprlist or [])
+            if len(args) == 1 and isinstance(args[0], celtypes.DoubleType):
+                return celtypes.StringType(go_float(float(args[0])))
+            exprlist = args
+        return super().function_eval(name_token, exprlist)
 
     def _visit_tree(self, tree: lark.Tree) -> Any:
         data = tree.data

@@ -5,8 +5,10 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from celpy import celtypes
@@ -102,6 +104,31 @@ def _quote(text: Any) -> celtypes.StringType:
     return celtypes.StringType(json.dumps(_s(text), ensure_ascii=False))
 
 
+def go_float(value: float) -> str:
+    """A double as cel-go's ``string()`` writes it (Go's ``strconv.FormatFloat(f, 'g', -1, 64)``):
+    the shortest digits, in exponent form below 1e-4 and from 1e6 (``1.610612736e+09``, ``100``)."""
+    if value != value:
+        return "NaN"
+    if value in (math.inf, -math.inf):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return "-0" if math.copysign(1.0, value) < 0 else "0"
+    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
+    text = "".join(map(str, digits))
+    count = len(text)
+    point = count + int(exponent)
+    power = point - 1
+    neg = "-" if sign else ""
+    if power < -4 or power >= 6:
+        mantissa = text[0] + ("." + text[1:] if count > 1 else "")
+        return f"{neg}{mantissa}e{'-' if power < 0 else '+'}{abs(power):02d}"
+    if point <= 0:
+        return f"{neg}0.{'0' * -point}{text}"
+    if point >= count:
+        return f"{neg}{text}{'0' * (point - count)}"
+    return f"{neg}{text[:point]}.{text[point:]}"
+
+
 def display(value: Any) -> str:
     """A value as ``%s`` and ``string()`` print it in cel-go."""
     if isinstance(value, celtypes.BoolType):
@@ -113,7 +140,7 @@ def display(value: Any) -> str:
     if isinstance(value, celtypes.MapType):
         return "{" + ", ".join(f"{display(k)}: {display(v)}" for k, v in value.items()) + "}"
     if isinstance(value, celtypes.DoubleType):
-        return repr(float(value)).removesuffix(".0") if float(value).is_integer() else repr(float(value))
+        return go_float(float(value))
     return str(value)
 
 
