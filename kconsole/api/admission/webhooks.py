@@ -246,13 +246,13 @@ async def _mutate_once(hook: Obj, attrs: Attributes, obj: Obj | None, kind: str)
     patch = response.get("patch")
     if not patch:
         return obj
-    if obj is None:
-        try:
-            ops = json.loads(base64.b64decode(patch))
-        except ValueError:
-            ops = [None]
-        if not ops:
-            return obj
+    try:
+        ops = json.loads(base64.b64decode(patch))
+    except ValueError as err:
+        raise _failed(name, _CallFailed(f"received undecodable patch in webhook response: {err}")) from None
+    if not ops:
+        return obj
+    if obj is None:  # a DELETE: there is no object to patch
         raise StatusError(status_body(500, "InternalError", f"Internal error occurred: admission webhook "
                                                             f"{json.dumps(name)} attempted to modify the object, "
                                                             f"which is not supported for this operation"))
@@ -260,7 +260,6 @@ async def _mutate_once(hook: Obj, attrs: Attributes, obj: Obj | None, kind: str)
         raise _failed(name, _CallFailed(f"failed to call webhook: unsupported patch type "
                                         f"{json.dumps(response.get('patchType'))}"))
     try:
-        ops = json.loads(base64.b64decode(patch))
         return apply_patch("json", deep_copy(obj), ops, kind)
     except (ValueError, StatusError) as err:
         message = err.message if isinstance(err, StatusError) else str(err)
