@@ -4,7 +4,7 @@
 The library is ``cel-python`` (``celpy``, maintained by Cloud Custodian): a pure-Python
 implementation of the CEL specification with its macros (``has``, ``all``, ``exists``,
 ``exists_one``, ``map``, ``filter``), so no native toolchain is needed where kconsole runs.
-Kubernetes' libraries (strings, regex, lists, quantity, URL, IP/CIDR) are in
+Kubernetes' libraries (strings, regex, lists, sets, quantity, URL, IP/CIDR) are in
 :mod:`kconsole.api.cellib`; the ``authorizer`` of policies in :mod:`kconsole.api.cellib.authz`.
 Programs are compiled once per expression text and kept.
 
@@ -27,6 +27,7 @@ from celpy import celtypes
 from celpy.evaluation import Evaluator
 
 from kconsole.api.cellib import FUNCTIONS as LIBRARY
+from kconsole.api.cellib.sets import SETS
 from kconsole.api.cellib.strings import go_float
 
 
@@ -160,7 +161,7 @@ def evaluate(text: str, variables: dict[str, Any], cost: Cost | None = None,
     start = meter.spent
     evaluator = _Metered(program.ast, program.new_activation(), meter, start + limit)
     try:
-        result = evaluator.evaluate(variables)
+        result = evaluator.evaluate({"sets": SETS, **variables})
     except _Cancelled:
         raise CostLimitExceeded(COST_LIMIT_EXCEEDED) from None
     except celpy.CELEvalError as err:

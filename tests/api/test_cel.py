@@ -115,6 +115,10 @@ def test_a_budget_shared_by_evaluations_runs_out() -> None:
     ("ip('127.0.0.1').isLoopback() && !ip('8.8.8.8').isLoopback()", True),
     ("ip.isCanonical('2001:db8::0')", False),
     ("isIP('1.2.3') || isCIDR('10.0.0.0')", False),
+    # sets
+    ("sets.contains([1, 2, 3], [2, 3]) && !sets.contains([1, 2, 3], [4])", True),
+    ("sets.equivalent([1, 2, 1], [2, 1]) && sets.intersects([1, 2], [3, 2])", True),
+    ("'abc'.contains('b')", True),
     # string(double) as Go's FormatFloat(f, 'g', -1, 64)
     ("string(quantity('1.5Gi').asApproximateFloat())", "1.610612736e+09"),
     ("[string(100.0), string(1.5), string(0.00001), string(123456.0)]", ["100", "1.5", "1e-05", "123456"]),

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kconsole.api.cellib import authz, lists, net, quantity, strings, urls
+from kconsole.api.cellib import authz, lists, net, quantity, sets, strings, urls
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     **strings.FUNCTIONS, **lists.FUNCTIONS, **quantity.FUNCTIONS, **net.FUNCTIONS, **urls.FUNCTIONS,
-    **authz.FUNCTIONS,
+    **authz.FUNCTIONS, **sets.FUNCTIONS,
     "indexOf": lambda target, *args: (lists.index_of if isinstance(target, list) else strings.index_of)(target, *args),
     "lastIndexOf": lambda target, *args: (lists.last_index_of if isinstance(target, list) else
                                           strings.last_index_of)(target, *args),
