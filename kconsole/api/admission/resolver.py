@@ -10,8 +10,9 @@ to service with ClusterIP "None"``.
 In kconsole a ClusterIP leads nowhere, so the Service is resolved to its ready endpoints
 (EndpointSlices labelled ``kubernetes.io/service-name``, or an Endpoints object for a selector-less
 Service written by hand) on the Service port's name, and the first endpoint this machine can reach
-is dialled: one whose address lies in no Node's ``podCIDRs`` (a Pod's IP is simulated; ``127.0.0.1``
-where the user's webhook server listens is real). When none is reachable the dial fails as it would
+is dialled: one that names no Pod as its ``targetRef`` and whose address lies in no Node's
+``podCIDRs`` (a Pod's IP is simulated; ``127.0.0.1`` where the user's webhook server listens is
+real). When none is reachable the dial fails as it would
 against a Service whose Pods do not listen: ``dial tcp <clusterIP>:<port>: connect: connection
 refused``. An ExternalName Service is dialled at its external name.
 """
@@ -66,15 +67,17 @@ def resolve(service: Obj, attrs: Attributes) -> Target:
     if svc_port is None:
         raise ResolveError(f"no service port {port} found for service {json.dumps(name)}")
     simulated = _pod_networks(attrs)
-    for address, target_port in _ready_endpoints(attrs, namespace, name, str(svc_port.get("name") or "")):
-        if not _in(address, simulated):
+    for address, target_port, pod in _ready_endpoints(attrs, namespace, name, str(svc_port.get("name") or "")):
+        if not pod and not _in(address, simulated):
             return Target(address, target_port, server_name)
     host = f"[{cluster_ip}]" if ":" in cluster_ip else cluster_ip
     raise ResolveError(f"dial tcp {host}:{port}: connect: connection refused")
 
 
-def _ready_endpoints(attrs: Attributes, namespace: str, name: str, port_name: str) -> Iterator[tuple[str, int]]:
-    """(address, port) of the Service's ready endpoints on the port named ``port_name``, in order."""
+def _ready_endpoints(attrs: Attributes, namespace: str, name: str,
+                     port_name: str) -> Iterator[tuple[str, int, bool]]:
+    """(address, port, whether a Pod's) of the Service's ready endpoints on the port named
+    ``port_name``, in order."""
     slices = [s for s in attrs.list_objects(ENDPOINT_SLICES, namespace)
               if ((s.get("metadata") or {}).get("labels") or {}).get(SERVICE_NAME_LABEL) == name]
     for slice_ in sorted(slices, key=lambda s: (s.get("metadata") or {}).get("name", "")):
@@ -85,8 +88,9 @@ def _ready_endpoints(attrs: Attributes, namespace: str, name: str, port_name: st
         for endpoint in slice_.get("endpoints") or ():
             if not isinstance(endpoint, dict) or (endpoint.get("conditions") or {}).get("ready") is False:
                 continue
+            pod = ((endpoint.get("targetRef") or {}).get("kind")) == "Pod"
             for address in endpoint.get("addresses") or ():
-                yield str(address), port
+                yield str(address), port, pod
     endpoints = attrs.get_object("endpoints", namespace, name) or {}
     for subset in endpoints.get("subsets") or ():
         if not isinstance(subset, dict):
@@ -97,7 +101,7 @@ def _ready_endpoints(attrs: Attributes, namespace: str, name: str, port_name: st
             continue
         for address in subset.get("addresses") or ():
             if isinstance(address, dict) and address.get("ip"):
-                yield str(address["ip"]), port
+                yield str(address["ip"]), port, ((address.get("targetRef") or {}).get("kind")) == "Pod"
 
 
 def _pod_networks(attrs: Attributes) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
