@@ -10,13 +10,15 @@ Programs are compiled once per expression text and kept.
 
 Cost: celpy has no cost tracking, so evaluation runs on a subclass of its tree-walking evaluator
 that charges each node as cel-go's runtime cost model does (an identifier, a selection, an
-operator or a call 1; a list literal 10, a map literal 30; a macro's body once per element) and
+operator or a call 1; a list literal 10, a map literal 30; a macro's body once per element; a
+string method a tenth of the characters it walks) and
 cancels the evaluation past upstream's limits. The limits are upstream's numbers; celpy is far
 slower than cel-go, so an expression near the per-call limit runs for minutes, not 0.1 s.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -79,6 +81,13 @@ _NODE_COST: dict[str, int] = {
 }
 
 
+#: Methods that walk their string receiver (cel-go charges a tenth of its length); ``startsWith`` and
+#: ``endsWith`` walk only their argument.
+_TRAVERSING = frozenset(("contains", "matches", "lowerAscii", "upperAscii", "split", "replace", "trim", "indexOf",
+                         "lastIndexOf", "find", "findAll", "substring", "format", "quote", "reverse"))
+_PREFIX = frozenset(("startsWith", "endsWith"))
+
+
 class _Metered(Evaluator):
     """celpy's tree-walking evaluator, charging each node its :data:`_NODE_COST`. Macro bodies are
     evaluated by sub-evaluators sharing the meter, so ``all``/``map``/``filter`` pay per element, as
@@ -101,15 +110,29 @@ class _Metered(Evaluator):
             exprlist = args
         return super().function_eval(name_token, exprlist)
 
+    def method_eval(self, object: Any, method_ident: lark.Token, exprlist: Any = None) -> Any:
+        """A string method pays for the characters it walks, as cel-go's StringTraversalCostFactor."""
+        name = method_ident.value
+        if name in _TRAVERSING or name in _PREFIX:
+            args = list(exprlist or [])
+            walked = object if name in _TRAVERSING else (args[0] if args else "")
+            if isinstance(walked, str):
+                self._charge(math.ceil(0.1 * len(walked)))
+            exprlist = args
+        return super().method_eval(object, method_ident, exprlist)
+
+    def _charge(self, units: int) -> None:
+        self.cost.spent += units
+        if self.cost.spent > self.limit:
+            raise _Cancelled()
+
     def _visit_tree(self, tree: lark.Tree) -> Any:
         data = tree.data
         if data == "primary":  # celpy evaluates a primary's ident, call or literal inline
             data = getattr(tree.children[0], "data", "")
         charge = _NODE_COST.get(data)
         if charge:
-            self.cost.spent += charge
-            if self.cost.spent > self.limit:
-                raise _Cancelled()
+            self._charge(charge)
         return super()._visit_tree(tree)
 
 

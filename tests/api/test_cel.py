@@ -53,6 +53,18 @@ def test_cost_is_counted_per_operation_and_per_element() -> None:
     assert cost.spent == 3 + 50 * 2
 
 
+def test_a_string_method_pays_for_what_it_walks() -> None:
+    """cel-go's StringTraversalCostFactor: a tenth of the receiver's length (the prefix's for
+    startsWith/endsWith)."""
+    variables = {"s": to_cel("A" * 10_000)}
+    cost = Cost()
+    evaluate("s.lowerAscii()", variables, cost)
+    assert cost.spent == 2 + 1000
+    cost = Cost()
+    evaluate("s.startsWith('AB')", variables, cost)
+    assert cost.spent == 3
+
+
 def test_an_evaluation_past_its_limit_is_cancelled_with_upstreams_words() -> None:
     variables = {"object": to_cel({"items": list(range(40))})}
     nested = "object.items.all(x, object.items.all(y, x + y >= 0))"
