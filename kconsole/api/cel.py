@@ -26,7 +26,7 @@ from typing import Any
 import celpy
 import lark
 from celpy import celtypes
-from celpy.evaluation import Evaluator
+from celpy.evaluation import Evaluator, base_functions
 
 from kconsole.api.cellib import FUNCTIONS as LIBRARY
 from kconsole.api.cellib.sets import SETS
@@ -162,10 +162,36 @@ def compile_expression(text: str) -> Any:
         except (RecursionError, ValueError, TypeError, LookupError) as err:  # the parser's own limits
             raise CELError(f"compilation failed: ERROR: <input>:1:1: {type(err).__name__}: "
                            f"expression too complex") from None
+        _check_functions(program.ast)
         if len(_programs) >= _MAX_PROGRAMS:
             _programs.clear()
         _programs[text] = program
     return program
+
+
+#: Names celpy itself evaluates: the standard functions, conversions and macros.
+_BUILTIN_NAMES = frozenset((*base_functions, "has", "dyn", "all", "exists", "exists_one", "map", "filter", "reduce",
+                            "min"))
+
+
+def _check_functions(ast: lark.Tree) -> None:
+    """A call of a function no library declares is refused when the expression is compiled, as
+    cel-go's checker does (``undeclared reference to 'foo' (in container '')``, at the call's
+    opening parenthesis)."""
+    for node in ast.iter_subtrees_topdown():
+        if node.data == "member_dot_arg":
+            token = node.children[1]
+        elif node.data in ("ident_arg", "dot_ident_arg"):
+            token = node.children[0]
+        else:
+            continue
+        name = str(token)
+        if name in _BUILTIN_NAMES or name in FUNCTIONS:
+            continue
+        line = getattr(token, "line", 1) or 1
+        column = (getattr(token, "column", 1) or 1) + len(name)
+        raise CELError(f"compilation failed: ERROR: <input>:{line}:{column}: undeclared reference to '{name}' "
+                       f"(in container '')")
 
 
 def to_cel(value: Any) -> Any:

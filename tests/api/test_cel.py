@@ -153,3 +153,14 @@ def test_library_errors_are_upstreams(expression: str, message: str) -> None:
     with pytest.raises(CELError) as caught:
         evaluate(expression, {})
     assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("object.spec.foo(1)", "compilation failed: ERROR: <input>:1:16: undeclared reference to 'foo' (in container '')"),
+    ("true && bar(2)", "compilation failed: ERROR: <input>:1:12: undeclared reference to 'bar' (in container '')"),
+])
+def test_an_undeclared_function_is_refused_when_compiled(expression: str, message: str) -> None:
+    """cel-go's checker: a function no library declares is a compile error at the call's parenthesis."""
+    with pytest.raises(CELError) as caught:
+        compile_expression(expression)
+    assert str(caught.value) == message

@@ -203,6 +203,11 @@ async def test_a_policy_whose_expression_does_not_compile_is_refused(guarded: Cl
     result = await guarded.kubectl("apply", "-f", "-", stdin=bad, check=False)
     assert result.code == 1
     assert 'spec.validations[0].expression: Invalid value: "object.spec.replicas <=": compilation failed' in result.err
+    unknown = POLICY.split("---")[0].replace("object.spec.replicas <= 5", "object.spec.replicas.atMost(5)").replace(
+        "max-replicas", "unknown")
+    result = await guarded.kubectl("apply", "-f", "-", stdin=unknown, check=False)
+    assert ('spec.validations[0].expression: Invalid value: "object.spec.replicas.atMost(5)": compilation failed: '
+            "ERROR: <input>:1:28: undeclared reference to 'atMost' (in container '')") in result.err
 
 
 LIBRARIES = """apiVersion: admissionregistration.k8s.io/v1
