@@ -8,10 +8,11 @@ celpy's parse tree with the same model: an identifier, a selection, an index, an
 costs 1; a function that traverses a string 1 plus a tenth of its length (``startsWith`` and
 ``endsWith`` only read their short argument, so they cost 2); a macro (``all``,
 ``exists``, ``exists_one``, ``map``, ``filter``) its body plus 2 per element. A rule's cost is then
-multiplied by how many times it can run (the enclosing lists' and maps' sizes). The figures follow
-cel-go's model, not its every constant, so a factor printed near the limit can differ from
-upstream's in its decimals; rules far past it (an unbounded list walked inside another) read the
-same: ``more than 100x``.
+multiplied by how many times it can run (the enclosing lists' and maps' sizes), and the rules of a
+schema may cost 100,000,000 together. With strings sized at four bytes per character this meets
+upstream's published boundaries (``self.all(x, x.contains('gpu'))`` on strings of ``maxLength``
+16 is accepted up to ``maxItems: 909090``), but it is not cel-go's estimator constant for
+constant, so a factor printed near a limit can differ from upstream's in its decimals.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ Schema = dict[str, Any]
 MAX_REQUEST_BYTES = 3 * 1024 * 1024
 #: upstream's StaticEstimatedCostLimit: what one rule may be estimated to cost.
 RULE_COST_LIMIT = 10_000_000
+#: upstream's StaticEstimatedCRDCostLimit: what all the rules of one schema may cost together.
+SCHEMA_COST_LIMIT = 100_000_000
+#: How many of the most expensive rules upstream names when the total is over.
+MOST_EXPENSIVE = 4
 _MACROS = ("all", "exists", "exists_one", "map", "filter")
 _TRAVERSING = ("contains", "matches", "find", "findAll", "split", "lowerAscii",
                "upperAscii", "replace", "trim", "indexOf", "lastIndexOf", "substring", "join", "format", "quote",
@@ -56,8 +61,10 @@ def max_properties(schema: Schema) -> int:
 
 
 def max_length(schema: Any) -> int:
+    """A string's size in bytes: four per character of its ``maxLength`` (UTF-8's widest), or what
+    fits in a request."""
     if isinstance(schema, dict) and isinstance(schema.get("maxLength"), int):
-        return int(schema["maxLength"])
+        return 4 * int(schema["maxLength"])
     return MAX_REQUEST_BYTES - 2
 
 

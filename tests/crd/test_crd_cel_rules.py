@@ -105,6 +105,8 @@ async def test_a_rule_estimated_past_the_cost_limit_refuses_the_crd(served: Serv
     assert ('spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Forbidden: '
             'estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding '
             'maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)') in err
+    assert ("spec.versions[0].schema.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total "
+            "for entire OpenAPIv3 schema exceeds budget by factor of more than 100x") in err
     await served.kubectl("apply", "-f", "-", stdin=LISTS % ("maxItems: 50", "maxLength: 63"))
     await served.kubectl("wait", "--for", "condition=established", "crd/lists.example.com", "--timeout=10s")
     manifest = "apiVersion: example.com/v1\nkind: List\nmetadata: {name: l1}\nspec: {names: [%s]}\n"

@@ -18,7 +18,7 @@ from typing import Any
 from kconsole.api import celcost
 from kconsole.api.cel import (
     CELError, Cost, CostLimitExceeded, OutOfBudget, compile_expression, evaluate_within, to_cel)
-from kconsole.api.validators.field import Cause, go_value, invalid, not_supported, required
+from kconsole.api.validators.field import Cause, forbidden, go_value, invalid, not_supported, required
 
 Obj = dict[str, Any]
 Schema = dict[str, Any]
@@ -357,14 +357,24 @@ def structural_causes(schema: Any, path: str) -> list[Cause]:
     if not isinstance(schema, dict):
         return [invalid(path, schema, "must be an object")]
     causes: list[Cause] = []
-    _structural(schema, path, causes, root=True)
+    costs: list[tuple[int, str]] = []
+    _structural(schema, path, causes, root=True, costs=costs)
+    total = sum(cost for cost, _ in costs)
+    if total > celcost.SCHEMA_COST_LIMIT:
+        for _, where in sorted(costs, key=lambda c: -c[0])[:celcost.MOST_EXPENSIVE]:
+            causes.append(forbidden(where, "contributed to estimated rule cost total exceeding cost limit for entire "
+                                           "OpenAPIv3 schema"))
+        causes.append(forbidden(path, celcost.exceeds_message(
+            total, celcost.SCHEMA_COST_LIMIT, "x-kubernetes-validations estimated rule cost total for entire "
+                                              "OpenAPIv3 schema")))
     return causes
 
 
 def _structural(schema: Schema, path: str, causes: list[Cause], root: bool = False,
-                enclosing: int | None = 1) -> None:
+                enclosing: int | None = 1, costs: list[tuple[int, str]] | None = None) -> None:
     """``enclosing``: how many values of this schema one object can hold (None: unbounded), for the
-    estimated cost of its rules."""
+    estimated cost of its rules; ``costs`` collects each rule's (cost, path)."""
+    costs = costs if costs is not None else []
     kind = schema.get("type")
     if root and kind != "object":
         causes.append(invalid(f"{path}.type", kind or "", "must be object at the root"))
@@ -381,7 +391,7 @@ def _structural(schema: Schema, path: str, causes: list[Cause], root: bool = Fal
             for key, sub in props.items():
                 where = f"{path}.properties[{key}]"
                 if isinstance(sub, dict):
-                    _structural(sub, where, causes, enclosing=enclosing)
+                    _structural(sub, where, causes, enclosing=enclosing, costs=costs)
                 else:
                     causes.append(invalid(where, sub, "must be an object"))
             if isinstance(schema.get("additionalProperties"), dict):
@@ -391,7 +401,8 @@ def _structural(schema: Schema, path: str, causes: list[Cause], root: bool = Fal
     if isinstance(items, dict):
         bound = schema.get("maxItems")
         _structural(items, f"{path}.items", causes,
-                    enclosing=enclosing * bound if enclosing is not None and isinstance(bound, int) else None)
+                    enclosing=enclosing * bound if enclosing is not None and isinstance(bound, int) else None,
+                    costs=costs)
     elif kind == "array":
         causes.append(required(f"{path}.items", "must be specified"))
     for i, rule in enumerate(schema.get(RULES) or ()):
@@ -406,14 +417,15 @@ def _structural(schema: Schema, path: str, causes: list[Cause], root: bool = Fal
             causes.append(invalid(where, text, str(err)))
             continue
         cost = celcost.rule_cost(program.ast, schema) * celcost.cardinality(schema, enclosing)
+        costs.append((cost, where))
         if cost > celcost.RULE_COST_LIMIT:
-            causes.append({"reason": "FieldValueForbidden", "field": where,
-                           "message": f"Forbidden: {celcost.exceeds_message(cost)}"})
+            causes.append(forbidden(where, celcost.exceeds_message(cost)))
     extra = schema.get("additionalProperties")
     if isinstance(extra, dict):
         bound = schema.get("maxProperties")
         _structural(extra, f"{path}.additionalProperties", causes,
-                    enclosing=enclosing * bound if enclosing is not None and isinstance(bound, int) else None)
+                    enclosing=enclosing * bound if enclosing is not None and isinstance(bound, int) else None,
+                    costs=costs)
     pattern = schema.get("pattern")
     if isinstance(pattern, str) and _compile(pattern) is None:
         causes.append(invalid(f"{path}.pattern", pattern, "must be a valid regular expression"))
