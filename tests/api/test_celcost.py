@@ -40,3 +40,14 @@ def test_an_unbounded_list_gives_upstreams_three_errors() -> None:
                "budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and "
                "maxLength where arrays, maps, and strings are declared)"),
     ]
+
+
+def test_a_message_expression_has_its_own_estimate() -> None:
+    schema = _schema({"items": {"type": "string"}})
+    rules = schema["properties"]["spec"]["properties"]["tags"]["x-kubernetes-validations"]  # type: ignore[index]
+    rules[0]["messageExpression"] = "self.map(x, self.filter(y, y.contains(x))).join(',')"
+    causes = structural_causes(schema, ROOT)
+    where = RULE_PATH.replace(".rule", ".messageExpression")
+    assert (where, "Forbidden: estimated messageExpression cost exceeds budget by factor of more than 100x (try "
+                   "simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and "
+                   "strings are declared)") in [(c["field"], c["message"]) for c in causes]

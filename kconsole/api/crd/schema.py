@@ -420,6 +420,19 @@ def _structural(schema: Schema, path: str, causes: list[Cause], root: bool = Fal
         costs.append((cost, where))
         if cost > celcost.RULE_COST_LIMIT:
             causes.append(forbidden(where, celcost.exceeds_message(cost)))
+        message = rule.get("messageExpression")
+        if not message:
+            continue
+        where = f"{path}.{RULES}[{i}].messageExpression"
+        try:
+            program = compile_expression(str(message))
+        except CELError as err:
+            causes.append(invalid(where, message, f"messageExpression {err}"))
+            continue
+        cost = celcost.rule_cost(program.ast, schema) * celcost.cardinality(schema, enclosing)
+        costs.append((cost, where))
+        if cost > celcost.RULE_COST_LIMIT:
+            causes.append(forbidden(where, celcost.exceeds_message(cost, name="estimated messageExpression cost")))
     extra = schema.get("additionalProperties")
     if isinstance(extra, dict):
         bound = schema.get("maxProperties")
