@@ -1021,7 +1021,8 @@ class APIServer:
         name = (obj.get("metadata") or {}).get("name") or call.req.name or ""
         attrs = dynamic.Attributes(operation, spec.group, spec.info.version, spec.resource, sub or "", spec.kind,
                                    call.req.namespace or "", name, spec.namespaced, call.user or LOOPBACK_USER,
-                                   call.req.dry_run, obj, old, self.get_object, self.list_objects)
+                                   call.req.dry_run, obj, old, self.get_object, self.list_objects,
+                                   authorize=self.authorizer.authorize)
         call.stage = "mutating-admission"
         new = await webhooks.mutate(attrs, obj, spec.kind)
         if new is not obj:
@@ -1053,11 +1054,20 @@ class APIServer:
 
     async def _dynamic_delete(self, call: _Call, spec: ResourceSpec, namespace: str | None, name: str, old: Obj,
                               dry_run: bool) -> None:
-        """A DELETE through ValidatingAdmissionPolicies and validating webhooks (``oldObject`` is the
-        object, ``object`` null, as upstream sends it)."""
+        """A DELETE through mutating webhooks, ValidatingAdmissionPolicies and validating webhooks
+        (``oldObject`` is the object, ``object`` null, as upstream's AdmissionToValidateObjectDeleteFunc
+        sends it; a mutating webhook may not patch)."""
         attrs = dynamic.Attributes("DELETE", spec.group, spec.info.version, spec.resource, "", spec.kind,
                                    namespace or "", name, spec.namespaced, call.user or LOOPBACK_USER,
-                                   dry_run, None, old, self.get_object, self.list_objects)
+                                   dry_run, None, old, self.get_object, self.list_objects,
+                                   authorize=self.authorizer.authorize)
+        call.stage = "mutating-admission"
+        try:
+            await webhooks.mutate_delete(attrs)
+        finally:
+            if attrs.warnings:
+                call.warnings = [*call.warnings, *attrs.warnings]
+                attrs.warnings.clear()
         await self._validate_dynamically(call, attrs)
         if attrs.admitted_by:
             call.admitted = f"admitted by {', '.join(attrs.admitted_by)}"
