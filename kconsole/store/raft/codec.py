@@ -72,6 +72,15 @@ def _cooked(raw: tuple[Any, ...]) -> Command:
     )
 
 
+def to_wire(cmd: Command) -> tuple[Any, ...]:
+    """One command in the packed form (marshal-able tuples), for a member in another process."""
+    return _raw(cmd)
+
+
+def from_wire(raw: tuple[Any, ...]) -> Command:
+    return _cooked(raw)
+
+
 def encode(commands: list[Command]) -> bytes:
     return marshal.dumps([_raw(c) for c in commands])
 
