@@ -120,6 +120,8 @@ class PeerNetwork(Network):
             out.put(packed)
         try:
             await reader.read()  # the peer never writes here: this ends when it goes away
+        except ConnectionError:
+            pass
         finally:
             if self._out.get(dst) is out:
                 del self._out[dst]
