@@ -3,7 +3,7 @@
 The process reads its JSON spec on stdin (name, id, peers, folder, durability, Raft timing, the
 parent's clock), opens its own WAL and SQLite file in its folder and runs the same
 :class:`~kconsole.store.members.Member` as in-process members do, so its fsyncs and its CPU are
-its own. It listens on one loopback TCP port, printed as ``ready PORT``:
+its own. It listens on one loopback TCP port, printed as ``ready 127.0.0.1:PORT``:
 
 - peers connect and say ``("hello", "peer", id)``, then send Raft messages; the member's
   :class:`PeerNetwork` sends its own over a connection it opens to each peer. Partitions, delay and
@@ -56,20 +56,20 @@ class PeerNetwork(Network):
     def __init__(self, clock: Clock, rng: random.Random, me: int) -> None:
         super().__init__(clock, rng)
         self.me = me
-        self.ports: dict[int, int] = {}
+        self.addresses: dict[int, str] = {}
         self._out: dict[int, wire.Outbox] = {}
         self._pending: dict[int, list[Any]] = {}
         self._refused: dict[int, float] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def set_ports(self, ports: dict[int, int]) -> None:
-        for mid, port in ports.items():
-            if self.ports.get(mid) != port:
+    def set_addresses(self, addresses: dict[int, str]) -> None:
+        for mid, address in addresses.items():
+            if self.addresses.get(mid) != address:
                 out = self._out.pop(mid, None)
                 if out is not None:
                     out.writer.close()
                 self._refused.pop(mid, None)
-        self.ports = dict(ports)
+        self.addresses = dict(addresses)
 
     def set_faults(self, sides: list[tuple[int, int]], links: list[tuple[int, int, float, float]],
                    delay: float, jitter: float, drop: float) -> None:
@@ -98,18 +98,18 @@ class PeerNetwork(Network):
             else:
                 self.stats.dropped += 1
             return
-        port = self.ports.get(dst)
-        if port is None or time.monotonic() - self._refused.get(dst, 0.0) < RECONNECT_BACKOFF:
+        address = self.addresses.get(dst)
+        if address is None or time.monotonic() - self._refused.get(dst, 0.0) < RECONNECT_BACKOFF:
             self.stats.dropped += 1
             return
         self._pending[dst] = [wire.pack_message(msg)]
-        task = asyncio.get_running_loop().create_task(self._connect(dst, port))
+        task = asyncio.get_running_loop().create_task(self._connect(dst, address))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _connect(self, dst: int, port: int) -> None:
+    async def _connect(self, dst: int, address: str) -> None:
         try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            reader, writer = await wire.connect(address)
         except OSError:
             self._refused[dst] = time.monotonic()
             self.stats.dropped += len(self._pending.pop(dst, []))
@@ -221,7 +221,7 @@ class Host:
         elif op == "campaign":
             member.campaign()
         elif op == "peers":
-            self.network.set_ports({int(k): int(v) for k, v in m[1].items()})
+            self.network.set_addresses({int(k): str(v) for k, v in m[1].items()})
         elif op == "net":
             self.network.set_faults(*m[1:])
         else:
@@ -312,7 +312,10 @@ class Host:
 
 
 async def _serve(spec: dict[str, Any], pending: bytes) -> None:
+    from kconsole.api import gcpolicy
     from kconsole.clock import RealClock
+
+    gcpolicy.install()  # a serving process: the collector policy kconsole serve runs under
 
     clock = RealClock(float(spec["speed"]), start=float(spec["now"]))
     stop = asyncio.Event()
@@ -322,7 +325,7 @@ async def _serve(spec: dict[str, Any], pending: bytes) -> None:
     mid = int(spec["id"])
     rng = random.Random(int(spec["seed"]))
     network = PeerNetwork(clock, random.Random(rng.random()), mid)
-    network.set_ports({int(k): int(v) for k, v in spec["ports"].items()})
+    network.set_addresses({int(k): str(v) for k, v in spec["peers"].items()})
     folder = Path(spec["dir"])
     fsync, synchronous = bool(spec["fsync"]), str(spec["synchronous"])
     member = Member(
@@ -337,27 +340,27 @@ async def _serve(spec: dict[str, Any], pending: bytes) -> None:
     async def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             hello = (await wire.read_frame(reader))[0]
-        except (asyncio.IncompleteReadError, ConnectionError, ValueError, IndexError):
-            writer.close()
-            return
-        if hello[:2] == ("hello", "peer"):
-            await wire.serve_frames(reader, network.arrive)
-        elif hello[:2] == ("hello", "client"):
-            host.out = wire.Outbox(writer)
-            host.changed()
-            await wire.serve_frames(reader, host.handle)
-            stop.set()  # the parent went away: nobody can reach this member any more
+            if hello[:2] == ("hello", "peer"):
+                await wire.serve_frames(reader, network.arrive)
+            elif hello[:2] == ("hello", "client"):
+                host.out = wire.Outbox(writer)
+                host.changed()
+                await wire.serve_frames(reader, host.handle)
+                stop.set()  # the parent went away: nobody can reach this member any more
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError, IndexError, TypeError):
+            pass  # a stranger on the port, or a peer that went away mid-frame
+        except asyncio.CancelledError:
+            pass  # the process is stopping
         writer.close()
 
-    server = await asyncio.start_server(connected, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
+    server, address = await wire.listen(connected)
     try:
         await member.start()
     except Exception as err:  # noqa: BLE001 - told to the parent, which reports it
         print(f"failed {type(err).__name__}: {err}", flush=True)
         return
     host.poll()
-    print(f"ready {port}", flush=True)
+    print(f"ready {address}", flush=True)
     await stop.wait()
     server.close()
     await member.stop()

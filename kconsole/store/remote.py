@@ -60,16 +60,16 @@ class ProcessNetwork(Network):
     def attach(self, member: RemoteMember) -> None:
         self.members[member.id] = member
         self.register(member.id, lambda _msg: None)
-        ports = {str(m.id): m.port for m in self.members.values() if m.running and m.port}
+        addresses = self.addresses()
         for m in self.members.values():
-            m.tell(("peers", ports))
+            m.tell(("peers", addresses))
         member.tell(self._faults())
 
     def detach(self, member: RemoteMember) -> None:
         self.unregister(member.id)
 
-    def ports(self) -> dict[str, int]:
-        return {str(m.id): m.port for m in self.members.values() if m.running and m.port}
+    def addresses(self) -> dict[str, str]:
+        return {str(m.id): m.address for m in self.members.values() if m.running and m.address}
 
     def _faults(self) -> tuple[Any, ...]:
         return ("net", list(self._side.items()), [(s, d, f.delay, f.drop) for (s, d), f in self.links.items()],
@@ -209,7 +209,7 @@ class RemoteMember:
         self.storage = None  # the WAL is the process's own (the disk reserve counts it there)
         self.machine: RemoteMachine | None = None
         self.process: asyncio.subprocess.Process | None = None
-        self.port = 0
+        self.address = ""  # where the process listens (``127.0.0.1:PORT``)
         self.watches: dict[int, RemoteWatch] = {}
         self.on_change: Callable[[], None] = lambda: None
         self._role: Role | None = None
@@ -226,7 +226,7 @@ class RemoteMember:
     def spec(self) -> dict[str, Any]:
         return {"name": self.name, "id": self.id, "ids": self.peers, "endpoint": self.endpoint,
                 "dir": str(self.folder), "fsync": self.fsync, "synchronous": self.synchronous,
-                "seed": self.seed, "config": dataclasses.asdict(self.config), "ports": self.network.ports(),
+                "seed": self.seed, "config": dataclasses.asdict(self.config), "peers": self.network.addresses(),
                 "now": self.clock.now(), "speed": self.clock.speed}
 
     async def start(self) -> None:
@@ -244,31 +244,31 @@ class RemoteMember:
             proc = self.process = await spawn(MODULE, self.spec(), self.clock)
             assert proc.stdout is not None
             lines: list[str] = []
-            port = 0
+            address = ""
             try:
                 async with asyncio.timeout(READY_TIMEOUT):
-                    while not port:
+                    while not address:
                         raw = await proc.stdout.readline()
                         if not raw:
                             break
                         line = raw.decode(errors="replace").rstrip()
                         if line.startswith("ready "):
-                            port = int(line.split()[1])
+                            address = line.split()[1]
                         else:
                             lines.append(line)
             except TimeoutError:
                 lines.append(f"not ready within {READY_TIMEOUT:g} s")
-            if not port:
+            if not address:
                 await self._reap()
                 why = next((ln[len("failed "):] for ln in lines if ln.startswith("failed ")), None)
                 text = why or "; ".join(lines[-5:]) or "exited before it was ready"
                 if why and why.startswith(("DatabaseError", "OperationalError", "WalCorrupt")):
                     raise sqlite3.DatabaseError(text)
                 raise StoreError(f"etcd member {self.name} process: {text}")
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            reader, writer = await wire.connect(address)
             writer.write(wire.frame([("hello", "client")]))
             self._out = wire.Outbox(writer)
-            self.port = port
+            self.address = address
             self.machine = RemoteMachine(self)
             self.running = True
             self.paused = False

@@ -183,6 +183,17 @@ def unpack_watch(t: tuple[Any, ...]) -> WatchResponse:
                          revision, canceled, compact, progress)
 
 
+async def listen(handler: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any]) -> tuple[asyncio.AbstractServer, str]:
+    """A listening socket on any free loopback port, and its address (``127.0.0.1:PORT``)."""
+    server = await asyncio.start_server(handler, "127.0.0.1", 0)
+    return server, f"127.0.0.1:{server.sockets[0].getsockname()[1]}"
+
+
+async def connect(address: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    host, _, port = address.rpartition(":")
+    return await asyncio.open_connection(host, int(port))
+
+
 async def serve_frames(reader: asyncio.StreamReader, handle: Callable[[Any], None]) -> None:
     """Hand each message of each frame to ``handle`` until the stream ends."""
     try:

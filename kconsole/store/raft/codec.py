@@ -53,7 +53,16 @@ def txn_command(compares: list[Compare], success: list[Op], failure: list[Op] | 
     return ("t", compares, success, failure or [])
 
 
+class Packed(tuple):  # type: ignore[type-arg]
+    """A command in object form that keeps the packed form it arrived in (from another process),
+    so a leader packing it into an entry does not pack it again."""
+
+    raw: tuple[Any, ...]
+
+
 def _raw(cmd: Command) -> tuple[Any, ...]:
+    if type(cmd) is Packed:
+        return cmd.raw
     if cmd[0] != "t":
         return cmd
     _, compares, success, failure = cmd
@@ -78,7 +87,9 @@ def to_wire(cmd: Command) -> tuple[Any, ...]:
 
 
 def from_wire(raw: tuple[Any, ...]) -> Command:
-    return _cooked(raw)
+    cmd = Packed(_cooked(raw))
+    cmd.raw = raw
+    return cmd
 
 
 def encode(commands: list[Command]) -> bytes:
