@@ -221,6 +221,7 @@ class RemoteMember:
         self._tasks: list[asyncio.Task[None]] = []
         self._resumed: list[asyncio.Future[None]] = []
         self._starting: asyncio.Lock | None = None
+        self._closing = False  # shutting down: the process stopping its member is expected
 
     # ----- lifecycle ---------------------------------------------------------------------------
     def spec(self) -> dict[str, Any]:
@@ -293,6 +294,7 @@ class RemoteMember:
     async def shutdown(self) -> None:
         """Stop for good: the process closes its files (stdin closes), else it is killed."""
         proc = self.process
+        self._closing = True
         if proc is not None and proc.returncode is None:
             if proc.stdin is not None:
                 proc.stdin.close()
@@ -304,6 +306,7 @@ class RemoteMember:
                 await proc.wait()
         self._gone(UnavailableError(_STOPPED))
         await self._reap()
+        self._closing = False
 
     async def _reap(self) -> None:
         proc = self.process
@@ -337,7 +340,7 @@ class RemoteMember:
 
     async def _read(self, reader: asyncio.StreamReader) -> None:
         await wire.serve_frames(reader, self._handle)
-        if self.running:
+        if self.running and not self._closing:
             proc = self.process
             code = proc.returncode if proc is not None else None
             self.errors.append(f"member process ended (exit code {code})")
@@ -417,7 +420,7 @@ class RemoteMember:
                 w.settled_at = revision
         if not paused:
             self._wake_resumed()
-        if not running and self.running:
+        if not running and self.running and not self._closing:
             self.failure = StoreError(errors[-1] if errors else "member stopped")
             asyncio.get_running_loop().create_task(self.stop())
             return
