@@ -167,12 +167,18 @@ class Host:
             asyncio.get_running_loop().call_soon(self._push)
 
     def _push(self) -> None:
+        if not self._dirty:
+            return  # pushed already, with the frame it was due beside
         self._dirty = False
         if self.out is not None:
             state = self.state()
             if state != self._pushed:
                 self._pushed = state
                 self.out.put(("st", state))
+
+    def push_due(self) -> None:
+        if self._dirty:
+            self._push()
 
     def poll(self) -> None:
         """Followers apply without a proposal here, and watches settle after their last event."""
@@ -344,6 +350,7 @@ async def _serve(spec: dict[str, Any], pending: bytes) -> None:
                 await wire.serve_frames(reader, network.arrive)
             elif hello[:2] == ("hello", "client"):
                 host.out = wire.Outbox(writer)
+                host.out.before_flush = host.push_due  # answers and the state they moved, in one frame
                 host.changed()
                 await wire.serve_frames(reader, host.handle)
                 stop.set()  # the parent went away: nobody can reach this member any more

@@ -149,6 +149,8 @@ class RemoteWatch:
         self.queue: asyncio.Queue[WatchResponse | None] = asyncio.Queue()
         self.settled_at = -1
         self.active = True
+        self.progress = progress
+        self.fed = start - 1  # every event up to this revision was queued here
         member.watches[self.wid] = self
         member.tell(("w", self.wid, key, end, start, prev_kv, progress))
 
@@ -156,7 +158,18 @@ class RemoteWatch:
         self.settled_at = -1
         if resp is None:
             self.active = False
+        elif resp.revision > self.fed:
+            self.fed = resp.revision
         self.queue.put_nowait(resp)
+
+    def settled_in_process(self, revision: int) -> None:
+        """The process's watcher had handed over every event up to ``revision``. The reader learns
+        it as a progress notification (as etcd's), so a cache waiting on the revision of a write
+        elsewhere does not wait for this watch's next event."""
+        if self.progress and revision > self.fed and self.active:
+            self.feed(WatchResponse([], revision, progress=True))
+        if self.queue.empty():
+            self.settled_at = revision
 
     def settled(self) -> bool:
         machine = self.member.machine
@@ -416,8 +429,8 @@ class RemoteMember:
                 self.errors.append(text)
         for wid in settled:
             w = self.watches.get(wid)
-            if w is not None and w.queue.empty():
-                w.settled_at = revision
+            if w is not None:
+                w.settled_in_process(revision)
         if not paused:
             self._wake_resumed()
         if not running and self.running and not self._closing:

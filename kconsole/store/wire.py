@@ -44,12 +44,14 @@ async def read_frame(reader: asyncio.StreamReader) -> list[Any]:
 class Outbox:
     """Messages for one stream, sent as one frame at the end of the current loop turn."""
 
-    __slots__ = ("writer", "_queued", "_loop")
+    __slots__ = ("writer", "_queued", "_loop", "before_flush")
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self.writer = writer
         self._queued: list[Any] = []
         self._loop = asyncio.get_running_loop()
+        #: Called just before a frame is sent, to add what must travel with it.
+        self.before_flush: Callable[[], None] | None = None
 
     def put(self, message: Any) -> None:
         if not self._queued:
@@ -57,6 +59,8 @@ class Outbox:
         self._queued.append(message)
 
     def flush(self) -> None:
+        if self.before_flush is not None:
+            self.before_flush()
         queued, self._queued = self._queued, []
         if queued and not self.writer.is_closing():
             self.writer.write(frame(queued))
