@@ -147,6 +147,8 @@ class Host:
         self._watches: dict[int, tuple[asyncio.Task[None], Any]] = {}
         self._dirty = False
         self._pushed: tuple[Any, ...] = ()
+        self._marks_sent = 0  # the last marked revision sent
+        self._marks_seen: tuple[int, ...] = ()
         self._tasks: set[asyncio.Task[None]] = set()
 
     # ----- state --------------------------------------------------------------------------------
@@ -171,10 +173,25 @@ class Host:
             return  # pushed already, with the frame it was due beside
         self._dirty = False
         if self.out is not None:
+            self._push_marks()
             state = self.state()
             if state != self._pushed:
                 self._pushed = state
                 self.out.put(("st", state))
+
+    def _push_marks(self) -> None:
+        """The revision log's new time marks, so history reads' sync questions (time of a revision,
+        revision at a time) are answered in the parent from a copy."""
+        log = getattr(self.member.machine, "log", None) if self.member.running else None
+        if log is None or self.out is None:
+            return
+        floor, written, first, new = log.marks_after(self._marks_sent)
+        head = new[-1][0] if new else min(self._marks_sent, log.revision)
+        seen = (floor, written, first, head)
+        if new or seen != self._marks_seen:
+            self._marks_seen = seen
+            self._marks_sent = head
+            self.out.put(("hm", floor, written, first, head, new))
 
     def push_due(self) -> None:
         if self._dirty:
@@ -207,6 +224,10 @@ class Host:
             self._spawn(self._call(m[1], lambda: self._status()))
         elif op == "w":
             self._watch(*m[1:])
+        elif op == "hr":
+            self._spawn(self._call(m[1], lambda: self._history_range(*m[2:])))
+        elif op == "hc":
+            self._spawn(self._call(m[1], lambda: self._history_changes(*m[2:])))
         elif op == "wc":
             entry = self._watches.pop(m[1], None)
             if entry is not None:
@@ -275,6 +296,19 @@ class Host:
                                               keys_only=keys_only, serializable=True)
 
         await self._call(rid, read)
+
+    def _history_log(self) -> Any:
+        log = getattr(self.member.machine, "log", None) if self.member.running else None
+        if log is None:
+            raise wire.kvmod.UnavailableError("etcdserver: server stopped")
+        return log
+
+    async def _history_range(self, key: str, end: str | None, revision: int, limit: int) -> Any:
+        return await self._history_log().range(key, end, revision=revision, limit=limit, history=True)
+
+    async def _history_changes(self, key: str, end: str | None, after: int, upto: int, limit: int,
+                               by_name: bool) -> Any:
+        return wire.pack_events(await self._history_log().changes(key, end, after, upto, limit, by_name))
 
     async def _machine_status(self) -> tuple[Any, ...]:
         machine = self.member.machine

@@ -14,13 +14,14 @@ network (partitions, delay, drop) in the parent, for the quorum line and the con
 every change to each member process, where its :class:`~kconsole.store.memberproc.PeerNetwork`
 applies them to real sockets.
 
-History reads (the timeline) need the leader's revision log in this process and are not served:
-they answer "no leader" as when no member runs.
+History reads (the timeline) are asked of the leader's process; the time marks they are located by
+are copied here (:class:`RemoteHistory`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import dataclasses
 import logging
 import os
@@ -32,12 +33,21 @@ from typing import Any
 
 from kconsole.clock import Clock
 from kconsole.store import wire
-from kconsole.store.kv import DEFAULT_QUOTA_BYTES, RangeResult, Status, StoreError, UnavailableError, WatchResponse
+from kconsole.store.kv import (
+    DEFAULT_QUOTA_BYTES,
+    Event,
+    RangeResult,
+    Status,
+    StoreError,
+    UnavailableError,
+    WatchResponse,
+)
 from kconsole.store.members import MemberStatus, RaftConfig, member_id
 from kconsole.store.network import Network
 from kconsole.store.raft import codec
 from kconsole.store.raft.codec import Command
 from kconsole.store.raft.core import Role
+from kconsole.store.revlog import RevisionLog
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +56,8 @@ MODULE = "kconsole.store.memberproc"
 READY_TIMEOUT = 120.0
 #: Wall seconds a member process gets to close its files when the cluster closes.
 STOP_TIMEOUT = 10.0
+#: Wall seconds a member process has to answer a status request before it counts as not answering.
+STATUS_TIMEOUT = 2.0
 
 _STOPPED = "etcdserver: server stopped"
 
@@ -101,6 +113,62 @@ class ProcessNetwork(Network):
         raise RuntimeError("members in processes send Raft messages between themselves")
 
 
+class RemoteHistory:
+    """History reads on the member's revision log: ranges and changes are asked of the process;
+    the time marks are copied here as the process pushes them, so the questions the API asks
+    without waiting (the time of a revision, the revision at a time, the floor compaction keeps)
+    are answered by the revision log's own code over the copy."""
+
+    time_of = RevisionLog.time_of
+    revision_at = RevisionLog.revision_at
+    floor_for = RevisionLog.floor_for
+    history_bytes = RevisionLog.history_bytes
+    history_floor = RevisionLog.history_floor
+
+    def __init__(self, member: RemoteMember) -> None:
+        self.member = member
+        self._mark_revs: list[int] = []
+        self._mark_times: list[float] = []
+        self._mark_bytes: list[int] = []
+        self._history_floor = 0
+        self._written_bytes = 0
+
+    @property
+    def _revision(self) -> int:
+        machine = self.member.machine
+        return machine.revision if machine is not None else 0
+
+    @property
+    def revision(self) -> int:
+        return self._revision
+
+    def take(self, floor: int, written: int, first: int, head: int, new: list[tuple[int, float, int]]) -> None:
+        """Apply one push: marks after ``head`` were taken back, those below ``first`` dropped."""
+        revs = self._mark_revs
+        while revs and revs[-1] > head:
+            revs.pop()
+            self._mark_times.pop()
+            self._mark_bytes.pop()
+        for rev, time, before in new:
+            revs.append(rev)
+            self._mark_times.append(time)
+            self._mark_bytes.append(before)
+        drop = bisect.bisect_left(revs, first)
+        if drop:
+            del revs[:drop], self._mark_times[:drop], self._mark_bytes[:drop]
+        self._history_floor, self._written_bytes = floor, written
+
+    async def range(self, key: str, end: str | None = None, *, revision: int = 0, limit: int = 0,
+                    history: bool = True, **_: Any) -> RangeResult:
+        result = await self.member.request(("hr", key, end, revision, limit))
+        assert isinstance(result, RangeResult)
+        return result
+
+    async def changes(self, key: str, end: str | None, after: int, upto: int, limit: int = 0,
+                      by_name: bool = False) -> list[Event]:
+        return wire.unpack_events(await self.member.request(("hc", key, end, after, upto, limit, by_name)))
+
+
 class RemoteMachine:
     """The member's state machine as the facade reads it: a mirrored revision, reads and status."""
 
@@ -108,6 +176,7 @@ class RemoteMachine:
         self.member = member
         self.revision = 0
         self.kv = RemoteKV(member)
+        self.log = RemoteHistory(member)
 
     async def status(self) -> Status:
         t = await self.member.request(("ms",))
@@ -403,6 +472,9 @@ class RemoteMember:
                 fut.set_exception(wire.unpack_error(m[2]))
         elif op == "st":
             self._mirror(m[1])
+        elif op == "hm":
+            if self.machine is not None:
+                self.machine.log.take(*m[1:])
         elif op == "we":
             w = self.watches.get(m[1])
             if w is not None:
@@ -533,9 +605,10 @@ class RemoteMember:
     async def status(self) -> MemberStatus:
         if self.running:
             try:
-                return MemberStatus(**await self.request(("s",)))
-            except StoreError:
-                pass
+                async with asyncio.timeout(STATUS_TIMEOUT):
+                    return MemberStatus(**await self.request(("s",)))
+            except (StoreError, TimeoutError):
+                pass  # gone, or stopped from outside (SIGSTOP): what etcdctl sees is no answer
         return MemberStatus(
             name=self.name, id=f"{self.id:x}", endpoint=self.endpoint, version=_version(), running=False,
             paused=False, healthy=False, is_leader=False, leader="", role="stopped", raft_term=self._term,

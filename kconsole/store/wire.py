@@ -175,16 +175,22 @@ def unpack_error(t: tuple[Any, ...]) -> BaseException:
     return cls(text)
 
 
-# ----- watch responses -------------------------------------------------------------------------
+# ----- watch responses and history changes ------------------------------------------------------
+def pack_events(events: list[Event]) -> list[tuple[Any, ...]]:
+    return [(e.type, _kv(e.kv), None if e.prev_kv is None else _kv(e.prev_kv)) for e in events]
+
+
+def unpack_events(events: list[tuple[Any, ...]]) -> list[Event]:
+    return [Event(typ, _unkv(k), None if p is None else _unkv(p)) for typ, k, p in events]
+
+
 def pack_watch(r: WatchResponse) -> tuple[Any, ...]:
-    return ([(e.type, _kv(e.kv), None if e.prev_kv is None else _kv(e.prev_kv)) for e in r.events],
-            r.revision, r.canceled, r.compact_revision, r.progress)
+    return (pack_events(r.events), r.revision, r.canceled, r.compact_revision, r.progress)
 
 
 def unpack_watch(t: tuple[Any, ...]) -> WatchResponse:
     events, revision, canceled, compact, progress = t
-    return WatchResponse([Event(typ, _unkv(k), None if p is None else _unkv(p)) for typ, k, p in events],
-                         revision, canceled, compact, progress)
+    return WatchResponse(unpack_events(events), revision, canceled, compact, progress)
 
 
 async def listen(handler: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any]) -> tuple[asyncio.AbstractServer, str]:

@@ -220,3 +220,20 @@ async def test_a_paused_member_answers_again_once_resumed(members: EtcdCluster) 
     follower.slow_disk(0.05)
     assert (await follower.status()).slow_disk_s == 0.05
     follower.slow_disk(0)
+
+
+async def test_history_reads_are_served_by_the_leader(members: EtcdCluster) -> None:
+    cluster = members
+    for i in range(3):
+        await write(cluster, f"/registry/h/k{i}", b"%d" % i)
+    await write(cluster, "/registry/h/k0", b"again")
+    await until(lambda: cluster.history_bounds()[1] == 4 and cluster.time_of(4) > 0,
+                "the leader's time marks are known here")
+    oldest, current, oldest_time, current_time = cluster.history_bounds()
+    assert (oldest, current) == (1, 4) and 0 < oldest_time <= current_time
+    assert cluster.revision_at(current_time) == 4 and cluster.revision_at(oldest_time - 1) == 0
+    got = await cluster.history_range("/registry/h/", prefix_end("/registry/h/"), 2)
+    assert [(kv.key, kv.value) for kv in got.kvs] == [("/registry/h/k0", b"0"), ("/registry/h/k1", b"1")]
+    changes = await cluster.history_changes("/registry/h/", prefix_end("/registry/h/"), 0, 4)
+    assert [(e.kv.mod_revision, e.prev_kv.value if e.prev_kv else None) for e in changes] == \
+        [(1, None), (2, None), (3, None), (4, b"0")]
