@@ -21,9 +21,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 import random
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,8 @@ PENDING_LIMIT = 4096
 RECONNECT_BACKOFF = 0.05
 #: Wall seconds between two looks at whether the applied revision moved without a proposal here.
 STATE_POLL = 0.05
+#: Wall seconds the member has to close its files once told to stop, before the process ends anyway.
+STOP_GRACE = 5.0
 
 
 class PeerNetwork(Network):
@@ -403,6 +407,10 @@ async def _serve(spec: dict[str, Any], pending: bytes) -> None:
     host.poll()
     print(f"ready {address}", flush=True)
     await stop.wait()
+    # Told to stop (or the parent is gone): close the files, but never outlive the parent by long.
+    watchdog = threading.Timer(STOP_GRACE, os._exit, (1,))
+    watchdog.daemon = True
+    watchdog.start()
     server.close()
     await member.stop()
     network.close()
@@ -410,13 +418,23 @@ async def _serve(spec: dict[str, Any], pending: bytes) -> None:
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.WARNING, format=f"%(name)s: %(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     spec, pending = read_spec()
+    code = 0
     try:
         asyncio.run(_serve(spec, pending))
     except KeyboardInterrupt:
         pass
-    sys.stdout.flush()
+    except Exception:  # noqa: BLE001 - said on the way out; the parent relays it
+        logging.getLogger(__name__).exception("member process failed")
+        code = 1
+    try:
+        sys.stdout.flush()
+    except OSError:
+        pass
+    # The member's files are closed (or, after a failure, left as a crash leaves them, which its
+    # next start replays); no library thread may keep the process alive past this point.
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from kconsole.clock import RealClock
 from kconsole.store.durability import StoreMode, open_store
 from kconsole.store.facade import EtcdCluster
 from kconsole.store.kv import Compare, Get, Put, StoreError, prefix_end
+from kconsole.store.members import RaftConfig
 
 WAIT = 60.0  # wall seconds a condition may take on a loaded machine before the test fails
 
@@ -237,3 +238,26 @@ async def test_history_reads_are_served_by_the_leader(members: EtcdCluster) -> N
     changes = await cluster.history_changes("/registry/h/", prefix_end("/registry/h/"), 0, 4)
     assert [(e.kv.mod_revision, e.prev_kv.value if e.prev_kv else None) for e in changes] == \
         [(1, None), (2, None), (3, None), (4, b"0")]
+
+
+async def test_a_far_behind_member_is_sent_a_snapshot(tmp_path: Path) -> None:
+    for processes in (True, False):
+        folder = tmp_path / ("processes" if processes else "in-process")
+        cluster = await open_store(folder, clock=RealClock(), seed=3,
+                                   mode=StoreMode(3, synced=True, processes=processes),
+                                   config=RaftConfig(snapshot_catchup=5, snapshot_count=10))
+        try:
+            await until(lambda: cluster.leader() is not None, "a leader is elected")
+            behind = next(m for m in cluster.members if not m.is_leader)
+            await behind.stop()
+            for i in range(150):  # one entry each: the leader's log is compacted past the stopped member
+                revision = await write(cluster, f"/registry/s/k{i}", b"%d" % i)
+            await behind.start()
+
+            async def caught_up() -> bool:
+                return (await behind.status()).revision >= revision
+
+            await until(caught_up, "the member installs the leader's snapshot and catches up")
+            assert (await behind.kv.range("/registry/s/k149")).kvs[0].value == b"149"
+        finally:
+            await cluster.close()
