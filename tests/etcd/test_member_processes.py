@@ -17,7 +17,7 @@ import pytest
 from kconsole.clock import RealClock
 from kconsole.store.durability import StoreMode, open_store
 from kconsole.store.facade import EtcdCluster
-from kconsole.store.kv import Compare, Get, Put, StoreError, prefix_end
+from kconsole.store.kv import Compare, Get, NoSpaceError, Put, StoreError, prefix_end
 from kconsole.store.members import RaftConfig
 
 WAIT = 60.0  # wall seconds a condition may take on a loaded machine before the test fails
@@ -261,3 +261,19 @@ async def test_a_far_behind_member_is_sent_a_snapshot(tmp_path: Path) -> None:
             assert (await behind.kv.range("/registry/s/k149")).kvs[0].value == b"149"
         finally:
             await cluster.close()
+
+
+async def test_the_nospace_alarm_reaches_every_member_and_is_disarmed(members: EtcdCluster) -> None:
+    cluster = members
+    await write(cluster, "/registry/q/before", b"1")
+    quota = cluster.quota_bytes
+    await cluster.exhaust_quota()
+    with pytest.raises(NoSpaceError):
+        await cluster.txn([], [Put("/registry/q/refused", b"x" * 100)])
+
+    async def alarmed() -> bool:
+        return all(["alarm:NOSPACE" in " ".join((await m.status()).errors) for m in cluster.members])
+
+    await until(alarmed, "every member holds the replicated alarm")
+    await cluster.restore_quota(quota)
+    assert await write(cluster, "/registry/q/after", b"2") > 0
