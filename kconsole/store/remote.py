@@ -42,7 +42,7 @@ from kconsole.store.kv import (
     UnavailableError,
     WatchResponse,
 )
-from kconsole.store.members import MemberStatus, RaftConfig, member_id
+from kconsole.store.members import VERSION, MemberStatus, RaftConfig, member_id
 from kconsole.store.network import Network
 from kconsole.store.raft import codec
 from kconsole.store.raft.codec import Command
@@ -610,16 +610,10 @@ class RemoteMember:
             except (StoreError, TimeoutError):
                 pass  # gone, or stopped from outside (SIGSTOP): what etcdctl sees is no answer
         return MemberStatus(
-            name=self.name, id=f"{self.id:x}", endpoint=self.endpoint, version=_version(), running=False,
+            name=self.name, id=f"{self.id:x}", endpoint=self.endpoint, version=VERSION, running=False,
             paused=False, healthy=False, is_leader=False, leader="", role="stopped", raft_term=self._term,
             raft_index=0, raft_applied_index=self.applied, revision=0, db_size=0, db_size_in_use=0, wal_size=0,
             errors=list(self.errors), slow_disk_s=self.disk_latency)
-
-
-def _version() -> str:
-    from kconsole.store.members import VERSION
-
-    return VERSION
 
 
 async def open_processes(data_dir: str | os.PathLike[str], *, clock: Clock, members: int = 3, seed: int = 1,

@@ -17,6 +17,7 @@ from typing import Any
 
 from kconsole.store import kv as kvmod
 from kconsole.store.kv import Event, KeyValue, RangeResult, StoreError, TxnResult, WatchResponse
+from kconsole.store.members import NotProposed
 from kconsole.store.raft.core import Message, Snapshot
 from kconsole.store.raft.log import Entry
 
@@ -123,14 +124,12 @@ def _unresponse(t: Any) -> object:
 
 
 #: Errors that cross the socket by class name; anything else arrives as a StoreError with its text.
+#: NotProposed must stay itself: the facade retries it on the next leader (it never reached a log).
 _ERRORS: dict[str, type[StoreError]] = {
     c.__name__: c for c in (kvmod.StoreError, kvmod.CompactedError, kvmod.FutureRevisionError,
-                            kvmod.TooLargeError, kvmod.NoSpaceError, kvmod.UnavailableError, kvmod.ClosedError)
+                            kvmod.TooLargeError, kvmod.NoSpaceError, kvmod.UnavailableError, kvmod.ClosedError,
+                            NotProposed)
 }
-
-
-def register_error(cls: type[StoreError]) -> None:
-    _ERRORS[cls.__name__] = cls
 
 
 def pack_result(r: object) -> Any:
