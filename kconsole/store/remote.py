@@ -55,7 +55,7 @@ MODULE = "kconsole.store.memberproc"
 #: Wall seconds a member process may take to open its files and listen.
 READY_TIMEOUT = 120.0
 #: Wall seconds a member process gets to close its files when the cluster closes.
-STOP_TIMEOUT = 10.0
+STOP_TIMEOUT = 5.0
 #: Wall seconds a member process has to answer a status request before it counts as not answering.
 STATUS_TIMEOUT = 2.0
 
