@@ -11,7 +11,8 @@ event loop's thread alone (every member shares it; the WAL and SQLite threads ma
 On a shared machine these move less than writes/s and say what a change cost.
 
 ``--member-processes``: the members run in their own processes (what ``serve --member-processes``
-runs); their CPU per write is added (``members_cpu_us_per_write``, read from /proc), and the same
+runs); their CPU per write is added (``members_cpu_us_per_write``, of which the leader's
+``leader_cpu_us_per_write``, read from /proc), and the same
 phases run on in-process members in the same invocation, right before, as the anchor: its figures
 under ``in_process`` and the ratios ``writes_per_s_ratio`` and ``p99_ratio`` (processes / in process).
 """
@@ -51,9 +52,9 @@ async def failover(cluster: EtcdCluster, clock: RealClock) -> float:
     return took
 
 
-def _children_cpu(cluster: Any) -> float:
-    """CPU seconds the member processes used so far (user + system), where /proc tells."""
-    total = 0.0
+def _children_cpu(cluster: Any) -> dict[str, float]:
+    """CPU seconds each member process used so far (user + system), where /proc tells."""
+    out: dict[str, float] = {}
     tick = os.sysconf("SC_CLK_TCK")
     for m in cluster.members:
         proc = getattr(m, "process", None)
@@ -63,16 +64,20 @@ def _children_cpu(cluster: Any) -> float:
             fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+        out[m.name] = (int(fields[11]) + int(fields[12])) / tick
+    return out
 
 
 async def run(args: argparse.Namespace, phase: Callable[..., Awaitable[tuple[float, list[float]]]],
               figures: Callable[..., dict[str, Any]]) -> dict[str, Any]:
     if not getattr(args, "member_processes", False):
         return await _run(args, phase, figures)
-    anchor = await _run(argparse.Namespace(**{**vars(args), "member_processes": False}), phase, figures)
-    out = await _run(args, phase, figures)
+    def mode(processes: bool) -> argparse.Namespace:
+        data_dir = str(Path(args.data_dir) / ("processes" if processes else "in-process")) if args.data_dir else None
+        return argparse.Namespace(**{**vars(args), "member_processes": processes, "data_dir": data_dir})
+
+    anchor = await _run(mode(False), phase, figures)
+    out = await _run(mode(True), phase, figures)
     out["in_process"] = {k: anchor[k] for k in ("writes_per_s", "p50_ms", "p99_ms", "single_writer_writes_per_s",
                                                  "single_writer_p99_ms", "failover_s", "process_cpu_us_per_write")}
     out["writes_per_s_ratio"] = round(out["writes_per_s"] / anchor["writes_per_s"], 2)
@@ -93,7 +98,8 @@ async def _run(args: argparse.Namespace, phase: Callable[..., Awaitable[tuple[fl
             cpu0, loop0, kids0 = time.process_time(), time.thread_time(), _children_cpu(cluster)
             elapsed, lat = await phase(cluster, args.concurrency, args.writes, value, "c")
             cpu, loop_cpu = time.process_time() - cpu0, time.thread_time() - loop0
-            kids = _children_cpu(cluster) - kids0
+            kids = {name: t - kids0.get(name, 0.0) for name, t in _children_cpu(cluster).items()}
+            leader = cluster.leader()
             single_elapsed, single_lat = await phase(cluster, 1, args.single_writes, value, "s")
             took = await failover(cluster, clock) if args.members > 1 else None
         finally:
@@ -103,5 +109,7 @@ async def _run(args: argparse.Namespace, phase: Callable[..., Awaitable[tuple[fl
            "process_cpu_us_per_write": round(cpu / args.writes * 1e6, 1),
            "loop_cpu_us_per_write": round(loop_cpu / args.writes * 1e6, 1)}
     if getattr(args, "member_processes", False):
-        out["members_cpu_us_per_write"] = round(kids / args.writes * 1e6, 1)
+        out["members_cpu_us_per_write"] = round(sum(kids.values()) / args.writes * 1e6, 1)
+        out["leader_cpu_us_per_write"] = round(kids.get(leader.name, 0.0) / args.writes * 1e6, 1) \
+            if leader is not None else None
     return out
