@@ -8,9 +8,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from test_member_processes import until
 
-from kconsole.cluster import Cluster, ClusterConfig
+from kconsole.cluster import Cluster, ClusterConfig, ConfigError
 from kconsole.clock import RealClock
 from kconsole.store.remote import RemoteMember
 
@@ -78,3 +79,13 @@ async def test_objects_and_etcd_faults_through_the_api_server(tmp_path: Path) ->
         assert names == ["after", "before", "during-cut", "second"]
     finally:
         await cluster.stop()
+
+
+def test_the_config_key_and_where_it_does_not_apply(tmp_path: Path) -> None:
+    (tmp_path / "on.yaml").write_text("member-processes: true\n")
+    config = ClusterConfig.from_file(tmp_path / "on.yaml")
+    assert config.member_processes and config.store_mode().processes
+    assert not config.store_mode(virtual_clock=True).processes  # tests' virtual clock: members stay in process
+    (tmp_path / "real.yaml").write_text("member-processes: true\netcd: local\n")
+    with pytest.raises(ConfigError, match="member-processes runs kconsole's own etcd members"):
+        ClusterConfig.from_file(tmp_path / "real.yaml")
