@@ -9,7 +9,8 @@ process pushes after each change; a transaction's answer moves the mirrored revi
 the caller sees it.
 
 ``stop()`` is a crash, a real SIGKILL: the next ``start()`` runs a new process that replays the
-member's WAL and reopens its SQLite file. :class:`ProcessNetwork` keeps the faults of the peer
+member's WAL and reopens its SQLite file. A process that dies by itself is started again after a
+back-off, as the kubelet restarts a static pod; one a fault stopped stays stopped. :class:`ProcessNetwork` keeps the faults of the peer
 network (partitions, delay, drop) in the parent, for the quorum line and the console, and hands
 every change to each member process, where its :class:`~kconsole.store.memberproc.PeerNetwork`
 applies them to real sockets.
@@ -31,7 +32,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from kconsole.clock import Clock
+from kconsole.clock import Clock, TimerHandle
 from kconsole.store import wire
 from kconsole.store.kv import (
     DEFAULT_QUOTA_BYTES,
@@ -58,6 +59,12 @@ READY_TIMEOUT = 120.0
 STOP_TIMEOUT = 5.0
 #: Wall seconds a member process has to answer a status request before it counts as not answering.
 STATUS_TIMEOUT = 2.0
+#: A member process that dies by itself (killed from outside, its disk full) is started again as the
+#: kubelet restarts a static pod: after this many simulated seconds, doubling up to
+#: :data:`RESTART_BACKOFF_MAX` while it keeps dying within :data:`RESTART_RESET` of its start.
+RESTART_BACKOFF = 10.0
+RESTART_BACKOFF_MAX = 300.0
+RESTART_RESET = 600.0
 
 _STOPPED = "etcdserver: server stopped"
 
@@ -304,6 +311,11 @@ class RemoteMember:
         self._resumed: list[asyncio.Future[None]] = []
         self._starting: asyncio.Lock | None = None
         self._closing = False  # shutting down: the process stopping its member is expected
+        self._killing = False  # a fault's SIGKILL is under way: the process ending is expected
+        self.started_at = 0.0
+        self.restarts = 0
+        self._backoff = RESTART_BACKOFF
+        self._restart: TimerHandle | None = None
 
     # ----- lifecycle ---------------------------------------------------------------------------
     def spec(self) -> dict[str, Any]:
@@ -359,24 +371,38 @@ class RemoteMember:
             self._tasks = [loop.create_task(self._read(reader), name=f"{self.name}-client"),
                            loop.create_task(self._relay(proc), name=f"{self.name}-output")]
             self.network.attach(self)
+            self.started_at = self.clock.now()
+            if self._restart is not None:
+                self._restart.cancel()
+                self._restart = None
             if self.disk_latency:
                 self.tell(("slow", self.disk_latency))
             self.on_change()
 
     async def stop(self) -> None:
-        """Crash: SIGKILL the process; its files stay for :meth:`start`."""
+        """Crash: SIGKILL the process; its files stay for :meth:`start` (nothing restarts it)."""
+        if self._restart is not None:
+            self._restart.cancel()
+            self._restart = None
         if not self.running:
             return
         proc = self.process
-        if proc is not None and proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+        self._killing = True
+        try:
+            if proc is not None and proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        finally:
+            self._killing = False
         self._gone(UnavailableError(_STOPPED))
 
     async def shutdown(self) -> None:
         """Stop for good: the process closes its files (stdin closes), else it is killed."""
         proc = self.process
         self._closing = True
+        if self._restart is not None:
+            self._restart.cancel()
+            self._restart = None
         if proc is not None and proc.returncode is None:
             if proc.stdin is not None:
                 proc.stdin.close()
@@ -422,18 +448,56 @@ class RemoteMember:
 
     async def _read(self, reader: asyncio.StreamReader) -> None:
         await wire.serve_frames(reader, self._handle)
-        if self.running and not self._closing:
+        if self.running and not self._closing and not self._killing:
             proc = self.process
+            if proc is not None:
+                try:
+                    async with asyncio.timeout(STATUS_TIMEOUT):
+                        await proc.wait()
+                except TimeoutError:
+                    proc.kill()
+                    await proc.wait()
             code = proc.returncode if proc is not None else None
-            self.errors.append(f"member process ended (exit code {code})")
+            self.errors.append(f"member process ended by itself (exit code {code})")
             self.failure = StoreError(self.errors[-1])
             self._gone(UnavailableError(_STOPPED))
+            self._restart_later()
+
+    def _restart_later(self) -> None:
+        """Start the member again after the back-off (not one a fault or the cluster stopped)."""
+        if self.clock.now() - self.started_at >= RESTART_RESET:
+            self._backoff = RESTART_BACKOFF
+        delay, self._backoff = self._backoff, min(self._backoff * 2, RESTART_BACKOFF_MAX)
+        loop = asyncio.get_running_loop()
+        self._restart = self.clock.call_later(delay, lambda: loop.create_task(self._restart_now()))
+
+    async def _restart_now(self) -> None:
+        self._restart = None
+        if self.running or self._closing:
+            return
+        self.restarts += 1
+        try:
+            await self.start()
+        except (StoreError, OSError, sqlite3.Error) as err:
+            self.errors.append(f"restart failed: {err}")
+            self._restart_later()
 
     async def _relay(self, proc: asyncio.subprocess.Process) -> None:
         """The process's own output (warnings, tracebacks) goes to this process's log."""
         assert proc.stdout is not None
         while line := await proc.stdout.readline():
             log.warning("%s: %s", self.name, line.decode(errors="replace").rstrip())
+
+    @property
+    def restart_scheduled(self) -> bool:
+        """Whether the member is due to be started again after dying by itself."""
+        return self._restart is not None
+
+    async def _crashed_by_itself(self, why: StoreError) -> None:
+        """The member stopped inside its process (a failed disk): end the process, start it later."""
+        await self.stop()
+        self.failure = why
+        self._restart_later()
 
     # ----- the connection ----------------------------------------------------------------------
     def next_id(self) -> int:
@@ -506,8 +570,8 @@ class RemoteMember:
         if not paused:
             self._wake_resumed()
         if not running and self.running and not self._closing:
-            self.failure = StoreError(errors[-1] if errors else "member stopped")
-            asyncio.get_running_loop().create_task(self.stop())
+            why = StoreError(errors[-1] if errors else "member stopped")
+            asyncio.get_running_loop().create_task(self._crashed_by_itself(why))
             return
         if (self._role, self._term, self._lead, self.paused) != seen:
             self.on_change()

@@ -277,3 +277,33 @@ async def test_the_nospace_alarm_reaches_every_member_and_is_disarmed(members: E
     await until(alarmed, "every member holds the replicated alarm")
     await cluster.restore_quota(quota)
     assert await write(cluster, "/registry/q/after", b"2") > 0
+
+
+async def test_a_member_process_killed_from_outside_is_started_again(tmp_path: Path) -> None:
+    import signal
+
+    from kconsole.store import remote
+
+    cluster = await open_store(tmp_path, clock=RealClock(speed=20), seed=3,
+                               mode=StoreMode(3, synced=True, processes=True))
+    try:
+        await until(lambda: cluster.leader() is not None, "a leader is elected")
+        follower = next(m for m in cluster.members if not m.is_leader)
+        pid = follower.process.pid  # type: ignore[attr-defined]
+        os.kill(pid, signal.SIGKILL)  # not a fault: as an OOM kill or an operator would
+        await until(lambda: not follower.running, "the member counts as stopped")
+        revision = await write(cluster, "/registry/while-down", b"1")
+        # Started again after the back-off (simulated seconds; the clock runs 20x here).
+        await until(lambda: follower.running and follower.process.pid != pid,  # type: ignore[attr-defined]
+                    f"restarted after {remote.RESTART_BACKOFF:g} simulated s")
+        assert follower.restarts == 1
+
+        async def caught_up() -> bool:
+            return (await follower.status()).revision >= revision
+
+        await until(caught_up, "the restarted process replays its files and catches up")
+        fault_stopped = next(m for m in cluster.members if not m.is_leader)
+        await fault_stopped.stop()  # a fault's stop stays stopped: nothing is due to start it
+        assert not fault_stopped.running and not fault_stopped.restart_scheduled  # type: ignore[attr-defined]
+    finally:
+        await cluster.close()
