@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kconsole.store.etcdgw import RealEtcd, TLSFiles
+from kconsole.store.etcdgw import TLSFiles
+from kconsole.store.etcdhistory import EtcdHistory
 from kconsole.store.etcdlocal import START_TIMEOUT, LocalEtcd, LocalMember
 from kconsole.store.facade import Quorum
 from kconsole.store.kv import DEFAULT_QUOTA_BYTES, NoSpaceError, Put, StoreError
@@ -76,8 +77,9 @@ class _NoNetwork:
         pass
 
 
-class RealEtcdCluster(RealEtcd):
-    """RealEtcd with the members' view and fault handles."""
+class RealEtcdCluster(EtcdHistory):
+    """RealEtcd (keeping history when asked, :mod:`kconsole.store.etcdhistory`) with the members'
+    view and fault handles."""
 
     def __init__(self, servers: list[str], *, tls: TLSFiles | None = None, local: LocalEtcd | None = None,
                  **kwargs: Any) -> None:
@@ -264,8 +266,9 @@ class RealEtcdCluster(RealEtcd):
 
 async def open_real(*, servers: list[str] | None = None, tls: TLSFiles | None = None,
                     local_dir: Path | None = None, members: int = 3, binary: str | None = None,
-                    clock: Any = None) -> RealEtcdCluster:
-    """The store on real etcd: the members at ``servers``, or ``members`` run in ``local_dir``."""
+                    clock: Any = None, history: tuple[Path, float, int] | None = None) -> RealEtcdCluster:
+    """The store on real etcd: the members at ``servers``, or ``members`` run in ``local_dir``;
+    ``history``: (revision-time file, retention, max bytes) to keep history (docs/history.md)."""
     local = None
     if local_dir is not None:
         local = LocalEtcd(local_dir, members=members, binary=binary)
@@ -273,6 +276,8 @@ async def open_real(*, servers: list[str] | None = None, tls: TLSFiles | None = 
         tls = TLSFiles(*local.tls_files())
     assert servers
     etcd = RealEtcdCluster(servers, tls=tls, local=local, clock=clock)
+    if history is not None:
+        etcd.keep_history(*history)
     try:
         await etcd.start()
     except BaseException:
