@@ -23,8 +23,9 @@ compacted revision still answer ``compacted`` (410 upstream); history reads go d
   read per revision to tell a time), and because ``timeOf``/``revisionAt`` answer from memory.
   Revisions written by other clients take the time of the mark before them.
 - The size bound: etcd's ``dbSizeInUse`` (maintenance status) says how many bytes are over
-  ``history-max-bytes``; the byte counts of the marks say which oldest revisions to drop to free
-  about that many. Live objects cannot be dropped: past the bound by them alone, no history is kept.
+  ``history-max-bytes`` (or half of etcd's quota, if smaller: history must not raise NOSPACE); the
+  byte counts of the marks say which oldest revisions to drop to free about that many. Live
+  objects cannot be dropped: past the bound by them alone, no history is kept.
 """
 
 from __future__ import annotations
@@ -271,9 +272,10 @@ class EtcdHistory(RealEtcd):
             return
         self.compacted = max(self.compacted, revision)
         excess = 0
-        if self.history_max_bytes > 0:
+        bound = self.size_bound()
+        if bound > 0:
             doc = await self._call("/v3/maintenance/status", {})
-            excess = int(doc.get("dbSizeInUse", doc.get("dbSize", 0))) - self.history_max_bytes
+            excess = int(doc.get("dbSizeInUse", doc.get("dbSize", 0))) - bound
         now = self.clock.now() if self.clock is not None else 0.0
         floor = marks.floor_for(self.history_floor, revision, now, self.history_retention, excess)
         marks.save()
@@ -284,6 +286,13 @@ class EtcdHistory(RealEtcd):
                 pass
             self.history_floor = floor
             marks.drop_below(floor)
+
+    def size_bound(self) -> int:
+        """Bytes etcd's database may hold in use: ``history-max-bytes``, and at most half of etcd's
+        quota (``--quota-backend-bytes``), so that history never raises the NOSPACE alarm."""
+        quota = int(getattr(self, "quota_bytes", 0) or 0) // 2
+        bound = self.history_max_bytes
+        return min(bound, quota) if bound > 0 and quota > 0 else (bound or quota)
 
     async def close(self) -> None:
         await super().close()

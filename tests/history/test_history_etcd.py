@@ -8,7 +8,9 @@ never how long anything took."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import json
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from pathlib import Path
@@ -23,6 +25,9 @@ from kconsole.api.writelog import WriteLog
 from kconsole.client.client import Client
 from kconsole.client.history import HistoryClient
 from kconsole.clock import VirtualClock
+from kconsole.cluster import ADMIN as CLUSTER_ADMIN
+from kconsole.cluster import Cluster, ClusterConfig
+from kconsole.history import cmd
 from kconsole.history.story import build, render_text
 from kconsole.store import etcdlocal
 from kconsole.store.etcdgw import TLSFiles
@@ -265,3 +270,37 @@ def test_the_size_bound_drops_the_oldest_revisions_worth_the_excess() -> None:
     assert marks.floor_for(1, 19, 19.0, 0.0, 10_000) == 19  # more over than history holds: none kept
     assert marks.revision_at(12.5, 19) == 12 and marks.time_of(15) == 15.0
 
+
+
+async def test_the_cli_prints_the_story_from_a_cluster_on_real_etcd_running_and_stopped(tmp_path: Path) -> None:
+    clock = VirtualClock()
+    config = ClusterConfig(nodes=1, control_planes=1, seed=1, port=0, etcd="local", data_dir=tmp_path / "data")
+    c = Cluster(config, clock=clock)
+    await drive(clock, c.start())
+    try:
+        admin = c.api_client(CLUSTER_ADMIN)
+        await drive(clock, admin.apply(deployment("nginx:1.27"), field_manager="kubectl"))
+        await clock.advance(30)
+        await drive(clock, admin.apply(deployment("nginx:1.28"), field_manager="rollout-bot", force=True))
+        await clock.advance(30)
+        args = argparse.Namespace(object="deploy/x", namespace="default", diff=True, json=False)
+        running = await drive(clock, cmd._fetch(args, c.data_dir))
+        text = render_text(running)
+        assert text.startswith("Deployment default/x: ")
+        assert "+      - image: nginx:1.28" in text and "manager rollout-bot" in text
+        assert running.revisions[0].type == "ADDED" and running.revisions[0].user == "kubernetes-admin"
+    finally:
+        await drive(clock, c.stop())
+    stopped = await cmd._fetch(args, c.data_dir)  # the folder's etcd members, started to read them
+    assert json.dumps(stopped.to_json()) == json.dumps(running.to_json())
+
+
+def test_history_keeps_half_of_etcds_quota_at_most() -> None:
+    etcd = RealEtcdCluster(["http://127.0.0.1:1"])
+    etcd.keep_history(None, 0.0, 2 * 1024**3)
+    etcd.quota_bytes = 1024**3
+    assert etcd.size_bound() == 512 * 1024**2
+    etcd.history_max_bytes = 100
+    assert etcd.size_bound() == 100
+    etcd.history_max_bytes = 0
+    assert etcd.size_bound() == 512 * 1024**2
