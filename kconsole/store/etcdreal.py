@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kconsole.store.etcdgw import TLSFiles
+from kconsole.store.etcdgw import COMPACT_KEY, RealEtcd, TLSFiles
 from kconsole.store.etcdhistory import EtcdHistory
 from kconsole.store.etcdlocal import START_TIMEOUT, LocalEtcd, LocalMember
 from kconsole.store.facade import Quorum
@@ -90,6 +90,8 @@ class RealEtcdCluster(EtcdHistory):
         self.network: Any = local.network if local is not None else _NoNetwork()
         self.quota_bytes = local.quota_bytes if local is not None else DEFAULT_QUOTA_BYTES
         self._statuses: dict[str, dict[str, Any] | None] = {}
+        #: Set by :meth:`start_view`: members shown, never written to.
+        self.view_only = False
         self._poller: asyncio.Task[None] | None = None
         if local is not None:
             local.on_change.append(self._on_change)
@@ -99,6 +101,30 @@ class RealEtcdCluster(EtcdHistory):
             await self.local.start()
         await self.wait_for_leader()
         await super().start()
+        self._poller = asyncio.get_running_loop().create_task(self._poll_loop(), name="etcd-members")
+
+    async def status(self) -> Any:
+        """etcd's status; looking only, the compacted revision is what kube-apiserver's compactor
+        last wrote in ``compact_rev_key`` (etcd's status does not tell it)."""
+        if self.view_only:
+            found = await RealEtcd.range(self, COMPACT_KEY, serializable=True)
+            if found.kvs and found.kvs[0].value.isdigit():
+                self.compacted = int(found.kvs[0].value)
+        return await super().status()
+
+    async def start_view(self) -> None:
+        """Only look at the members (``kconsole attach --etcd-endpoints``): no leader needed, no
+        compactor, no writes; members are named as etcd's member list names them."""
+        self.open_session()
+        try:
+            doc = await self._call("/v3/cluster/member/list", {}, headers={"Grpc-Metadata-hasleader": "false"})
+            names = {url.rstrip("/"): m.get("name") for m in doc.get("members", ()) for url in m.get("clientURLs", ())}
+            for m in self.members:
+                m.name = names.get(m.endpoint) or m.name
+        except StoreError as err:
+            log.info("etcd member list not read: %s", err)
+        self.view_only = True
+        await self.poll()
         self._poller = asyncio.get_running_loop().create_task(self._poll_loop(), name="etcd-members")
 
     async def close(self) -> None:
