@@ -46,33 +46,6 @@ class HttpCreator:
         return info.resource, info.group, info.namespaced
 
 
-async def _real_etcd(data_dir: Path, clock: Any) -> Any:
-    """A stopped ``--etcd local`` folder's members, started to read their history (nothing is
-    written: no compactor runs); a cluster on ``--etcd-servers`` is read while it runs."""
-    from kconsole.cluster import HISTORY_DIR
-    from kconsole.store.etcdgw import TLSFiles
-    from kconsole.store.etcdhistory import REVTIME_FILE
-    from kconsole.store.etcdlocal import LOCAL_DIR, LocalEtcd
-    from kconsole.store.etcdreal import RealEtcdCluster
-    from kconsole.store.facade import MEMBERS_DIR
-
-    ports = data_dir / LOCAL_DIR / "ports.json"
-    if not ports.exists():
-        raise StatusError(status_body(404, "NotFound", f"no etcd member files under {data_dir / MEMBERS_DIR} nor "
-                                                       f"{data_dir / LOCAL_DIR} (a cluster on --etcd-servers: "
-                                                       f"read its history while it runs)"))
-    local = LocalEtcd(data_dir / LOCAL_DIR, members=len(json.loads(ports.read_text())))
-    etcd = RealEtcdCluster(local.servers, tls=TLSFiles(*local.tls_files()), local=local, clock=clock,
-                           compaction_interval=0)
-    etcd.keep_history(data_dir / HISTORY_DIR / REVTIME_FILE, 0.0, 0)
-    try:
-        await etcd.start()
-    except BaseException:
-        await etcd.close()
-        raise
-    return etcd
-
-
 class LocalCreator:
     """``create`` answered from a stopped data folder by the API server's own history code."""
 
@@ -93,7 +66,9 @@ class LocalCreator:
         files = sorted((self.data_dir / MEMBERS_DIR).glob("*/db.sqlite"))
         best: Any = None
         if not files:
-            best = await _real_etcd(self.data_dir, clock)
+            from kconsole.store.etcdreal import open_stopped_local
+
+            best = await open_stopped_local(self.data_dir, clock)
         for file in files:
             log = await RevisionLog.open(file, clock=clock, synchronous="NORMAL")
             if best is None or log.revision > best.revision:

@@ -9,6 +9,7 @@ processes when kconsole runs them (:mod:`kconsole.store.etcdlocal`). Members kco
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -306,6 +307,31 @@ async def open_real(*, servers: list[str] | None = None, tls: TLSFiles | None = 
         etcd.keep_history(*history)
     try:
         await etcd.start()
+    except BaseException:
+        await etcd.close()
+        raise
+    return etcd
+
+
+async def open_stopped_local(data_dir: Path, clock: Any) -> RealEtcdCluster:
+    """A stopped ``--etcd local`` data folder's members, started to read their history: no
+    compactor runs, nothing is written (a cluster on ``--etcd-servers`` is read while it runs)."""
+    from kconsole.cluster import HISTORY_DIR
+    from kconsole.store.etcdhistory import REVTIME_FILE
+    from kconsole.store.etcdlocal import LOCAL_DIR
+    from kconsole.store.facade import MEMBERS_DIR
+
+    ports = data_dir / LOCAL_DIR / "ports.json"
+    if not ports.exists():
+        raise StoreError(f"no etcd member files under {data_dir / MEMBERS_DIR} nor {data_dir / LOCAL_DIR} "
+                         f"(a cluster on --etcd-servers is read while it runs)")
+    local = LocalEtcd(data_dir / LOCAL_DIR, members=len(json.loads(ports.read_text())))
+    etcd = RealEtcdCluster(local.servers, tls=TLSFiles(*local.tls_files()), local=local, clock=clock,
+                           compaction_interval=0)
+    etcd.keep_history(data_dir / HISTORY_DIR / REVTIME_FILE, 0.0, 0)
+    try:
+        with etcd._io():  # a reader's virtual clock waits for the members to start, not a timeout
+            await etcd.start()
     except BaseException:
         await etcd.close()
         raise

@@ -35,6 +35,13 @@ def member_count(data_dir: Path) -> int:
     return sum(1 for p in root.glob("etcd-*") if p.is_dir() and p.name[5:].isdigit()) if root.is_dir() else 0
 
 
+def on_real_etcd(data_dir: Path) -> bool:
+    """Whether the folder's cluster ran on real etcd members it runs itself (``--etcd local``)."""
+    from kconsole.store.etcdlocal import LOCAL_DIR
+
+    return (data_dir / LOCAL_DIR / "ports.json").is_file()
+
+
 @contextlib.asynccontextmanager
 async def open_folder(data_dir: Path) -> AsyncIterator[Opened]:
     """History reads of a data folder: its store and an API server of our own under the folder's
@@ -43,7 +50,7 @@ async def open_folder(data_dir: Path) -> AsyncIterator[Opened]:
     from kconsole.preflight import StartError, lock_data_folder, release_data_folder
 
     folder = data_dir.resolve()
-    if member_count(folder) == 0:
+    if member_count(folder) == 0 and not on_real_etcd(folder):
         from kconsole.store.facade import MEMBERS_DIR
 
         raise TraceError(f"{data_dir}: no cluster data here (no {MEMBERS_DIR}/etcd-N folders); "
@@ -87,7 +94,12 @@ async def _stopped(data_dir: Path) -> AsyncIterator[Opened]:
     parts: dict[str, Any] = {}
 
     async def opening() -> None:
-        parts["etcd"] = await open_store(folder / MEMBERS_DIR, clock=clock, mode=StoreMode(members, synced=True))
+        if members:
+            parts["etcd"] = await open_store(folder / MEMBERS_DIR, clock=clock, mode=StoreMode(members, synced=True))
+        else:
+            from kconsole.store.etcdreal import open_stopped_local
+
+            parts["etcd"] = await open_stopped_local(folder, clock)
         parts["api"] = APIServer(parts["etcd"], clock, transformers=ClusterConfig().encryption_transformers(folder),
                                  sa_key=service_account_key(folder))
         await parts["api"].start()

@@ -29,6 +29,10 @@ from kconsole.cluster import ADMIN as CLUSTER_ADMIN
 from kconsole.cluster import Cluster, ClusterConfig
 from kconsole.history import cmd
 from kconsole.history.story import build, render_text
+from kconsole.trace.exportcmd import _export
+from kconsole.trace.fileformat import TraceError
+from kconsole.trace.fork import fork
+from kconsole.trace.when import parse_when
 from kconsole.store import etcdlocal
 from kconsole.store.etcdgw import TLSFiles
 from kconsole.store.etcdhistory import REVTIME_FILE, RevTimes
@@ -293,6 +297,16 @@ async def test_the_cli_prints_the_story_from_a_cluster_on_real_etcd_running_and_
         await drive(clock, c.stop())
     stopped = await cmd._fetch(args, c.data_dir)  # the folder's etcd members, started to read them
     assert json.dumps(stopped.to_json()) == json.dumps(running.to_json())
+
+    lines, header = await _export(c.data_dir, tmp_path / "trace.jsonl", None, None)  # trace export, stopped
+    records = [json.loads(x) for x in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    assert lines == len(records) and header["to"]["revision"] >= running.revisions[-1].revision
+    images = [r["object"]["spec"]["template"]["spec"]["containers"][0]["image"] for r in records
+              if r.get("type") in ("object", "change") and r.get("resource") == "deployments"
+              and r.get("name") == "x" and r.get("object")]
+    assert images[0] == "nginx:1.27" and "nginx:1.28" in images
+    with pytest.raises(TraceError, match="runs on real etcd"):
+        await fork(c.data_dir, parse_when(str(header["to"]["revision"])), tmp_path / "forked")
 
 
 def test_history_keeps_half_of_etcds_quota_at_most() -> None:
