@@ -63,6 +63,8 @@ log = logging.getLogger(__name__)
 REVTIME_FILE = "etcd-revtime.sqlite"
 #: Bytes a write costs beyond its key and value (as the embedded store counts).
 ROW_BYTES = 64
+#: Marks kept in memory only, at most, before they are appended to the file (a crash loses no more).
+SAVE_EVERY = 1000
 #: Wall seconds a history watch may take to deliver its window.
 CHANGES_TIMEOUT = 30.0
 
@@ -100,6 +102,8 @@ class RevTimes:
             self.revs.append(revision)
             self.times.append(time)
             self.bytes.append(self.written)
+            if len(self.revs) - self._unsaved >= SAVE_EVERY:
+                self.save()
         self.written += cost
 
     def save(self) -> None:
