@@ -48,6 +48,7 @@ from kconsole.store.kv import (
     Delete,
     Event,
     FutureRevisionError,
+    KeyValue,
     Op,
     Put,
     RangeResult,
@@ -65,6 +66,10 @@ REVTIME_FILE = "etcd-revtime.sqlite"
 ROW_BYTES = 64
 #: Marks kept in memory only, at most, before they are appended to the file (a crash loses no more).
 SAVE_EVERY = 1000
+#: Writes a history read reads by key at most (more are read with one watch).
+INDEX_MOST = 2000
+#: Ranges in one read-only transaction (etcd's --max-txn-ops defaults to 128).
+TXN_OPS = 128
 #: Wall seconds a history watch may take to deliver its window.
 CHANGES_TIMEOUT = 30.0
 
@@ -79,14 +84,21 @@ class RevTimes:
         self.bytes: list[int] = []  # bytes this client had written before each mark's revision
         self.written = 0
         self._unsaved = 0
+        #: (revision, op index, key, deleted) of this client's writes not in the file yet.
+        self._keys: list[tuple[int, int, str, int]] = []
         self._db: sqlite3.Connection | None = None
 
     def open(self) -> None:
-        if self.path is None:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = self._db = sqlite3.connect(str(self.path), isolation_level=None)
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = self._db = sqlite3.connect(str(self.path) if self.path is not None else ":memory:",
+                                        isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
         db.execute("CREATE TABLE IF NOT EXISTS revtime (rev INTEGER PRIMARY KEY, time REAL, bytes INTEGER)")
+        db.execute("CREATE TABLE IF NOT EXISTS revkey (rev INTEGER, sub INTEGER, key TEXT, deleted INTEGER, "
+                   "PRIMARY KEY (rev, sub)) WITHOUT ROWID")
+        db.execute("CREATE INDEX IF NOT EXISTS revkey_key ON revkey (key, rev)")
         db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER)")
         for rev, t, b in db.execute("SELECT rev, time, bytes FROM revtime ORDER BY rev"):
             self.revs.append(rev)
@@ -106,10 +118,47 @@ class RevTimes:
                 self.save()
         self.written += cost
 
-    def save(self) -> None:
-        """Append the marks made since the last save (and the bytes count)."""
+    def wrote(self, revision: int, keys: list[tuple[str, bool]]) -> None:
+        """Revision ``revision`` wrote these keys (True: deleted), in the transaction's order."""
         if self._db is None:
             return
+        self._keys.extend((revision, i, key, int(deleted)) for i, (key, deleted) in enumerate(keys))
+        if len(self._keys) >= SAVE_EVERY:
+            self.save()
+
+    def written_in(self, key: str, end: str | None, after: int, upto: int, most: int
+                   ) -> list[tuple[int, str, bool]] | None:
+        """The (revision, key, deleted) writes to ``[key, end)`` in ``(after, upto]``, oldest first,
+        when every revision of the window is one of this client's writes and there are at most
+        ``most`` of them; None otherwise (the window must be read from etcd's revisions)."""
+        db = self._db
+        if db is None:
+            return None
+        self.save()
+        known = db.execute("SELECT COUNT(DISTINCT rev) FROM revkey WHERE rev > ? AND rev <= ?",
+                           (after, upto)).fetchone()[0]
+        if known != upto - after:
+            return None
+        if end is None:
+            rows = db.execute("SELECT rev, key, deleted FROM revkey WHERE key = ? AND rev > ? AND rev <= ? "
+                              "ORDER BY rev, sub LIMIT ?", (key, after, upto, most + 1)).fetchall()
+        elif end == "\0":
+            rows = db.execute("SELECT rev, key, deleted FROM revkey WHERE rev > ? AND rev <= ? AND key >= ? "
+                              "ORDER BY rev, sub LIMIT ?", (after, upto, key, most + 1)).fetchall()
+        else:
+            rows = db.execute("SELECT rev, key, deleted FROM revkey WHERE rev > ? AND rev <= ? AND key >= ? "
+                              "AND key < ? ORDER BY rev, sub LIMIT ?", (after, upto, key, end, most + 1)).fetchall()
+        if len(rows) > most:
+            return None
+        return [(rev, k, bool(d)) for rev, k, d in rows]
+
+    def save(self) -> None:
+        """Append the marks and keys written since the last save (and the bytes count)."""
+        if self._db is None:
+            return
+        if self._keys:
+            self._db.executemany("INSERT OR IGNORE INTO revkey VALUES (?, ?, ?, ?)", self._keys)
+            self._keys.clear()
         new = len(self.revs) - self._unsaved
         if new > 0:
             rows = zip(self.revs[-new:], self.times[-new:], self.bytes[-new:])
@@ -119,6 +168,9 @@ class RevTimes:
 
     def drop_below(self, floor: int) -> None:
         """Forget the marks no history read can use any more (the one in force at ``floor`` stays)."""
+        if self._db is not None:
+            self.save()
+            self._db.execute("DELETE FROM revkey WHERE rev < ?", (floor,))
         i = bisect.bisect_right(self.revs, floor) - 1
         if i <= 0:
             return
@@ -159,15 +211,20 @@ class RevTimes:
         return min(floor, current)
 
 
-def _cost(ops: list[Op], responses: list[object]) -> int:
-    """Bytes a transaction's writes cost (keys and values as written, plus a row each)."""
+def _written(ops: list[Op], responses: list[object]) -> tuple[list[tuple[str, bool]], int]:
+    """The keys a transaction's writes changed (True: deleted), in order, and the bytes they cost
+    (keys and values as written, plus a row each)."""
+    keys: list[tuple[str, bool]] = []
     cost = 0
     for op, resp in zip(ops, responses):
         if isinstance(op, Put):
+            keys.append((op.key, False))
             cost += len(op.key) + len(op.value) + ROW_BYTES
         elif isinstance(op, Delete) and resp:
-            cost += (len(resp) if isinstance(resp, list) else 1) * (len(op.key) + ROW_BYTES)
-    return cost
+            gone = [kv.key for kv in resp] if isinstance(resp, list) else [op.key]
+            keys.extend((k, True) for k in gone)
+            cost += sum(len(k) + ROW_BYTES for k in gone)
+    return keys, cost
 
 
 class _CompactedWatch:
@@ -263,9 +320,10 @@ class EtcdHistory(RealEtcd):
         res = await super().txn(compares, success, failure)
         marks = self.marks
         if marks is not None and self.clock is not None:
-            cost = _cost(success if res.succeeded else (failure or []), res.responses)
-            if cost:
+            keys, cost = _written(success if res.succeeded else (failure or []), res.responses)
+            if keys:
                 marks.mark(res.revision, self.clock.now(), cost)
+                marks.wrote(res.revision, keys)
         return res
 
     async def compact(self, revision: int) -> None:
@@ -338,6 +396,9 @@ class EtcdHistory(RealEtcd):
             self._check_window(after + 1, upto)
             return []
         self._check_window(after + 1, upto)
+        known = self.marks.written_in(key, end, after, upto, INDEX_MOST) if self.marks is not None else None
+        if known is not None:
+            return await self._changes_of(known)
         layout = self.layout
         lo = layout.to_etcd(key)
         hi = layout.end_to_etcd(end) if end is not None else lo + "\0"
@@ -368,6 +429,32 @@ class EtcdHistory(RealEtcd):
             raise UnavailableError("etcdserver: request timed out") from None
         except (aiohttp.ClientError, OSError) as err:
             raise UnavailableError(f"etcd {url}: {err.__class__.__name__} while reading history") from None
+
+    async def _changes_of(self, writes: list[tuple[int, str, bool]]) -> list[Event]:
+        """Known writes read back from etcd: each key at its revision and at the one before (its
+        previous value), as ranges at those revisions batched in read-only transactions."""
+        ops: list[dict[str, Any]] = []
+        to_etcd = self.layout.to_etcd
+        for rev, key, deleted in writes:
+            k = _b64(to_etcd(key))
+            ops.append({"request_range": {"key": k, "revision": rev - 1 if deleted else rev}})
+            ops.append({"request_range": {"key": k, "revision": max(rev - 1, 1)}})
+        answers = await asyncio.gather(*(self._call("/v3/kv/txn", {"success": ops[i:i + TXN_OPS]})
+                                         for i in range(0, len(ops), TXN_OPS)))
+        found = [((r.get("response_range") or {}).get("kvs") or [None])[0]
+                 for doc in answers for r in doc.get("responses", ())]
+        if len(found) != len(ops):
+            raise StoreError("etcd answered a history read with fewer ranges than it was asked")
+        back = self.layout.from_etcd
+        out: list[Event] = []
+        for i, (rev, key, deleted) in enumerate(writes):
+            now_kv, prev_kv = found[2 * i], found[2 * i + 1]
+            prev = _kv(prev_kv, back) if prev_kv is not None and rev > 1 else None
+            if deleted:
+                out.append(Event("DELETE", KeyValue(key, b"", 0, rev, 0, 0), prev))
+            elif now_kv is not None:
+                out.append(Event("PUT", _kv(now_kv, back), prev))
+        return out
 
     def _take(self, doc: dict[str, Any], lo: str, hi: str, upto: int, back: Any, out: list[Event],
               limit: int) -> bool:

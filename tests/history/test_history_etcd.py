@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from pathlib import Path
@@ -318,3 +319,57 @@ def test_history_keeps_half_of_etcds_quota_at_most() -> None:
     assert etcd.size_bound() == 100
     etcd.history_max_bytes = 0
     assert etcd.size_bound() == 512 * 1024**2
+
+
+async def test_changes_read_by_key_and_by_watch_agree_with_what_was_written(tmp_path: Path) -> None:
+    """The writes the API server made are read back by key (its index of what each revision
+    wrote); a window with a revision someone else wrote, or too many writes, by one watch."""
+    from kconsole.store import etcdhistory
+    from kconsole.store.kv import Delete, Put, prefix_end
+
+    clock = VirtualClock()
+    etcd = await real_etcd(tmp_path, clock, members=1)
+    try:
+        rng = random.Random(5)
+        written: list[tuple[int, str, str]] = []
+        alive: set[str] = set()
+        for i in range(120):
+            key = f"/registry/deployments.apps/ns{rng.randrange(2)}/d{rng.randrange(6)}"
+            if key in alive and rng.random() < 0.3:
+                res = await etcd.txn([], [Delete(key)])
+                alive.discard(key)
+                written.append((res.revision, "DELETE", key))
+            else:
+                res = await etcd.txn([], [Put(key, f"v{i}".encode())])
+                alive.add(key)
+                written.append((res.revision, "PUT", key))
+            if i % 40 == 39:
+                await clock.advance(1)
+        gone = await etcd.txn([], [Delete("/registry/deployments.apps/ns1/", prefix_end("/registry/deployments.apps/ns1/"))])
+        written += [(gone.revision, "DELETE", k) for k in sorted(k for k in alive if "/ns1/" in k)]
+        first, last = written[0][0], etcd.revision
+        windows = [(first - 1, last), (first + 10, first + 11), (first + 30, first + 90), (last - 1, last)]
+        scopes = [("/registry/deployments.apps/", prefix_end("/registry/deployments.apps/")),
+                  ("/registry/deployments.apps/ns0/", prefix_end("/registry/deployments.apps/ns0/")),
+                  ("/registry/deployments.apps/ns0/d1", None)]
+
+        def expect(after: int, upto: int, key: str, end: str | None) -> list[tuple[int, str, str]]:
+            return [w for w in written if after < w[0] <= upto and (w[2] == key if end is None else key <= w[2] < end)]
+
+        async def read(after: int, upto: int, key: str, end: str | None) -> list[tuple[int, str, str]]:
+            events = await etcd.history_changes(key, end, after, upto)
+            return [(e.kv.mod_revision, e.type, e.kv.key) for e in events]
+
+        by_key = [await read(a, u, k, e) for a, u in windows for k, e in scopes]
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(etcdhistory, "INDEX_MOST", -1)  # every window by watch
+            by_watch = [await read(a, u, k, e) for a, u in windows for k, e in scopes]
+        assert by_key == by_watch == [expect(a, u, k, e) for a, u in windows for k, e in scopes]
+        assert etcd.marks is not None
+        assert etcd.marks.written_in("/registry/", "\0", first - 1, last, 10_000) is not None
+        await etcd._call("/v3/kv/put", {"key": "L2Vsc2V3aGVyZQ==", "value": "eA=="})  # someone else's write
+        await etcd.range("/registry/", "\0", count_only=True)  # (the client sees the new revision)
+        assert etcd.marks.written_in("/registry/", "\0", first - 1, etcd.revision, 10_000) is None
+        assert await read(first - 1, etcd.revision, *scopes[0]) == expect(first - 1, last, *scopes[0])
+    finally:
+        await etcd.close()
