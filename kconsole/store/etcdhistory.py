@@ -9,15 +9,19 @@ store's by ``history-retention`` and ``history-max-bytes``. Reads and watches be
 compacted revision still answer ``compacted`` (410 upstream); history reads go down to the floor.
 
 - ``listAt`` is a range at the revision (etcd serves any kept revision).
-- ``changes`` is a watch from ``after + 1`` with ``prev_kv``: one request, filtered by key on the
-  server, every write in revision order with its previous value, deletes included. A range at
-  each revision would cost one request per revision and still miss deletes unless whole ranges
-  were compared. A watch has no end, so it is opened over a range that holds a key written at or
-  after ``upto`` (found with one keys-only range): its event arrives after every earlier one, and
-  ends the read. (A progress request would end it too, but etcd 3.4 answers it before a
-  catching-up watcher's events.)
+- ``changes`` reads the API server's own writes back by key: it notes which keys each of its
+  writes changed, so a window whose every revision it wrote is two ranges per write (the key at
+  its revision and at the one before), batched in read-only transactions. Otherwise (someone else
+  wrote in the window, or it is large) one watch from ``after + 1`` with ``prev_kv``: filtered by
+  key on the server, every write in revision order with its previous value, deletes included. Not
+  always the watch: etcd 3.4 catches a watch up by reading every revision from its start to now,
+  so a one-revision step far back would cost the whole history since. A watch has no end, so it
+  is opened over a range that holds a key written at or after ``upto`` (found with one keys-only
+  range): its event arrives after every earlier one, and ends the read. (A progress request would
+  end it too, but etcd 3.4 answers it before a catching-up watcher's events.)
 - Revision times are kept in a sidecar SQLite file in the data folder (``history/etcd-revtime.sqlite``),
-  one row each time the clock moves, with the bytes this API server wrote: not in etcd, because
+  one row each time the clock moves, with the bytes this API server wrote, and the keys each of its
+  writes changed (no values): not in etcd, because
   every key written there is a revision of its own (a time key in each write's transaction would
   add a key version to every write, change which transactions make a revision, and still need a
   read per revision to tell a time), and because ``timeOf``/``revisionAt`` answer from memory.
