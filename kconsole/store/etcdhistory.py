@@ -103,7 +103,7 @@ class RevTimes:
         db.execute("CREATE TABLE IF NOT EXISTS revkey (rev INTEGER, sub INTEGER, key TEXT, deleted INTEGER, "
                    "PRIMARY KEY (rev, sub)) WITHOUT ROWID")
         db.execute("CREATE INDEX IF NOT EXISTS revkey_key ON revkey (key, rev)")
-        db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER)")
+        db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value)")
         for rev, t, b in db.execute("SELECT rev, time, bytes FROM revtime ORDER BY rev"):
             self.revs.append(rev)
             self.times.append(t)
@@ -121,6 +121,23 @@ class RevTimes:
             if len(self.revs) - self._unsaved >= SAVE_EVERY:
                 self.save()
         self.written += cost
+
+    def bind(self, cluster_id: str) -> None:
+        """Marks and keys are of the etcd cluster ``cluster_id``: another one's (the data folder
+        pointed at a new etcd) are dropped, since its revisions are not these."""
+        db = self._db
+        if db is None:
+            return
+        row = db.execute("SELECT value FROM meta WHERE name = 'cluster'").fetchone()
+        if row is not None and str(row[0]) == cluster_id:
+            return
+        if row is not None:
+            log.info("revision times of another etcd cluster (%s) dropped", row[0])
+            db.execute("DELETE FROM revtime")
+            db.execute("DELETE FROM revkey")
+            self.revs.clear(), self.times.clear(), self.bytes.clear(), self._keys.clear()
+            self.written = self._unsaved = 0
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('cluster', ?)", (cluster_id,))
 
     def wrote(self, revision: int, keys: list[tuple[str, bool]]) -> None:
         """Revision ``revision`` wrote these keys (True: deleted), in the transaction's order."""
@@ -281,6 +298,9 @@ class EtcdHistory(RealEtcd):
 
     async def _load_compaction(self) -> None:
         """The API's compacted revision from ``compact_rev_key``, and etcd's own (the floor)."""
+        if self.marks is not None:
+            doc = await self._call("/v3/maintenance/status", {})
+            self.marks.bind(str(doc.get("header", {}).get("cluster_id", "")))
         res = await super().range(COMPACT_KEY)
         if res.kvs and res.kvs[0].value.isdigit():
             self.compacted = max(self.compacted, int(res.kvs[0].value))

@@ -3,8 +3,8 @@ components, nothing serving. ``kconsole trace export`` and ``kconsole fork`` rea
 console's user, with the history read path (:class:`kconsole.client.history.HistoryClient`).
 
 It runs on a virtual clock set to the time the cluster last saw and moved only while the members
-elect a leader, so no timer of the API server (Event expiry, compaction) fires and nothing is
-written: the folder is read as it was left."""
+elect a leader (real etcd members: as fast as real time, while they start), so no timer of the API
+server (Event expiry, compaction) fires and nothing is written: the folder is read as it was left."""
 
 from __future__ import annotations
 
@@ -106,15 +106,34 @@ async def _stopped(data_dir: Path) -> AsyncIterator[Opened]:
 
     try:
         task = asyncio.ensure_future(opening())
-        await clock.run_until(task.done, timeout=OPEN_TIMEOUT, step=0.1)
+        if members:
+            await clock.run_until(task.done, timeout=OPEN_TIMEOUT, step=0.1)
+        else:
+            await _real_time(clock, task)
         task.result()
         api = parts["api"]
         client = Client(api, api.tokens.issue(CONSOLE), clock, user_agent=user_agent_for(CONSOLE))
         yield Opened(client, HistoryClient(client), folder)
     finally:
         closing = asyncio.ensure_future(_close(parts))
-        await clock.run_until(closing.done, timeout=OPEN_TIMEOUT, step=0.1)
+        if members:
+            await clock.run_until(closing.done, timeout=OPEN_TIMEOUT, step=0.1)
+        else:
+            await _real_time(clock, closing)
         release_data_folder(lock)
+
+
+async def _real_time(clock: Any, task: asyncio.Future[Any]) -> None:
+    """Until ``task`` is done, simulated time moving with real time: real etcd members start, stop
+    and tell their watches' progress (every real second) at their own pace."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + OPEN_TIMEOUT
+    while not task.done():
+        if loop.time() > deadline:
+            task.cancel()
+            raise TraceError(f"the etcd members did not start or stop within {OPEN_TIMEOUT:g} s")
+        await asyncio.sleep(0.05)
+        await clock.advance(0.05)
 
 
 async def _close(parts: dict[str, Any]) -> None:

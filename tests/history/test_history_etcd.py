@@ -373,3 +373,19 @@ async def test_changes_read_by_key_and_by_watch_agree_with_what_was_written(tmp_
         assert await read(first - 1, etcd.revision, *scopes[0]) == expect(first - 1, last, *scopes[0])
     finally:
         await etcd.close()
+
+
+def test_marks_of_another_etcd_cluster_are_dropped(tmp_path: Path) -> None:
+    marks = RevTimes(tmp_path / REVTIME_FILE)
+    marks.open()
+    marks.bind("111")
+    marks.mark(5, 1.0, 10)
+    marks.wrote(5, [("/registry/pods/default/a", False)])
+    marks.close()
+    again = RevTimes(tmp_path / REVTIME_FILE)
+    again.open()
+    again.bind("111")
+    assert again.revs == [5] and again.written_in("/registry/", "\0", 4, 5, 10) == [(5, "/registry/pods/default/a", False)]
+    again.bind("222")  # the folder now points at another etcd: its revision 5 is another write
+    assert again.revs == [] and again.written_in("/registry/", "\0", 4, 5, 10) is None
+    again.close()
