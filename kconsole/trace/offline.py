@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kconsole.trace.fileformat import TraceError
+
+log = logging.getLogger(__name__)
 
 #: Simulated seconds the members may take to elect a leader before opening gives up.
 OPEN_TIMEOUT = 60.0
@@ -119,7 +122,10 @@ async def _stopped(data_dir: Path) -> AsyncIterator[Opened]:
         if members:
             await clock.run_until(closing.done, timeout=OPEN_TIMEOUT, step=0.1)
         else:
-            await _real_time(clock, closing)
+            try:
+                await _real_time(clock, closing)
+            except TraceError as err:  # what was read stands; the members end with this process
+                log.warning("%s: %s", folder, err)
         release_data_folder(lock)
 
 
