@@ -422,7 +422,7 @@ class EtcdHistory(RealEtcd):
         self._check_window(after + 1, upto)
         known = self.marks.written_in(key, end, after, upto, INDEX_MOST) if self.marks is not None else None
         if known is not None:
-            return await self._changes_of(known)
+            return await self._changes_of(known[:limit] if limit else known)
         layout = self.layout
         lo = layout.to_etcd(key)
         hi = layout.end_to_etcd(end) if end is not None else lo + "\0"

@@ -365,6 +365,8 @@ async def test_changes_read_by_key_and_by_watch_agree_with_what_was_written(tmp_
             patch.setattr(etcdhistory, "INDEX_MOST", -1)  # every window by watch
             by_watch = [await read(a, u, k, e) for a, u in windows for k, e in scopes]
         assert by_key == by_watch == [expect(a, u, k, e) for a, u in windows for k, e in scopes]
+        limited = await etcd.history_changes(*scopes[0], first - 1, last, 7)
+        assert [(e.kv.mod_revision, e.type, e.kv.key) for e in limited] == expect(first - 1, last, *scopes[0])[:7]
         assert etcd.marks is not None
         assert etcd.marks.written_in("/registry/", "\0", first - 1, last, 10_000) is not None
         await etcd._call("/v3/kv/put", {"key": "L2Vsc2V3aGVyZQ==", "value": "eA=="})  # someone else's write
