@@ -344,11 +344,14 @@ async def _open_real_etcd(cfg: ClusterConfig, data_dir: Path, clock: Clock) -> A
     from kconsole.store.etcdlocal import LOCAL_DIR
     from kconsole.store.etcdreal import open_real
 
+    from kconsole.store.etcdhistory import REVTIME_FILE
+
+    history = (data_dir / HISTORY_DIR / REVTIME_FILE, cfg.history_retention, cfg.history_max_bytes)
     if cfg.etcd_servers:
-        return await open_real(servers=list(cfg.etcd_servers), clock=clock,
+        return await open_real(servers=list(cfg.etcd_servers), clock=clock, history=history,
                                tls=TLSFiles(cfg.etcd_cafile, cfg.etcd_certfile, cfg.etcd_keyfile))
     return await open_real(local_dir=data_dir / LOCAL_DIR, members=cfg.control_planes, binary=cfg.etcd_binary,
-                           clock=clock)
+                           clock=clock, history=history)
 
 
 class Cluster:

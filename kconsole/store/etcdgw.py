@@ -26,7 +26,7 @@ revision after the last one delivered.
 
 Compaction as kube-apiserver schedules it: every ``compaction_interval`` (5 minutes) one API
 server wins a compare-and-swap on the key ``compact_rev_key`` and compacts to the revision it saw
-one interval earlier.
+one interval earlier, the key's value naming that revision (as upstream writes it).
 """
 
 from __future__ import annotations
@@ -396,7 +396,7 @@ class RealEtcd:
 
     async def compact_once(self, version: int, target: int) -> tuple[int, int]:
         """One round of the compactor: returns the (version, revision) to pass to the next round."""
-        res = await self.txn([Compare(COMPACT_KEY, "version", "=", version)], [Put(COMPACT_KEY, b"")],
+        res = await self.txn([Compare(COMPACT_KEY, "version", "=", version)], [Put(COMPACT_KEY, str(target).encode())],
                              [Get(COMPACT_KEY)])
         if not res.succeeded:
             got = res.responses[0] if res.responses else None
