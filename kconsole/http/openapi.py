@@ -219,6 +219,9 @@ _WATCH_PRODUCES = _PRODUCES + ["application/json;stream=watch", "application/vnd
 _PATCH_CONSUMES = ["application/json-patch+json", "application/merge-patch+json",
                    "application/strategic-merge-patch+json", "application/apply-patch+yaml",
                    "application/apply-patch+cbor"]
+#: Custom resources take no strategic merge patch (apiextensions-apiserver's builder), which is how
+#: kubectl's apply knows to send them a JSON merge patch.
+_CUSTOM_PATCH_CONSUMES = ["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"]
 #: Query parameters as upstream's swagger declares them: name -> (type, extra keys).
 _V2_PARAMS: dict[str, dict[str, Any]] = {
     "allowWatchBookmarks": {"type": "boolean"}, "continue": {"type": "string"}, "dryRun": {"type": "string"},
@@ -282,6 +285,7 @@ def _v2_paths(info: ResourceInfo, kind_def: str, list_def: str | None, paths: di
     scope = f"{prefix}/namespaces/{{namespace}}" if info.namespaced else prefix
     spaced = "Namespaced" if info.namespaced else ""
     verbs = set(info.verbs)
+    patch_consumes = _PATCH_CONSUMES if info.custom is None else _CUSTOM_PATCH_CONSUMES
 
     def op(action: str, verb: str, description: str, schema: str | None, params: list[dict[str, Any]],
            codes: tuple[str, ...] = ("200",), produces: list[str] = _PRODUCES,
@@ -334,7 +338,7 @@ def _v2_paths(info: ResourceInfo, kind_def: str, list_def: str | None, paths: di
                            [{"in": "body", "name": "body", "required": True, "schema": {
                                "$ref": f"#/definitions/{_META}Patch"}}]
                            + [_v2_query(q) for q in (*_WRITE_QUERY, "force")], codes=("200", "201"),
-                           consumes=_PATCH_CONSUMES)
+                           consumes=patch_consumes)
     if "update" in verbs:
         item["put"] = op("put", "replace", f"replace the specified {info.kind}", kind_def,
                          [_v2_body(kind_def)] + [_v2_query(q) for q in _WRITE_QUERY], codes=("200", "201"))
@@ -351,7 +355,7 @@ def _v2_paths(info: ResourceInfo, kind_def: str, list_def: str | None, paths: di
                           [{"in": "body", "name": "body", "required": True, "schema": {
                               "$ref": f"#/definitions/{_META}Patch"}}]
                           + [_v2_query(q) for q in (*_WRITE_QUERY, "force")], codes=("200", "201"),
-                          consumes=_PATCH_CONSUMES)
+                          consumes=patch_consumes)
         ops["put"] = op("put", "replace", f"replace status of the specified {info.kind}", kind_def,
                         [_v2_body(kind_def)] + [_v2_query(q) for q in _WRITE_QUERY], codes=("200", "201"))
         for verb_op in ("get", "patch", "put"):

@@ -68,6 +68,10 @@ async def test_openapi_v2_carries_the_crd_as_upstream_names_it(served: Served) -
     listed = doc["paths"]["/apis/example.com/v1/namespaces/{namespace}/widgets"]["get"]
     assert listed["operationId"] == "listExampleComV1NamespacedWidget"
     assert listed["responses"]["200"]["schema"] == {"$ref": "#/definitions/com.example.v1.WidgetList"}
+    # No strategic merge patch for custom resources: kubectl's apply reads this and sends a merge patch.
+    patch = doc["paths"]["/apis/example.com/v1/namespaces/{namespace}/widgets/{name}"]["patch"]
+    assert patch["consumes"] == ["application/json-patch+json", "application/merge-patch+json",
+                                 "application/apply-patch+yaml"]
     _, out, _ = await served.kubectl("explain", "widget.spec", "--output=plaintext-openapiv2")
     assert "What the widget should be." in out
 
