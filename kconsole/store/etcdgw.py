@@ -443,7 +443,8 @@ class RealEtcd:
     def _prefer_leader(self, url: str, doc: dict[str, Any]) -> None:
         """Send to the member that leads in the highest term seen (an isolated old leader's term is lower)."""
         term = int(doc.get("raftTerm", 0))
-        if doc.get("leader") == doc["header"].get("member_id") and term >= self._leader_term:
+        leader = doc.get("leader")
+        if leader and leader == doc.get("header", {}).get("member_id") and term >= self._leader_term:
             self._leader_term = term
             self._current = self.servers.index(url)
 
