@@ -432,9 +432,9 @@ class RealEtcd:
         """``etcdctl endpoint status`` of one endpoint (None: it does not answer)."""
         try:
             # Without ``hasleader``: a member cut off from the leader still tells its term and index.
-            doc = await asyncio.wait_for(self._call("/v3/maintenance/status", {}, endpoint=url,
-                                                    retry_elsewhere=False, require_leader=False),
-                                         STATUS_TIMEOUT)
+            async with asyncio.timeout(STATUS_TIMEOUT):  # not wait_for: it can drop the poller's stop
+                doc = await self._call("/v3/maintenance/status", {}, endpoint=url, retry_elsewhere=False,
+                                       require_leader=False)
         except (StoreError, asyncio.TimeoutError):
             return None
         self._prefer_leader(url, doc)
@@ -534,9 +534,14 @@ class RealWatch:
             try:
                 await call.write(pb.WatchRequest(create_request=req))
                 idle = etcd.watch_idle_timeout
+                task = asyncio.current_task()
                 while True:
-                    read = call.read()
-                    msg = await (asyncio.wait_for(read, idle) if idle else read)
+                    # asyncio.timeout, not wait_for: wait_for drops a cancellation that arrives as the
+                    # read completes, and the reader's stop would then wait for a stream that goes on.
+                    async with asyncio.timeout(idle):
+                        msg = await call.read()
+                    if task is not None and task.cancelling():
+                        raise asyncio.CancelledError  # grpc's stream setup can swallow one too
                     if msg is grpc.aio.EOF:
                         break
                     out = self._response(msg)
