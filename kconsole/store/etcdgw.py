@@ -245,6 +245,8 @@ class RealEtcd:
                         answered = failed
                         continue
                     raise failed from None
+                if code == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in message:
+                    raise TooLargeError() from None  # over gRPC's own limit, above etcd's request limit
                 if code != grpc.StatusCode.UNAVAILABLE:
                     raise StoreError(f"etcd {url}{path}: {code.name}: {message}") from None
                 if not idempotent and not any(t in message for t in etcdrpc.NEVER_SENT):
