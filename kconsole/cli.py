@@ -59,6 +59,9 @@ def add_cluster_flags(p: argparse.ArgumentParser) -> None:
                    help="run the worker nodes' kubelets in N processes over HTTPS (default 0: in this process)")
     p.add_argument("--replica-processes", action="store_true",
                    help="run each scheduler and controller-manager replica as its own process over HTTPS")
+    p.add_argument("--member-processes", action="store_true",
+                   help="run each etcd member as its own process (Raft over loopback sockets, fsyncs and "
+                        "CPU spread over cores)")
 
 
 def console_parser() -> argparse.ArgumentParser:

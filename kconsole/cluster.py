@@ -105,6 +105,9 @@ class ClusterConfig:
     #: Run each kube-scheduler and kube-controller-manager replica as its own OS process over HTTPS
     #: (``kconsole/replicaproc.py``); needs ``http``.
     replica_processes: bool = False
+    #: Run each etcd member as its own OS process, its files its own and Raft between them over
+    #: loopback sockets (``kconsole/store/remote.py``); the API server reaches them the same way.
+    member_processes: bool = False
     #: Multiplier for simulated image-pull and container-start delays (0 = instant, for benchmarks).
     pod_delay_factor: float = 1.0
     scheduler: dict[str, Any] = field(default_factory=dict)  # KubeSchedulerConfiguration-shaped
@@ -149,7 +152,7 @@ class ClusterConfig:
     def store_mode(self, virtual_clock: bool = False) -> StoreMode:
         """The store as this config serves it: one etcd member per control plane, synced or not."""
         synced = self.store_sync if self.store_sync is not None else not (self.ephemeral or virtual_clock)
-        return StoreMode(self.control_planes, synced=synced)
+        return StoreMode(self.control_planes, synced=synced, processes=self.member_processes and not virtual_clock)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> ClusterConfig:
@@ -195,6 +198,8 @@ class ClusterConfig:
             config.processes = args.processes
         if getattr(args, "replica_processes", False):
             config.replica_processes = True
+        if getattr(args, "member_processes", False):
+            config.member_processes = True
         if getattr(args, "ephemeral", False):
             config.ephemeral = True
         if getattr(args, "etcd", None):
@@ -246,6 +251,8 @@ class ClusterConfig:
         if (self.processes or self.replica_processes) and not self.http:
             raise ConfigError("processes and replica-processes need the HTTP front (http: true): "
                               "the processes reach the API over it")
+        if self.member_processes and self.real_etcd:
+            raise ConfigError("member-processes runs kconsole's own etcd members; it does not apply to a real etcd")
         from kconsole.nodes.config import MAX_NODES
 
         if self.nodes + self.control_planes > MAX_NODES:
@@ -337,11 +344,14 @@ async def _open_real_etcd(cfg: ClusterConfig, data_dir: Path, clock: Clock) -> A
     from kconsole.store.etcdlocal import LOCAL_DIR
     from kconsole.store.etcdreal import open_real
 
+    from kconsole.store.etcdhistory import REVTIME_FILE
+
+    history = (data_dir / HISTORY_DIR / REVTIME_FILE, cfg.history_retention, cfg.history_max_bytes)
     if cfg.etcd_servers:
-        return await open_real(servers=list(cfg.etcd_servers), clock=clock,
+        return await open_real(servers=list(cfg.etcd_servers), clock=clock, history=history,
                                tls=TLSFiles(cfg.etcd_cafile, cfg.etcd_certfile, cfg.etcd_keyfile))
     return await open_real(local_dir=data_dir / LOCAL_DIR, members=cfg.control_planes, binary=cfg.etcd_binary,
-                           clock=clock)
+                           clock=clock, history=history)
 
 
 class Cluster:
@@ -607,6 +617,7 @@ class Cluster:
         assert self.api is not None
         self.api.set_log_source(self.node_pool.logs)
         self.api.set_exec_source(self.node_pool)
+        self.api.set_pod_network(self.node_pool)
         self.api.set_kubelet_endpoints(self.node_pool.kubelet_endpoint)
         if remote:
             await self._start_workers(remote)

@@ -70,6 +70,10 @@ class _Keys:
 
     def __init__(self, server: APIServer) -> None:
         self.by_prefix: dict[str, ResourceSpec] = {s.prefix: s for s in server.registry if s.stored}
+        layout = getattr(server.kv, "layout", None)
+        if layout is not None:  # real etcd: keys read back map to kconsole's only for prefixes mapped out
+            for prefix in self.by_prefix:
+                layout.to_etcd(prefix + "_")
 
     def parse(self, key: str) -> tuple[ResourceSpec, str | None, str] | None:
         parts = key.split("/")
@@ -194,9 +198,9 @@ async def _list_at(server: APIServer, call: _Call, query: Obj) -> Obj:
         raise StatusError.bad_request("HistoryQuery spec.revision must be a revision (>= 1)")
     namespace = _str(query, "namespace") if target.namespaced else None
     key, end = _range(target, namespace, None, None)
+    keys = _Keys(server)
     result = await server.kv.history_range(key, end, revision)
     reader = _Reader(server, call)
-    keys = _Keys(server)
     items = []
     for kv in result.kvs:
         where = keys.parse(kv.key)
@@ -212,8 +216,8 @@ async def _changes(server: APIServer, call: _Call, query: Obj) -> Obj:
     name, name_prefix = _str(query, "name"), _str(query, "namePrefix")
     key, end = _range(target, namespace, name, name_prefix)
     few = target is not None and (name is not None or name_prefix is not None)
-    events = await server.kv.history_changes(key, end, after, upto, min(limit or MAX_ITEMS, MAX_ITEMS), few)
     keys = _Keys(server)
+    events = await server.kv.history_changes(key, end, after, upto, min(limit or MAX_ITEMS, MAX_ITEMS), few)
     reader = _Reader(server, call)
     kv = server.kv
     out = []

@@ -62,6 +62,8 @@ from kconsole.api.types import (
     AuditRecord,
     Credentials,
     LogStream,
+    PodNetwork,
+    ProxiedResponse,
     Request,
     ResourceInfo,
     Response,
@@ -297,6 +299,7 @@ class APIServer:
         self._log_source: LogSource | None = None
         self._kubelet_endpoints: KubeletEndpoints | None = None
         self._exec_source: StreamSource | None = None
+        self._pod_network: PodNetwork | None = None
         self._component_probe: componentstatus.ComponentProbe | None = None
         #: Simulated seconds an Event lives after its last write (upstream's --event-ttl); 0 keeps them.
         self.event_ttl = event_ttl
@@ -529,10 +532,18 @@ class APIServer:
     def health_checks(self) -> dict[str, tuple[bool, str]]:
         """What /readyz and /livez report, check by check."""
         synced = self._started and all(c.ready for c in self.storage.caches.values())
+        etcd_error = self._etcd_error
+        quorum = getattr(self.kv, "quorum", None)  # a cluster of members answers only with quorum
+        if not etcd_error and callable(quorum):
+            state = quorum()
+            if not state.ok:
+                etcd_error = f"etcdserver: no leader ({state.line()})"
         return {
             "ping": (True, "ok"),
-            "etcd": (not self._etcd_error, self._etcd_error or "ok"),
+            "etcd": (not etcd_error, etcd_error or "ok"),
             "informer-sync": (synced, "ok" if synced else "watch caches are not synced"),
+            "poststarthook/generic-apiserver-start-informers": (self._started, "ok" if self._started else
+                                                                "not finished"),
             "poststarthook/rbac/bootstrap-roles": (self._bootstrapped, "ok" if self._bootstrapped else "not finished"),
             "poststarthook/scheduling/bootstrap-system-priority-classes":
                 (self._bootstrapped, "ok" if self._bootstrapped else "not finished"),
@@ -557,6 +568,10 @@ class APIServer:
         """What serves pods/exec, pods/attach and pods/portforward once the API server has checked
         them: the pod's kubelet, as the API server hands the stream to it (the fleet)."""
         self._exec_source = source
+
+    def set_pod_network(self, network: PodNetwork | None) -> None:
+        """How pods/proxy and services/proxy reach a pod's address: the pod network (the fleet)."""
+        self._pod_network = network
 
     def set_kubelet_endpoints(self, source: KubeletEndpoints | None) -> None:
         """What answers nodes/<name>/proxy/<path>: the node's kubelet, as the API server proxies to it."""
@@ -652,7 +667,7 @@ class APIServer:
             result = await self._route(call)
             if call.convert is not None:
                 result = call.convert.outgoing(result)
-            code = result.code if isinstance(result, Response) else 200
+            code = result.code if isinstance(result, (Response, ProxiedResponse)) else 200
             if call.warnings and isinstance(result, Response):
                 result.warnings.extend(call.warnings)
             stage, message = None, call.admitted
@@ -688,7 +703,7 @@ class APIServer:
             audit.next_seq(), self.clock.now(), call.user.name if call.user else "", request.verb, resource,
             request.namespace, call.name, code, elapsed * 1000.0, stage, request.source, message,
         ))
-        if request.verb in WRITE_VERBS:
+        if request.verb in WRITE_VERBS and request.subresource != "proxy":  # a proxied POST writes no object
             self._record_write(request, call, result, code, stage, message)
         self.request_metrics.observe(request, spec, code, elapsed)
         self.answered += 1
@@ -1006,7 +1021,8 @@ class APIServer:
         name = (obj.get("metadata") or {}).get("name") or call.req.name or ""
         attrs = dynamic.Attributes(operation, spec.group, spec.info.version, spec.resource, sub or "", spec.kind,
                                    call.req.namespace or "", name, spec.namespaced, call.user or LOOPBACK_USER,
-                                   call.req.dry_run, obj, old, self.get_object, self.list_objects)
+                                   call.req.dry_run, obj, old, self.get_object, self.list_objects,
+                                   authorize=self.authorizer.authorize)
         call.stage = "mutating-admission"
         new = await webhooks.mutate(attrs, obj, spec.kind)
         if new is not obj:
@@ -1038,11 +1054,20 @@ class APIServer:
 
     async def _dynamic_delete(self, call: _Call, spec: ResourceSpec, namespace: str | None, name: str, old: Obj,
                               dry_run: bool) -> None:
-        """A DELETE through ValidatingAdmissionPolicies and validating webhooks (``oldObject`` is the
-        object, ``object`` null, as upstream sends it)."""
+        """A DELETE through mutating webhooks, ValidatingAdmissionPolicies and validating webhooks
+        (``oldObject`` is the object, ``object`` null, as upstream's AdmissionToValidateObjectDeleteFunc
+        sends it; a mutating webhook may not patch)."""
         attrs = dynamic.Attributes("DELETE", spec.group, spec.info.version, spec.resource, "", spec.kind,
                                    namespace or "", name, spec.namespaced, call.user or LOOPBACK_USER,
-                                   dry_run, None, old, self.get_object, self.list_objects)
+                                   dry_run, None, old, self.get_object, self.list_objects,
+                                   authorize=self.authorizer.authorize)
+        call.stage = "mutating-admission"
+        try:
+            await webhooks.mutate_delete(attrs)
+        finally:
+            if attrs.warnings:
+                call.warnings = [*call.warnings, *attrs.warnings]
+                attrs.warnings.clear()
         await self._validate_dynamically(call, attrs)
         if attrs.admitted_by:
             call.admitted = f"admitted by {', '.join(attrs.admitted_by)}"

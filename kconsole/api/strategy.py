@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kconsole.api.registry import ResourceSpec
+from kconsole.objects.names import without_null_timestamp
 
 Obj = dict[str, Any]
 
@@ -68,7 +69,8 @@ def _template_generation(new: Obj, old: Obj) -> None:
     before = (old["metadata"].get("annotations") or {}).get(DAEMONSET_TEMPLATE_GENERATION)
     if before is None:
         return
-    changed = (new.get("spec") or {}).get("template") != (old.get("spec") or {}).get("template")
+    templates = [without_null_timestamp((o.get("spec") or {}).get("template") or {}) for o in (new, old)]
+    changed = templates[0] != templates[1]
     try:
         value = str(int(before) + 1) if changed else before
     except ValueError:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from kconsole.api import componentstatus, metrics
+from kconsole.api import componentstatus, metrics, proxy
 from kconsole.api.decodetypes import check_patched_types
 from kconsole.api.filters import format_selector, selector_matches
 from kconsole.api.patch import apply_patch, parse_patch
@@ -21,6 +21,7 @@ from kconsole.api.types import (
     LogStream,
     PortForwardStream,
     ProxiedError,
+    ProxiedResponse,
     Response,
     StatusError,
     UserInfo,
@@ -47,7 +48,7 @@ def success(code: int, kind: str | None = None, name: str | None = None) -> Obj:
 
 
 async def dispatch(server: APIServer, call: _Call, spec: ResourceSpec,
-                   sub: str) -> Response | LogStream | ExecStream | PortForwardStream:
+                   sub: str) -> Response | LogStream | ExecStream | PortForwardStream | ProxiedResponse:
     verb = call.req.verb
     if sub == "scale" and verb in ("get", "update", "patch"):
         return await scale(server, call, spec)
@@ -63,6 +64,10 @@ async def dispatch(server: APIServer, call: _Call, spec: ResourceSpec,
         return await pod_port_forward(server, call, spec)
     if sub == "proxy" and verb == "get" and spec.group_resource == "nodes":
         return await node_proxy(server, call, spec)
+    if sub == "proxy" and spec.group_resource == "pods":
+        return await proxy.pod_proxy(server, call, spec)
+    if sub == "proxy" and spec.group_resource == "services":
+        return await proxy.service_proxy(server, call, spec)
     if sub == "token" and verb == "create":
         return await token_request(server, call, spec)
     if sub in ("finalize", "approval") and verb == "update":

@@ -137,6 +137,40 @@ class StreamSource(Protocol):
     def portforward(self, namespace: str, pod: str) -> PortForwardStream: ...
 
 
+class PodNetwork(Protocol):
+    """The pod network as the API server's proxy reaches it (``set_pod_network``): a TCP connection
+    to ``address:port``, or the dial's error text (``connect: connection refused``, ``i/o timeout``)."""
+
+    def dial(self, address: str, port: int) -> PodConnection | str: ...
+
+
+@dataclass(slots=True)
+class ProxyCall:
+    """One request to pods/proxy or services/proxy, as the HTTP front received it."""
+
+    method: str
+    #: What follows ``.../proxy`` ("" when nothing does, "/" for a trailing slash).
+    path: str
+    query: str = ""
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytes = b""
+    #: The request's own path, for the redirect an empty proxy path gets.
+    url_path: str = ""
+
+
+@dataclass(slots=True)
+class ProxiedResponse:
+    """The answer of whatever the API server proxied to, passed on as it came (status, headers, bytes)."""
+
+    code: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+    @property
+    def ok(self) -> bool:
+        return self.code < 400
+
+
 class ProxiedError(Exception):
     """What a component behind the API server (a kubelet's streaming endpoint) refused a request
     with, as plain text: the API server passes it on as is, as its proxy does."""

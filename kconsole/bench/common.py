@@ -85,12 +85,14 @@ def add_store_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-sync", action="store_true",
                         help="writes reach the OS unsynced, as an --ephemeral cluster runs "
                              "(default: synced, as serve runs: acknowledged once on disk)")
+    parser.add_argument("--member-processes", action="store_true",
+                        help="each etcd member in its own process, as serve --member-processes runs them")
 
 
 def store_mode(args: argparse.Namespace) -> StoreMode:
     if args.members < 1:
         raise SystemExit("kconsole bench: --members must be at least 1")
-    return StoreMode(args.members, synced=not args.no_sync)
+    return StoreMode(args.members, synced=not args.no_sync, processes=getattr(args, "member_processes", False))
 
 
 async def open_bench_store(args: argparse.Namespace, folder: Path, clock: Clock) -> EtcdCluster:
@@ -117,7 +119,8 @@ def served_cluster_config(args: argparse.Namespace, data_dir: Path, **kwargs: An
     from kconsole.cluster import ClusterConfig
 
     mode = store_mode(args)
-    return ClusterConfig(control_planes=mode.members, store_sync=mode.synced, data_dir=data_dir, manifests=None,
+    return ClusterConfig(control_planes=mode.members, store_sync=mode.synced, member_processes=mode.processes,
+                         data_dir=data_dir, manifests=None,
                          **kwargs)
 
 

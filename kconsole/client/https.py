@@ -115,6 +115,20 @@ class _Lines:
         _hang_up(self._resp)
 
 
+def typed_items(body: Any) -> Any:
+    """A list's items with their kind and apiVersion, as client-go's UnstructuredList decodes them:
+    the server writes a built-in kind's items without (Go's typed lists), callers read them as objects."""
+    if not isinstance(body, dict) or not isinstance(body.get("items"), list):
+        return body
+    kind = str(body.get("kind") or "")
+    if not kind.endswith("List"):
+        return body
+    api_version, item_kind = body.get("apiVersion"), kind[:-len("List")]
+    body["items"] = [{"kind": item_kind, "apiVersion": api_version, **item}
+                     if isinstance(item, dict) and "kind" not in item else item for item in body["items"]]
+    return body
+
+
 def _info(group: str, version: str, res: dict[str, Any], kind_fallback: str = "") -> ResourceInfo:
     kind = (res.get("responseKind") or {}).get("kind") or res.get("kind") or kind_fallback
     subs = tuple(s.get("subresource", "") for s in res.get("subresources") or ())
@@ -425,6 +439,8 @@ class HTTPSEntry:
                 finally:
                     resp.close()
             body = self._decode(resp.status, text, resp.content_type)
+            if request.verb in ("list", "deletecollection") and resp.status < 300:
+                body = typed_items(body)
             if request.subresource == "log" and resp.status < 300:
                 body = text
             warnings = [w.split('"', 1)[1].rsplit('"', 1)[0] if '"' in w else w

@@ -39,6 +39,7 @@ from kconsole.controllers.history import (
     renumber_revision,
     revision_data,
     revision_number,
+    same_data,
     sort_revisions,
     template_hash,
 )
@@ -238,8 +239,8 @@ class DaemonSetsController(ExpectationHandlers, Controller):
         """(current revision, old ones): the revision holding the template, created or renumbered
         past the old ones when needed (constructHistory)."""
         data = revision_data(ds)
-        matching = [r for r in revisions if (r.get("data") or {}) == data]
-        old = [r for r in revisions if (r.get("data") or {}) != data]
+        matching = [r for r in revisions if same_data(r.get("data") or {}, data)]
+        old = [r for r in revisions if not same_data(r.get("data") or {}, data)]
         number = next_revision(old)
         if not matching:
             return await create_revision(self.client, ds, new_revision(ds, number)), old

@@ -13,6 +13,11 @@ Headless Services (``clusterIP: None``) get the same, labelled ``service.kuberne
 :class:`EndpointsController` keeps the legacy ``v1 Endpoints`` object named after the Service:
 ready addresses and not-ready addresses per port set; terminating pods left out unless the
 Service publishes not-ready addresses; at most 1,000 addresses (then annotated ``truncated``).
+
+Both annotate what they write with ``endpoints.kubernetes.io/last-change-trigger-time`` as upstream's
+TriggerTimeTracker computes it: the Service's creation for a Service first seen, then the earliest
+change (a pod's Ready transition, the Service's creation) since the previous sync; none when nothing
+changed. The ``kubernetes`` Service's endpoints, written by the API server, carry none.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ HEADLESS_LABEL = "service.kubernetes.io/headless"
 OVER_CAPACITY = "endpoints.kubernetes.io/over-capacity"
 MAX_ENDPOINTS_PER_SLICE = 100
 MAX_ENDPOINTS_ADDRESSES = 1000
+TRIGGER_TIME = "endpoints.kubernetes.io/last-change-trigger-time"
 
 
 # ---------------------------------------------------------------------- shared reading of pods
@@ -128,6 +134,7 @@ class _ServiceEndpointsBase(Controller):
         self.services.add_event_handler(**self.handlers())
         self.pods.add_event_handler(on_add=self._pod_changed, on_update=self._pod_updated,
                                     on_delete=self._pod_changed)
+        self.trigger_times = TriggerTimeTracker()
 
     def _pod_updated(self, old: Obj, new: Obj) -> None:
         # Most pods are selected by no Service (a Deployment's 10,000 replicas without one): then no
@@ -163,6 +170,52 @@ class _ServiceEndpointsBase(Controller):
                 if matcher.matches(p["metadata"].get("labels") or {})]
         pods.sort(key=lambda p: p["metadata"]["name"])
         return pods
+
+
+def _ready_transition(pod: Obj) -> str:
+    """getPodTriggerTime: the Ready condition's lastTransitionTime ("" without one)."""
+    for cond in (pod.get("status") or {}).get("conditions") or ():
+        if cond.get("type") == "Ready":
+            return str(cond.get("lastTransitionTime") or "")
+    return ""
+
+
+class TriggerTimeTracker:
+    """upstream's TriggerTimeTracker: per Service, the trigger times seen at its previous sync."""
+
+    def __init__(self) -> None:
+        self._states: dict[str, tuple[dict[str, str], str]] = {}
+
+    def compute(self, key: str, svc: Obj, pods: list[Obj]) -> str:
+        """ComputeEndpointLastChangeTriggerTime: "" means no annotation (times are RFC 3339 in UTC, so
+        they compare as strings)."""
+        state = self._states.get(key)
+        last_pods, last_service = state if state is not None else ({}, "")
+        changed = ""
+        pod_times: dict[str, str] = {}
+        for pod in pods:
+            stamp = _ready_transition(pod)
+            if stamp:
+                name = pod["metadata"]["name"]
+                pod_times[name] = stamp
+                if stamp > last_pods.get(name, "") and (not changed or stamp < changed):
+                    changed = stamp
+        service_time = str(svc["metadata"].get("creationTimestamp") or "")
+        if service_time > last_service and (not changed or service_time < changed):
+            changed = service_time
+        self._states[key] = (pod_times, service_time)
+        return service_time if state is None else changed
+
+    def forget(self, key: str) -> None:
+        self._states.pop(key, None)
+
+
+def with_trigger_time(annotations: dict[str, str], stamp: str) -> dict[str, str]:
+    """The annotations with the trigger time set, or cleared when there is none."""
+    out = {k: v for k, v in annotations.items() if k != TRIGGER_TIME}
+    if stamp:
+        out[TRIGGER_TIME] = stamp
+    return out
 
 
 # ---------------------------------------------------------------------- EndpointSlices
@@ -249,7 +302,9 @@ class EndpointSliceController(_ServiceEndpointsBase):
     async def sync(self, key: str) -> None:
         svc = self.services.get(key)
         if svc is None or selects(svc) is None or svc["metadata"].get("deletionTimestamp"):
+            self.trigger_times.forget(key)
             return  # slices of a deleted Service go with it (ownerReferences)
+        trigger = self.trigger_times.compute(key, svc, self.selected_pods(svc))
         svc_uid = svc["metadata"].get("uid")
         labels = self.labels_for(svc)
         existing: dict[str, list[Obj]] = {}
@@ -264,10 +319,10 @@ class EndpointSliceController(_ServiceEndpointsBase):
             bucket = existing.get(json.dumps(ports, sort_keys=True))
             current = bucket.pop(0) if bucket else None
             if current is None:
-                await self._create(svc, labels, ports, endpoints)
+                await self._create(svc, labels, ports, endpoints, trigger)
             elif ((current.get("endpoints") or []) != endpoints or (current.get("ports") or []) != ports
                   or (current["metadata"].get("labels") or {}) != labels):
-                await self._update(current, labels, ports, endpoints)
+                await self._update(current, labels, ports, endpoints, trigger)
         for bucket in existing.values():
             stale.extend(bucket)
         for es in stale:
@@ -278,7 +333,8 @@ class EndpointSliceController(_ServiceEndpointsBase):
                 if not is_not_found(err):
                     raise
 
-    async def _create(self, svc: Obj, labels: dict[str, str], ports: list[Obj], endpoints: list[Obj]) -> None:
+    async def _create(self, svc: Obj, labels: dict[str, str], ports: list[Obj], endpoints: list[Obj],
+                      trigger: str) -> None:
         meta = svc["metadata"]
         body: Obj = {
             "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
@@ -286,15 +342,23 @@ class EndpointSliceController(_ServiceEndpointsBase):
                          "labels": dict(labels), "ownerReferences": [owner_ref(svc)]},
             "addressType": "IPv4", "endpoints": deep_copy(endpoints), "ports": deep_copy(ports),
         }
+        if trigger:
+            body["metadata"]["annotations"] = {TRIGGER_TIME: trigger}
         try:
             await self.client.create(body)
         except StatusError as err:
             if not (is_already_exists(err) or is_forbidden(err)):
                 raise
 
-    async def _update(self, current: Obj, labels: dict[str, str], ports: list[Obj], endpoints: list[Obj]) -> None:
+    async def _update(self, current: Obj, labels: dict[str, str], ports: list[Obj], endpoints: list[Obj],
+                      trigger: str) -> None:
         new = deep_copy(current)
         new["metadata"]["labels"] = dict(labels)
+        annotations = with_trigger_time(current["metadata"].get("annotations") or {}, trigger)
+        if annotations:
+            new["metadata"]["annotations"] = annotations
+        else:
+            new["metadata"].pop("annotations", None)
         new["endpoints"] = deep_copy(endpoints)
         new["ports"] = deep_copy(ports)
         try:
@@ -365,6 +429,7 @@ class EndpointsController(_ServiceEndpointsBase):
         svc = self.services.get(key)
         ns, _, name = key.partition("/")
         if svc is None:
+            self.trigger_times.forget(key)
             try:
                 await self.client.delete("endpoints", name, ns)
             except StatusError as err:
@@ -373,6 +438,7 @@ class EndpointsController(_ServiceEndpointsBase):
             return
         if selects(svc) is None:
             return
+        trigger = self.trigger_times.compute(key, svc, self.selected_pods(svc))
         subsets, truncated = self.subsets(svc)
         labels = {k: v for k, v in (svc["metadata"].get("labels") or {}).items() if k != HEADLESS_LABEL}
         if is_headless(svc):
@@ -381,8 +447,9 @@ class EndpointsController(_ServiceEndpointsBase):
         if current is None:
             body: Obj = {"apiVersion": "v1", "kind": "Endpoints",
                          "metadata": {"name": name, "namespace": ns, "labels": labels}, "subsets": subsets}
-            if truncated:
-                body["metadata"]["annotations"] = {OVER_CAPACITY: "truncated"}
+            created = with_trigger_time({OVER_CAPACITY: "truncated"} if truncated else {}, trigger)
+            if created:
+                body["metadata"]["annotations"] = created
             try:
                 await self.client.create(body)
             except StatusError as err:
@@ -396,7 +463,8 @@ class EndpointsController(_ServiceEndpointsBase):
             annotations.pop(OVER_CAPACITY, None)
         if ((current.get("subsets") or []) == subsets and (current["metadata"].get("labels") or {}) == labels
                 and (current["metadata"].get("annotations") or {}) == annotations):
-            return
+            return  # the trigger time alone is no reason to write, as upstream
+        annotations = with_trigger_time(annotations, trigger)
         new = deep_copy(current)
         new["subsets"] = subsets
         new["metadata"]["labels"] = labels

@@ -11,6 +11,8 @@ import re
 
 #: (pattern, replacement), applied in order. Earlier rows win over later, more general ones.
 RULES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, f), r) for p, r, f in [
+    # go-cmp diffs (immutable-spec refusals) indent with plain or no-break spaces, chosen per process
+    ("\u00a0", " ", 0),
     # uids (8-4-4-4-12 hex)
     (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uid>", 0),
     # RFC 3339 timestamps (metadata.creationTimestamp, conditions, managedFields)

@@ -5,7 +5,9 @@ A scenario file is YAML: ``about`` (what it checks), ``cleanup`` (kubectl comman
 cluster-scoped objects, run after the steps whatever happened) and ``steps``, each with ``run`` (the
 kubectl arguments, shell-quoted), optional ``stdin``, and the expected ``stdout``, ``stderr`` and
 ``exit`` after normalisation; a key left out is not compared. ``known_difference: why`` marks a step
-where kconsole is known to differ from upstream: the run reports it as known, not as a failure. Every
+where kconsole is known to differ from upstream: the run reports it as known, not as a failure.
+``needs: controllers`` marks a scenario whose output comes from kube-controller-manager's controllers
+(an API server alone cannot pass it). Every
 scenario runs in a fresh namespace (``-n`` comes first on every command line; ``<ns>`` in ``run`` or ``stdin``
 stands for its name, as in the normalised output), created and deleted here.
 """
@@ -161,7 +163,11 @@ def update(path: Path, result: ScenarioResult) -> int:
 
 
 class _Dumper(yaml.SafeDumper):
-    pass
+    def analyze_scalar(self, scalar: str) -> Any:
+        """Tabs (go-cmp's diffs indent with them) may sit in a block scalar: analysed as spaces, written as tabs."""
+        analysis = super().analyze_scalar(scalar.replace("\t", " "))
+        analysis.scalar = scalar
+        return analysis
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:

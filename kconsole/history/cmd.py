@@ -64,9 +64,11 @@ class LocalCreator:
 
         clock = RealClock()
         files = sorted((self.data_dir / MEMBERS_DIR).glob("*/db.sqlite"))
-        if not files:
-            raise StatusError(status_body(404, "NotFound", f"no etcd member files under {self.data_dir / MEMBERS_DIR}"))
         best: Any = None
+        if not files:
+            from kconsole.store.etcdreal import open_stopped_local
+
+            best = await open_stopped_local(self.data_dir, clock)
         for file in files:
             log = await RevisionLog.open(file, clock=clock, synchronous="NORMAL")
             if best is None or log.revision > best.revision:

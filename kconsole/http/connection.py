@@ -53,6 +53,7 @@ class Reply:
     cache_control: str | None = NO_CACHE
     warning: str | None = None
     retry_after: int | None = None
+    etag: str | None = None
 
     def headers(self) -> dict[str, str]:
         headers = {"Content-Type": self.content_type}
@@ -62,6 +63,8 @@ class Reply:
             headers["Warning"] = self.warning
         if self.retry_after is not None:
             headers["Retry-After"] = str(self.retry_after)
+        if self.etag is not None:
+            headers["Etag"] = self.etag
         return headers
 
     def encode(self, date: str, close: bool) -> bytes:
@@ -74,6 +77,8 @@ class Reply:
             head.append(f"Warning: {_header_value(self.warning)}\r\n")
         if self.retry_after is not None:
             head.append(f"Retry-After: {self.retry_after}\r\n")
+        if self.etag is not None:
+            head.append(f"Etag: {self.etag}\r\n")
         if close:
             head.append("Connection: close\r\n")
         head.append(f"Date: {date}\r\nContent-Length: {len(self.body)}\r\n\r\n")

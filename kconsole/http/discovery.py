@@ -32,7 +32,7 @@ _SUBRESOURCES: dict[str, tuple[str | None, str | None, str | None, tuple[str, ..
     "portforward": (None, None, "PodPortForwardOptions", ("create", "get")),
     "finalize": (None, None, None, ("update",)),
     "token": ("authentication.k8s.io", "v1", "TokenRequest", ("create",)),
-    "proxy": (None, None, "NodeProxyOptions", ("create", "delete", "get", "patch", "update")),
+    "proxy": (None, None, None, ("create", "delete", "get", "patch", "update")),
 }
 
 #: Subresources every pod has upstream even when the table does not list them: kubectl looks for them.
@@ -42,6 +42,8 @@ _POD_EXTRAS = ("exec", "attach", "portforward")
 def subresource_info(info: ResourceInfo, sub: str) -> tuple[str, str, str, tuple[str, ...]]:
     """(group, version, kind, verbs) of ``info``'s subresource ``sub``."""
     group, version, kind, verbs = _SUBRESOURCES.get(sub, (None, None, None, ("get",)))
+    if sub == "proxy":  # NodeProxyOptions, PodProxyOptions, ServiceProxyOptions
+        kind = f"{info.kind}ProxyOptions"
     return (info.group if group is None else group, info.version if version is None else version,
             kind or info.kind, verbs)
 

@@ -67,6 +67,23 @@ def dumps_object(obj: Any) -> bytes:
     return ("{" + ",".join(parts) + "}").encode()
 
 
+def dumps_list(body: dict[str, Any]) -> bytes:
+    """A list of a built-in kind as upstream's typed lists write it: items without ``kind`` and
+    ``apiVersion`` (Go's item structs are typed; only unstructured lists, such as a CRD's, carry them).
+    Byte for byte :func:`dumps_object` of the list less those two keys of each item."""
+    items = body.get("items")
+    if type(items) is not list:
+        return dumps_object(body)
+    bare = []
+    for item in items:
+        if type(item) is dict:
+            item = item.copy()  # shallow: the cache's objects are shared
+            item.pop("kind", None)
+            item.pop("apiVersion", None)
+        bare.append(item)
+    return dumps_object({**body, "items": bare})
+
+
 def _metadata(meta: dict[Any, Any]) -> str | None:
     parts = []
     for key, value in meta.items():

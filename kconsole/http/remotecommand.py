@@ -99,8 +99,11 @@ async def serve(request: web.BaseRequest, process: ExecStream, body: dict[str, A
             ended = True
         return chunk
 
+    # As the kubelet, only the streams the request asked for are opened; the rest is discarded.
+    closed = {channel for channel, key in ((STDOUT, "stdout"), (STDERR, "stderr")) if not body.get(key)}
+
     async def write(channel: int, data: bytes) -> None:
-        if not ws.closed:
+        if not ws.closed and channel not in closed:
             await ws.send_bytes(bytes((channel,)) + data)
 
     async def receive() -> None:
@@ -127,7 +130,7 @@ async def serve(request: web.BaseRequest, process: ExecStream, body: dict[str, A
         stdin.put_nowait(None)
 
     first = STDOUT if body.get("stdout") else STDERR if body.get("stderr") else ERROR
-    await write(first, b"")
+    await ws.send_bytes(bytes((first,)))
     receiver = asyncio.create_task(receive())
     runner = asyncio.create_task(process.run(read, write))
     try:

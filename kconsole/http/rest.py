@@ -30,19 +30,26 @@ PATCH_TYPES = {
     "application/apply-patch+yaml": "apply",
 }
 
-#: Subresources that stream or upgrade: exec, attach and portforward are served by
-#: :mod:`kconsole.http.remotecommand` and :mod:`kconsole.http.portforward`; a pod's proxy gets a clear
-#: error instead of an upgrade that hangs (a node's proxy GET is answered by its kubelet, see
-#: :func:`streaming_refused`).
+#: Subresources that stream, upgrade or pass any method on: exec, attach and portforward are served
+#: by :mod:`kconsole.http.remotecommand` and :mod:`kconsole.http.portforward`, a pod's or Service's
+#: proxy by :mod:`kconsole.api.proxy`, a node's proxy GET by its kubelet (see :func:`streaming_refused`).
 STREAMING_SUBRESOURCES = ("exec", "attach", "portforward", "proxy")
 
 
 def streaming_refused(route: Route, method: str) -> bool:
-    """Whether kconsole answers ``route`` with its streaming refusal: everything of
-    :data:`STREAMING_SUBRESOURCES` but a GET of a node's kubelet endpoint (``nodes/<n>/proxy/...``)."""
-    if route.subresource not in STREAMING_SUBRESOURCES:
-        return False
-    return not (route.resource == "nodes" and route.subresource == "proxy" and route.group == "" and method == "GET")
+    """Whether kconsole answers ``route`` with its streaming refusal: a node's proxy other than a GET
+    of its kubelet's endpoints (``nodes/<n>/proxy/...``)."""
+    return route.resource == "nodes" and route.subresource == "proxy" and route.group == "" and method != "GET"
+
+
+def proxied(route: Route) -> bool:
+    """Whether ``route`` is a pod's or Service's proxy (:mod:`kconsole.api.proxy` answers it)."""
+    return route.subresource == "proxy" and route.resource in ("pods", "services") and route.group == ""
+
+
+#: RBAC's verb for each HTTP method of a proxied request (upstream's RequestInfoFactory).
+PROXY_VERBS = {"GET": "get", "HEAD": "get", "POST": "create", "PUT": "update", "PATCH": "patch",
+               "DELETE": "delete"}
 
 _NAMESPACE_SUBRESOURCES = ("status", "finalize")
 
@@ -58,7 +65,8 @@ class Route:
     name: str | None = None
     subresource: str | None = None
     watch_prefix: bool = False
-    #: What follows ``nodes/<name>/proxy`` (a kubelet endpoint: ``/configz``, ``/pods``...).
+    #: What follows ``nodes/<name>/proxy`` (a kubelet endpoint: ``/configz``, ``/pods``...), or a pod's
+    #: or Service's ``.../proxy`` ("" when nothing does: upstream redirects that to ``.../proxy/``).
     proxy_path: str | None = None
 
 
@@ -96,6 +104,11 @@ def parse_path(path: str) -> Route:
         if len(rest) > 2 and rest[2] not in _NAMESPACE_SUBRESOURCES:
             namespace = rest[1]
             rest = rest[2:]
+    if len(rest) >= 3 and rest[2] == "proxy" and rest[0] in ("pods", "services") and namespace is not None \
+            and not watch_prefix and group == "":
+        found = _OBJECT_PROXY.match(path)
+        return Route(group, version, rest[0], namespace, rest[1], "proxy", False,
+                     path[found.end():] if found is not None else "/" + "/".join(rest[3:]))
     if len(rest) > 3:
         if rest[0] == "nodes" and rest[2] == "proxy" and namespace is None and not watch_prefix:
             return Route(group, version, "nodes", None, rest[1], "proxy", False, "/" + "/".join(rest[3:]))
@@ -103,6 +116,9 @@ def parse_path(path: str) -> Route:
     return Route(group, version, rest[0], namespace, rest[1] if len(rest) > 1 else None,
                  rest[2] if len(rest) > 2 else None, watch_prefix)
 
+
+#: The part of a pod's or Service's proxy URL before the proxied path (which keeps its trailing slash).
+_OBJECT_PROXY = re.compile(r"/+api/+[^/]+/+namespaces/+[^/]+/+(?:pods|services)/+[^/]+/+proxy")
 
 _ROUTES_KEPT = 4096
 _routes: dict[str, Route] = {}

@@ -35,21 +35,29 @@ from typing import Any
 from urllib.parse import unquote
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 from kconsole import kubeconfig as kc
 from kconsole.api import prometheus
 from kconsole.api.satoken import JWKS_PATH, OIDC_CONFIGURATION_PATH
-from kconsole.api.types import Credentials, Request, Response, StatusError, UserInfo, status_body
+from kconsole.api.types import (
+    Credentials,
+    ProxiedResponse,
+    ProxyCall,
+    Request,
+    Response,
+    StatusError,
+    UserInfo,
+    status_body,
+)
 from kconsole.clock import Clock, RealClock
-from kconsole.http import encode, portforward, remotecommand, rest, spdyupgrade, tables
+from kconsole.http import encode, health, portforward, remotecommand, rest, spdyupgrade, tables
 from kconsole.http.connection import JSON, NO_CACHE, Connection, Reply, RequestView, Timeouts
 from kconsole.http.discovery import AGGREGATED_CONTENT_TYPE, Discovery
 from kconsole.http.listener import Listener, default_max_connections
 from kconsole.http.tlssniff import TLSSniffer
 from kconsole.http.openapi import (
-    OPENAPI_V2_JSON,
     OPENAPI_V2_PROTOBUF,
-    OPENAPI_V2_PROTOBUF_BODY,
     OpenAPI,
 )
 
@@ -62,6 +70,8 @@ VERSION = {
     "compiler": "cpython", "platform": "linux/amd64",
 }
 _PUBLIC = ("/healthz", "/livez", "/readyz")
+#: The health check that says the API server has started (its other post-start hooks follow it).
+_STARTED = "poststarthook/generic-apiserver-start-informers"
 #: Idle keep-alive connections are closed after this many (real) seconds (kube-apiserver's IdleTimeout).
 KEEPALIVE_TIMEOUT = 90.0
 #: A request head must arrive within this many seconds (kube-apiserver's ReadHeaderTimeout).
@@ -300,7 +310,7 @@ class HTTPFront:
         resources = self.entry.resources()
         if self._discovery is None or not _same_resources(resources, self._resources_seen):
             self._discovery = Discovery(resources, f"{self.address}:{self.port}")
-            self._openapi = OpenAPI(resources)
+            self._openapi = OpenAPI(resources, VERSION["gitVersion"])
             self._resources_seen = resources
         assert self._openapi is not None
         return self._discovery, self._openapi
@@ -399,9 +409,8 @@ class HTTPFront:
         if path.startswith("/openapi/v3"):
             return self._openapi_doc(path)
         if path == "/openapi/v2":
-            if "protobuf" in request.headers.get("Accept", ""):
-                return Reply(200, OPENAPI_V2_PROTOBUF_BODY, OPENAPI_V2_PROTOBUF, NO_CACHE)
-            return Reply(200, encode.dumps(OPENAPI_V2_JSON), JSON, NO_CACHE)  # kube-openapi: json.Marshal
+            protobuf = "protobuf" in request.headers.get("Accept", "")
+            return await self._swagger(protobuf, request.headers.get("If-None-Match"))
         if path in ("/", ""):
             return _raw_json({"paths": ["/.well-known/openid-configuration", "/api", "/api/v1", "/apis", "/healthz",
                                         "/livez", "/metrics", "/openapi/v2", "/openapi/v3", "/openid/v1/jwks",
@@ -411,38 +420,18 @@ class HTTPFront:
     # ------------------------------------------------------------------ non-resource pages
 
     def _health(self, path: str, query: Any) -> Reply:
-        kind = path.strip("/").split("/")[0]
-        if kind == "healthz" and path.strip("/") == "healthz" and "verbose" not in query:
-            return _text(200, "ok")
-        checks: list[tuple[str, bool, str]] = []
-        health = getattr(self.entry, "health_checks", None)
-        reported = health() if health is not None else {}
-        for name in ("ping", "log"):  # upstream's first two, whoever reports them
-            ok, reason = reported.get(name, (True, "ok"))
-            checks.append((name, bool(ok), reason))
-        for name, (ok, reason) in reported.items():
-            if name not in ("ping", "log"):
-                checks.append((name, bool(ok), reason))
-        if kind == "readyz":
-            checks.append(("shutdown", not self._closing, "ok" if not self._closing else "shutting down"))
-        excluded = set(query.getall("exclude", []))
-        checks = [c for c in checks if c[0] not in excluded]
-        single = path.strip("/").split("/", 1)[1] if "/" in path.strip("/") else None
-        if single is not None:
-            match = [c for c in checks if c[0] == single]
-            if not match:
-                return _text(404, "404 page not found")
-            _, ok, reason = match[0]
-            if ok:
-                return _text(200, "ok")
-            return _text(500, f"internal server error: {single} check failed: {reason}")
-        failed = [c for c in checks if not c[1]]
-        code = 500 if failed else 200
-        if "verbose" not in query and not failed:
-            return _text(200, "ok")
-        lines = [f"[+]{name} ok" if ok else f"[-]{name} failed: reason withheld" for name, ok, _ in checks]
-        lines.append(f"{kind} check {'failed' if failed else 'passed'}")
-        return _text(code, "\n".join(lines) + "\n")
+        endpoint, _, single = path.strip("/").partition("/")
+        if endpoint not in health.ENDPOINTS:
+            raise rest.not_found()
+
+        def checks() -> list[tuple[str, bool, str]]:
+            report = getattr(self.entry, "health_checks", None)
+            reported = report() if report is not None else {}
+            started = reported.get(_STARTED, (True, "ok"))[0]
+            return health.results(endpoint, reported, bool(started), self._closing)
+
+        code, text = health.answer(endpoint, single or None, "verbose" in query, query.getall("exclude", []), checks)
+        return _text(code, text)
 
     async def _metrics(self, creds: Credentials) -> Reply:
         metrics = getattr(self.entry, "metrics", None)
@@ -458,6 +447,18 @@ class HTTPFront:
         document = await discover(creds, path, self.url, "http")
         content = "application/jwk-set+json" if path.rstrip("/") == JWKS_PATH else "application/json"
         return Reply(200, encode.dumps(document), content, "public, max-age=3600")
+
+    async def _swagger(self, protobuf: bool, if_none_match: str | None) -> Reply:
+        """``/openapi/v2`` in JSON or protobuf, with its ETag; a client that has it gets 304
+        (kube-openapi's handler). The first request builds it in a thread (a fraction of a second of
+        encoding), so other requests are answered meanwhile."""
+        _, openapi = self._docs()
+        built = openapi.swagger_cached(protobuf)
+        body, etag = built if built is not None else await asyncio.to_thread(openapi.swagger, protobuf)
+        content = OPENAPI_V2_PROTOBUF if protobuf else JSON
+        if if_none_match == etag:
+            return Reply(304, b"", content, NO_CACHE, etag=etag)
+        return Reply(200, body, content, NO_CACHE, etag=etag)
 
     def _openapi_doc(self, path: str) -> Reply:
         _, openapi = self._docs()
@@ -599,6 +600,8 @@ class HTTPFront:
             raw = await self._read_body(request)
         if route.resource == "pods" and route.group == "" and route.subresource in ("exec", "attach", "portforward"):
             return await self._remote_command(request, route, creds)
+        if rest.proxied(route):
+            return await self._proxy(request, route, method, creds, raw)
         if rest.streaming_refused(route, method):
             return await self._streaming_refused(route, creds)
         try:
@@ -680,19 +683,37 @@ class HTTPFront:
             return await portforward.serve(request, result)
         return await remotecommand.serve(request, result, body)
 
+    async def _proxy(self, request: web.BaseRequest | RequestView, route: rest.Route, method: str,
+                     creds: Credentials, raw: bytes) -> Reply | web.StreamResponse:
+        """pods/proxy and services/proxy: authorized with the method's verb on the subresource, then
+        answered by whatever the API server reached (:mod:`kconsole.api.proxy`), headers and bytes as
+        they came; the API server's own refusals are Status objects."""
+        verb = rest.PROXY_VERBS.get(method, method.lower())
+        call = ProxyCall(method=method, path=route.proxy_path or "", query=request.query_string,
+                         headers=[(k, v) for k, v in request.headers.items()], body=raw, url_path=request.path)
+        req = Request(verb=verb, resource=route.resource or "", group="", version=route.version,
+                      namespace=route.namespace, name=route.name, subresource="proxy", body=call, credentials=creds,
+                      user_agent=request.headers.get("User-Agent", ""), source="http")
+        result = await self.entry.handle(req)
+        if isinstance(result, Response):
+            return self._render(result, req, route.resource or "", request)
+        if not isinstance(result, ProxiedResponse):
+            raise RuntimeError(f"{route.resource}/proxy answered {type(result).__name__}")
+        headers = CIMultiDict(result.headers)
+        if method != "HEAD":  # a HEAD answer keeps the length its GET would have
+            headers.popall("Content-Length", None)
+        return web.Response(status=result.code, headers=headers, body=result.body)
+
     async def _streaming_refused(self, route: rest.Route, creds: Credentials) -> Reply:
-        """A pod's or Service's proxy: not served; say so rather than hang."""
+        """A node's proxy other than a GET of its kubelet's endpoints: not served; say so."""
         probe = Request(verb="get", resource=route.resource or "", group=route.group, version=route.version,
                         namespace=route.namespace, name=route.name, credentials=creds, source="http")
         result = await self.entry.handle(probe)
         if isinstance(result, Response) and not result.ok:
             return _status_response(result.body)
-        what = {"portforward": "port-forward"}.get(route.subresource or "", route.subresource)
         return _status_response(status_body(
-            400, "BadRequest",
-            f"{what} is not supported by kconsole: {route.resource} \"{route.name}\" is simulated (`kubectl "
-            f"port-forward` reaches its web server, and curl/wget inside other pods reach it)", name=route.name,
-            kind=route.resource))
+            405, "MethodNotAllowed", f"the kubelet of node \"{route.name}\" answers only GET on its proxied endpoints",
+            name=route.name, kind=route.resource))
 
     def _render(self, result: Response, req: Request, group_resource: str,
                 request: web.BaseRequest | RequestView) -> Reply:
@@ -708,7 +729,14 @@ class HTTPFront:
             rendering = tables.negotiate(request.headers.get("Accept"), request.query.get("includeObject"))
             body = tables.render(body, group_resource, self.clock.now(), rendering,
                                  printer=self._custom_printer(group_resource, rendering))
+            if req.verb == "list" and rendering.as_kind is None and not self._custom(group_resource):
+                return Reply(result.code, encode.dumps_list(body) + b"\n", JSON, NO_CACHE, warning)
         return _json_response(result.code, body, warning)
+
+    def _custom(self, group_resource: str) -> bool:
+        """A custom resource: served unstructured, its list items keep their kind and apiVersion."""
+        info = self._docs()[0].by_gr.get(group_resource)
+        return info is not None and info.custom is not None
 
     async def _stream_watch(self, request: web.BaseRequest, stream: Any, group_resource: str,
                             rendering: tables.Rendering) -> web.StreamResponse:

@@ -29,7 +29,7 @@ from kconsole.clock import Clock
 from kconsole.nodes.config import NodeConfig
 from kconsole.nodes.kubelet import NODE_INDEX, Kubelet
 from kconsole.nodes.logs import LogFollower
-from kconsole.nodes.network import Network
+from kconsole.nodes.network import Network, ServerConnection
 from kconsole.nodes.streaming import AttachProcess, ExecProcess, PortForwarder
 from kconsole.objects.podlog import LogOptions
 from kconsole.nodes.proxy import KubeProxy, ServiceTable
@@ -216,6 +216,23 @@ class NodeFleet:
     def attach(self, namespace: str, pod: str, container: str, tty: bool, stdin: bool) -> AttachProcess:
         """The API server's pods/attach source."""
         return self._kubelet_for(namespace, pod).attach(namespace, pod, container, tty=tty, stdin=stdin)
+
+    def dial(self, address: str, port: int) -> ServerConnection | str:
+        """The API server's pod network (pods/proxy, services/proxy): a connection to ``address:port``
+        from the control plane, or the dial's error (nothing at that address times out, a port nothing
+        listens on refuses)."""
+        pod = self.network.pod_at(address)
+        if pod is None:  # a sandbox still starting refuses; an address no sandbox holds does not answer
+            starting = any((p.get("status") or {}).get("podIP") == address
+                           and (p.get("status") or {}).get("phase") == "Pending" for p in self.pod_informer.list())
+            return "connect: connection refused" if starting else "i/o timeout"
+        conn = self.network.connect(pod, port, self._control_plane_ip())
+        return conn if conn is not None else "connect: connection refused"
+
+    def _control_plane_ip(self) -> str:
+        """Where the API server's connections come from: its node's address."""
+        return next((k.node_ip for k in self.kubelets.values() if k.config.control_plane),
+                    next((k.node_ip for k in self.kubelets.values()), "127.0.0.1"))
 
     def portforward(self, namespace: str, pod: str) -> PortForwarder:
         """The API server's pods/portforward source."""

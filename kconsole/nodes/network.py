@@ -64,8 +64,20 @@ NGINX_404 = f"""<html>
 HTTPD_PAGE = b"<html><body><h1>It works!</h1></body></html>\n"
 
 
-def _serve(base: str, path: str, stamp: str) -> tuple[int, str, list[tuple[str, str]], bytes]:
-    """(status, reason, headers, body) a known server image answers GET ``path`` with."""
+NGINX_405 = f"""<html>
+<head><title>405 Not Allowed</title></head>
+<body>
+<center><h1>405 Not Allowed</h1></center>
+<hr><center>nginx/{NGINX_VERSION}</center>
+</body>
+</html>
+""".encode()
+
+
+def _serve(base: str, method: str, path: str, stamp: str) -> tuple[int, str, list[tuple[str, str]], bytes]:
+    """(status, reason, headers, body) a known server image answers ``method path`` with: nginx's static
+    files take GET and HEAD (a POST to a file that exists and every other method are 405), httpd's
+    default handler answers every method with the page."""
     if base == "httpd":
         found = path in ("/", "/index.html")
         body = HTTPD_PAGE if found else b"<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">\n<html><head>\n" \
@@ -74,6 +86,10 @@ def _serve(base: str, path: str, stamp: str) -> tuple[int, str, list[tuple[str, 
                 [("Date", stamp), ("Server", "Apache/2.4.62 (Unix)"), ("Content-Length", str(len(body))),
                  ("Content-Type", "text/html")], body)
     found = path in ("/", "/index.html")
+    if method not in ("GET", "HEAD") and (found or method != "POST"):
+        return (405, "Not Allowed", [("Server", f"nginx/{NGINX_VERSION}"), ("Date", stamp),
+                                     ("Content-Type", "text/html"), ("Content-Length", str(len(NGINX_405))),
+                                     ("Connection", "keep-alive")], NGINX_405)
     body = NGINX_WELCOME if found else NGINX_404
     headers = [("Server", f"nginx/{NGINX_VERSION}"), ("Date", stamp), ("Content-Type", "text/html"),
                ("Content-Length", str(len(body))), ("Connection", "keep-alive")]
@@ -160,7 +176,7 @@ class Network:
 
     # ------------------------------------------------------------------ connections
 
-    def _pod_at(self, address: str) -> Obj | None:
+    def pod_at(self, address: str) -> Obj | None:
         for pod in self.pods.list():
             status = pod.get("status") or {}
             if status.get("podIP") == address and status.get("phase") == "Running" \
@@ -187,7 +203,7 @@ class Network:
             if any(r["clusterIP"] == address for r in self.rules(node)):
                 return HttpAnswer(error="timeout", route=f"kube-proxy on {node}: no rule for {address}:{port}")
         target_ip, _, target_port = endpoint.rpartition(":")
-        pod = self._pod_at(target_ip)
+        pod = self.pod_at(target_ip)
         if pod is None:
             return HttpAnswer(endpoint=endpoint, route=route, error="timeout")
         meta = pod["metadata"]
@@ -216,7 +232,8 @@ class Network:
         """The server's answer to one request, logged in the pod's log as the server logs it."""
         base, container = server
         now = self.clock.datetime()
-        status, reason, headers, body = _serve(base, path.split("?", 1)[0], now.strftime("%a, %d %b %Y %H:%M:%S GMT"))
+        stamp = now.strftime("%a, %d %b %Y %H:%M:%S GMT")
+        status, reason, headers, body = _serve(base, method, path.split("?", 1)[0], stamp)
         if method == "HEAD":
             body_sent = b""
         else:

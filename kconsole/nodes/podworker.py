@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from kconsole.clock import TimerHandle
 from kconsole.nodes import images as img
+from kconsole.nodes.layer import Layer
 from kconsole.nodes.logs import LogBuffer
 from kconsole.nodes.probes import KINDS, ProbeState, probe_spec
 from kconsole.nodes.runtime import (
@@ -109,7 +110,7 @@ class Container:
         self.probe_timers: dict[str, TimerHandle] = {}
         self.crash = False
         #: Files written by processes exec'd into this instance (its writable layer).
-        self.overlay: dict[str, bytes] = {}
+        self.overlay = Layer()
 
     def cancel_kubelet_timers(self) -> None:
         if self.kubelet_timer is not None:
@@ -650,7 +651,7 @@ class PodWorker:
         self.k.container_changed(c.image, True)
         c.finished_at = None
         c.prev_log, c.log = c.log, LogBuffer(self.k.clock.now)
-        c.overlay = {}
+        c.overlay = Layer()
         run = c.program.run_seconds
         code = c.program.exit_code
         if c.crash:

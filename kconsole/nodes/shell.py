@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import gzip
 import re
+import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from kconsole.nodes import filecmds, tarcmd
+from kconsole.nodes.layer import Filesystem, FsError, Layer
 from kconsole.nodes.shellparse import Command, ParseError, Script, Word, parse
 
 #: The shells an image may have; exec of one of these runs :class:`Shell`.
@@ -120,8 +124,8 @@ class Machine:
     files: dict[str, bytes]
     #: Paths (and their parents) that are read-only mounts.
     read_only: tuple[str, ...]
-    #: Files written in this container instance (its writable layer), shared by every exec into it.
-    overlay: dict[str, bytes]
+    #: This container instance's writable layer, shared by every exec into it.
+    overlay: Layer
     image: str
     now: Callable[[], float]
     sleep: Callable[[float], Awaitable[None]]
@@ -137,22 +141,26 @@ class Machine:
     #: When the container started (``uptime``).
     started: float = 0.0
 
+    #: The merged filesystem (image, mounts, writable layer) every command reads and changes.
+    fs: Filesystem = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.fs = Filesystem(self.files, self.read_only, self.overlay, self.now, self.started)
+
     def read(self, path: str) -> bytes | None:
-        if path in self.overlay:
-            return self.overlay[path]
-        return self.files.get(path)
+        return self.fs.read(path)
 
     def is_dir(self, path: str) -> bool:
-        path = path.rstrip("/") or "/"
-        if path == "/":
-            return True
-        prefix = path + "/"
-        return any(p.startswith(prefix) for p in self.files) or any(p.startswith(prefix) for p in self.overlay)
+        return self.fs.is_dir(path.rstrip("/") or "/")
 
     def children(self, path: str) -> list[str]:
-        prefix = (path.rstrip("/") or "") + "/"
-        names = {p[len(prefix):].split("/", 1)[0] for p in [*self.files, *self.overlay] if p.startswith(prefix)}
-        return sorted(n for n in names if n)
+        return self.fs.children(path.rstrip("/") or "/")
+
+
+def _create_problem(err: FsError) -> str:
+    """Why ash cannot open a redirection's file, in its words."""
+    text = str(err)
+    return "nonexistent directory" if text == "No such file or directory" else text
 
 
 class Streams:
@@ -419,35 +427,36 @@ class Shell:
                 io = io.with_(out=_discard) if op in (">", ">>") else io.with_(err=_discard)
             else:
                 full = self.path(path)
-                problem = self._unwritable(full)
-                if problem:
-                    await io.err(f"{self.name}: can't create {path}: {problem}\n")
+                try:
+                    self.m.fs.write(full, b"", append=op == ">>")
+                except FsError as err:
+                    await io.err(f"{self.name}: can't create {path}: {_create_problem(err)}\n")
                     return 1
                 sink: list[bytes] = []
                 writes[full] = (op, sink)
+                room = [self.m.fs.free()]
 
-                async def write(chunk: bytes, sink: list[bytes] = sink) -> None:
-                    sink.append(chunk)
+                async def write(chunk: bytes, sink: list[bytes] = sink, room: list[int] = room) -> None:
+                    if room[0] >= 0:  # past the layer's room the write fails anyway: nothing more is kept
+                        sink.append(chunk)
+                        room[0] -= len(chunk)
                 io = io.with_(out=write) if op in (">", ">>") else io.with_(err=write)
         saved = dict(self.vars)
         for name, value in assignments:
             self.vars[name] = value
+        code = 0
         try:
-            return await self.invoke(words, io)
+            code = await self.invoke(words, io)
         finally:
             if assignments:
                 self.vars = {**saved, **{k: v for k, v in self.vars.items() if k not in dict(assignments)}}
             for full, (op, sink) in writes.items():
-                before = self.m.overlay.get(full, b"") if op == ">>" else b""
-                self.m.overlay[full] = before + b"".join(sink)
-
-    def _unwritable(self, full: str) -> str:
-        if any(full == ro or full.startswith(ro.rstrip("/") + "/") for ro in self.m.read_only):
-            return "Read-only file system"
-        parent = full.rsplit("/", 1)[0] or "/"
-        if not self.m.is_dir(parent) and parent not in ("/", "/tmp", "/root"):
-            return "nonexistent directory"
-        return ""
+                try:
+                    self.m.fs.write(full, b"".join(sink), append=True)
+                except FsError as err:
+                    await io.err(f"{self.name}: write error: {err}\n")
+                    code = 1
+        return code
 
     async def invoke(self, argv: list[str], io: Streams) -> int:
         name = argv[0].rsplit("/", 1)[-1] if argv[0].startswith("/") else argv[0]
@@ -720,25 +729,41 @@ async def _ls(sh: Shell, argv: list[str], io: Streams) -> int:
     flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and len(a) > 1)
     paths = [a for a in argv[1:] if not a.startswith("-") or a == "-"] or ["."]
     show_all = "a" in flags or "A" in flags
-    one_per_line = "1" in flags or "l" in flags
+    long = "l" in flags
+    one_per_line = "1" in flags or long
     code = 0
+    fs = sh.m.fs
     for index, name in enumerate(paths):
         full = sh.path(name)
-        if sh.m.read(full) is not None:
-            await io.out(name + "\n")
+        if fs.read(full) is not None or ("d" in flags and fs.is_dir(full)):
+            await io.out((_long_entry(sh, full, name) if long else name) + "\n")
             continue
-        if not sh.m.is_dir(full):
+        if not fs.is_dir(full):
             await io.err(f"ls: {name}: No such file or directory\n")
             code = 1
             continue
-        entries = [e for e in sh.m.children(full) if show_all or not e.startswith(".")]
+        entries = [e for e in fs.children(full) if show_all or not e.startswith(".")]
         if "a" in flags:
             entries = [".", "..", *entries]
         if len(paths) > 1:
             await io.out(("\n" if index else "") + f"{name}:\n")
+        if long:
+            await io.out(f"total {len(entries)}\n")
+            entries = [_long_entry(sh, sh.path(f"{full}/{e}"), e) for e in entries]
         if entries:
             await io.out(("\n".join(entries) if one_per_line else "  ".join(entries)) + "\n")
     return code
+
+
+def _long_entry(sh: Shell, full: str, shown: str) -> str:
+    """One line of ``ls -l`` as busybox prints it (everything belongs to root)."""
+    fs = sh.m.fs
+    content = fs.read(full)
+    mode = "drwxr-xr-x" if content is None else ("-r--r--r--" if fs.read_only_at(full) else "-rw-r--r--")
+    size = len(content) if content is not None else 4096
+    when = datetime.fromtimestamp(fs.mtime(full), tz=timezone.utc)
+    return f"{mode} {2 if content is None else 1:>4} root     root     {size:>9} {_MONTHS[when.month - 1]} " \
+           f"{when.day:2d} {when:%H:%M} {shown}"
 
 
 async def _pwd(sh: Shell, argv: list[str], io: Streams) -> int:
@@ -748,7 +773,7 @@ async def _pwd(sh: Shell, argv: list[str], io: Streams) -> int:
 
 async def _cd(sh: Shell, argv: list[str], io: Streams) -> int:
     target = sh.path(argv[1] if len(argv) > 1 else sh.vars.get("HOME", "/"))
-    if not sh.m.is_dir(target) and target not in ("/", "/tmp", "/root", "/etc", "/var", "/usr", "/bin", "/proc"):
+    if not sh.m.is_dir(target):
         await io.err(f"{sh.name}: cd: can't cd to {argv[1]}: No such file or directory\n")
         return 2
     sh.cwd = target
@@ -885,7 +910,51 @@ def _count_flag(args: list[str], default: int) -> tuple[int, list[str]]:
     return count, rest
 
 
+def _byte_count(args: list[str]) -> tuple[str, list[str]] | None:
+    """``-c N``, ``-cN``, ``-c +N``, ``-c+N``: (the count as written, the other arguments); None without ``-c``."""
+    for index, arg in enumerate(args):
+        if arg == "-c" and index + 1 < len(args):
+            return args[index + 1], args[:index] + args[index + 2:]
+        if arg.startswith("-c") and len(arg) > 2:
+            return arg[2:], args[:index] + args[index + 1:]
+    return None
+
+
+async def _head_bytes(sh: Shell, tool: str, count: str, files: list[str], io: Streams) -> int:
+    """``head -c N`` (the first N bytes), ``tail -c N`` (the last N), ``tail -c +N`` (from byte N on):
+    streamed, so ``tar cf - X | tail -c+N`` (kubectl cp's retry) passes an archive through."""
+    if not re.fullmatch(r"\+?\d+", count):
+        await io.err(f"{tool}: invalid number '{count}'\n")
+        return 1
+    number = int(count)
+    if files:
+        data = b"".join(sh.m.read(sh.path(f)) or b"" for f in files)
+        source: Callable[[], Awaitable[bytes | None]] = _buffer_reader(data)
+    else:
+        source = io.read
+    if tool == "tail" and not count.startswith("+"):
+        kept = b""
+        while (chunk := await source()) is not None:
+            kept = (kept + chunk)[-number:] if number else b""
+        await io.out(kept)
+        return 0
+    skip = max(0, number - 1) if tool == "tail" else 0
+    left = number if tool == "head" else -1
+    while left != 0 and (chunk := await source()) is not None:
+        if skip:
+            chunk, skip = chunk[skip:], max(0, skip - len(chunk))
+        if left > 0:
+            chunk = chunk[:left]
+            left -= len(chunk)
+        if chunk:
+            await io.out(chunk)
+    return 0
+
+
 async def _head(sh: Shell, argv: list[str], io: Streams) -> int:
+    in_bytes = _byte_count(argv[1:])
+    if in_bytes is not None:
+        return await _head_bytes(sh, argv[0], in_bytes[0], in_bytes[1], io)
     count, files = _count_flag(argv[1:], 10)
     if argv[0] == "head" and not files:  # stops reading once it has its lines, as head does
         buffered = b""
@@ -933,15 +1002,62 @@ async def _uniq(sh: Shell, argv: list[str], io: Streams) -> int:
 
 
 async def _wc(sh: Shell, argv: list[str], io: Streams) -> int:
-    files = [a for a in argv[1:] if not a.startswith("-")]
-    lines = await _lines_of(sh, files, io, "wc")
-    if lines is None:
-        return 1
-    if "-l" in argv:
-        await io.out(f"{len(lines)}\n")
-    else:
-        text = "\n".join(lines)
-        await io.out(f"{len(lines):>7} {len(text.split()):>7} {len(text.encode()) + (1 if lines else 0):>7}\n")
+    flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and len(a) > 1)
+    files = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
+    shown = [c for c in "lwc" if c in flags] or ["l", "w", "c"]
+    rows: list[tuple[list[int], str]] = []
+    for name in files or ["-"]:
+        data = await io.read_all() if name == "-" else sh.m.read(sh.path(name))
+        if data is None:
+            await io.err(f"wc: {name}: No such file or directory\n")
+            return 1
+        counts = {"l": data.count(b"\n"), "w": len(data.split()), "c": len(data)}
+        rows.append(([counts[c] for c in shown], name if files else ""))
+    if len(rows) > 1:
+        rows.append(([sum(r[0][i] for r in rows) for i in range(len(shown))], "total"))
+    # busybox prints one lone count bare, several in 7-wide columns; a file's name follows.
+    width = 0 if len(shown) == 1 else 7
+    await io.out("".join(" ".join(f"{n:>{width}}" for n in counts) + (f" {name}" if name else "") + "\n"
+                         for counts, name in rows))
+    return 0
+
+
+async def _gzip(sh: Shell, argv: list[str], io: Streams) -> int:
+    """gzip, gunzip and zcat: a pipe or ``-c`` to stdout, a file in place in the writable layer."""
+    tool = argv[0].rsplit("/", 1)[-1]
+    flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and len(a) > 1)
+    files = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
+    decompress = tool in ("gunzip", "zcat") or "d" in flags
+    to_stdout = tool == "zcat" or "c" in flags
+    for name in files or ["-"]:
+        path = sh.path(name)
+        data = await io.read_all() if name == "-" else sh.m.read(path)
+        if data is None:
+            await io.err(f"{tool}: {name}: No such file or directory\n")
+            return 1
+        if decompress:
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError, zlib.error):
+                await io.err(f"{tool}: invalid magic\n")
+                return 1
+        else:
+            # As gzip -6 on Unix writes it: no name, no time, OS byte 3.
+            packed = bytearray(gzip.compress(data, compresslevel=6, mtime=0))
+            packed[9] = 3
+            data = bytes(packed)
+        if name == "-" or to_stdout:
+            await io.out(data)
+            continue
+        if decompress and not path.endswith(".gz"):
+            await io.err(f"{tool}: {name}: unknown suffix - ignored\n")
+            return 1
+        try:
+            sh.m.fs.write(path[:-3] if decompress else path + ".gz", data)
+            sh.m.fs.remove(path)
+        except FsError as err:
+            await io.err(f"{tool}: {name}: {err}\n")
+            return 1
     return 0
 
 
@@ -1063,12 +1179,11 @@ async def _curl(sh: Shell, argv: list[str], io: Streams) -> int:
 async def _save(sh: Shell, name: str, data: bytes, io: Streams, tool: str) -> int:
     if name == "/dev/null":
         return 0
-    full = sh.path(name)
-    problem = sh._unwritable(full)
-    if problem:
-        await io.err(f"{tool}: can't open '{name}': {problem}\n")
+    try:
+        sh.m.fs.write(sh.path(name), data)
+    except FsError as err:
+        await io.err(f"{tool}: can't open '{name}': {err}\n")
         return 1
-    sh.m.overlay[full] = data
     return 0
 
 
@@ -1275,11 +1390,14 @@ COMMANDS: dict[str, Builtin] = {
     "echo": _echo, "printf": _printf,
     "env": _env, "printenv": _env,
     "hostname": _hostname, "whoami": _whoami, "id": _id, "uname": _uname, "ps": _ps, "pwd": _pwd,
+    "gzip": _gzip, "gunzip": _gzip, "zcat": _gzip,
     "cat": _cat, "ls": _ls, "grep": _grep, "head": _head, "tail": _head, "wc": _wc, "sort": _sort, "uniq": _uniq,
     "which": _which,
     "date": _date, "sleep": _sleep, "uptime": _uptime,
     "test": _test, "[": _test, "seq": _seq, "expr": _expr,
     "nslookup": _nslookup, "curl": _curl, "wget": _wget,
+    "mkdir": filecmds.mkdir, "rm": filecmds.rm, "rmdir": filecmds.rmdir, "touch": filecmds.touch,
+    "cp": filecmds.cp, "mv": filecmds.cp, "tar": tarcmd.tar, "df": filecmds.df,
 }
 #: Shell built-ins: every image with a shell has them.
 SPECIAL = frozenset(("exit", "export", "unset", "cd", "true", ":", "false", "echo", "printf", "pwd", "test", "["))

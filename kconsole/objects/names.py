@@ -221,8 +221,19 @@ def fnv32a(data: bytes) -> int:
     return h
 
 
+def without_null_timestamp(template: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``template`` less a ``metadata.creationTimestamp: null`` (a shallow copy only when it has one)."""
+    meta = template.get("metadata")
+    if type(meta) is not dict or "creationTimestamp" not in meta or meta["creationTimestamp"] is not None:
+        return template
+    return {**template, "metadata": {k: v for k, v in meta.items() if k != "creationTimestamp"}}
+
+
 def pod_template_hash(template: Mapping[str, Any], collision_count: int | None = None) -> str:
-    """The ``pod-template-hash`` label value for a Deployment's pod template (see module doc)."""
+    """The ``pod-template-hash`` label value for a Deployment's pod template (see module doc). Go's
+    zero ``creationTimestamp`` (written ``null``) hashes as absent, so stored templates written with
+    and without it hash alike."""
+    template = without_null_timestamp(template)
     data = json.dumps(template, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
     if collision_count is not None:
         data += (collision_count & 0xFFFFFFFF).to_bytes(4, "little")

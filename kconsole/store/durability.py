@@ -11,6 +11,11 @@ loss.
 ``unsynced`` (``--ephemeral``, ``--no-sync`` on the benchmarks): the same writes go to the operating
 system without any sync. They survive the process being killed (``kill -9``), not a power loss or a
 kernel crash. An ephemeral cluster's temporary folder is deleted when it stops, so it syncs nothing.
+
+``processes`` (``--member-processes``): each member runs in its own OS process with its own files
+and a Raft transport over loopback sockets (:mod:`kconsole.store.remote`), so the members' fsyncs
+and CPU spread over cores; the facade above is the same. Real clock only: on the virtual clock
+(tests) the members stay in this process.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ class StoreMode:
 
     members: int = 3
     synced: bool = True
+    processes: bool = False
 
     @property
     def durability(self) -> str:
@@ -42,13 +48,18 @@ class StoreMode:
     def describe(self) -> str:
         """One phrase for a banner or a benchmark's text output."""
         n = f"{self.members} etcd member{'s' if self.members != 1 else ''}"
+        if self.processes:
+            n += " in their own processes"
         if self.synced:
             return f"{n}, synced: a write is acknowledged once its WAL record is on disk (survives power loss)"
         return f"{n}, unsynced: writes reach the OS without a sync (survive kill -9, not power loss)"
 
     def figures(self) -> dict[str, Any]:
         """What a benchmark prints about the store it measured."""
-        return {"store": "etcd", "members": self.members, "durability": self.durability}
+        out: dict[str, Any] = {"store": "etcd", "members": self.members, "durability": self.durability}
+        if self.processes:
+            out["member_processes"] = True
+        return out
 
 
 async def open_store(data_dir: str | os.PathLike[str], *, clock: Clock, mode: StoreMode, seed: int = 1,
@@ -56,5 +67,10 @@ async def open_store(data_dir: str | os.PathLike[str], *, clock: Clock, mode: St
     """The etcd members in ``data_dir``, opened as ``mode`` says (kwargs: :meth:`EtcdCluster.open`'s)."""
     from kconsole.store.facade import EtcdCluster
 
+    if mode.processes:
+        from kconsole.store.remote import open_processes
+
+        return await open_processes(data_dir, clock=clock, members=mode.members, seed=seed, fsync=mode.synced,  # type: ignore[no-any-return]
+                                    synchronous="EXTRA" if mode.synced else "NORMAL", **kwargs)
     return await EtcdCluster.open(data_dir, clock=clock, members=mode.members, seed=seed, fsync=mode.synced,
                                   synchronous="EXTRA" if mode.synced else "NORMAL", **kwargs)

@@ -27,12 +27,13 @@ and reopened elsewhere from the revision after the last one delivered.
 
 Compaction as kube-apiserver schedules it: every ``compaction_interval`` (5 minutes) one API
 server wins a compare-and-swap on the key ``compact_rev_key`` and compacts to the revision it saw
-one interval earlier.
+one interval earlier, the key's value naming that revision (as upstream writes it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import ssl
@@ -116,8 +117,20 @@ def _key(text: str) -> bytes:
     return text.encode()
 
 
-def _kv(kv: Any, back: Callable[[str], str]) -> KeyValue:
+def _pb_kv(kv: Any, back: Callable[[str], str]) -> KeyValue:
     return KeyValue(back(kv.key.decode()), kv.value, kv.create_revision, kv.mod_revision, kv.version, kv.lease)
+
+
+def _b64(text: str | bytes) -> str:
+    """A key or value as the JSON-shaped calls (:meth:`RealEtcd._call`) carry it."""
+    return base64.b64encode(text.encode() if isinstance(text, str) else text).decode("ascii")
+
+
+def _kv(doc: dict[str, Any], back: Callable[[str], str]) -> KeyValue:
+    """A key-value of a JSON-shaped answer (:meth:`RealEtcd._call`)."""
+    return KeyValue(back(base64.b64decode(doc["key"]).decode()), base64.b64decode(doc.get("value", "")),
+                    int(doc.get("create_revision", 0)), int(doc.get("mod_revision", 0)),
+                    int(doc.get("version", 0)), int(doc.get("lease", 0)))
 
 
 def store_error(message: str) -> StoreError:
@@ -265,10 +278,14 @@ class RealEtcd:
         raise failed
 
     async def _call(self, path: str, body: dict[str, Any], *, endpoint: str | None = None,
-                    retry_elsewhere: bool = True, require_leader: bool = True,
-                    idempotent: bool = True) -> dict[str, Any]:
+                    retry_elsewhere: bool = True, require_leader: bool = True, idempotent: bool = True,
+                    headers: dict[str, str] | None = None) -> dict[str, Any]:
         """:meth:`_rpc` with the request and answer in etcd's JSON gateway shape (fields by their
-        proto names, 64-bit integers as strings), for the calls off the write path."""
+        proto names, keys and values in base64, 64-bit integers as strings), for the calls off the
+        write path. ``headers`` as the gateway took them: ``Grpc-Metadata-hasleader: false`` asks a
+        member without a leader to answer anyway."""
+        if headers and headers.get("Grpc-Metadata-hasleader") == "false":
+            require_leader = False
         request = json_format.ParseDict(body, etcdrpc.UNARY[path][1]())
         resp = await self._rpc(path, request, endpoint=endpoint, retry_elsewhere=retry_elsewhere,
                                require_leader=require_leader, idempotent=idempotent)
@@ -297,7 +314,7 @@ class RealEtcd:
 
     def _range_result(self, resp: Any) -> RangeResult:
         back = self.layout.from_etcd
-        return RangeResult([_kv(k, back) for k in resp.kvs], resp.count, resp.more, resp.header.revision)
+        return RangeResult([_pb_kv(k, back) for k in resp.kvs], resp.count, resp.more, resp.header.revision)
 
     async def txn(self, compares: list[Compare], success: list[Op], failure: list[Op] | None = None) -> TxnResult:
         failure = failure or []
@@ -343,7 +360,7 @@ class RealEtcd:
             return self._range_result(resp.response_range)
         if isinstance(op, Put):
             return None
-        prev = [_kv(k, self.layout.from_etcd) for k in resp.response_delete_range.prev_kvs]
+        prev = [_pb_kv(k, self.layout.from_etcd) for k in resp.response_delete_range.prev_kvs]
         if op.end is not None:
             return prev
         return prev[0] if prev else None
@@ -373,6 +390,29 @@ class RealEtcd:
     def watch(self, key: str, end: str | None = None, *, start_revision: int = 0, prev_kv: bool = True,
               progress_notify: bool = False) -> RealWatch:
         return RealWatch(self, key, end, start_revision, prev_kv, progress_notify)
+
+    async def watch_docs(self, request: dict[str, Any], url: str | None = None) -> AsyncIterator[dict[str, Any]]:
+        """One watch stream's answers in the gateway's shape (``{"result": {...}}``): ``request`` is
+        the gateway's ``{"create_request": {...}}``. It ends when etcd ends the stream; a failure is
+        raised as the store error it names (``UnavailableError`` when the member is gone)."""
+        channels = self._session
+        if channels is None or self._closed:
+            raise UnavailableError("etcdserver: server stopped")
+        url = url or self.servers[self._current]
+        call = channels[url].watch()(metadata=etcdrpc.REQUIRE_LEADER)
+        try:
+            await call.write(json_format.ParseDict(request, pb.WatchRequest()))
+            while True:
+                msg = await call.read()
+                if msg is grpc.aio.EOF:
+                    return
+                yield {"result": json_format.MessageToDict(msg, preserving_proto_field_name=True)}
+        except grpc.aio.AioRpcError as err:
+            message = etcdrpc.failure_text(err)
+            raise (store_error(message) if "etcdserver:" in message or "mvcc:" in message
+                   else UnavailableError(f"etcd {url}: {message}")) from None
+        finally:
+            call.cancel()
 
     def own_value(self, key: str, mod_revision: int, value: bytes) -> bytes:
         """The very bytes object this client wrote as ``key`` at ``mod_revision``, else ``value``: the
@@ -409,7 +449,7 @@ class RealEtcd:
 
     async def compact_once(self, version: int, target: int) -> tuple[int, int]:
         """One round of the compactor: returns the (version, revision) to pass to the next round."""
-        res = await self.txn([Compare(COMPACT_KEY, "version", "=", version)], [Put(COMPACT_KEY, b"")],
+        res = await self.txn([Compare(COMPACT_KEY, "version", "=", version)], [Put(COMPACT_KEY, str(target).encode())],
                              [Get(COMPACT_KEY)])
         if not res.succeeded:
             got = res.responses[0] if res.responses else None
@@ -584,13 +624,13 @@ class RealWatch:
         own = self.etcd.own_value
         events = []
         for e in msg.events:
-            kv = _kv(e.kv, back)
+            kv = _pb_kv(e.kv, back)
             if e.type == pb.Event.DELETE:
                 kind = "DELETE"
             else:
                 kind = "PUT"
                 kv.value = own(kv.key, kv.mod_revision, kv.value)
-            events.append(Event(kind, kv, _kv(e.prev_kv, back) if e.HasField("prev_kv") else None))
+            events.append(Event(kind, kv, _pb_kv(e.prev_kv, back) if e.HasField("prev_kv") else None))
         if events:
             last = events[-1].kv.mod_revision
             self.next_rev = last + 1

@@ -9,13 +9,15 @@ processes when kconsole runs them (:mod:`kconsole.store.etcdlocal`). Members kco
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kconsole.store.etcdgw import RealEtcd, TLSFiles
+from kconsole.store.etcdgw import COMPACT_KEY, RealEtcd, TLSFiles
+from kconsole.store.etcdhistory import EtcdHistory
 from kconsole.store.etcdlocal import START_TIMEOUT, LocalEtcd, LocalMember
 from kconsole.store.facade import Quorum
 from kconsole.store.kv import DEFAULT_QUOTA_BYTES, NoSpaceError, Put, StoreError
@@ -76,8 +78,9 @@ class _NoNetwork:
         pass
 
 
-class RealEtcdCluster(RealEtcd):
-    """RealEtcd with the members' view and fault handles."""
+class RealEtcdCluster(EtcdHistory):
+    """RealEtcd (keeping history when asked, :mod:`kconsole.store.etcdhistory`) with the members'
+    view and fault handles."""
 
     def __init__(self, servers: list[str], *, tls: TLSFiles | None = None, local: LocalEtcd | None = None,
                  **kwargs: Any) -> None:
@@ -88,6 +91,8 @@ class RealEtcdCluster(RealEtcd):
         self.network: Any = local.network if local is not None else _NoNetwork()
         self.quota_bytes = local.quota_bytes if local is not None else DEFAULT_QUOTA_BYTES
         self._statuses: dict[str, dict[str, Any] | None] = {}
+        #: Set by :meth:`start_view`: members shown, never written to.
+        self.view_only = False
         self._poller: asyncio.Task[None] | None = None
         if local is not None:
             local.on_change.append(self._on_change)
@@ -97,6 +102,30 @@ class RealEtcdCluster(RealEtcd):
             await self.local.start()
         await self.wait_for_leader()
         await super().start()
+        self._poller = asyncio.get_running_loop().create_task(self._poll_loop(), name="etcd-members")
+
+    async def status(self) -> Any:
+        """etcd's status; looking only, the compacted revision is what kube-apiserver's compactor
+        last wrote in ``compact_rev_key`` (etcd's status does not tell it)."""
+        if self.view_only:
+            found = await RealEtcd.range(self, COMPACT_KEY, serializable=True)
+            if found.kvs and found.kvs[0].value.isdigit():
+                self.compacted = int(found.kvs[0].value)
+        return await super().status()
+
+    async def start_view(self) -> None:
+        """Only look at the members (``kconsole attach --etcd-endpoints``): no leader needed, no
+        compactor, no writes; members are named as etcd's member list names them."""
+        self.open_session()
+        try:
+            doc = await self._call("/v3/cluster/member/list", {}, headers={"Grpc-Metadata-hasleader": "false"})
+            names = {url.rstrip("/"): m.get("name") for m in doc.get("members", ()) for url in m.get("clientURLs", ())}
+            for m in self.members:
+                m.name = names.get(m.endpoint) or m.name
+        except StoreError as err:
+            log.info("etcd member list not read: %s", err)
+        self.view_only = True
+        await self.poll()
         self._poller = asyncio.get_running_loop().create_task(self._poll_loop(), name="etcd-members")
 
     async def close(self) -> None:
@@ -264,8 +293,9 @@ class RealEtcdCluster(RealEtcd):
 
 async def open_real(*, servers: list[str] | None = None, tls: TLSFiles | None = None,
                     local_dir: Path | None = None, members: int = 3, binary: str | None = None,
-                    clock: Any = None) -> RealEtcdCluster:
-    """The store on real etcd: the members at ``servers``, or ``members`` run in ``local_dir``."""
+                    clock: Any = None, history: tuple[Path, float, int] | None = None) -> RealEtcdCluster:
+    """The store on real etcd: the members at ``servers``, or ``members`` run in ``local_dir``;
+    ``history``: (revision-time file, retention, max bytes) to keep history (docs/history.md)."""
     local = None
     if local_dir is not None:
         local = LocalEtcd(local_dir, members=members, binary=binary)
@@ -273,8 +303,35 @@ async def open_real(*, servers: list[str] | None = None, tls: TLSFiles | None = 
         tls = TLSFiles(*local.tls_files())
     assert servers
     etcd = RealEtcdCluster(servers, tls=tls, local=local, clock=clock)
+    if history is not None:
+        etcd.keep_history(*history)
     try:
         await etcd.start()
+    except BaseException:
+        await etcd.close()
+        raise
+    return etcd
+
+
+async def open_stopped_local(data_dir: Path, clock: Any) -> RealEtcdCluster:
+    """A stopped ``--etcd local`` data folder's members, started to read their history: no
+    compactor runs, nothing is written (a cluster on ``--etcd-servers`` is read while it runs)."""
+    from kconsole.cluster import HISTORY_DIR
+    from kconsole.store.etcdhistory import REVTIME_FILE
+    from kconsole.store.etcdlocal import LOCAL_DIR
+    from kconsole.store.facade import MEMBERS_DIR
+
+    ports = data_dir / LOCAL_DIR / "ports.json"
+    if not ports.exists():
+        raise StoreError(f"no etcd member files under {data_dir / MEMBERS_DIR} nor {data_dir / LOCAL_DIR} "
+                         f"(a cluster on --etcd-servers is read while it runs)")
+    local = LocalEtcd(data_dir / LOCAL_DIR, members=len(json.loads(ports.read_text())))
+    etcd = RealEtcdCluster(local.servers, tls=TLSFiles(*local.tls_files()), local=local, clock=clock,
+                           compaction_interval=0)
+    etcd.keep_history(data_dir / HISTORY_DIR / REVTIME_FILE, 0.0, 0)
+    try:
+        with etcd._io():  # a reader's virtual clock waits for the members to start, not a timeout
+            await etcd.start()
     except BaseException:
         await etcd.close()
         raise

@@ -28,10 +28,13 @@ REQUIRE_LEADER: tuple[tuple[str, str], ...] = (("hasleader", "true"),)
 #: request and response messages.
 UNARY: dict[str, tuple[str, Any, Any]] = {
     "/v3/kv/range": ("/etcdserverpb.KV/Range", pb.RangeRequest, pb.RangeResponse),
+    "/v3/kv/put": ("/etcdserverpb.KV/Put", pb.PutRequest, pb.PutResponse),
+    "/v3/kv/deleterange": ("/etcdserverpb.KV/DeleteRange", pb.DeleteRangeRequest, pb.DeleteRangeResponse),
     "/v3/kv/txn": ("/etcdserverpb.KV/Txn", pb.TxnRequest, pb.TxnResponse),
     "/v3/kv/compaction": ("/etcdserverpb.KV/Compact", pb.CompactionRequest, pb.CompactionResponse),
     "/v3/maintenance/status": ("/etcdserverpb.Maintenance/Status", pb.StatusRequest, pb.StatusResponse),
     "/v3/maintenance/alarm": ("/etcdserverpb.Maintenance/Alarm", pb.AlarmRequest, pb.AlarmResponse),
+    "/v3/cluster/member/list": ("/etcdserverpb.Cluster/MemberList", pb.MemberListRequest, pb.MemberListResponse),
 }
 WATCH = "/etcdserverpb.Watch/Watch"
 

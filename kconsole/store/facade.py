@@ -755,3 +755,50 @@ async def _pump(member: Member, key: str, end: str | None, start: int, prev_kv: 
         if stream.queue is queue:
             stream.in_transit += 1
         queue.put_nowait(None)
+
+
+class ProcessEtcdCluster(EtcdCluster):
+    """The same facade over members that run in their own processes (``kconsole.store.remote``):
+    they start together, follow this process's clock over their stdin, and close their files when
+    the cluster closes (``stop()`` on a member stays a crash)."""
+
+    _unfollow: Callable[[], None] | None = None
+
+    async def start(self) -> None:
+        if self.data_dir is not None:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            self._look_at_disk()
+        results = await asyncio.gather(*(m.start() for m in self.members), return_exceptions=True)
+        for m, result in zip(self.members, results):
+            if isinstance(result, BaseException):
+                await asyncio.gather(*(x.shutdown() for x in self.members))  # type: ignore[attr-defined]
+                if isinstance(result, (sqlite3.Error, WalCorrupt)):
+                    where = f" in {self.data_dir / m.name}" if self.data_dir is not None else ""
+                    raise StoreError(f"etcd member {m.name}{where} cannot be opened: {result}") from result
+                raise result
+        on_change = getattr(self.clock, "on_change", None)
+        if on_change is not None:
+            from kconsole.clockpipe import send_clock
+
+            self._unfollow = on_change(lambda: [send_clock(m.process, self.clock) for m in self.members])
+        sizes = []
+        for m in self.members:
+            try:
+                sizes.append((await m.machine.status()).db_size_in_use if m.machine is not None else 0)
+            except StoreError:
+                pass
+        self._db_size = max(sizes, default=0)
+        self._sweeper = self.clock.call_later(0.25, self._sweep)
+        if self.auto_compact_interval > 0:
+            self._compactor = self.clock.call_later(self.auto_compact_interval, self._auto_compact)
+
+    async def close(self) -> None:
+        self._closed = True
+        for handle in (self._sweeper, self._compactor):
+            if handle is not None:
+                handle.cancel()
+        if self._unfollow is not None:
+            self._unfollow()
+            self._unfollow = None
+        await asyncio.gather(*(m.shutdown() for m in self.members))  # type: ignore[attr-defined]
+        self._on_change()

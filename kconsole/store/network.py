@@ -118,6 +118,10 @@ class Network:
         delay = self.delay + (link.delay if link else 0.0)
         if self.jitter:
             delay += self.rng.random() * self.jitter
+        self._dispatch(msg, delay)
+
+    def _dispatch(self, msg: Message, delay: float) -> None:
+        """Carry a message the faults let through (in process: on the loop or a clock timer)."""
         if delay <= 0:
             if self._loop is None:
                 self._loop = asyncio.get_running_loop()

@@ -664,6 +664,14 @@ class RevisionLog:
         """The oldest revision a history read serves (rows below it may be gone)."""
         return max(self._history_floor, 1)
 
+    def marks_after(self, revision: int) -> tuple[int, int, int, list[tuple[int, float, int]]]:
+        """(history floor, bytes written, first marked revision, the time marks after ``revision``
+        as (revision, time, bytes written before it)): what a copy of the marks in another process
+        needs to answer :meth:`time_of`, :meth:`revision_at` and :meth:`floor_for` as this log does."""
+        i = bisect.bisect_right(self._mark_revs, revision)
+        new = list(zip(self._mark_revs[i:], self._mark_times[i:], self._mark_bytes[i:]))
+        return self._history_floor, self._written_bytes, self._mark_revs[0] if self._mark_revs else 0, new
+
     def time_of(self, revision: int) -> float:
         """The simulated time ``revision`` was written at (the mark in force at it; 0.0 when the
         file has no marks, as one written before they were kept)."""

@@ -42,8 +42,11 @@ class Forked:
 
 async def fork(data_dir: Path, at: When, new_dir: Path) -> Forked:
     from kconsole.store import snapshot
-    from kconsole.trace.offline import member_count, open_folder
+    from kconsole.trace.offline import member_count, on_real_etcd, open_folder
 
+    if member_count(Path(data_dir).resolve()) == 0 and on_real_etcd(Path(data_dir).resolve()):
+        raise TraceError(f"{data_dir}: its cluster runs on real etcd; a fork copies the embedded store's files "
+                         "(export a trace and replay it, or save etcd with etcdctl snapshot save)")
     new_dir = Path(new_dir)
     if new_dir.exists() and (not new_dir.is_dir() or any(new_dir.iterdir())):
         raise TraceError(f"{new_dir} already exists and is not empty; fork into a new folder")

@@ -3,19 +3,22 @@ components, nothing serving. ``kconsole trace export`` and ``kconsole fork`` rea
 console's user, with the history read path (:class:`kconsole.client.history.HistoryClient`).
 
 It runs on a virtual clock set to the time the cluster last saw and moved only while the members
-elect a leader, so no timer of the API server (Event expiry, compaction) fires and nothing is
-written: the folder is read as it was left."""
+elect a leader (real etcd members: as fast as real time, while they start), so no timer of the API
+server (Event expiry, compaction) fires and nothing is written: the folder is read as it was left."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kconsole.trace.fileformat import TraceError
+
+log = logging.getLogger(__name__)
 
 #: Simulated seconds the members may take to elect a leader before opening gives up.
 OPEN_TIMEOUT = 60.0
@@ -35,6 +38,13 @@ def member_count(data_dir: Path) -> int:
     return sum(1 for p in root.glob("etcd-*") if p.is_dir() and p.name[5:].isdigit()) if root.is_dir() else 0
 
 
+def on_real_etcd(data_dir: Path) -> bool:
+    """Whether the folder's cluster ran on real etcd members it runs itself (``--etcd local``)."""
+    from kconsole.store.etcdlocal import LOCAL_DIR
+
+    return (data_dir / LOCAL_DIR / "ports.json").is_file()
+
+
 @contextlib.asynccontextmanager
 async def open_folder(data_dir: Path) -> AsyncIterator[Opened]:
     """History reads of a data folder: its store and an API server of our own under the folder's
@@ -43,7 +53,7 @@ async def open_folder(data_dir: Path) -> AsyncIterator[Opened]:
     from kconsole.preflight import StartError, lock_data_folder, release_data_folder
 
     folder = data_dir.resolve()
-    if member_count(folder) == 0:
+    if member_count(folder) == 0 and not on_real_etcd(folder):
         from kconsole.store.facade import MEMBERS_DIR
 
         raise TraceError(f"{data_dir}: no cluster data here (no {MEMBERS_DIR}/etcd-N folders); "
@@ -87,22 +97,49 @@ async def _stopped(data_dir: Path) -> AsyncIterator[Opened]:
     parts: dict[str, Any] = {}
 
     async def opening() -> None:
-        parts["etcd"] = await open_store(folder / MEMBERS_DIR, clock=clock, mode=StoreMode(members, synced=True))
+        if members:
+            parts["etcd"] = await open_store(folder / MEMBERS_DIR, clock=clock, mode=StoreMode(members, synced=True))
+        else:
+            from kconsole.store.etcdreal import open_stopped_local
+
+            parts["etcd"] = await open_stopped_local(folder, clock)
         parts["api"] = APIServer(parts["etcd"], clock, transformers=ClusterConfig().encryption_transformers(folder),
                                  sa_key=service_account_key(folder))
         await parts["api"].start()
 
     try:
         task = asyncio.ensure_future(opening())
-        await clock.run_until(task.done, timeout=OPEN_TIMEOUT, step=0.1)
+        if members:
+            await clock.run_until(task.done, timeout=OPEN_TIMEOUT, step=0.1)
+        else:
+            await _real_time(clock, task)
         task.result()
         api = parts["api"]
         client = Client(api, api.tokens.issue(CONSOLE), clock, user_agent=user_agent_for(CONSOLE))
         yield Opened(client, HistoryClient(client), folder)
     finally:
         closing = asyncio.ensure_future(_close(parts))
-        await clock.run_until(closing.done, timeout=OPEN_TIMEOUT, step=0.1)
+        if members:
+            await clock.run_until(closing.done, timeout=OPEN_TIMEOUT, step=0.1)
+        else:
+            try:
+                await _real_time(clock, closing)
+            except TraceError as err:  # what was read stands; the members end with this process
+                log.warning("%s: %s", folder, err)
         release_data_folder(lock)
+
+
+async def _real_time(clock: Any, task: asyncio.Future[Any]) -> None:
+    """Until ``task`` is done, simulated time moving with real time: real etcd members start, stop
+    and tell their watches' progress (every real second) at their own pace."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + OPEN_TIMEOUT
+    while not task.done():
+        if loop.time() > deadline:
+            task.cancel()
+            raise TraceError(f"the etcd members did not start or stop within {OPEN_TIMEOUT:g} s")
+        await asyncio.sleep(0.05)
+        await clock.advance(0.05)
 
 
 async def _close(parts: dict[str, Any]) -> None:

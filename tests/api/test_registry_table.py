@@ -45,7 +45,7 @@ def test_table_facts() -> None:
         "horizontalpodautoscalers", "replicationcontrollers"}
     pods = reg.resolve("pods")
     assert pods.info.subresources == ("status", "binding", "eviction", "log", "ephemeralcontainers", "exec",
-                                      "attach", "portforward")
+                                      "attach", "portforward", "proxy")
     assert pods.graceful_delete
     deploy = reg.resolve("deploy")
     assert deploy.scale is not None and deploy.bump_generation and deploy.has_status

@@ -403,7 +403,9 @@ def test_a_claim_spec_is_fixed_but_a_bound_claim_may_grow() -> None:
         "for bound claims\n  core.PersistentVolumeClaimSpec{\n"
         '- \tAccessModes: []core.PersistentVolumeAccessMode{"ReadWriteOnce"},\n'
         '+ \tAccessModes: []core.PersistentVolumeAccessMode{"ReadWriteMany"},\n'
-        "  \t... // 8 identical fields\n  }\n"]
+        "  \tSelector:    nil,\n"
+        '  \tResources:   {Requests: {s"storage": {i: {...}, s: "1Gi", Format: "BinarySI"}}},\n'
+        "  \t... // 6 identical fields\n  }\n"]
     old["status"] = {"phase": "Pending"}
     pending = check(grown, "persistentvolumeclaims", op="UPDATE", old=old, default=False)
     assert len(pending) == 1 and pending[0].startswith("spec: Forbidden: spec is immutable")
@@ -452,3 +454,23 @@ def test_apiservice_name_is_version_dot_group() -> None:
         'metadata.name: Invalid value: "v1.apps": must be `spec.version+"."+spec.group`']
     assert check(apiservice("v1.x", group="x", version="v1", versionPriority=0), "apiservices", grp) == [
         "spec.versionPriority: Invalid value: 0: must be positive and less than 1000"]
+
+
+def test_objects_stored_before_template_defaults_still_update() -> None:
+    """A Job or StatefulSet written before templates carried creationTimestamp: null (and claim
+    templates their defaults) is not refused as changed when an update adds them."""
+    from kconsole.api.validators.apps import validate_statefulset_update
+    from kconsole.api.validators.batch import validate_job_update
+
+    template = {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    old_job = {"spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template}}
+    new_job = {"spec": {"selector": {"matchLabels": {"a": "b"}},
+                        "template": {**template, "metadata": {"creationTimestamp": None, "labels": {"a": "b"}}}}}
+    assert validate_job_update(new_job, old_job) == []
+    claim = {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"]}}
+    defaulted = {"metadata": {"creationTimestamp": None, "name": "data"},
+                 "spec": {"accessModes": ["ReadWriteOnce"], "volumeMode": "Filesystem"}, "status": {"phase": "Pending"}}
+    assert validate_statefulset_update({"spec": {"volumeClaimTemplates": [defaulted]}},
+                                       {"spec": {"volumeClaimTemplates": [claim]}}) == []
+    assert validate_statefulset_update({"spec": {"volumeClaimTemplates": [defaulted]}},
+                                       {"spec": {"volumeClaimTemplates": []}}) != []

@@ -115,6 +115,33 @@ async def test_a_deleted_slice_is_recreated(ctrl: Ctrl) -> None:
     assert (await endpoints_by_pod(ctrl, "web"))["web-0"]["ports"] == [{"name": "", "port": 8080, "protocol": "TCP"}]
 
 
+async def test_writes_carry_the_last_change_trigger_time(ctrl: Ctrl) -> None:
+    """upstream's TriggerTimeTracker: the Service's creation when first seen, then the Ready
+    transition of the pod whose change caused the write."""
+    trigger = "endpoints.kubernetes.io/last-change-trigger-time"
+    await ctrl.manager(SLICES, ENDPOINTS)
+    await ctrl.admin.create(node("n1", zone="z1"))
+    svc = await ctrl.admin.create(service("web", {"app": "web"}, [{"port": 80, "targetPort": 8080}]))
+    created = svc["metadata"]["creationTimestamp"]
+    await ctrl.wait(lambda: _count(slices(ctrl, "web"), 1), timeout=10)
+    await ctrl.wait(lambda: ctrl.exists("endpoints", "web"), timeout=10)
+    [es] = await slices(ctrl, "web")
+    assert es["metadata"]["annotations"] == {trigger: created}
+    ep = await ctrl.admin.get("endpoints", "web", "default")
+    assert ep["metadata"]["annotations"] == {trigger: created}
+
+    await ctrl.clock.advance(30)
+    await ctrl.admin.create(pod("web-0", labels={"app": "web"}, node_name="n1"))
+    ready = ctrl.clock.rfc3339()
+    await ctrl.set_pod_status("web-0", ip="10.244.0.10", ready=True)
+    await ctrl.wait(lambda: _count(endpoints_by_pod(ctrl, "web"), 1), timeout=10)
+    [es] = await slices(ctrl, "web")
+    assert ready != created and es["metadata"]["annotations"] == {trigger: ready}
+    await ctrl.clock.advance(1)
+    ep = await ctrl.admin.get("endpoints", "web", "default")
+    assert ep["metadata"]["annotations"] == {trigger: ready}
+
+
 async def _count(aw: Any, n: int) -> bool:
     return len(await aw) == n
 

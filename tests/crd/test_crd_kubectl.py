@@ -56,6 +56,22 @@ async def test_explain_reads_the_crd_schema(served: Served) -> None:
     assert "There must be exactly one version with storage=true." in out
 
 
+async def test_openapi_v2_carries_the_crd_as_upstream_names_it(served: Served) -> None:
+    """helm and kubectl's v2 explain read custom kinds from /openapi/v2 (definition named by the group
+    reversed, as apiextensions-apiserver publishes it)."""
+    await _established(served)
+    _, out, _ = await served.kubectl("get", "--raw", "/openapi/v2")
+    doc = json.loads(out)
+    widget = doc["definitions"]["com.example.v1.Widget"]
+    assert widget["x-kubernetes-group-version-kind"] == [{"group": "example.com", "kind": "Widget", "version": "v1"}]
+    assert widget["properties"]["metadata"]["$ref"] == "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    listed = doc["paths"]["/apis/example.com/v1/namespaces/{namespace}/widgets"]["get"]
+    assert listed["operationId"] == "listExampleComV1NamespacedWidget"
+    assert listed["responses"]["200"]["schema"] == {"$ref": "#/definitions/com.example.v1.WidgetList"}
+    _, out, _ = await served.kubectl("explain", "widget.spec", "--output=plaintext-openapiv2")
+    assert "What the widget should be." in out
+
+
 async def test_schema_errors_in_upstream_words(served: Served) -> None:
     await _established(served)
     bad = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w2\nspec:\n  size: big\n"

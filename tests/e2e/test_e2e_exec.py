@@ -5,6 +5,7 @@ node's kube-proxy rules, exit codes over the WebSocket remotecommand protocol.""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import os
 import pty
@@ -435,6 +436,10 @@ def _pod_apis_exec(core: k8s.CoreV1Api) -> None:
     out = stream(core.connect_post_namespaced_pod_exec, "box", "default", command=["uptime"], stderr=False,
                  stdin=False, stdout=True, tty=False)
     assert len(out.splitlines()) == 1
+    packed = stream(core.connect_post_namespaced_pod_exec, "box", "default",
+                    command=["/bin/sh", "-c", 'echo -n "This is a test string" | gzip'], stderr=False, stdin=False,
+                    stdout=True, tty=False, binary=True)
+    assert gzip.decompress(packed) == b"This is a test string"
     resp = stream(core.connect_post_namespaced_pod_exec, "box", "default", command=["/bin/sh"], stderr=True,
                   stdin=True, stdout=True, tty=False, _preload_content=False)
     resp.write_stdin("echo test string 1\n")
@@ -458,3 +463,21 @@ def _pod_apis_exec(core: k8s.CoreV1Api) -> None:
 
 async def test_python_client_pod_apis_exec(cluster: Cluster) -> None:
     await asyncio.to_thread(_pod_apis_exec, _core(cluster))
+
+
+def _only_requested_streams(core: k8s.CoreV1Api, stdout: bool) -> tuple[str, str]:
+    resp = stream(core.connect_get_namespaced_pod_exec, "box", "default", command=["sh", "-c", "echo out; echo err >&2"],
+                  stdin=False, stdout=stdout, stderr=not stdout, tty=False, _preload_content=False)
+    out = err = ""
+    while resp.is_open():
+        resp.update(timeout=5)
+        out += resp.read_stdout()
+        err += resp.read_stderr()
+    return out, err
+
+
+async def test_exec_opens_only_the_requested_streams(cluster: Cluster) -> None:
+    """As the kubelet, a stream the request did not ask for is discarded, not sent."""
+    core = _core(cluster)
+    assert await asyncio.to_thread(_only_requested_streams, core, True) == ("out\n", "")
+    assert await asyncio.to_thread(_only_requested_streams, core, False) == ("", "err\n")

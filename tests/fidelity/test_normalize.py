@@ -77,3 +77,8 @@ def test_a_scenario_without_steps_is_refused_by_name(tmp_path: Path) -> None:
 def test_a_missing_final_newline_is_marked() -> None:
     diff = compare({"run": "x", "stdout": "a"}, {"stdout": "a\n", "stderr": "", "exit": 0})
     assert diff == "--- expected stdout\n+++ actual stdout\n@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+a\n"
+
+
+def test_go_cmp_no_break_spaces_read_as_plain_ones() -> None:
+    """go-cmp picks plain or no-break spaces per process; both normalise to what kconsole prints."""
+    assert normalize("-\u00a0\tRestartPolicy:\u00a0\"Always\",\n") == '- \tRestartPolicy: "Always",\n'

@@ -8,6 +8,8 @@ import pytest_asyncio
 
 from http_env import Cluster
 
+from kconsole.api.types import UserInfo
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 POLICY = """apiVersion: admissionregistration.k8s.io/v1
@@ -201,3 +203,83 @@ async def test_a_policy_whose_expression_does_not_compile_is_refused(guarded: Cl
     result = await guarded.kubectl("apply", "-f", "-", stdin=bad, check=False)
     assert result.code == 1
     assert 'spec.validations[0].expression: Invalid value: "object.spec.replicas <=": compilation failed' in result.err
+    unknown = POLICY.split("---")[0].replace("object.spec.replicas <= 5", "object.spec.replicas.atMost(5)").replace(
+        "max-replicas", "unknown")
+    result = await guarded.kubectl("apply", "-f", "-", stdin=unknown, check=False)
+    assert ('spec.validations[0].expression: Invalid value: "object.spec.replicas.atMost(5)": compilation failed: '
+            "ERROR: <input>:1:28: undeclared reference to 'atMost' (in container '')") in result.err
+
+
+LIBRARIES = """apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: libraries}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+  variables:
+  - name: size
+    expression: "has(object.data.size) ? quantity(object.data.size) : quantity('0')"
+  - name: broken
+    expression: "object.data.missing"
+  validations:
+  - expression: "variables.size.isLessThan(quantity('1Gi'))"
+    messageExpression: "'size ' + string(variables.size.asInteger()) + ' is not below 1Gi'"
+  - expression: "!has(object.data.useBroken) || variables.broken == 'x'"
+  - expression: "!has(object.data.owner) || authorizer.group('apps').resource('deployments')
+      .namespace(object.metadata.namespace).name(object.data.owner).check('update').allowed()"
+    messageExpression: "'you may not update deployment ' + object.data.owner"
+  - expression: "!has(object.data.endpoint) || cidr('10.0.0.0/8').containsIP(url(object.data.endpoint).getHostname())"
+    message: endpoint must be inside 10.0.0.0/8
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: libraries}
+spec:
+  policyName: libraries
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector:
+      matchLabels: {libraries: "on"}
+"""
+
+
+async def test_quantity_authorizer_url_and_cidr_libraries(guarded: Cluster) -> None:
+    """Kubernetes' CEL libraries in a policy: quantities compare by amount, the authorizer answers
+    with the cluster's RBAC for the requesting user, url() and cidr() parse."""
+    cluster = guarded
+    await cluster.kubectl("create", "namespace", "libs")
+    await cluster.kubectl("label", "namespace", "libs", "libraries=on")
+    await cluster.kubectl("create", "role", "cm-writer", "-n", "libs", "--verb=create,get", "--resource=configmaps")
+    await cluster.kubectl("create", "rolebinding", "jane", "-n", "libs", "--role=cm-writer", "--user=jane")
+    await cluster.kubectl("apply", "-f", "-", stdin=LIBRARIES)
+    await _wait_cached(cluster, "validatingadmissionpolicybindings.admissionregistration.k8s.io", "libraries")
+    await cluster.kubectl("create", "configmap", "small", "-n", "libs", "--from-literal=size=1023Mi")
+    big = await cluster.kubectl("create", "configmap", "big", "-n", "libs", "--from-literal=size=1.5Gi", check=False)
+    assert ("ValidatingAdmissionPolicy 'libraries' with binding 'libraries' denied request: size 1610612736 is "
+            "not below 1Gi") in big.err
+    broken = await cluster.kubectl("create", "configmap", "broken", "-n", "libs", "--from-literal=useBroken=1",
+                                   check=False)
+    assert ("denied request: expression '!has(object.data.useBroken) || variables.broken == 'x'' resulted in "
+            "error: composited variable \"broken\" fails to evaluate: no such key: missing") in broken.err
+
+    jane = cluster.kubeconfig_for(UserInfo("jane", ("system:authenticated",)))
+    refused = await cluster.kubectl("create", "configmap", "by-jane", "-n", "libs", "--from-literal=owner=web",
+                                    kubeconfig=jane, check=False)
+    assert "denied request: you may not update deployment web" in refused.err
+    await cluster.kubectl("create", "role", "deploy-updater", "-n", "libs", "--verb=update",
+                          "--resource=deployments.apps", "--resource-name=web")
+    await cluster.kubectl("create", "rolebinding", "jane-deploys", "-n", "libs", "--role=deploy-updater",
+                          "--user=jane")
+    await cluster.clock.advance(0.5)
+    await cluster.kubectl("create", "configmap", "by-jane", "-n", "libs", "--from-literal=owner=web", kubeconfig=jane)
+    other = await cluster.kubectl("create", "configmap", "by-jane-2", "-n", "libs", "--from-literal=owner=api",
+                                  kubeconfig=jane, check=False)
+    assert "you may not update deployment api" in other.err
+
+    await cluster.kubectl("create", "configmap", "inside", "-n", "libs",
+                          "--from-literal=endpoint=https://10.1.2.3:8443/x")
+    outside = await cluster.kubectl("create", "configmap", "outside", "-n", "libs",
+                                    "--from-literal=endpoint=https://192.168.0.1/x", check=False)
+    assert "denied request: endpoint must be inside 10.0.0.0/8" in outside.err
+    await cluster.kubectl("delete", "validatingadmissionpolicybinding", "libraries")

@@ -10,7 +10,7 @@ import datetime as dt
 import ipaddress
 import json
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,8 @@ from cryptography.x509.oid import NameOID
 from http_env import Cluster
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+#: The name a webhook reached through ``clientConfig.service`` {name: hooks, namespace: webhooks} is verified as.
+SERVICE_NAME = "hooks.webhooks.svc"
 
 
 def _certificates(folder: Path) -> tuple[str, ssl.SSLContext]:
@@ -40,8 +42,8 @@ def _certificates(folder: Path) -> tuple[str, ssl.SSLContext]:
     cert = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "webhook")]))
             .issuer_name(ca_name).public_key(key.public_key()).serial_number(2)
             .not_valid_before(now - dt.timedelta(hours=1)).not_valid_after(now + dt.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                           critical=False)
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                                                        x509.DNSName(SERVICE_NAME)]), critical=False)
             .sign(ca_key, hashes.SHA256()))
     (folder / "tls.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     (folder / "tls.key").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
@@ -56,7 +58,11 @@ class Webhook:
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.hosts: list[str] = []
+        #: A write to make while answering the next /race call (a conflicting write mid-admission).
+        self.race: Callable[[], Awaitable[Any]] | None = None
         self.url = ""
+        self.port = 0
         self.ca = ""
 
     def _answer(self, request: dict[str, Any], allowed: bool = True, patch: list[Any] | None = None,
@@ -76,6 +82,16 @@ class Webhook:
         review = await http.json()
         request = review["request"]
         self.calls.append((http.path, request))
+        self.hosts.append(http.host)
+        if http.path == "/patch-anything":  # a patch whatever the operation (DELETE included)
+            return self._answer(request, patch=[{"op": "add", "path": "/metadata/annotations", "value": {}}])
+        if http.path == "/race":
+            race, self.race = self.race, None
+            if race is not None:
+                await race()
+            return self._answer(request)
+        if http.path == "/allow":
+            return self._answer(request, warnings=[f"seen {request['operation']}"])
         obj = request["object"] or {}
         labels = (obj.get("metadata") or {}).get("labels") or {}
         if http.path == "/mutate":
@@ -113,7 +129,7 @@ async def webhook(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) ->
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    port = hook.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     hook.url = f"https://127.0.0.1:{port}"
     yield hook
     await runner.cleanup()
@@ -195,7 +211,8 @@ async def test_failure_policy_and_timeout(cluster: Cluster, webhook: Webhook) ->
     await _settle(cluster)
     failed = await cluster.kubectl("create", "configmap", "x", "-n", "failing", check=False)
     assert ('Internal error occurred: failed calling webhook "down.example.com": failed to call webhook: Post '
-            '"https://127.0.0.1:1/validate?timeout=10s": dial tcp: connect: connection refused') in failed.err
+            '"https://127.0.0.1:1/validate?timeout=10s": dial tcp 127.0.0.1:1: connect: connection refused') \
+        in failed.err
     await cluster.kubectl("apply", "-f", "-", stdin=_config(
         "ValidatingWebhookConfiguration", "down.example.com", closed, webhook.ca,
         extra=selector + "  failurePolicy: Ignore\n"))
@@ -244,3 +261,133 @@ async def test_object_selector_match_conditions_and_reinvocation(cluster: Cluste
            "scheme" in refused.err
     assert "webhooks[0].timeoutSeconds: Invalid value: 31: the timeout value must be between 1 and 30 seconds" \
         in refused.err
+
+
+def _service_config(kind: str, name: str, service: str, path: str, ca: str, extra: str = "") -> str:
+    return _config(kind, name, "", ca, extra=extra).replace(
+        'clientConfig: {url: "", caBundle: ',
+        f"clientConfig: {{service: {{namespace: webhooks, name: {service}, path: {path}}}, caBundle: ")
+
+
+async def test_a_webhook_reached_through_its_service(cluster: Cluster, webhook: Webhook) -> None:
+    """A selector-less Service whose EndpointSlice points at the server on 127.0.0.1 is dialled there,
+    with TLS verified as hooks.webhooks.svc; a missing Service and one whose endpoints are simulated
+    Pods fail with upstream's dial errors, and failurePolicy decides."""
+    await cluster.kubectl("create", "namespace", "webhooks")
+    await cluster.kubectl("create", "namespace", "served")
+    await cluster.kubectl("label", "namespace", "served", "webhooks=service")
+    await cluster.kubectl("apply", "-f", "-", stdin=(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: hooks, namespace: webhooks}\n"
+        "spec: {ports: [{name: https, port: 443, targetPort: 8443}]}\n---\n"
+        "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: hooks-1\n  namespace: webhooks\n"
+        "  labels: {kubernetes.io/service-name: hooks}\naddressType: IPv4\n"
+        f"ports: [{{name: https, port: {webhook.port}, protocol: TCP}}]\n"
+        "endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]\n"))
+    selector = "  namespaceSelector: {matchLabels: {webhooks: service}}\n"
+    await cluster.kubectl("apply", "-f", "-", stdin=_service_config(
+        "MutatingWebhookConfiguration", "svc-mutate.example.com", "hooks", "/mutate", webhook.ca, extra=selector))
+    await _settle(cluster)
+    await cluster.kubectl("create", "configmap", "one", "-n", "served")
+    stored = (await cluster.kubectl("get", "configmap", "one", "-n", "served", "-o", "json")).json()
+    assert stored["metadata"]["labels"] == {"mutated": "yes"}
+    assert webhook.calls[-1][0] == "/mutate" and webhook.hosts[-1] == f"{SERVICE_NAME}:443"
+
+    await cluster.kubectl("apply", "-f", "-", stdin=_service_config(
+        "ValidatingWebhookConfiguration", "svc-missing.example.com", "missing", "/validate", webhook.ca,
+        extra=selector))
+    await _settle(cluster)
+    missing = await cluster.kubectl("create", "configmap", "two", "-n", "served", check=False)
+    assert ('Internal error occurred: failed calling webhook "svc-missing.example.com": failed to call webhook: '
+            'Post "https://missing.webhooks.svc:443/validate?timeout=10s": service "missing" not found') in missing.err
+    await cluster.kubectl("delete", "validatingwebhookconfiguration", "svc-missing.example.com")
+
+    await cluster.kubectl("apply", "-f", "-", stdin=(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: sim-node}\n"
+        "spec: {podCIDR: 10.244.7.0/24, podCIDRs: [10.244.7.0/24]}\n"
+        "---\napiVersion: v1\nkind: Service\nmetadata: {name: in-pods, namespace: webhooks}\n"
+        "spec: {clusterIP: 10.96.200.7, ports: [{name: https, port: 443, targetPort: 8443}]}\n---\n"
+        "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: in-pods-1\n  namespace: webhooks\n"
+        "  labels: {kubernetes.io/service-name: in-pods}\naddressType: IPv4\n"
+        "ports: [{name: https, port: 8443, protocol: TCP}]\n"
+        "endpoints: [{addresses: [10.244.7.5], conditions: {ready: true}}]\n"))
+    await cluster.kubectl("apply", "-f", "-", stdin=_service_config(
+        "ValidatingWebhookConfiguration", "svc-pods.example.com", "in-pods", "/validate", webhook.ca, extra=selector))
+    await _settle(cluster)
+    unreachable = await cluster.kubectl("create", "configmap", "three", "-n", "served", check=False)
+    assert ('Internal error occurred: failed calling webhook "svc-pods.example.com": failed to call webhook: '
+            'Post "https://in-pods.webhooks.svc:443/validate?timeout=10s": dial tcp 10.96.200.7:443: connect: '
+            'connection refused') in unreachable.err
+    await cluster.kubectl("apply", "-f", "-", stdin=_service_config(
+        "ValidatingWebhookConfiguration", "svc-pods.example.com", "in-pods", "/validate", webhook.ca,
+        extra=selector + "  failurePolicy: Ignore\n"))
+    await _settle(cluster)
+    await cluster.kubectl("create", "configmap", "three", "-n", "served")
+    bad = _service_config("ValidatingWebhookConfiguration", "svc-bad.example.com", "hooks", "/Validate", webhook.ca)
+    refused = await cluster.kubectl("apply", "-f", "-", stdin=bad.replace("namespace: webhooks, ", "port: 0, "),
+                                    check=False)
+    assert "webhooks[0].clientConfig.service.namespace: Required value: service namespace is required" in refused.err
+    assert ("webhooks[0].clientConfig.service.port: Invalid value: 0: port is not valid: must be between 1 and "
+            "65535, inclusive") in refused.err
+    assert ('webhooks[0].clientConfig.service.path: Invalid value: "/Validate": segment[0]: a lowercase RFC 1123 '
+            "subdomain must consist of") in refused.err
+    for kind, name in (("mutatingwebhookconfiguration", "svc-mutate.example.com"),
+                       ("validatingwebhookconfiguration", "svc-pods.example.com")):
+        await cluster.kubectl("delete", kind, name)
+
+
+async def test_mutating_webhooks_on_delete(cluster: Cluster, webhook: Webhook) -> None:
+    """On DELETE a mutating webhook is called with oldObject set and object null; its warnings reach
+    kubectl, and a patch is upstream's 500."""
+    rule = 'operations: [DELETE]'
+    await cluster.kubectl("apply", "-f", "-", stdin=_config(
+        "MutatingWebhookConfiguration", "observe.example.com", f"{webhook.url}/allow", webhook.ca,
+        extra="  objectSelector: {matchLabels: {delete-hook: allow}}\n").replace("operations: [CREATE, UPDATE]", rule))
+    await cluster.kubectl("apply", "-f", "-", stdin=_config(
+        "MutatingWebhookConfiguration", "patcher.example.com", f"{webhook.url}/patch-anything", webhook.ca,
+        extra="  objectSelector: {matchLabels: {delete-hook: patch}}\n").replace("operations: [CREATE, UPDATE]", rule))
+    await _settle(cluster)
+    await cluster.kubectl("create", "configmap", "watched")
+    await cluster.kubectl("label", "configmap", "watched", "delete-hook=allow")
+    before = len(webhook.calls)
+    deleted = await cluster.kubectl("delete", "configmap", "watched")
+    assert "Warning: seen DELETE" in deleted.err
+    (path, request), = webhook.calls[before:]
+    assert path == "/allow" and request["object"] is None and request["oldObject"]["metadata"]["name"] == "watched"
+    assert request["options"]["kind"] == "DeleteOptions"
+
+    await cluster.kubectl("create", "configmap", "patched")
+    await cluster.kubectl("label", "configmap", "patched", "delete-hook=patch")
+    refused = await cluster.kubectl("delete", "configmap", "patched", check=False)
+    assert ('Internal error occurred: admission webhook "patcher.example.com" attempted to modify the object, '
+            'which is not supported for this operation') in refused.err
+    assert (await cluster.kubectl("get", "configmap", "patched", "-o", "name")).out.strip() == "configmap/patched"
+    for name in ("observe.example.com", "patcher.example.com"):
+        await cluster.kubectl("delete", "mutatingwebhookconfiguration", name)
+    await cluster.kubectl("delete", "configmap", "patched")
+
+
+async def test_a_retried_update_calls_its_webhooks_again(cluster: Cluster, webhook: Webhook) -> None:
+    """As upstream runs admission inside GuaranteedUpdate's attempt: a write that lands while the
+    webhook is answering makes the update retry on the new object, and the webhook is called again."""
+    await cluster.kubectl("apply", "-f", "-", stdin=_config(
+        "ValidatingWebhookConfiguration", "race.example.com", f"{webhook.url}/race", webhook.ca,
+        extra="  objectSelector: {matchLabels: {race: \"on\"}}\n"))
+    await _settle(cluster)
+    await cluster.kubectl("create", "configmap", "raced")
+    await cluster.kubectl("label", "configmap", "raced", "race=on")
+
+    async def bump() -> None:
+        await cluster.admin("patch", "configmaps", namespace="default", name="raced", patch_type="merge",
+                            body={"data": {"bumped": "1"}})
+
+    webhook.race = bump
+    before = len(webhook.calls)
+    await cluster.kubectl("label", "configmap", "raced", "second=1")
+    seen = [request["object"] for path, request in webhook.calls[before:] if path == "/race"]
+    # the label's first attempt (which met the racing patch), the racing patch, the label's retry
+    assert len(seen) == 3
+    assert seen[0]["metadata"]["labels"].get("second") == "1" and "bumped" not in (seen[0].get("data") or {})
+    assert seen[2]["metadata"]["labels"].get("second") == "1" and seen[2]["data"]["bumped"] == "1"
+    stored = (await cluster.kubectl("get", "configmap", "raced", "-o", "json")).json()
+    assert stored["metadata"]["labels"]["second"] == "1" and stored["data"] == {"bumped": "1"}
+    await cluster.kubectl("delete", "validatingwebhookconfiguration", "race.example.com")

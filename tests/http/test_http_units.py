@@ -174,3 +174,16 @@ def test_routes_match_kubectls_urls() -> None:
     assert rest.resource_route("/apis/apps/v1") is None and rest.resource_route("/api") is None
     with pytest.raises(StatusError):
         rest.resource_route("/api/v1/namespaces/a/pods/b/log/extra")
+
+
+@pytest.mark.parametrize(("path", "resource", "name", "proxied"), [
+    ("/api/v1/namespaces/ns/services/web/proxy", "services", "web", ""),
+    ("/api/v1/namespaces/ns/services/https:web:443/proxy/", "services", "https:web:443", "/"),
+    ("/api/v1/namespaces/ns/pods/p:8080/proxy/a/b/", "pods", "p:8080", "/a/b/"),
+    ("/api/v1/namespaces/ns/pods/p/proxy/a//b", "pods", "p", "/a//b"),
+])
+def test_proxy_routes_keep_the_proxied_path(path: str, resource: str, name: str, proxied: str) -> None:
+    """What follows ``.../proxy`` is passed on as it is, trailing slash included (an empty one redirects)."""
+    r = rest.parse_path(path)
+    assert (r.resource, r.namespace, r.name, r.subresource, r.proxy_path) == (resource, "ns", name, "proxy", proxied)
+    assert rest.proxied(r) and not rest.streaming_refused(r, "POST")

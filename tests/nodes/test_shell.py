@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from kconsole.nodes.layer import Layer
 from kconsole.nodes.shell import HttpAnswer, Machine, Streams, run
 
 pytestmark = pytest.mark.asyncio
@@ -26,7 +27,7 @@ def machine(slept: list[float]) -> Machine:
                           headers=[("Content-Length", "3")], body=b"hi\n")
     return Machine(hostname="box", env={"PATH": "/bin", "HOSTNAME": "box", "MODE": "fast"},
                    files={"/etc/cfg/a.txt": b"alpha\nbeta\n", "/etc/cfg/b.txt": b"B"}, read_only=("/etc/cfg",),
-                   overlay={}, image="busybox", now=lambda: 1_700_000_000.0, sleep=sleep, resolve=resolve, http=http,
+                   overlay=Layer(), image="busybox", now=lambda: 1_700_000_000.0, sleep=sleep, resolve=resolve, http=http,
                    missing=frozenset({"curl"}))
 
 
@@ -67,8 +68,14 @@ SCRIPTS = [
     ("nslookup web", 0, "Server:\t\t10.96.0.10\nAddress:\t10.96.0.10:53\n\n"
                        "Name:\tweb.default.svc.cluster.local\nAddress: 10.96.0.20\n\n", ""),
     ("wget -qO- web", 0, "hi\n", ""),
+    ("printf 'a b\\nc' | wc; echo hi | wc -c", 0, "      1       3       5\n3\n", ""),
+    ("wc -l /etc/cfg/a.txt /etc/cfg/b.txt", 0, "2 /etc/cfg/a.txt\n0 /etc/cfg/b.txt\n2 total\n", ""),
+    ("echo -n 'This is a test string' | gzip | wc -c; echo hi | gzip | gunzip; gzip -dc /etc/cfg/a.txt", 1,
+     "39\nhi\n", "gzip: invalid magic\n"),
+    ("echo hi > /tmp/f; gzip /tmp/f; ls /tmp; zcat /tmp/f.gz; gunzip /tmp/f.gz; cat /tmp/f; gzip /etc/cfg/a.txt", 1,
+     "f.gz\nhi\nhi\n", "gzip: /etc/cfg/a.txt: Read-only file system\n"),
     ("wget -qO- web:8080", 1, "", "wget: can't connect to remote host (10.96.0.20): Connection refused\n"),
-    ("head -n 1 /etc/cfg/a.txt; tail -1 /etc/cfg/a.txt; wc -l /etc/cfg/a.txt", 0, "alpha\nbeta\n2\n", ""),
+    ("head -n 1 /etc/cfg/a.txt; tail -1 /etc/cfg/a.txt; wc -l /etc/cfg/a.txt", 0, "alpha\nbeta\n2 /etc/cfg/a.txt\n", ""),
     ("printf '%s-%d\\n' a 7", 0, "a-7\n", ""),
     ("exit 300", 44, "", ""),
 ]

@@ -96,3 +96,6 @@ def test_pod_template_hash_is_stable_and_sensitive():
     assert pod_template_hash(t1, 1) != pod_template_hash(t1, 2)
     assert 1 <= len(h) <= 10 and all(c in NAME_ALPHABET for c in h)
     assert h == "6f5954ff8d"  # pinned: names must not change between releases
+    # Go's zero creationTimestamp (null in a stored template) hashes as absent
+    nulled = {"metadata": {"creationTimestamp": None, "labels": {"app": "web"}}, "spec": t1["spec"]}
+    assert pod_template_hash(nulled) == h

@@ -47,6 +47,17 @@ async def test_bench_store_runs_on_the_store_serve_runs_unless_told(tmp_path: Pa
     assert lone["failover_s"] is None
 
 
+async def test_bench_store_with_member_processes_prints_the_in_process_anchor_and_the_ratio(tmp_path: Path) -> None:
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    out = await run(p.parse_args(["--concurrency", "4", "--writes", "20", "--single-writes", "4", "--value-size", "64",
+                                  "--default-gc", "--member-processes", "--data-dir", str(tmp_path)]))
+    assert (out["store"], out["members"], out["durability"], out["member_processes"]) == ("etcd", 3, "synced", True)
+    assert out["failover_s"] is not None and out["members_cpu_us_per_write"] >= 0
+    assert set(out["in_process"]) >= {"writes_per_s", "p99_ms", "failover_s"}
+    assert out["writes_per_s_ratio"] == round(out["writes_per_s"] / out["in_process"]["writes_per_s"], 2)
+
+
 def test_steal_is_the_hypervisors_share_of_the_cpu_time_between_two_readings() -> None:
     before = [100, 0, 50, 800, 10, 0, 0, 40]
     after = [400, 0, 150, 1000, 10, 0, 0, 140]  # 700 ticks passed, 100 of them stolen

@@ -13,11 +13,12 @@ from collections.abc import Callable
 from typing import Any
 
 from kconsole.api.admission.podspec import (
+    default_claim_template,
     default_container,
     default_pod_only,
     default_pod_spec,
     default_pod_template,
-    drop_null_timestamp,
+    null_timestamp,
     qos_class,
 )
 from kconsole.api.stages import AdmissionContext
@@ -162,6 +163,8 @@ def default_statefulset(ctx: AdmissionContext, obj: Obj) -> None:
     retention.setdefault("whenDeleted", "Retain")
     retention.setdefault("whenScaled", "Retain")
     default_pod_template(spec.get("template"))
+    for claim in spec.get("volumeClaimTemplates") or ():
+        default_claim_template(claim)
 
 
 def default_job(ctx: AdmissionContext, obj: Obj) -> None:
@@ -205,6 +208,10 @@ def generate_job_selector(obj: Obj, spec: Obj, template: Obj) -> None:
     match_labels.setdefault(CONTROLLER_UID_LABELS[0], meta.get("uid", ""))
 
 
+def default_podtemplate(ctx: AdmissionContext, obj: Obj) -> None:
+    default_pod_template(obj.get("template"))
+
+
 def default_cronjob(ctx: AdmissionContext, obj: Obj) -> None:
     spec = _spec(obj)
     if not spec.get("concurrencyPolicy"):
@@ -217,7 +224,7 @@ def default_cronjob(ctx: AdmissionContext, obj: Obj) -> None:
         spec["failedJobsHistoryLimit"] = 1
     job_template = spec.get("jobTemplate")
     if isinstance(job_template, dict):
-        drop_null_timestamp(job_template)
+        null_timestamp(job_template)
         if isinstance(job_template.get("spec"), dict):
             default_pod_template(job_template["spec"].get("template"))
 
@@ -455,6 +462,7 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("", "PersistentVolumeClaim"): default_volume_claim,
     ("", "PersistentVolume"): default_volume,
     ("", "ReplicationController"): default_replication_controller,
+    ("", "PodTemplate"): default_podtemplate,
     ("discovery.k8s.io", "EndpointSlice"): default_endpointslice,
     ("networking.k8s.io", "Ingress"): default_ingress,
     ("networking.k8s.io", "NetworkPolicy"): default_networkpolicy,

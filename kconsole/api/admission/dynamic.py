@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kconsole.api.cel import CELError, evaluate, to_cel
+from kconsole.api.cel import CELError, Cost, evaluate, evaluate_within, to_cel
+from kconsole.api.cellib.authz import Authorize, request_authorizer
 from kconsole.api.types import UserInfo
 from kconsole.objects.selectors import from_label_selector_dict
 
@@ -55,6 +56,8 @@ class Attributes:
     admitted_by: list[str] = field(default_factory=list)
     #: Audit annotations (a policy's Audit action and auditAnnotations).
     annotations: dict[str, str] = field(default_factory=dict)
+    #: The API server's authorizer, for CEL's ``authorizer`` (None: expressions have no authorizer).
+    authorize: Authorize | None = None
 
     def request(self) -> Obj:
         """The AdmissionRequest (also CEL's ``request``)."""
@@ -156,18 +159,25 @@ def selectors_match(namespace_selector: Any, object_selector: Any, attrs: Attrib
 
 
 def cel_variables(attrs: Attributes, params: Obj | None = None) -> dict[str, Any]:
-    """CEL's ``object``, ``oldObject``, ``request``, ``params`` and ``namespaceObject``."""
-    return {"object": to_cel(attrs.obj), "oldObject": to_cel(attrs.old), "request": to_cel(attrs.request()),
-            "params": to_cel(params), "namespaceObject": to_cel(attrs.namespace_object())}
+    """CEL's ``object``, ``oldObject``, ``request``, ``params``, ``namespaceObject`` and
+    ``authorizer`` (checks as the requesting user)."""
+    variables = {"object": to_cel(attrs.obj), "oldObject": to_cel(attrs.old), "request": to_cel(attrs.request()),
+                 "params": to_cel(params), "namespaceObject": to_cel(attrs.namespace_object())}
+    if attrs.authorize is not None:
+        variables["authorizer"] = request_authorizer(attrs.user, attrs.authorize, attrs.group, attrs.resource,
+                                                     attrs.subresource, attrs.namespace, attrs.name)
+    return variables
 
 
-def conditions_match(conditions: Any, variables: dict[str, Any]) -> tuple[bool, str]:
-    """(all matchConditions hold, the error of one that failed to evaluate or "")."""
+def conditions_match(conditions: Any, variables: dict[str, Any], cost: Cost | None = None) -> tuple[bool, str]:
+    """(all matchConditions hold, the error of one that failed to evaluate or ""); ``cost`` is the
+    budget they share with the policy's other expressions."""
     for cond in conditions or ():
         if not isinstance(cond, dict):
             continue
         try:
-            result = evaluate(str(cond.get("expression") or ""), variables)
+            text = str(cond.get("expression") or "")
+            result = evaluate(text, variables) if cost is None else evaluate_within(text, variables, cost)
         except CELError as err:
             return False, f"matchCondition {cond.get('name', '')!r} error: {err}"
         if result is not True:

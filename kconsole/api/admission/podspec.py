@@ -92,6 +92,9 @@ def default_volume(v: Obj) -> None:
     host_path = v.get("hostPath")
     if isinstance(host_path, dict) and host_path.get("type") is None:
         host_path["type"] = ""
+    ephemeral = v.get("ephemeral")
+    if isinstance(ephemeral, dict) and isinstance(ephemeral.get("volumeClaimTemplate"), dict):
+        null_timestamp(ephemeral["volumeClaimTemplate"])
     _default_downward_items(v.get("downwardAPI"))
     projected = v.get("projected")
     for source in (projected.get("sources") or ()) if isinstance(projected, dict) else ():
@@ -124,19 +127,47 @@ def default_pod_spec(spec: Obj) -> None:
 
 def default_pod_template(template: Obj | None) -> None:
     if isinstance(template, dict):
-        drop_null_timestamp(template)
+        null_timestamp(template)
         if isinstance(template.get("spec"), dict):
             default_pod_spec(template["spec"])
 
 
-def drop_null_timestamp(template: Obj) -> None:
-    """An embedded ``metadata.creationTimestamp: null`` (what kubectl's Go structs print for a template:
-    ``rollout undo`` sends one, ``create --dry-run -o yaml`` writes one) is Go's zero time, which upstream
-    cannot tell from an absent one (both decode to the zero Time). Kept, it made a rolled-back template differ from its old ReplicaSet's, so the
-    Deployment controller made a new ReplicaSet instead of scaling the old one back up."""
-    meta = template.get("metadata")
-    if type(meta) is dict and "creationTimestamp" in meta and meta["creationTimestamp"] is None:
-        del meta["creationTimestamp"]
+#: ObjectMeta's fields before creationTimestamp, in the Go struct's (and so the JSON's) order.
+_META_BEFORE_TIMESTAMP = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation")
+
+
+def null_timestamp(embedded: Obj) -> None:
+    """An embedded ObjectMeta (a pod template's, a jobTemplate's, a claim template's) as 1.32 writes
+    it: Go's zero creationTimestamp, which its encoder writes as ``null`` (the struct is never
+    omitted, so a template without metadata gets ``metadata: {creationTimestamp: null}``). Hashes and
+    template comparisons ignore it (:func:`kconsole.objects.names.pod_template_hash`), as the Go
+    structs they compare cannot tell it from absent."""
+    meta = embedded.get("metadata")
+    if meta is None:
+        embedded["metadata"] = {"creationTimestamp": None}
+        return
+    if type(meta) is not dict or "creationTimestamp" in meta:
+        return
+    ordered = {k: meta[k] for k in _META_BEFORE_TIMESTAMP if k in meta}
+    ordered["creationTimestamp"] = None
+    for key, value in meta.items():
+        ordered.setdefault(key, value)
+    embedded["metadata"] = ordered
+
+
+def default_claim_template(claim: Any) -> Any:
+    """A StatefulSet's claim template as SetDefaults_PersistentVolumeClaim leaves it (upstream's
+    defaulters recurse into it): the null creationTimestamp, volumeMode Filesystem, phase Pending."""
+    if not isinstance(claim, dict):
+        return claim
+    null_timestamp(claim)
+    claim_spec = claim.get("spec")
+    if isinstance(claim_spec, dict) and not claim_spec.get("volumeMode"):
+        claim_spec["volumeMode"] = "Filesystem"
+    status = claim.setdefault("status", {})
+    if isinstance(status, dict) and not status.get("phase"):
+        status["phase"] = "Pending"
+    return claim
 
 
 def default_pod_only(spec: Obj) -> None:

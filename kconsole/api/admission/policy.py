@@ -6,8 +6,9 @@ and the binding's ``matchResources``; ``paramKind`` objects are found through th
 what a missing one means; ``matchConditions`` select; each failed validation acts as the binding's
 ``validationActions`` say: ``Deny`` refuses (``ValidatingAdmissionPolicy 'p' with binding 'b' denied
 request: ...``, the code from its ``reason``, 422 Invalid by default), ``Warn`` adds a Warning,
-``Audit`` an audit annotation; ``auditAnnotations`` are recorded. An expression that fails to
-evaluate follows ``failurePolicy`` (Fail by default).
+``Audit`` an audit annotation; ``auditAnnotations`` are recorded; ``spec.variables`` are read as
+``variables.<name>`` (not in matchConditions). An expression that fails to evaluate follows
+``failurePolicy`` (Fail by default).
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from celpy import celtypes
+from celpy.evaluation import CELEvalError
+
 from kconsole.api.admission.dynamic import (
     BINDINGS, POLICIES, Attributes, cel_variables, conditions_match, rule_matches, selectors_match)
-from kconsole.api.cel import CELError, evaluate
+from kconsole.api.cel import CELError, Cost, OutOfBudget, evaluate_within
 from kconsole.api.types import StatusError, status_body
 from kconsole.objects.selectors import from_label_selector_dict
 
@@ -105,22 +109,56 @@ def admit(attrs: Attributes) -> None:
         attrs.admitted_by.append(f"policy {pname} (binding {bname})")
 
 
+class _Variables(celtypes.MapType):
+    """``variables.<name>``: the policy's ``spec.variables``, each evaluated when first read (as
+    upstream's composition library does), so one that fails matters only where it is used."""
+
+    def __init__(self, specs: Any, variables: dict[str, Any], cost: Cost) -> None:
+        super().__init__({})
+        self._specs = {str(v.get("name")): str(v.get("expression") or "") for v in specs or ()
+                       if isinstance(v, dict) and v.get("name")}
+        self._scope = {**variables, "variables": self}
+        self._cost = cost
+
+    def __contains__(self, key: object) -> bool:
+        return str(key) in self._specs
+
+    def __getitem__(self, key: Any) -> Any:
+        name = str(key)
+        if name not in self._specs:
+            raise KeyError(key)
+        if not super().__contains__(celtypes.StringType(name)):
+            try:
+                value = evaluate_within(self._specs[name], self._scope, self._cost, plain=False)
+            except CELError as err:
+                value = CELEvalError(f"composited variable {json.dumps(name)} fails to evaluate: {err}")
+            super().__setitem__(celtypes.StringType(name), value)
+        return super().__getitem__(celtypes.StringType(name))
+
+
 def _evaluate(attrs: Attributes, pname: str, bname: str, pspec: Obj, actions: list[str], fail: bool,
               params: Obj | None) -> None:
     variables = cel_variables(attrs, params)
-    ok, error = conditions_match(pspec.get("matchConditions"), variables)
+    cost = Cost()  # upstream's RuntimeCELCostBudget, per policy, binding and params object
+    ok, error = conditions_match(pspec.get("matchConditions"), variables, cost)
     if error:
         if fail:
             raise _deny(attrs, pname, bname, error, "Invalid")
         return
     if not ok:
         return
+    # matchConditions run before the variables exist, as upstream's do
+    variables["variables"] = _Variables(pspec.get("variables"), variables, cost)
     for index, validation in enumerate(pspec.get("validations") or ()):
         if not isinstance(validation, dict):
             continue
         expression = str(validation.get("expression") or "")
         try:
-            result = evaluate(expression, variables)
+            result = evaluate_within(expression, variables, cost)
+        except OutOfBudget as err:
+            if fail:
+                raise _deny(attrs, pname, bname, str(err), "Invalid") from None
+            return
         except CELError as err:
             if fail:
                 raise _deny(attrs, pname, bname, f"expression '{expression}' resulted in error: {err}",
@@ -128,7 +166,7 @@ def _evaluate(attrs: Attributes, pname: str, bname: str, pspec: Obj, actions: li
             continue
         if result is True:
             continue
-        message = _message(validation, expression, variables)
+        message = _message(validation, expression, variables, cost)
         reason = validation.get("reason") or "Invalid"
         if "Deny" in actions:
             raise _deny(attrs, pname, bname, message, reason)
@@ -144,18 +182,18 @@ def _evaluate(attrs: Attributes, pname: str, bname: str, pspec: Obj, actions: li
         if not isinstance(annotation, dict):
             continue
         try:
-            value = evaluate(str(annotation.get("valueExpression") or ""), variables)
+            value = evaluate_within(str(annotation.get("valueExpression") or ""), variables, cost)
         except CELError:
             continue
         if value is not None:
             attrs.annotations[f"{pname}/{annotation.get('key', '')}"] = str(value)
 
 
-def _message(validation: Obj, expression: str, variables: dict[str, Any]) -> str:
+def _message(validation: Obj, expression: str, variables: dict[str, Any], cost: Cost) -> str:
     text = validation.get("messageExpression")
     if text:
         try:
-            value = evaluate(str(text), variables)
+            value = evaluate_within(str(text), variables, cost)
             if isinstance(value, str) and value.strip():
                 return value
         except CELError:

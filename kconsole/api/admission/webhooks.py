@@ -10,8 +10,12 @@ upstream's ``admission webhook "x" denied the request: ...`` with the webhook's 
 400); a call that fails is a 500 under ``failurePolicy: Fail`` and is ignored under ``Ignore``. A
 dry run reaches only webhooks whose ``sideEffects`` are ``None`` or ``NoneOnDryRun``.
 
-``clientConfig.service`` is not reachable: Services carry no packets in kconsole, so such a call
-fails as a dial error would, and ``failurePolicy`` decides.
+A webhook named by ``clientConfig.service`` is posted to ``https://<name>.<namespace>.svc:<port>``
+and verified under that name; where it is dialled is :mod:`kconsole.api.admission.resolver`'s rule.
+On DELETE mutating webhooks are called too (``object`` null, ``oldObject`` the object); a patch
+there is upstream's ``admission webhook "x" attempted to modify the object, which is not supported
+for this operation``. Like upstream's GuaranteedUpdate, an update or delete that must be retried on
+a conflict runs its webhooks again on the next attempt.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ import base64
 import json
 import ssl
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
+from kconsole.api.admission import resolver
 from kconsole.api.admission.dynamic import (
     MUTATING_WEBHOOKS, VALIDATING_WEBHOOKS, Attributes, cel_variables, conditions_match, rule_matches,
     selectors_match)
@@ -57,13 +63,14 @@ def _webhooks(attrs: Attributes, resource: str) -> list[Obj]:
 
 
 def _url(hook: Obj) -> str:
+    """The URL upstream posts to and names in its messages (a Service by its ``.svc`` name)."""
     config = hook.get("clientConfig") or {}
     timeout = hook.get("timeoutSeconds") or DEFAULT_TIMEOUT
     url = config.get("url")
     if url:
         return f"{url}{'&' if '?' in url else '?'}timeout={timeout}s"
     service = config.get("service") or {}
-    path = service.get("path") or ""
+    path = service.get("path") or "/"
     port = service.get("port") or 443
     return (f"https://{service.get('name', '')}.{service.get('namespace', '')}.svc:{port}{path}"
             f"?timeout={timeout}s")
@@ -80,6 +87,24 @@ def _ssl(hook: Obj) -> ssl.SSLContext:
     return context
 
 
+def _dial(hook: Obj, attrs: Attributes, url: str) -> tuple[str, dict[str, Any], str]:
+    """(the URL connected to, aiohttp's TLS arguments, ``host:port`` for a dial error)."""
+    config = hook.get("clientConfig") or {}
+    service = config.get("service")
+    if config.get("url") or not isinstance(service, dict):
+        parsed = urlsplit(url)
+        return url, {}, f"{parsed.hostname}:{parsed.port or 443}"
+    try:
+        target = resolver.resolve(service, attrs)
+    except resolver.ResolveError as err:
+        raise _CallFailed(f'failed to call webhook: Post "{url}": {err}') from None
+    host = f"[{target.host}]" if ":" in target.host else target.host
+    rest = url.split(".svc:", 1)[1].split("/", 1)[1]
+    public = url.split("//", 1)[1].split("/", 1)[0]
+    tls = {"server_hostname": target.server_name, "headers": {"Host": public}}
+    return f"https://{host}:{target.port}/{rest}", tls, f"{host}:{target.port}"
+
+
 async def _call(hook: Obj, attrs: Attributes, obj: Obj | None) -> Obj:
     """POST the AdmissionReview; the response's ``response``."""
     url = _url(hook)
@@ -87,14 +112,13 @@ async def _call(hook: Obj, attrs: Attributes, obj: Obj | None) -> Obj:
     request["object"] = obj
     review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
     timeout = hook.get("timeoutSeconds") or DEFAULT_TIMEOUT
-    if (hook.get("clientConfig") or {}).get("service") and not (hook.get("clientConfig") or {}).get("url"):
-        raise _CallFailed(f'failed to call webhook: Post "{url}": dial tcp: lookup '
-                          f'{url.split("//")[1].split(":")[0]}: no such host')
     context = _ssl(hook)
+    dial_url, extra, address = _dial(hook, attrs, url)
+    headers = {"Accept": "application/json", **extra.pop("headers", {})}
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
-            async with session.post(url, json=review, ssl=context,
-                                    headers={"Accept": "application/json"}) as resp:
+            async with session.post(dial_url, json=review, ssl=context, headers=headers,
+                                    **extra) as resp:
                 body = await resp.read()
                 if resp.status != 200:
                     raise _CallFailed(f"failed to call webhook: the server responded with the status code "
@@ -105,7 +129,8 @@ async def _call(hook: Obj, attrs: Attributes, obj: Obj | None) -> Obj:
         raise _CallFailed(f'failed to call webhook: Post "{url}": tls: failed to verify certificate: x509: '
                           f'{err.certificate_error}') from None
     except aiohttp.ClientConnectorError:
-        raise _CallFailed(f'failed to call webhook: Post "{url}": dial tcp: connect: connection refused') from None
+        raise _CallFailed(f'failed to call webhook: Post "{url}": dial tcp {address}: connect: '
+                          f'connection refused') from None
     except aiohttp.ClientError as err:
         raise _CallFailed(f'failed to call webhook: Post "{url}": {err}') from None
     try:
@@ -114,9 +139,10 @@ async def _call(hook: Obj, attrs: Attributes, obj: Obj | None) -> Obj:
         raise _CallFailed(f"failed to call webhook: {err}") from None
     response = answer.get("response") if isinstance(answer, dict) else None
     if not isinstance(response, dict):
-        raise _CallFailed("failed to call webhook: webhook response was absent")
+        raise _CallFailed("received invalid webhook response: webhook response was absent")
     if response.get("uid") != attrs.uid:
-        raise _CallFailed(f"expected response.uid={attrs.uid!r}, got {response.get('uid')!r}")
+        raise _CallFailed(f"received invalid webhook response: expected response.uid={json.dumps(attrs.uid)}, "
+                          f"got {json.dumps(response.get('uid'))}")
     return response
 
 
@@ -180,10 +206,20 @@ def _warnings(response: Obj, attrs: Attributes) -> None:
 
 async def mutate(attrs: Attributes, obj: Obj, kind: str) -> Obj:
     """``obj`` after every applying mutating webhook's patch (a new dict when one changed it)."""
+    out = await _mutate_all(attrs, obj, kind)
+    return obj if out is None else out
+
+
+async def mutate_delete(attrs: Attributes) -> None:
+    """A DELETE through the mutating webhooks: they may refuse it or fail, never patch it."""
+    await _mutate_all(attrs, None, "")
+
+
+async def _mutate_all(attrs: Attributes, obj: Obj | None, kind: str) -> Obj | None:
     hooks = _webhooks(attrs, MUTATING_WEBHOOKS)
     if not hooks:
         return obj
-    called: list[tuple[Obj, Obj]] = []  # (hook, the object as it left it)
+    called: list[tuple[Obj, Obj | None]] = []  # (hook, the object as it left it)
     for hook in hooks:
         attrs.obj = obj
         if not _applies(hook, attrs) or not _dry_run_check(hook, attrs):
@@ -198,7 +234,7 @@ async def mutate(attrs: Attributes, obj: Obj, kind: str) -> Obj:
     return obj
 
 
-async def _mutate_once(hook: Obj, attrs: Attributes, obj: Obj, kind: str) -> Obj:
+async def _mutate_once(hook: Obj, attrs: Attributes, obj: Obj | None, kind: str) -> Obj | None:
     name = str(hook.get("name") or "")
     response = await _invoke(hook, attrs, obj)
     if response is None:
@@ -210,11 +246,20 @@ async def _mutate_once(hook: Obj, attrs: Attributes, obj: Obj, kind: str) -> Obj
     patch = response.get("patch")
     if not patch:
         return obj
+    try:
+        ops = json.loads(base64.b64decode(patch))
+    except ValueError as err:
+        raise _failed(name, _CallFailed(f"received undecodable patch in webhook response: {err}")) from None
+    if not ops:
+        return obj
+    if obj is None:  # a DELETE: there is no object to patch
+        raise StatusError(status_body(500, "InternalError", f"Internal error occurred: admission webhook "
+                                                            f"{json.dumps(name)} attempted to modify the object, "
+                                                            f"which is not supported for this operation"))
     if response.get("patchType") != "JSONPatch":
         raise _failed(name, _CallFailed(f"failed to call webhook: unsupported patch type "
                                         f"{json.dumps(response.get('patchType'))}"))
     try:
-        ops = json.loads(base64.b64decode(patch))
         return apply_patch("json", deep_copy(obj), ops, kind)
     except (ValueError, StatusError) as err:
         message = err.message if isinstance(err, StatusError) else str(err)

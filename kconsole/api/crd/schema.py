@@ -12,10 +12,13 @@ from __future__ import annotations
 import copy
 import json
 import re
+from contextvars import ContextVar
 from typing import Any
 
-from kconsole.api.cel import CELError, compile_expression, evaluate, to_cel
-from kconsole.api.validators.field import Cause, go_value, invalid, not_supported, required
+from kconsole.api import celcost
+from kconsole.api.cel import (
+    CELError, Cost, CostLimitExceeded, OutOfBudget, compile_expression, evaluate_within, to_cel)
+from kconsole.api.validators.field import Cause, forbidden, go_value, invalid, not_supported, required
 
 Obj = dict[str, Any]
 Schema = dict[str, Any]
@@ -131,16 +134,20 @@ def validate(obj: Obj, schema: Schema, old: Obj | None = None) -> list[Cause]:
     """Causes for every violation of ``schema`` by ``obj`` (the root's metadata is ObjectMeta's concern);
     ``old``, on an update, gives transition rules (``oldSelf``) their old values."""
     causes: list[Cause] = []
-    props = schema.get("properties") or {}
-    for key in schema.get("required") or ():
-        if key not in obj and key not in ROOT_KEPT:
-            causes.append(required(key))
-    for key, value in obj.items():
-        if key == "metadata" or key not in props:
-            continue
-        _validate(value, props[key], key, causes, old.get(key, _ABSENT) if isinstance(old, dict) else _ABSENT)
-    if schema.get(RULES) and not causes:
-        _rules(obj, schema, "", causes, old if old is not None else _ABSENT)
+    token = _COST.set(Cost())  # upstream's RuntimeCELCostBudget: all of one object's rules together
+    try:
+        props = schema.get("properties") or {}
+        for key in schema.get("required") or ():
+            if key not in obj and key not in ROOT_KEPT:
+                causes.append(required(key))
+        for key, value in obj.items():
+            if key == "metadata" or key not in props:
+                continue
+            _validate(value, props[key], key, causes, old.get(key, _ABSENT) if isinstance(old, dict) else _ABSENT)
+        if schema.get(RULES) and not causes:
+            _rules(obj, schema, "", causes, old if old is not None else _ABSENT)
+    finally:
+        _COST.reset(token)
     return causes
 
 
@@ -156,6 +163,8 @@ def _validate(value: Any, schema: Schema, path: str, causes: list[Cause], old: A
 #: ``x-kubernetes-validations``: CEL rules on the value (``self``) and, on updates, its old value.
 RULES = "x-kubernetes-validations"
 _ABSENT = object()
+#: What the rules of the object being validated have cost (a ContextVar: validation may nest).
+_COST: ContextVar[Cost] = ContextVar("crd_rule_cost")
 _REASONS = {"FieldValueForbidden": "Forbidden", "FieldValueRequired": "Required value",
             "FieldValueDuplicate": "Duplicate value"}
 
@@ -180,17 +189,29 @@ def _rules(value: Any, schema: Schema, path: str, causes: list[Cause], old: Any)
             where = (path + field_path) if field_path.startswith(".") or field_path.startswith("[") else \
                 f"{path}.{field_path}"
             where = where.lstrip(".") or "<nil>"
+        cost = _COST.get(None) or Cost()
+        if cost.stopped:
+            return
+        kind = schema.get("type") or "object"
         try:
-            result = evaluate(text, variables)
+            result = evaluate_within(text, variables, cost)
+        except OutOfBudget as err:
+            causes.append(invalid(where, kind, str(err)))
+            return
+        except CostLimitExceeded as err:
+            cost.stopped = True
+            causes.append(invalid(where, kind, f"'{err}': no further validation rules will be run due to call "
+                                               f"cost exceeds limit for rule: {_rule_text(rule)}"))
+            return
         except CELError as err:
-            causes.append(invalid(where, schema.get("type") or "object", f"{err} evaluating rule: {text}"))
+            causes.append(invalid(where, kind, f"{err} evaluating rule: {text}"))
             continue
         if result is True:
             continue
         message = rule.get("message") or f"failed rule: {text}"
         if rule.get("messageExpression"):
             try:
-                produced = evaluate(str(rule["messageExpression"]), variables)
+                produced = evaluate_within(str(rule["messageExpression"]), variables, cost)
                 if isinstance(produced, str) and produced.strip():
                     message = produced
             except CELError:
@@ -200,6 +221,11 @@ def _rules(value: Any, schema: Schema, path: str, causes: list[Cause], old: Any)
             causes.append({"reason": reason, "field": where, "message": f"{_REASONS[reason]}: {message}"})
         else:
             causes.append(invalid(where, schema.get("type") or "object", message))
+
+
+def _rule_text(rule: Obj) -> str:
+    """upstream's ruleErrorString: the rule's message, or the rule."""
+    return str(rule.get("message") or "").strip() or str(rule.get("rule") or "").strip()
 
 
 def _validate_value(value: Any, schema: Schema, path: str, causes: list[Cause], old: Any) -> None:
@@ -331,11 +357,24 @@ def structural_causes(schema: Any, path: str) -> list[Cause]:
     if not isinstance(schema, dict):
         return [invalid(path, schema, "must be an object")]
     causes: list[Cause] = []
-    _structural(schema, path, causes, root=True)
+    costs: list[tuple[int, str]] = []
+    _structural(schema, path, causes, root=True, costs=costs)
+    total = sum(cost for cost, _ in costs)
+    if total > celcost.SCHEMA_COST_LIMIT:
+        for _, where in sorted(costs, key=lambda c: -c[0])[:celcost.MOST_EXPENSIVE]:
+            causes.append(forbidden(where, "contributed to estimated rule cost total exceeding cost limit for entire "
+                                           "OpenAPIv3 schema"))
+        causes.append(forbidden(path, celcost.exceeds_message(
+            total, celcost.SCHEMA_COST_LIMIT, "x-kubernetes-validations estimated rule cost total for entire "
+                                              "OpenAPIv3 schema")))
     return causes
 
 
-def _structural(schema: Schema, path: str, causes: list[Cause], root: bool = False) -> None:
+def _structural(schema: Schema, path: str, causes: list[Cause], root: bool = False,
+                enclosing: int | None = 1, costs: list[tuple[int, str]] | None = None) -> None:
+    """``enclosing``: how many values of this schema one object can hold (None: unbounded), for the
+    estimated cost of its rules; ``costs`` collects each rule's (cost, path)."""
+    costs = costs if costs is not None else []
     kind = schema.get("type")
     if root and kind != "object":
         causes.append(invalid(f"{path}.type", kind or "", "must be object at the root"))
@@ -352,7 +391,7 @@ def _structural(schema: Schema, path: str, causes: list[Cause], root: bool = Fal
             for key, sub in props.items():
                 where = f"{path}.properties[{key}]"
                 if isinstance(sub, dict):
-                    _structural(sub, where, causes)
+                    _structural(sub, where, causes, enclosing=enclosing, costs=costs)
                 else:
                     causes.append(invalid(where, sub, "must be an object"))
             if isinstance(schema.get("additionalProperties"), dict):
@@ -360,7 +399,10 @@ def _structural(schema: Schema, path: str, causes: list[Cause], root: bool = Fal
                                "message": "Forbidden: additionalProperties and properties are mutual exclusive"})
     items = schema.get("items")
     if isinstance(items, dict):
-        _structural(items, f"{path}.items", causes)
+        bound = schema.get("maxItems")
+        _structural(items, f"{path}.items", causes,
+                    enclosing=enclosing * bound if enclosing is not None and isinstance(bound, int) else None,
+                    costs=costs)
     elif kind == "array":
         causes.append(required(f"{path}.items", "must be specified"))
     for i, rule in enumerate(schema.get(RULES) or ()):
@@ -370,12 +412,33 @@ def _structural(schema: Schema, path: str, causes: list[Cause], root: bool = Fal
             causes.append(required(where))
             continue
         try:
-            compile_expression(str(text))
+            program = compile_expression(str(text))
         except CELError as err:
             causes.append(invalid(where, text, str(err)))
+            continue
+        cost = celcost.rule_cost(program.ast, schema) * celcost.cardinality(schema, enclosing)
+        costs.append((cost, where))
+        if cost > celcost.RULE_COST_LIMIT:
+            causes.append(forbidden(where, celcost.exceeds_message(cost)))
+        message = rule.get("messageExpression")
+        if not message:
+            continue
+        where = f"{path}.{RULES}[{i}].messageExpression"
+        try:
+            program = compile_expression(str(message))
+        except CELError as err:
+            causes.append(invalid(where, message, f"messageExpression {err}"))
+            continue
+        cost = celcost.rule_cost(program.ast, schema) * celcost.cardinality(schema, enclosing)
+        costs.append((cost, where))
+        if cost > celcost.RULE_COST_LIMIT:
+            causes.append(forbidden(where, celcost.exceeds_message(cost, name="estimated messageExpression cost")))
     extra = schema.get("additionalProperties")
     if isinstance(extra, dict):
-        _structural(extra, f"{path}.additionalProperties", causes)
+        bound = schema.get("maxProperties")
+        _structural(extra, f"{path}.additionalProperties", causes,
+                    enclosing=enclosing * bound if enclosing is not None and isinstance(bound, int) else None,
+                    costs=costs)
     pattern = schema.get("pattern")
     if isinstance(pattern, str) and _compile(pattern) is None:
         causes.append(invalid(f"{path}.pattern", pattern, "must be a valid regular expression"))

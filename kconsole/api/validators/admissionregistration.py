@@ -8,6 +8,7 @@ from typing import Any
 
 from kconsole.api.cel import CELError, compile_expression
 from kconsole.api.validators.field import Cause, forbidden, invalid, not_supported, required
+from kconsole.objects.names import is_dns1123_subdomain
 
 Obj = dict[str, Any]
 
@@ -46,6 +47,33 @@ def _expression(text: Any, path: str) -> list[Cause]:
     except CELError as err:
         return [invalid(path, text, str(err))]
     return []
+
+
+def _service(service: Obj, path: str) -> list[Cause]:
+    """upstream's ValidateWebhookService: a name, a namespace, a port, a path of DNS-subdomain segments."""
+    causes: list[Cause] = []
+    if not service.get("name"):
+        causes.append(required(f"{path}.name", "service name is required"))
+    if not service.get("namespace"):
+        causes.append(required(f"{path}.namespace", "service namespace is required"))
+    port = service.get("port", 443)
+    if not isinstance(port, int) or not 1 <= port <= 65535:
+        causes.append(invalid(f"{path}.port", port, "port is not valid: must be between 1 and 65535, inclusive"))
+    url_path = service.get("path")
+    if not isinstance(url_path, str) or url_path in ("", "/"):
+        return causes
+    if url_path == "//":
+        return causes + [invalid(f"{path}.path", url_path, "segment[0] may not be empty")]
+    if not url_path.startswith("/"):
+        causes.append(invalid(f"{path}.path", url_path, "must start with a '/'"))
+    steps = url_path[1:].removesuffix("/").split("/")
+    for i, step in enumerate(steps):
+        if not step:
+            causes.append(invalid(f"{path}.path", url_path, f"segment[{i}] may not be empty"))
+            continue
+        for failure in is_dns1123_subdomain(step):
+            causes.append(invalid(f"{path}.path", url_path, f"segment[{i}]: {failure}"))
+    return causes
 
 
 def _conditions(conditions: Any, path: str) -> list[Cause]:
@@ -89,6 +117,8 @@ def _webhooks(obj: Obj, mutating: bool) -> list[Cause]:
             causes.append(required(f"{here}.clientConfig", "exactly one of url or service is required"))
         elif url and not str(url).startswith("https://"):
             causes.append(invalid(f"{here}.clientConfig.url", url, "'https' is the only allowed URL scheme"))
+        elif isinstance(service, dict):
+            causes += _service(service, f"{here}.clientConfig.service")
         causes += _rules(hook.get("rules"), f"{here}.rules")
         effects = hook.get("sideEffects")
         if effects is None:
@@ -156,6 +186,11 @@ def validate_policy(obj: Obj) -> list[Cause]:
                 causes.append(required(f"spec.auditAnnotations[{i}].key"))
             causes += _expression(annotation.get("valueExpression"), f"spec.auditAnnotations[{i}].valueExpression")
     causes += _conditions(spec.get("matchConditions"), "spec.matchConditions")
+    for i, variable in enumerate(spec.get("variables") or ()):
+        if isinstance(variable, dict):
+            if not variable.get("name"):
+                causes.append(required(f"spec.variables[{i}].name"))
+            causes += _expression(variable.get("expression"), f"spec.variables[{i}].expression")
     kind = spec.get("paramKind")
     if isinstance(kind, dict):
         if not kind.get("kind"):

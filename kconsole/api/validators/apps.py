@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from kconsole.api.admission.podspec import default_claim_template
 from kconsole.api.validators.field import Cause, forbidden, immutable, invalid, not_supported, non_negative
 from kconsole.api.validators.pods import validate_pod_template
 from kconsole.api.validators.workloads import go_label_selector, validate_rolling, validate_selector_and_template
+from kconsole.objects.meta import deep_copy
 
 Obj = dict[str, Any]
 
@@ -131,6 +133,9 @@ def validate_statefulset_update(obj: Obj, old: Obj) -> list[Cause]:
     for key in STATEFULSET_MUTABLE:
         spec.pop(key, None)
         old_spec.pop(key, None)
+    for each in (spec, old_spec):  # a set stored before its claim templates were defaulted reads as upstream's
+        if isinstance(each.get("volumeClaimTemplates"), list):
+            each["volumeClaimTemplates"] = [default_claim_template(deep_copy(c)) for c in each["volumeClaimTemplates"]]
     if spec != old_spec:
         return [forbidden("spec", "updates to statefulset spec for fields other than 'replicas', 'ordinals', "
                                   "'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and "

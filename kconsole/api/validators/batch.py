@@ -11,6 +11,7 @@ from kconsole.api.validators.meta import validate_annotations, validate_labels
 from kconsole.api.validators.pods import validate_pod_template
 from kconsole.api.validators.workloads import go_label_selector, template_matches
 from kconsole.objects import cronspec
+from kconsole.objects.names import without_null_timestamp
 
 Obj = dict[str, Any]
 
@@ -108,7 +109,9 @@ def validate_job_update(obj: Obj, old: Obj) -> list[Cause]:
         causes.append(immutable("spec.completionMode", spec.get("completionMode") or ""))
     if spec.get("completions") != old_spec.get("completions") and spec.get("completionMode") != "Indexed":
         causes.append(immutable("spec.completions", spec.get("completions")))
-    template, old_template = spec.get("template"), old_spec.get("template")
+    # Go's zero creationTimestamp (null) equals absent: a Job stored before templates carried it is unchanged
+    template, old_template = (without_null_timestamp(t) if isinstance(t, dict) else t
+                              for t in (spec.get("template"), old_spec.get("template")))
     if template != old_template:
         never_started = old_spec.get("suspend") and not (old.get("status") or {}).get("startTime")
         if not (never_started and _masked_template(template) == _masked_template(old_template)):

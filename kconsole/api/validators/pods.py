@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from kconsole.api import marshalled
+from kconsole.api.validators import gocmp
 from kconsole.api.validators.field import (
     Cause, duplicate, forbidden, invalid, is_int, non_negative, not_found, not_supported, required)
 from kconsole.api.validators.meta import (
@@ -624,7 +625,9 @@ def validate_pod_update(obj: Obj, old: Obj) -> list[Cause]:
     if all(g in old_gates for g in spec.get("schedulingGates") or []):
         _carry(masked, old_spec, "schedulingGates")
     if masked != old_spec:
-        causes.append(forbidden("spec", POD_UPDATE_FORBIDDEN))
+        # upstream: cmp.Diff(oldPod.Spec, mungedPodSpec) of the internal structs
+        spec_diff = gocmp.diff("PodSpec", gocmp.internal_pod_spec(old_spec), gocmp.internal_pod_spec(masked))
+        causes.append(forbidden("spec", POD_UPDATE_FORBIDDEN + ("\n" + spec_diff if spec_diff else "")))
     return causes
 
 

@@ -7,19 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kconsole.api.validators.field import Cause, forbidden, go_value, required
+from kconsole.api.validators import gocmp
+from kconsole.api.validators.field import Cause, forbidden, required
 from kconsole.objects.quantity import QuantityError, parse_quantity
 
 Obj = dict[str, Any]
 
 SPEC_IMMUTABLE = ("spec is immutable after creation except resources.requests and volumeAttributesClassName "
                   "for bound claims")
-#: The claim spec's fields in Go's order and names, for the diff upstream prints with a refused update.
-CLAIM_SPEC_FIELDS = (("accessModes", "AccessModes"), ("selector", "Selector"), ("resources", "Resources"),
-                     ("volumeName", "VolumeName"), ("storageClassName", "StorageClassName"),
-                     ("volumeMode", "VolumeMode"), ("dataSource", "DataSource"), ("dataSourceRef", "DataSourceRef"),
-                     ("volumeAttributesClassName", "VolumeAttributesClassName"))
-POINTER_FIELDS = frozenset(("storageClassName", "volumeMode", "volumeAttributesClassName"))
 
 
 def _spec(obj: Obj) -> Obj:
@@ -38,32 +33,6 @@ def validate_persistentvolumeclaim(obj: Obj) -> list[Cause]:
 
 def _storage(spec: Obj) -> Any:
     return ((spec.get("resources") or {}).get("requests") or {}).get("storage")
-
-
-def _go(key: str, value: Any) -> str:
-    if value is None:
-        return "nil"
-    if key == "accessModes" and isinstance(value, list):
-        return "[]core.PersistentVolumeAccessMode{" + ", ".join(go_value(v) for v in value) + "}"
-    return ("&" if key in POINTER_FIELDS else "") + go_value(value)
-
-
-def spec_diff(old: Obj, new: Obj) -> str:
-    """The changed fields in the layout of Go's cmp.Diff (``- old`` / ``+ new`` lines)."""
-    lines = ["  core.PersistentVolumeClaimSpec{"]
-    same = 0
-    for key, name in CLAIM_SPEC_FIELDS:
-        if old.get(key) == new.get(key):
-            same += 1
-            continue
-        if key in old:
-            lines.append(f"- \t{name}: {_go(key, old.get(key))},")
-        if key in new:
-            lines.append(f"+ \t{name}: {_go(key, new.get(key))},")
-    if same:
-        lines.append(f"  \t... // {same} identical fields")
-    lines.append("  }")
-    return "\n".join(lines) + "\n"
 
 
 def _bigger(a: Any, b: Any) -> bool:
@@ -94,7 +63,8 @@ def validate_persistentvolumeclaim_update(obj: Obj, old: Obj) -> list[Cause]:
         now["resources"] = resources
     causes: list[Cause] = []
     if now != was:
-        causes.append(forbidden("spec", SPEC_IMMUTABLE + "\n" + spec_diff(was, now)))
+        # upstream: cmp.Diff(oldPvc.Spec, newPvcClone.Spec) of the internal structs
+        causes.append(forbidden("spec", SPEC_IMMUTABLE + "\n" + gocmp.diff("PersistentVolumeClaimSpec", was, now)))
     if _bigger(_storage(old_spec), _storage(spec)):
         causes.append(forbidden("spec.resources.requests.storage", "field can not be less than previous value"))
     return causes

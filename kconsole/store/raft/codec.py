@@ -53,7 +53,16 @@ def txn_command(compares: list[Compare], success: list[Op], failure: list[Op] | 
     return ("t", compares, success, failure or [])
 
 
+class Packed(tuple):  # type: ignore[type-arg]
+    """A command in object form that keeps the packed form it arrived in (from another process),
+    so a leader packing it into an entry does not pack it again."""
+
+    raw: tuple[Any, ...]
+
+
 def _raw(cmd: Command) -> tuple[Any, ...]:
+    if type(cmd) is Packed:
+        return cmd.raw
     if cmd[0] != "t":
         return cmd
     _, compares, success, failure = cmd
@@ -70,6 +79,17 @@ def _cooked(raw: tuple[Any, ...]) -> Command:
         [_unop(o) for o in success],
         [_unop(o) for o in failure],
     )
+
+
+def to_wire(cmd: Command) -> tuple[Any, ...]:
+    """One command in the packed form (marshal-able tuples), for a member in another process."""
+    return _raw(cmd)
+
+
+def from_wire(raw: tuple[Any, ...]) -> Command:
+    cmd = Packed(_cooked(raw))
+    cmd.raw = raw
+    return cmd
 
 
 def encode(commands: list[Command]) -> bytes:

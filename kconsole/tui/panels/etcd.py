@@ -1,5 +1,6 @@
 """etcd members: ``etcdctl endpoint status`` columns plus health and last commit latency, and a
-quorum line (alive / needed / failures tolerated, revision, compacted revision, db size, writes/s).
+quorum line (alive / needed / failures tolerated, revision, compacted revision, db size, writes/s,
+and whether the members run in their own processes).
 
 Member status comes from the cluster's etcd handle (an etcdctl-like view), sampled on a timer;
 never from objects. At a past revision it is the sample the console recorded at or before it.
@@ -81,6 +82,8 @@ class EtcdPanel(Panel):
             if st.alarms:
                 parts.append("alarm " + ",".join(st.alarms))
         parts.append(f"writes/s {m.writes_per_s[-1]:.0f}")
+        if getattr(getattr(m.cluster, "store_mode", None), "processes", False):
+            parts.append("members in processes")
         if m.etcd_error:
             parts.append(m.etcd_error)
         return " · ".join(parts)
