@@ -456,14 +456,21 @@ class Storage:
         return res
 
     async def _current(self, spec: ResourceSpec, namespace: str | None, name: str,
-                       key: str) -> tuple[Obj | None, bool]:
-        """Where a write starts from: the cache's object when the cache holds every write this server
-        acknowledged, else the store's (a lagging cache must not stall or fail writes; upstream's
-        GuaranteedUpdate reads storage too). Returns (object, read from the store)."""
+                       key: str) -> tuple[Obj | None, bool, bool]:
+        """Where a write starts from: the cache's object, as upstream's GuaranteedUpdate starts from
+        the watch cache's copy. When the cache may not hold every write this server acknowledged, its
+        copy is only a suggestion: the compare-and-swap fails on a stale one and its failure branch
+        returns the stored object, so no read is spent on the way (on real etcd a read is a Raft
+        round); anything a suggestion makes the write refuse or skip is checked against the store
+        first. An object the lagging cache does not hold at all is read (it may have just been
+        created). Returns (object, read from the store, only a suggestion)."""
         cache = self.caches.get(spec.group_resource)
-        if cache is not None and cache.ready and cache.rv >= self._acked.get(spec.prefix, 0):
-            return cache.get(namespace, name), False
-        return await self.read(spec, key), True
+        if cache is not None and cache.ready:
+            obj = cache.get(namespace, name)
+            fresh = cache.rv >= self._acked.get(spec.prefix, 0)
+            if fresh or obj is not None:
+                return obj, False, not fresh
+        return await self.read(spec, key), True, False
 
     async def read(self, spec: ResourceSpec, key: str) -> Obj | None:
         """Authoritative read from the store (linearizable: it fails without quorum)."""
@@ -520,14 +527,13 @@ class Storage:
         ``after(new, current)``: the admission that needs to wait (webhooks), on each attempt's result.
         """
         key = self.key(spec, namespace, name)
-        current, authoritative = await self._current(spec, namespace, name, key)
+        current, authoritative, suggestion = await self._current(spec, namespace, name, key)
         for _ in range(MAX_CAS_RETRIES):
             try:
                 new = try_update(current)
             except StatusError as err:
-                if err.code == 409 and err.reason == "Conflict" and not authoritative:
-                    current = await self.read(spec, key)
-                    authoritative = True
+                if suggestion or (err.code == 409 and err.reason == "Conflict" and not authoritative):
+                    current, authoritative, suggestion = await self.read(spec, key), True, False
                     continue
                 raise
             if after is not None:
@@ -539,13 +545,20 @@ class Storage:
                 outcome = "deleted"
             else:
                 new["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-                if new == current:
-                    return new, "unchanged"
-                if _only_timestamps_moved(new, current):
+                unchanged = new == current
+                if not unchanged and _only_timestamps_moved(new, current):
                     new["metadata"]["managedFields"] = current["metadata"]["managedFields"]
+                    unchanged = True
+                if unchanged:
+                    if suggestion:  # nothing to write against a suggestion proves nothing
+                        current, authoritative, suggestion = await self.read(spec, key), True, False
+                        continue
                     return new, "unchanged"
                 outcome = "updated"
             if dry_run:
+                if suggestion:  # a dry run has no compare-and-swap to catch a stale start
+                    current, authoritative, suggestion = await self.read(spec, key), True, False
+                    continue
                 if outcome != "deleted":
                     self.encode(spec, new)  # what would be stored must encode
                 return new, outcome
@@ -565,7 +578,7 @@ class Storage:
                 self.forget(data)
             got = res.responses[0] if res.responses else None
             current = self.decode(spec, got.kvs[0]) if isinstance(got, RangeResult) and got.kvs else None
-            authoritative = True
+            authoritative, suggestion = True, False
         raise StatusError.conflict(spec.group_resource, name, spec.group)
 
     # ------------------------------------------------------------------ delete
@@ -582,14 +595,23 @@ class Storage:
         """Delete now, or mark for graceful/finalized deletion. Returns (object, deleted now).
         ``after(current)``: the admission that needs to wait (webhooks), after ``admit``."""
         key = self.key(spec, namespace, name)
-        current, _ = await self._current(spec, namespace, name, key)
+        current, _, suggestion = await self._current(spec, namespace, name, key)
         gr = spec.group_resource
         for _ in range(MAX_CAS_RETRIES):
             if current is None:
                 raise StatusError.not_found(gr, name, spec.group, spec.resource)
-            self._check_preconditions(spec, current, options.preconditions)
-            if admit is not None:
-                admit(current)
+            try:
+                self._check_preconditions(spec, current, options.preconditions)
+                if admit is not None:
+                    admit(current)
+            except StatusError:
+                if suggestion:  # maybe only the suggestion's fault, as in guaranteed_update
+                    current, suggestion = await self.read(spec, key), False
+                    continue
+                raise
+            if options.dry_run and suggestion:
+                current, suggestion = await self.read(spec, key), False
+                continue
             if after is not None:
                 await after(current)
             meta = current["metadata"]
@@ -598,6 +620,9 @@ class Storage:
             if meta.get("deletionTimestamp"):
                 new = self._shorten_grace(spec, current, options)
                 if new is None:
+                    if suggestion:  # nothing to write against a suggestion proves nothing
+                        current, suggestion = await self.read(spec, key), False
+                        continue
                     return current, False
                 if strategy.should_delete_on_update(spec, new, new):
                     new = None
@@ -630,6 +655,7 @@ class Storage:
                     return new, False
             got = res.responses[0] if res.responses else None
             current = self.decode(spec, got.kvs[0]) if isinstance(got, RangeResult) and got.kvs else None
+            suggestion = False
         raise StatusError.conflict(gr, name, spec.group)
 
     def _shorten_grace(self, spec: ResourceSpec, current: Obj, options: DeleteOptions) -> Obj | None:

@@ -1,15 +1,14 @@
 """``RealEtcd``: the KV contract (:mod:`kconsole.store.kv`) over a real etcd cluster (3.4, 3.5).
 
-It speaks etcd's v3 JSON gateway (grpc-gateway: ``POST /v3/kv/range``, ``/v3/kv/txn``,
-``/v3/kv/compaction``, ``/v3/maintenance/status``, streaming ``/v3/watch``; keys and values in
-base64, 64-bit integers as strings) over the aiohttp client the project already has, with
-kube-apiserver's TLS client options. Why the gateway and not gRPC: every etcd since 3.3 serves it on
-the client port, it needs no generated stubs nor a gRPC runtime, and what the API server asks of etcd
-(unary calls and one server-streamed watch per resource) maps onto it one to one.
+It speaks etcd's v3 gRPC API (``KV.Range``, ``KV.Txn``, ``KV.Compact``, ``Maintenance.Status`` and
+``Alarm``, one ``Watch`` stream per watch) through :mod:`kconsole.store.etcdrpc`, one HTTP/2 channel
+per member, with kube-apiserver's TLS client options. Why gRPC and not etcd's JSON gateway: the
+gateway cost etcd about twice the CPU per write and capped the rate at half (see that module). The
+few calls that are not on the write path (status, alarms, compaction) keep the gateway's JSON shape
+(``header.member_id``, ``dbSize``, 64-bit integers as strings), so the member view reads them as
+before; the writes, reads and watches are built and read as protobuf messages directly.
 
-What the gateway cannot do is send on a watch stream once it is open (HTTP/1.1: etcd's server reads
-the whole request body before it answers), so a watch cannot ask for a progress notification. The
-watch cache needs to know when its stream holds every event up to the store's revision (see
+The watch cache needs to know when its stream holds every event up to the store's revision (see
 :meth:`RealWatch.settled`); a stream knows that up to the last revision it delivered (an event
 batch's or a progress notification's), and this client knows every revision its own writes made: a
 stream is settled when each revision after what it delivered is one of this client's writes to
@@ -21,8 +20,10 @@ Errors are etcd's own texts, as the in-process members raise them: ``etcdserver:
 ``etcdserver: mvcc: database space exceeded`` (NoSpaceError), ``... has been compacted``
 (CompactedError). Requests carry gRPC's ``hasleader`` metadata, so a member cut off from the leader
 answers ``no leader`` at once instead of timing out, and the client tries the next endpoint, as
-etcd's own client does; a watch on such a member is closed by etcd and reopened elsewhere from the
-revision after the last one delivered.
+etcd's own client does. The client sends to the member that leads when it knows it (the highest
+Raft term a status answer showed): a follower would forward every write to the leader, one more
+hop and more CPU on a small machine. A watch on a member cut off from its leader is closed by etcd
+and reopened elsewhere from the revision after the last one delivered.
 
 Compaction as kube-apiserver schedules it: every ``compaction_interval`` (5 minutes) one API
 server wins a compare-and-swap on the key ``compact_rev_key`` and compacts to the revision it saw
@@ -34,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import json
 import logging
 import ssl
 from collections import deque
@@ -43,9 +43,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import aiohttp
+import grpc
+import grpc.aio
+from google.protobuf import json_format
 
+from kconsole.store import etcdrpc
 from kconsole.store.etcdkeys import KeyLayout
+from kconsole.store.etcdpb import etcd_pb2 as pb
 from kconsole.store.kv import (
     CompactedError,
     Compare,
@@ -81,12 +85,16 @@ COMPACTION_INTERVAL = 300.0
 COMPACT_KEY = "compact_rev_key"
 #: How many of this client's own recent write revisions are remembered for :meth:`RealWatch.settled`.
 OWN_WINDOW = 200_000
+#: How many of this client's own written values are kept for its watches to hand back (see
+#: :meth:`RealEtcd.own_value`).
+OWN_VALUES = 16_384
 #: A stream further behind than this many revisions is not proven settled revision by revision.
 SETTLE_SCAN = 4096
 
-_COMPARE_TARGET = {"mod": ("MOD", "mod_revision"), "create": ("CREATE", "create_revision"),
-                   "version": ("VERSION", "version"), "value": ("VALUE", "value")}
-_COMPARE_RESULT = {"=": "EQUAL", "!=": "NOT_EQUAL", "<": "LESS", ">": "GREATER"}
+_COMPARE_TARGET = {"mod": (pb.Compare.MOD, "mod_revision"), "create": (pb.Compare.CREATE, "create_revision"),
+                   "version": (pb.Compare.VERSION, "version"), "value": (pb.Compare.VALUE, "value")}
+_COMPARE_RESULT = {"=": pb.Compare.EQUAL, "!=": pb.Compare.NOT_EQUAL, "<": pb.Compare.LESS,
+                   ">": pb.Compare.GREATER}
 #: etcd's texts for the errors the API server tells apart, by the exception they become.
 _ERRORS: tuple[tuple[str, type[StoreError] | None], ...] = (
     ("required revision has been compacted", CompactedError),
@@ -105,15 +113,21 @@ _ERRORS: tuple[tuple[str, type[StoreError] | None], ...] = (
 _TRY_ELSEWHERE = ("no leader", "server stopped", "not capable", "unhealthy cluster")
 
 
-#: Asks a member to answer even without a leader (gRPC metadata through the gateway's headers).
-_ANY_LEADER = {"Grpc-Metadata-hasleader": "false"}
+def _key(text: str) -> bytes:
+    return text.encode()
+
+
+def _pb_kv(kv: Any, back: Callable[[str], str]) -> KeyValue:
+    return KeyValue(back(kv.key.decode()), kv.value, kv.create_revision, kv.mod_revision, kv.version, kv.lease)
 
 
 def _b64(text: str | bytes) -> str:
+    """A key or value as the JSON-shaped calls (:meth:`RealEtcd._call`) carry it."""
     return base64.b64encode(text.encode() if isinstance(text, str) else text).decode("ascii")
 
 
 def _kv(doc: dict[str, Any], back: Callable[[str], str]) -> KeyValue:
+    """A key-value of a JSON-shaped answer (:meth:`RealEtcd._call`)."""
     return KeyValue(back(base64.b64decode(doc["key"]).decode()), base64.b64decode(doc.get("value", "")),
                     int(doc.get("create_revision", 0)), int(doc.get("mod_revision", 0)),
                     int(doc.get("version", 0)), int(doc.get("lease", 0)))
@@ -139,6 +153,9 @@ class TLSFiles:
     certfile: Path | None = None
     keyfile: Path | None = None
 
+    def credentials(self) -> grpc.ChannelCredentials:
+        return etcdrpc.credentials(*(str(p) if p else None for p in (self.cafile, self.certfile, self.keyfile)))
+
     def context(self) -> ssl.SSLContext:
         ctx = ssl.create_default_context(cafile=str(self.cafile) if self.cafile else None)
         if self.certfile is not None:
@@ -160,7 +177,7 @@ def parse_servers(text: str | list[str] | tuple[str, ...]) -> list[str]:
 
 
 class RealEtcd:
-    """The KV contract over etcd's JSON gateway, plus etcdctl's view of the members.
+    """The KV contract over etcd's gRPC API, plus etcdctl's view of the members.
 
     ``local`` is set when kconsole runs the members itself (:mod:`kconsole.store.etcdlocal`): then
     the member handles act on real processes and the fault catalog can break them."""
@@ -179,10 +196,13 @@ class RealEtcd:
         #: keeps its connection open). Only with periodic progress notifications shorter than it.
         self.watch_idle_timeout = watch_idle_timeout
         self._current = 0  # index of the endpoint tried first
-        self._session: aiohttp.ClientSession | None = None
+        self._leader_term = 0  # the highest Raft term in which a member was seen leading
+        #: Each member's gRPC channel (None: not connected or closed).
+        self._session: dict[str, etcdrpc.Channel] | None = None
         self._revision = 0
         self._own: dict[int, tuple[str, ...]] = {}
         self._own_order: deque[int] = deque()
+        self._own_values: dict[tuple[str, int], bytes] = {}
         self._compactor: asyncio.Task[None] | None = None
         self._closed = False
         self.compactions = 0
@@ -191,78 +211,85 @@ class RealEtcd:
 
     # ----- connection ---------------------------------------------------------------------------
     async def start(self) -> None:
-        """Connect and check that some endpoint answers (a clear error otherwise)."""
+        """Connect, check that some endpoint answers (a clear error otherwise), and find the leader."""
         self.open_session()
         await self.status()
+        if len(self.servers) > 1:
+            await asyncio.gather(*(self.endpoint_status(url) for url in self.servers))
         if self.compaction_interval > 0:
             self._compactor = asyncio.get_running_loop().create_task(self._compact_loop(), name="etcd-compactor")
 
     def open_session(self) -> None:
-        """The pooled HTTP client (once)."""
+        """One gRPC channel per member (once; they connect on first use and reconnect by themselves)."""
         if self._session is not None:
             return
-        ssl_ctx: ssl.SSLContext | bool = False
-        if any(u.startswith("https://") for u in self.servers):
-            ssl_ctx = self.tls.context()
-        connector = aiohttp.TCPConnector(limit=256, ssl=ssl_ctx, enable_cleanup_closed=True)
-        self._session = aiohttp.ClientSession(
-            connector=connector, timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT),
-            headers={"Grpc-Metadata-hasleader": "true"}, json_serialize=json.dumps)
+        creds = self.tls.credentials() if any(u.startswith("https://") for u in self.servers) else None
+        self._session = {url: etcdrpc.open_channel(url, creds) for url in self.servers}
 
-    def _seen(self, header: dict[str, Any] | None) -> None:
-        if header:
-            rev = int(header.get("revision", 0))
-            if rev > self._revision:
-                self._revision = rev
+    def _seen(self, header: Any) -> None:
+        rev = header.revision
+        if rev > self._revision:
+            self._revision = rev
 
-    async def _call(self, path: str, body: dict[str, Any], *, endpoint: str | None = None,
-                    retry_elsewhere: bool = True, headers: dict[str, str] | None = None,
-                    idempotent: bool = True) -> dict[str, Any]:
-        """POST ``body`` to ``path``; on a member that cannot answer, the next endpoint (each once).
-        A write whose connection broke after it was sent is not sent again (etcd's client does not
-        repeat a transaction either): its outcome is unknown, and the error says so."""
-        if self._session is None or self._closed:
+    async def _rpc(self, path: str, request: Any, *, endpoint: str | None = None, retry_elsewhere: bool = True,
+                   require_leader: bool = True, idempotent: bool = True) -> Any:
+        """Call ``path`` (a gateway path, see :data:`etcdrpc.UNARY`); on a member that cannot answer, the
+        next endpoint (each once). A write whose connection broke after it was sent is not sent again
+        (etcd's client does not repeat a transaction either): its outcome is unknown, and the error
+        says so."""
+        channels = self._session
+        if channels is None or self._closed:
             raise UnavailableError("etcdserver: server stopped")
         order = [endpoint] if endpoint else self.servers[self._current:] + self.servers[:self._current]
+        metadata = etcdrpc.REQUIRE_LEADER if require_leader else None
         last: StoreError | None = None
         answered: StoreError | None = None  # a member's own refusal beats a member that is not there
         for i, url in enumerate(order):
             try:
                 with self._io():
-                    async with self._session.post(url + path, json=body, headers=headers) as resp:
-                        doc = await resp.json(content_type=None)
-            except asyncio.TimeoutError:
-                raise UnavailableError("etcdserver: request timed out") from None
-            except aiohttp.ClientConnectorError as err:  # never connected: nothing was sent
-                last = UnavailableError(f"etcd {url}: {err.__class__.__name__}: connection refused")
-                if not retry_elsewhere:
-                    raise last from None
-                continue
-            except (aiohttp.ClientConnectionError, OSError) as err:
-                if not idempotent:
+                    resp = await channels[url].method(path)(request, timeout=REQUEST_TIMEOUT, metadata=metadata)
+            except grpc.aio.AioRpcError as err:
+                code, message = err.code(), etcdrpc.failure_text(err)
+                if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                    raise UnavailableError("etcdserver: request timed out") from None
+                if "etcdserver:" in message or "mvcc:" in message:
+                    failed = store_error(message)
+                    if retry_elsewhere and any(t in message for t in _TRY_ELSEWHERE):
+                        answered = failed
+                        continue
+                    raise failed from None
+                if code == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in message:
+                    raise TooLargeError() from None  # over gRPC's own limit, above etcd's request limit
+                if code != grpc.StatusCode.UNAVAILABLE:
+                    raise StoreError(f"etcd {url}{path}: {code.name}: {message}") from None
+                if not idempotent and not any(t in message for t in etcdrpc.NEVER_SENT):
                     raise UnavailableError(f"etcd {url}: the connection closed before etcd answered "
-                                           f"({err.__class__.__name__}): the write may have been applied") from None
-                last = UnavailableError(f"etcd {url}: {err.__class__.__name__}: connection reset")
+                                           f"({message}): the write may have been applied") from None
+                last = UnavailableError(f"etcd {url}: {message}")
                 if not retry_elsewhere:
                     raise last from None
                 continue
-            except (ValueError, aiohttp.ContentTypeError):
-                raise StoreError(f"etcd {url}{path} answered something that is not JSON") from None
-            if resp.status == 200 and isinstance(doc, dict) and "error" not in doc:
-                if endpoint is None and i:
-                    self._current = self.servers.index(url)
-                self._seen(doc.get("header"))
-                return doc
-            message = str(doc.get("message") or doc.get("error") or f"HTTP {resp.status}") \
-                if isinstance(doc, dict) else f"HTTP {resp.status}"
-            err = store_error(message)
-            if retry_elsewhere and any(t in message for t in _TRY_ELSEWHERE):
-                answered = err
-                continue
-            raise err
+            if endpoint is None and i:
+                self._current = self.servers.index(url)
+            self._seen(resp.header)
+            return resp
         failed = answered or last
         assert failed is not None
         raise failed
+
+    async def _call(self, path: str, body: dict[str, Any], *, endpoint: str | None = None,
+                    retry_elsewhere: bool = True, require_leader: bool = True, idempotent: bool = True,
+                    headers: dict[str, str] | None = None) -> dict[str, Any]:
+        """:meth:`_rpc` with the request and answer in etcd's JSON gateway shape (fields by their
+        proto names, keys and values in base64, 64-bit integers as strings), for the calls off the
+        write path. ``headers`` as the gateway took them: ``Grpc-Metadata-hasleader: false`` asks a
+        member without a leader to answer anyway."""
+        if headers and headers.get("Grpc-Metadata-hasleader") == "false":
+            require_leader = False
+        request = json_format.ParseDict(body, etcdrpc.UNARY[path][1]())
+        resp = await self._rpc(path, request, endpoint=endpoint, retry_elsewhere=retry_elsewhere,
+                               require_leader=require_leader, idempotent=idempotent)
+        return json_format.MessageToDict(resp, preserving_proto_field_name=True)
 
     def _io(self) -> Any:
         """Marks the request as real I/O in flight, so a virtual clock waits for etcd's answer."""
@@ -279,38 +306,27 @@ class RealEtcd:
     async def range(self, key: str, end: str | None = None, *, revision: int = 0, limit: int = 0,
                     count_only: bool = False, keys_only: bool = False, serializable: bool = False) -> RangeResult:
         layout = self.layout
-        body: dict[str, Any] = {"key": _b64(layout.to_etcd(key))}
+        req = pb.RangeRequest(key=_key(layout.to_etcd(key)), revision=revision, limit=limit, count_only=count_only,
+                              keys_only=keys_only, serializable=serializable)
         if end is not None:
-            body["range_end"] = _b64(layout.end_to_etcd(end))  # type: ignore[arg-type]
-        if revision:
-            body["revision"] = revision
-        if limit:
-            body["limit"] = limit
-        if count_only:
-            body["count_only"] = True
-        if keys_only:
-            body["keys_only"] = True
-        if serializable:
-            body["serializable"] = True
-        return self._range_result(await self._call("/v3/kv/range", body))
+            req.range_end = _key(layout.end_to_etcd(end))  # type: ignore[arg-type]
+        return self._range_result(await self._rpc("/v3/kv/range", req))
 
-    def _range_result(self, doc: dict[str, Any]) -> RangeResult:
+    def _range_result(self, resp: Any) -> RangeResult:
         back = self.layout.from_etcd
-        kvs = [_kv(k, back) for k in doc.get("kvs", ())]
-        return RangeResult(kvs, int(doc.get("count", 0)), bool(doc.get("more", False)),
-                           int(doc.get("header", {}).get("revision", 0)))
+        return RangeResult([_pb_kv(k, back) for k in resp.kvs], resp.count, resp.more, resp.header.revision)
 
     async def txn(self, compares: list[Compare], success: list[Op], failure: list[Op] | None = None) -> TxnResult:
         failure = failure or []
         validate_txn(compares, success, failure)
         layout = self.layout
-        body = {"compare": [_compare(c, layout) for c in compares], "success": [_op(o, layout) for o in success],
-                "failure": [_op(o, layout) for o in failure]}
-        doc = await self._call("/v3/kv/txn", body, idempotent=False)
-        succeeded = bool(doc.get("succeeded", False))
+        req = pb.TxnRequest(compare=[_compare(c, layout) for c in compares], success=[_op(o, layout) for o in success],
+                            failure=[_op(o, layout) for o in failure])
+        resp = await self._rpc("/v3/kv/txn", req, idempotent=False)
+        succeeded = resp.succeeded
         ops = success if succeeded else failure
-        responses = [self._response(op, r) for op, r in zip(ops, doc.get("responses", ()))]
-        rev = int(doc["header"]["revision"])
+        responses = [self._response(op, r) for op, r in zip(ops, resp.responses)]
+        rev = resp.header.revision
         # This client's write made revision ``rev`` only if it changed something (a delete of nothing
         # leaves the revision someone else made); a ranged delete's keys are not listed, so its
         # revision is left unproven (see RealWatch.settled).
@@ -322,6 +338,13 @@ class RealEtcd:
             self._own_order.append(rev)
             while len(self._own_order) > OWN_WINDOW:
                 self._own.pop(self._own_order.popleft(), None)
+        if succeeded:
+            values = self._own_values
+            for o in ops:
+                if isinstance(o, Put):
+                    values[(o.key, rev)] = o.value
+            while len(values) > OWN_VALUES:
+                del values[next(iter(values))]
         return TxnResult(succeeded, rev, responses)
 
     def create(self, key: str, value: bytes, lease: int = 0) -> Any:
@@ -330,14 +353,14 @@ class RealEtcd:
     def update(self, key: str, value: bytes, mod_revision: int, lease: int = 0) -> Any:
         return self.txn([Compare(key, "mod", "=", mod_revision)], [Put(key, value, lease)], [Get(key)])
 
-    def _response(self, op: Op, doc: dict[str, Any]) -> object:
+    def _response(self, op: Op, resp: Any) -> object:
         """One op's answer as the revision log gives it (a Put's prior value is not asked for: the API
         server never reads it, and it would double what every update carries back)."""
         if isinstance(op, Get):
-            return self._range_result(doc.get("response_range", {}))
+            return self._range_result(resp.response_range)
         if isinstance(op, Put):
             return None
-        prev = [_kv(k, self.layout.from_etcd) for k in doc.get("response_delete_range", {}).get("prev_kvs", ())]
+        prev = [_pb_kv(k, self.layout.from_etcd) for k in resp.response_delete_range.prev_kvs]
         if op.end is not None:
             return prev
         return prev[0] if prev else None
@@ -367,6 +390,36 @@ class RealEtcd:
     def watch(self, key: str, end: str | None = None, *, start_revision: int = 0, prev_kv: bool = True,
               progress_notify: bool = False) -> RealWatch:
         return RealWatch(self, key, end, start_revision, prev_kv, progress_notify)
+
+    async def watch_docs(self, request: dict[str, Any], url: str | None = None) -> AsyncIterator[dict[str, Any]]:
+        """One watch stream's answers in the gateway's shape (``{"result": {...}}``): ``request`` is
+        the gateway's ``{"create_request": {...}}``. It ends when etcd ends the stream; a failure is
+        raised as the store error it names (``UnavailableError`` when the member is gone)."""
+        channels = self._session
+        if channels is None or self._closed:
+            raise UnavailableError("etcdserver: server stopped")
+        url = url or self.servers[self._current]
+        call = channels[url].watch()(metadata=etcdrpc.REQUIRE_LEADER)
+        try:
+            await call.write(json_format.ParseDict(request, pb.WatchRequest()))
+            while True:
+                msg = await call.read()
+                if msg is grpc.aio.EOF:
+                    return
+                yield {"result": json_format.MessageToDict(msg, preserving_proto_field_name=True)}
+        except grpc.aio.AioRpcError as err:
+            message = etcdrpc.failure_text(err)
+            raise (store_error(message) if "etcdserver:" in message or "mvcc:" in message
+                   else UnavailableError(f"etcd {url}: {message}")) from None
+        finally:
+            call.cancel()
+
+    def own_value(self, key: str, mod_revision: int, value: bytes) -> bytes:
+        """The very bytes object this client wrote as ``key`` at ``mod_revision``, else ``value``: the
+        API server's storage knows its own writes by the identity of the value it wrote and then skips
+        parsing them again when the watch delivers them, as it does on the embedded store."""
+        own = self._own_values.pop((key, mod_revision), None)
+        return own if own is not None and own == value else value
 
     def own_writes_outside(self, after: int, upto: int, key: str, end: str | None) -> bool:
         """Whether every revision in (after, upto] is one of this client's writes, none in [key, end)."""
@@ -421,11 +474,21 @@ class RealEtcd:
         """``etcdctl endpoint status`` of one endpoint (None: it does not answer)."""
         try:
             # Without ``hasleader``: a member cut off from the leader still tells its term and index.
-            return await asyncio.wait_for(self._call("/v3/maintenance/status", {}, endpoint=url,
-                                                     retry_elsewhere=False, headers=_ANY_LEADER),
-                                          STATUS_TIMEOUT)
+            async with asyncio.timeout(STATUS_TIMEOUT):  # not wait_for: it can drop the poller's stop
+                doc = await self._call("/v3/maintenance/status", {}, endpoint=url, retry_elsewhere=False,
+                                       require_leader=False)
         except (StoreError, asyncio.TimeoutError):
             return None
+        self._prefer_leader(url, doc)
+        return doc
+
+    def _prefer_leader(self, url: str, doc: dict[str, Any]) -> None:
+        """Send to the member that leads in the highest term seen (an isolated old leader's term is lower)."""
+        term = int(doc.get("raftTerm", 0))
+        leader = doc.get("leader")
+        if leader and leader == doc.get("header", {}).get("member_id") and term >= self._leader_term:
+            self._leader_term = term
+            self._current = self.servers.index(url)
 
     async def close(self) -> None:
         self._closed = True
@@ -436,35 +499,36 @@ class RealEtcd:
             except (asyncio.CancelledError, Exception):  # noqa: BLE001 - stopping anyway
                 pass
         if self._session is not None:
-            await self._session.close()
-            self._session = None
+            channels, self._session = self._session, None
+            for ch in channels.values():
+                await ch.channel.close()
 
 
-def _compare(c: Compare, layout: KeyLayout) -> dict[str, Any]:
+def _compare(c: Compare, layout: KeyLayout) -> Any:
     target, field_name = _COMPARE_TARGET[c.target]
-    value: Any = _b64(c.value) if c.target == "value" and isinstance(c.value, (bytes, str)) else c.value
-    return {"key": _b64(layout.to_etcd(c.key)), "target": target, "result": _COMPARE_RESULT[c.op], field_name: value}
+    cmp = pb.Compare(key=_key(layout.to_etcd(c.key)), target=target, result=_COMPARE_RESULT[c.op])
+    value = c.value.encode() if c.target == "value" and isinstance(c.value, str) else c.value
+    setattr(cmp, field_name, value)
+    return cmp
 
 
-def _op(op: Op, layout: KeyLayout) -> dict[str, Any]:
+def _op(op: Op, layout: KeyLayout) -> Any:
     if isinstance(op, Put):
-        put: dict[str, Any] = {"key": _b64(layout.to_etcd(op.key)), "value": _b64(op.value)}
-        if op.lease:
-            put["lease"] = op.lease
-        return {"request_put": put}
+        return pb.RequestOp(request_put=pb.PutRequest(key=_key(layout.to_etcd(op.key)), value=op.value,
+                                                      lease=op.lease))
     if isinstance(op, Delete):
-        body: dict[str, Any] = {"key": _b64(layout.to_etcd(op.key)), "prev_kv": True}
+        delete = pb.DeleteRangeRequest(key=_key(layout.to_etcd(op.key)), prev_kv=True)
         if op.end is not None:
-            body["range_end"] = _b64(layout.end_to_etcd(op.end))  # type: ignore[arg-type]
-        return {"request_delete_range": body}
-    body = {"key": _b64(layout.to_etcd(op.key))}
+            delete.range_end = _key(layout.end_to_etcd(op.end))  # type: ignore[arg-type]
+        return pb.RequestOp(request_delete_range=delete)
+    get = pb.RangeRequest(key=_key(layout.to_etcd(op.key)))
     if op.end is not None:
-        body["range_end"] = _b64(layout.end_to_etcd(op.end))  # type: ignore[arg-type]
-    return {"request_range": body}
+        get.range_end = _key(layout.end_to_etcd(op.end))  # type: ignore[arg-type]
+    return pb.RequestOp(request_range=get)
 
 
 class RealWatch:
-    """One watch over ``/v3/watch``, reopened on another endpoint from the revision after the last
+    """One ``Watch`` stream, reopened on another endpoint from the revision after the last
     one delivered when its member goes away or loses its leader (compaction ends it, canceled, as
     etcd's does)."""
 
@@ -500,69 +564,73 @@ class RealWatch:
                 self.next_rev = (await etcd.range(self.key, self.end, count_only=True)).revision + 1
                 self.delivered = max(self.delivered, self.next_rev - 1)
             layout = etcd.layout
-            req: dict[str, Any] = {"key": _b64(layout.to_etcd(self.key)), "start_revision": self.next_rev,
-                                   "progress_notify": self.progress, "prev_kv": self.prev_kv}
+            req = pb.WatchCreateRequest(key=_key(layout.to_etcd(self.key)), start_revision=self.next_rev,
+                                        progress_notify=self.progress, prev_kv=self.prev_kv)
             if self.end is not None:
-                req["range_end"] = _b64(layout.end_to_etcd(self.end))  # type: ignore[arg-type]
+                req.range_end = _key(layout.end_to_etcd(self.end))  # type: ignore[arg-type]
             url = etcd.servers[etcd._current]
-            session = etcd._session
-            if session is None:
+            channels = etcd._session
+            if channels is None:
                 return
+            call = channels[url].watch()(metadata=etcdrpc.REQUIRE_LEADER)
             try:
-                async with session.post(url + "/v3/watch", json={"create_request": req},
-                                        timeout=aiohttp.ClientTimeout(total=None, sock_connect=2.0)) as resp:
-                    buf = b""
-                    idle = etcd.watch_idle_timeout
-                    while True:
-                        read = resp.content.readany()
-                        chunk = await (asyncio.wait_for(read, idle) if idle else read)
-                        if not chunk:
-                            break
-                        buf += chunk
-                        while b"\n" in buf:
-                            line, buf = buf.split(b"\n", 1)
-                            if not line.strip():
-                                continue
-                            out = self._response(json.loads(line))
-                            if out is None:
-                                continue
-                            failures = 0
-                            yield out
-                            if out.canceled:
-                                return
-            except (aiohttp.ClientError, OSError, asyncio.TimeoutError, ValueError) as err:
+                await call.write(pb.WatchRequest(create_request=req))
+                idle = etcd.watch_idle_timeout
+                task = asyncio.current_task()
+                while True:
+                    # asyncio.timeout, not wait_for: wait_for drops a cancellation that arrives as the
+                    # read completes, and the reader's stop would then wait for a stream that goes on.
+                    async with asyncio.timeout(idle):
+                        msg = await call.read()
+                    if task is not None and task.cancelling():
+                        raise asyncio.CancelledError  # grpc's stream setup can swallow one too
+                    if msg is grpc.aio.EOF:
+                        break
+                    out = self._response(msg)
+                    if out is None:
+                        continue
+                    failures = 0
+                    yield out
+                    if out.canceled:
+                        return
+            except grpc.aio.AioRpcError as err:
+                message = etcdrpc.failure_text(err)
+                if "compacted" in message:
+                    yield WatchResponse([], self.delivered, canceled=True, compact_revision=self.next_rev)
+                    return
+                log.debug("etcd watch on %s at %s broke: %s", self.key, url, message)
+            except (asyncio.TimeoutError, grpc.aio.UsageError) as err:
                 log.debug("etcd watch on %s at %s broke: %s", self.key, url, err)
             except _Reopen:
                 pass
+            finally:
+                call.cancel()
             # The stream ended (member stopped, lost its leader, connection reset): try the next one.
             failures += 1
             etcd._current = (etcd._current + 1) % len(etcd.servers)
             await asyncio.sleep(min(1.0, 0.05 * failures))
 
-    def _response(self, doc: dict[str, Any]) -> WatchResponse | None:
-        if "error" in doc:
-            err = doc["error"]
-            message = str(err.get("message", err)) if isinstance(err, dict) else str(err)
-            if "compacted" in message:
-                return WatchResponse([], self.delivered, canceled=True, compact_revision=self.next_rev)
-            raise _Reopen(message)
-        result = doc.get("result", {})
-        header = result.get("header", {})
+    def _response(self, msg: Any) -> WatchResponse | None:
+        header = msg.header
         self.etcd._seen(header)
-        rev = int(header.get("revision", 0))
-        if result.get("canceled"):
-            compact = int(result.get("compact_revision", 0))
-            if compact:
-                return WatchResponse([], rev, canceled=True, compact_revision=compact)
-            raise _Reopen(str(result.get("cancel_reason", "canceled")))
-        if result.get("created"):
+        rev = header.revision
+        if msg.canceled:
+            if msg.compact_revision:
+                return WatchResponse([], rev, canceled=True, compact_revision=msg.compact_revision)
+            raise _Reopen(msg.cancel_reason or "canceled")
+        if msg.created:
             return None
-        events = []
         back = self.etcd.layout.from_etcd
-        for e in result.get("events", ()):
-            kv = _kv(e["kv"], back)
-            prev = _kv(e["prev_kv"], back) if "prev_kv" in e else None
-            events.append(Event("DELETE" if e.get("type") == "DELETE" else "PUT", kv, prev))
+        own = self.etcd.own_value
+        events = []
+        for e in msg.events:
+            kv = _pb_kv(e.kv, back)
+            if e.type == pb.Event.DELETE:
+                kind = "DELETE"
+            else:
+                kind = "PUT"
+                kv.value = own(kv.key, kv.mod_revision, kv.value)
+            events.append(Event(kind, kv, _pb_kv(e.prev_kv, back) if e.HasField("prev_kv") else None))
         if events:
             last = events[-1].kv.mod_revision
             self.next_rev = last + 1

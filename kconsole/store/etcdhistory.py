@@ -37,13 +37,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import bisect
-import json
+import contextlib
 import logging
 import sqlite3
 from pathlib import Path
 from typing import Any
-
-import aiohttp
 
 from kconsole.store.etcdgw import COMPACT_KEY, RealEtcd, _b64, _kv
 from kconsole.store.kv import (
@@ -431,28 +429,16 @@ class EtcdHistory(RealEtcd):
         back = layout.from_etcd
         req = {"create_request": {"key": _b64(w_lo), "range_end": _b64(w_hi),
                                   "start_revision": after + 1, "prev_kv": True}}
-        session = self._session
-        if session is None:
-            raise UnavailableError("etcdserver: server stopped")
         url = self.servers[self._current]
         try:
             with self._io():
-                async with session.post(url + "/v3/watch", json=req,
-                                        timeout=aiohttp.ClientTimeout(total=CHANGES_TIMEOUT)) as resp:
-                    buf = b""
-                    while True:
-                        chunk = await resp.content.readany()
-                        if not chunk:
-                            raise UnavailableError(f"etcd {url}: the history watch ended early")
-                        buf += chunk
-                        while b"\n" in buf:
-                            line, buf = buf.split(b"\n", 1)
-                            if line.strip() and self._take(json.loads(line), lo, hi, upto, back, out, limit):
-                                return out
-        except asyncio.TimeoutError:
+                async with asyncio.timeout(CHANGES_TIMEOUT), contextlib.aclosing(self.watch_docs(req, url)) as docs:
+                    async for doc in docs:
+                        if self._take(doc, lo, hi, upto, back, out, limit):
+                            return out
+        except TimeoutError:
             raise UnavailableError("etcdserver: request timed out") from None
-        except (aiohttp.ClientError, OSError) as err:
-            raise UnavailableError(f"etcd {url}: {err.__class__.__name__} while reading history") from None
+        raise UnavailableError(f"etcd {url}: the history watch ended early")
 
     async def _changes_of(self, writes: list[tuple[int, str, bool]]) -> list[Event]:
         """Known writes read back from etcd: each key at its revision and at the one before (its

@@ -153,6 +153,37 @@ async def test_a_watch_is_settled_by_own_writes_elsewhere_and_waits_for_anyone_e
 
 
 @needs_etcd
+async def test_writes_go_to_the_leader_and_come_back_as_the_values_written(tmp_path: Path) -> None:
+    """Over gRPC the client sends to the member that leads (a follower would forward every write),
+    and its watches hand back its own writes' very value objects, so the API server's storage knows
+    them without parsing them again; anyone else's write comes back as etcd sent it."""
+    from kconsole.store.etcdgw import RealEtcd, TLSFiles
+    from kconsole.store.etcdreal import open_real
+    from kconsole.store.kv import Put
+
+    etcd = await open_real(local_dir=tmp_path / "etcd", members=3)
+    other = RealEtcd(etcd.servers, tls=TLSFiles(*etcd.local.tls_files()), compaction_interval=0)
+    try:
+        await other.start()
+        await etcd.poll()
+        leader = etcd.leader()
+        assert leader is not None and etcd.servers[other._current] == leader.endpoint
+        pods = "/registry/pods/"
+        mine, theirs = b'{"kind": "Pod", "n": 1}', b'{"kind": "Pod", "n": 2}'
+        first = await etcd.create(pods + "default/mine", mine)
+        stream = etcd.watch(pods, prefix_end(pods), start_revision=first.revision)
+        got = await _next(stream, "this client's create")
+        assert got.events[0].kv.value is mine
+        await other.txn([], [Put(pods + "default/theirs", theirs)])
+        got = await _next(stream, "the other client's write")
+        assert got.events[0].kv.value == theirs and got.events[0].kv.value is not theirs
+        await stream.aclose()
+    finally:
+        await other.close()
+        await etcd.close()
+
+
+@needs_etcd
 async def test_a_watch_moves_to_another_member_and_misses_nothing(tmp_path: Path) -> None:
     from kconsole.store.etcdreal import open_real
 
