@@ -176,7 +176,7 @@ async def test_a_lost_update_under_compare_and_swap_is_reported(tmp_path: Path) 
 
         async def stale_current(spec: Any, namespace: Any, name: Any, key: Any) -> Any:
             if spec.resource == "configmaps" and name == "c":
-                return stale, True
+                return stale, True, False
             return await current(spec, namespace, name, key)
 
         storage.txn, storage._current = blind_txn, stale_current
