@@ -198,7 +198,7 @@ class RealEtcd:
         self._current = 0  # index of the endpoint tried first
         self._leader_term = 0  # the highest Raft term in which a member was seen leading
         #: Each member's gRPC channel (None: not connected or closed).
-        self._session: dict[str, etcdrpc.Channel] | None = None
+        self._channels: dict[str, etcdrpc.Channel] | None = None
         self._revision = 0
         self._own: dict[int, tuple[str, ...]] = {}
         self._own_order: deque[int] = deque()
@@ -212,19 +212,19 @@ class RealEtcd:
     # ----- connection ---------------------------------------------------------------------------
     async def start(self) -> None:
         """Connect, check that some endpoint answers (a clear error otherwise), and find the leader."""
-        self.open_session()
+        self.open_channels()
         await self.status()
         if len(self.servers) > 1:
             await asyncio.gather(*(self.endpoint_status(url) for url in self.servers))
         if self.compaction_interval > 0:
             self._compactor = asyncio.get_running_loop().create_task(self._compact_loop(), name="etcd-compactor")
 
-    def open_session(self) -> None:
+    def open_channels(self) -> None:
         """One gRPC channel per member (once; they connect on first use and reconnect by themselves)."""
-        if self._session is not None:
+        if self._channels is not None:
             return
         creds = self.tls.credentials() if any(u.startswith("https://") for u in self.servers) else None
-        self._session = {url: etcdrpc.open_channel(url, creds) for url in self.servers}
+        self._channels = {url: etcdrpc.open_channel(url, creds) for url in self.servers}
 
     def _seen(self, header: Any) -> None:
         rev = header.revision
@@ -237,7 +237,7 @@ class RealEtcd:
         next endpoint (each once). A write whose connection broke after it was sent is not sent again
         (etcd's client does not repeat a transaction either): its outcome is unknown, and the error
         says so."""
-        channels = self._session
+        channels = self._channels
         if channels is None or self._closed:
             raise UnavailableError("etcdserver: server stopped")
         order = [endpoint] if endpoint else self.servers[self._current:] + self.servers[:self._current]
@@ -395,7 +395,7 @@ class RealEtcd:
         """One watch stream's answers in the gateway's shape (``{"result": {...}}``): ``request`` is
         the gateway's ``{"create_request": {...}}``. It ends when etcd ends the stream; a failure is
         raised as the store error it names (``UnavailableError`` when the member is gone)."""
-        channels = self._session
+        channels = self._channels
         if channels is None or self._closed:
             raise UnavailableError("etcdserver: server stopped")
         url = url or self.servers[self._current]
@@ -498,8 +498,8 @@ class RealEtcd:
                 await self._compactor
             except (asyncio.CancelledError, Exception):  # noqa: BLE001 - stopping anyway
                 pass
-        if self._session is not None:
-            channels, self._session = self._session, None
+        if self._channels is not None:
+            channels, self._channels = self._channels, None
             for ch in channels.values():
                 await ch.channel.close()
 
@@ -569,7 +569,7 @@ class RealWatch:
             if self.end is not None:
                 req.range_end = _key(layout.end_to_etcd(self.end))  # type: ignore[arg-type]
             url = etcd.servers[etcd._current]
-            channels = etcd._session
+            channels = etcd._channels
             if channels is None:
                 return
             call = channels[url].watch()(metadata=etcdrpc.REQUIRE_LEADER)

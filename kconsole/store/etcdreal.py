@@ -116,7 +116,7 @@ class RealEtcdCluster(EtcdHistory):
     async def start_view(self) -> None:
         """Only look at the members (``kconsole attach --etcd-endpoints``): no leader needed, no
         compactor, no writes; members are named as etcd's member list names them."""
-        self.open_session()
+        self.open_channels()
         try:
             doc = await self._call("/v3/cluster/member/list", {}, headers={"Grpc-Metadata-hasleader": "false"})
             names = {url.rstrip("/"): m.get("name") for m in doc.get("members", ()) for url in m.get("clientURLs", ())}
@@ -129,7 +129,7 @@ class RealEtcdCluster(EtcdHistory):
         self._poller = asyncio.get_running_loop().create_task(self._poll_loop(), name="etcd-members")
 
     async def close(self) -> None:
-        if self.local is not None and self._session is not None:
+        if self.local is not None and self._channels is not None:
             try:  # who leads now: the followers stop first (see LocalEtcd.stop)
                 await asyncio.wait_for(self.poll(), 1.5)
             except (asyncio.TimeoutError, StoreError):
@@ -167,7 +167,7 @@ class RealEtcdCluster(EtcdHistory):
 
     async def poll(self) -> None:
         """Every member's status, at once (a member that does not answer within STATUS_TIMEOUT is down)."""
-        self.open_session()
+        self.open_channels()
         answers = await asyncio.gather(*(self.endpoint_status(m.endpoint) for m in self.members))
         for m, doc in zip(self.members, answers):
             self._statuses[m.name] = doc
