@@ -313,10 +313,10 @@ async def open_real(*, servers: list[str] | None = None, tls: TLSFiles | None = 
     return etcd
 
 
-async def open_stopped_local(data_dir: Path, clock: Any) -> RealEtcdCluster:
+async def open_stopped_local(data_dir: Path, clock: Any, *, history_dir: Path) -> RealEtcdCluster:
     """A stopped ``--etcd local`` data folder's members, started to read their history: no
-    compactor runs, nothing is written (a cluster on ``--etcd-servers`` is read while it runs)."""
-    from kconsole.cluster import HISTORY_DIR
+    compactor runs, nothing is written (a cluster on ``--etcd-servers`` is read while it runs).
+    ``history_dir`` is the folder's history folder, which the composition root names."""
     from kconsole.store.etcdhistory import REVTIME_FILE
     from kconsole.store.etcdlocal import LOCAL_DIR
     from kconsole.store.facade import MEMBERS_DIR
@@ -328,7 +328,7 @@ async def open_stopped_local(data_dir: Path, clock: Any) -> RealEtcdCluster:
     local = LocalEtcd(data_dir / LOCAL_DIR, members=len(json.loads(ports.read_text())))
     etcd = RealEtcdCluster(local.servers, tls=TLSFiles(*local.tls_files()), local=local, clock=clock,
                            compaction_interval=0)
-    etcd.keep_history(data_dir / HISTORY_DIR / REVTIME_FILE, 0.0, 0)
+    etcd.keep_history(history_dir / REVTIME_FILE, 0.0, 0)
     try:
         with etcd._io():  # a reader's virtual clock waits for the members to start, not a timeout
             await etcd.start()
