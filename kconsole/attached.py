@@ -6,7 +6,8 @@ has them all; :class:`AttachedCluster` offers the same handles over any API serv
 client (the kubeconfig's identity, whoever the console asks for), the faults the API allows
 (:mod:`kconsole.apifaults`), and the etcd panel from the API server's checks and metrics
 (:mod:`kconsole.apistore`), or, given the members' endpoints and certificates, from the members
-themselves (etcd's maintenance API, as for ``--etcd local``: :mod:`kconsole.store.etcdreal`). Nothing here simulates anything: the cluster is somebody else's.
+themselves (etcd's maintenance API, as for ``--etcd local``: :mod:`kconsole.store.etcdreal`).
+Nothing here simulates anything: the cluster is somebody else's.
 """
 
 from __future__ import annotations
