@@ -278,14 +278,11 @@ class RealEtcd:
         raise failed
 
     async def _call(self, path: str, body: dict[str, Any], *, endpoint: str | None = None,
-                    retry_elsewhere: bool = True, require_leader: bool = True, idempotent: bool = True,
-                    headers: dict[str, str] | None = None) -> dict[str, Any]:
+                    retry_elsewhere: bool = True, require_leader: bool = True,
+                    idempotent: bool = True) -> dict[str, Any]:
         """:meth:`_rpc` with the request and answer in etcd's JSON gateway shape (fields by their
         proto names, keys and values in base64, 64-bit integers as strings), for the calls off the
-        write path. ``headers`` as the gateway took them: ``Grpc-Metadata-hasleader: false`` asks a
-        member without a leader to answer anyway."""
-        if headers and headers.get("Grpc-Metadata-hasleader") == "false":
-            require_leader = False
+        write path, whose readers were written against the gateway's documents."""
         request = json_format.ParseDict(body, etcdrpc.UNARY[path][1]())
         resp = await self._rpc(path, request, endpoint=endpoint, retry_elsewhere=retry_elsewhere,
                                require_leader=require_leader, idempotent=idempotent)

@@ -118,7 +118,7 @@ class RealEtcdCluster(EtcdHistory):
         compactor, no writes; members are named as etcd's member list names them."""
         self.open_channels()
         try:
-            doc = await self._call("/v3/cluster/member/list", {}, headers={"Grpc-Metadata-hasleader": "false"})
+            doc = await self._call("/v3/cluster/member/list", {}, require_leader=False)
             names = {url.rstrip("/"): m.get("name") for m in doc.get("members", ()) for url in m.get("clientURLs", ())}
             for m in self.members:
                 m.name = names.get(m.endpoint) or m.name
