@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kconsole.api.types import StatusError, status_body
+from kconsole.api.types import StatusError
 from kconsole.faultcmd import ADMIN_FILE
 from kconsole.kubeconfig import KUBECONFIG
 from kconsole.store.kv import StoreError
