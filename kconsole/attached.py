@@ -45,10 +45,7 @@ class AttachedCluster:
         self.client: Client | None = None
         self.faults: APIFaultCatalog | None = None
         #: Given, the etcd panel shows these members' own status (etcd's maintenance API).
-        try:
-            self.etcd_endpoints = parse_servers(etcd_endpoints) if etcd_endpoints else None
-        except ValueError as err:
-            raise ValueError(str(err).replace("--etcd-servers", "--etcd-endpoints")) from None
+        self.etcd_endpoints = parse_servers(etcd_endpoints, flag="--etcd-endpoints") if etcd_endpoints else None
         self.etcd_tls = etcd_tls
         self.etcd: APIStoreView | RealEtcdCluster | None = None
         self.proxies: dict[str, Any] = {}

@@ -163,16 +163,17 @@ class TLSFiles:
         return ctx
 
 
-def parse_servers(text: str | list[str] | tuple[str, ...]) -> list[str]:
-    """``URL[,URL...]`` as kube-apiserver's --etcd-servers, checked: http(s)://host:port each."""
+def parse_servers(text: str | list[str] | tuple[str, ...], *, flag: str = "--etcd-servers") -> list[str]:
+    """``URL[,URL...]`` as kube-apiserver's --etcd-servers, checked: http(s)://host:port each. ``flag``
+    is the option the errors name (``kconsole attach`` takes the same list as ``--etcd-endpoints``)."""
     items = text.split(",") if isinstance(text, str) else list(text)
     urls = [u.strip().rstrip("/") for u in items if u.strip()]
     if not urls:
-        raise ValueError("--etcd-servers needs at least one URL (https://127.0.0.1:2379)")
+        raise ValueError(f"{flag} needs at least one URL (https://127.0.0.1:2379)")
     for url in urls:
         scheme, sep, rest = url.partition("://")
         if scheme not in ("http", "https") or not sep or not rest or "/" in rest:
-            raise ValueError(f"--etcd-servers: {url!r} is not an etcd client URL (http[s]://host:port)")
+            raise ValueError(f"{flag}: {url!r} is not an etcd client URL (http[s]://host:port)")
     return urls
 
 
