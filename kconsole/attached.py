@@ -6,7 +6,8 @@ has them all; :class:`AttachedCluster` offers the same handles over any API serv
 client (the kubeconfig's identity, whoever the console asks for), the faults the API allows
 (:mod:`kconsole.apifaults`), and the etcd panel from the API server's checks and metrics
 (:mod:`kconsole.apistore`), or, given the members' endpoints and certificates, from the members
-themselves (etcd's maintenance API, as for ``--etcd local``: :mod:`kconsole.store.etcdreal`). Nothing here simulates anything: the cluster is somebody else's.
+themselves (etcd's maintenance API, as for ``--etcd local``: :mod:`kconsole.store.etcdreal`).
+Nothing here simulates anything: the cluster is somebody else's.
 """
 
 from __future__ import annotations
@@ -44,10 +45,7 @@ class AttachedCluster:
         self.client: Client | None = None
         self.faults: APIFaultCatalog | None = None
         #: Given, the etcd panel shows these members' own status (etcd's maintenance API).
-        try:
-            self.etcd_endpoints = parse_servers(etcd_endpoints) if etcd_endpoints else None
-        except ValueError as err:
-            raise ValueError(str(err).replace("--etcd-servers", "--etcd-endpoints")) from None
+        self.etcd_endpoints = parse_servers(etcd_endpoints, flag="--etcd-endpoints") if etcd_endpoints else None
         self.etcd_tls = etcd_tls
         self.etcd: APIStoreView | RealEtcdCluster | None = None
         self.proxies: dict[str, Any] = {}

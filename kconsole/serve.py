@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as err:
         print(f"kconsole serve: {err}", file=sys.stderr)
         return 2
-    from kconsole.api import gcpolicy
+    from kconsole import gcpolicy
 
     gcpolicy.install()  # a serving process: full GC passes over the watch caches would stall every request
     code = asyncio.run(serve_until_signalled(config))

@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from kconsole.api import fieldschema  # noqa: E402
 from kconsole.api.registry import TABLE  # noqa: E402
+from kconsole.http.schemas import refs  # noqa: E402
 
 WHEEL = "kubernetes-validate==1.32.0"
 MEMBER = "kubernetes_validate/kubernetes-json-schema/v1.32.0-local/_definitions.json"
@@ -155,17 +156,8 @@ def _closure(defs: dict[str, Any], name: str, known: set[str]) -> list[str]:
         if current in out or current in known or current not in defs:
             continue
         out.append(current)
-        todo += [ref.rsplit("/", 1)[1] for ref in _refs(defs[current])]
+        todo += [ref.rsplit("/", 1)[1] for ref in refs(defs[current])]
     return out
-
-
-def _refs(node: Any) -> list[str]:
-    if isinstance(node, dict):
-        found = [v for k, v in node.items() if k == "$ref" and isinstance(v, str)]
-        return found + [r for v in node.values() for r in _refs(v)]
-    if isinstance(node, list):
-        return [r for v in node for r in _refs(v)]
-    return []
 
 
 #: Definitions the documents' paths name besides the kinds: meta types and subresource bodies (lists

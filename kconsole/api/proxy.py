@@ -52,12 +52,17 @@ def unreachable(text: str) -> StatusError:
     return StatusError(status_body(503, "ServiceUnavailable", f"error trying to reach service: {text}"))
 
 
+def _target(call: _Call, what: str) -> tuple[str, str, str]:
+    """The request's ``[scheme:]name[:port]``, or upstream's 400 for one it cannot split."""
+    parsed = split_scheme_name_port(call.req.name or "")
+    if parsed is None:
+        raise StatusError.bad_request(f'invalid {what} request "{call.req.name}"')
+    return parsed
+
+
 async def pod_proxy(server: APIServer, call: _Call, spec: ResourceSpec) -> ProxiedResponse:
     req = call.req
-    parsed = split_scheme_name_port(req.name or "")
-    if parsed is None:
-        raise StatusError.bad_request(f'invalid pod request "{req.name}"')
-    scheme, name, port = parsed
+    scheme, name, port = _target(call, "pod")
     pod = await server.read(spec, req.namespace, name)
     if not port:
         port = next((str(c["ports"][0].get("containerPort")) for c in (pod.get("spec") or {}).get("containers") or ()
@@ -70,10 +75,7 @@ async def pod_proxy(server: APIServer, call: _Call, spec: ResourceSpec) -> Proxi
 
 async def service_proxy(server: APIServer, call: _Call, spec: ResourceSpec) -> ProxiedResponse:
     req = call.req
-    parsed = split_scheme_name_port(req.name or "")
-    if parsed is None:
-        raise StatusError.bad_request(f'invalid service request "{req.name}"')
-    scheme, name, port = parsed
+    scheme, name, port = _target(call, "service")
     if port.isdigit():
         svc = await server.read(spec, req.namespace, name)
         named = next((p for p in (svc.get("spec") or {}).get("ports") or ()

@@ -29,7 +29,7 @@ def percentile(values: list[float], q: float) -> float:
 def add_gc_argument(parser: argparse.ArgumentParser) -> None:
     """``--default-gc``: the one switch every serving benchmark offers to compare with CPython's collector."""
     parser.add_argument("--default-gc", action="store_true",
-                        help="keep CPython's collector settings instead of the serving policy (kconsole.api.gcpolicy)")
+                        help="keep CPython's collector settings instead of the serving policy (kconsole.gcpolicy)")
 
 
 #: /proc/stat's first line: user nice system idle iowait irq softirq steal (guest time is inside user).
@@ -59,7 +59,7 @@ async def under_gc_policy(args: argparse.Namespace,
                           run: Callable[[argparse.Namespace], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
     """Run a serving benchmark with the GC policy ``kconsole serve`` installs (``--default-gc`` to
     compare), and report the CPU steal over the run (``cpu_steal_pct``, where the machine tells)."""
-    from kconsole.api import gcpolicy
+    from kconsole import gcpolicy
 
     tuned = not getattr(args, "default_gc", False)
     if tuned:

@@ -15,7 +15,7 @@ synchronous cycle (filter, score, pick, assume), without the API calls. The ``cp
 figures are process CPU time (all threads) per pod, to the last binding and to the flush: on a
 shared machine they vary far less than the wall-clock rates.
 
-The process runs under the GC policy ``kconsole serve`` installs (:mod:`kconsole.api.gcpolicy`), as
+The process runs under the GC policy ``kconsole serve`` installs (:mod:`kconsole.gcpolicy`), as
 the scheduler does for a user; ``--default-gc`` keeps CPython's collector settings to compare.
 
 Records: ``records_total`` is one per attempt; retention keeps the last 500, so of a 10,000-pod

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kconsole.api.types import StatusError, status_body
+from kconsole.api.types import StatusError
 from kconsole.faultcmd import ADMIN_FILE
 from kconsole.kubeconfig import KUBECONFIG
 from kconsole.store.kv import StoreError
@@ -68,7 +68,7 @@ class LocalCreator:
         if not files:
             from kconsole.store.etcdreal import open_stopped_local
 
-            best = await open_stopped_local(self.data_dir, clock)
+            best = await open_stopped_local(self.data_dir, clock, history_dir=self.data_dir / HISTORY_DIR)
         for file in files:
             log = await RevisionLog.open(file, clock=clock, synchronous="NORMAL")
             if best is None or log.revision > best.revision:

@@ -54,8 +54,6 @@ _SAME_AS = {"etcd-readiness": "etcd"}
 #: What a post-start hook says until the API server has started.
 _NOT_FINISHED = "not finished"
 
-Result = tuple[bool, str]
-
 
 def results(endpoint: str, reported: Mapping[str, tuple[bool, str]], started: bool,
             closing: bool) -> list[tuple[str, bool, str]]:

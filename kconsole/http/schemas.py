@@ -185,7 +185,7 @@ def add_verbatim(name: str, flavor: Flavor, schemas: dict[str, Any]) -> None:
     schemas[name] = _wrapped(json.loads(text)) if flavor.wrap else json.loads(text)
     by_name = {definition: table for table, definition in upstream()["names"].items()}
     scalars = {definition: shape for definition, shape in _SCALAR_DEFINITIONS.values()}
-    for ref in _refs(schemas[name]):
+    for ref in refs(schemas[name]):
         target = ref.rsplit("/", 1)[1]
         if target in schemas:
             continue
@@ -212,10 +212,12 @@ def _wrapped(node: Any) -> Any:
     return out
 
 
-def _refs(node: Any) -> list[str]:
+def refs(node: Any) -> list[str]:
+    """Every ``$ref`` below ``node``: what a definition pulls into a document (here and in
+    ``tools/gen_upstream_schemas.py``, which keeps the definitions the served kinds reach)."""
     if isinstance(node, dict):
         found = [v for k, v in node.items() if k == "$ref" and isinstance(v, str)]
-        return found + [r for v in node.values() for r in _refs(v)]
+        return found + [r for v in node.values() for r in refs(v)]
     if isinstance(node, list):
-        return [r for v in node for r in _refs(v)]
+        return [r for v in node for r in refs(v)]
     return []

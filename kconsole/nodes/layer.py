@@ -5,9 +5,10 @@ The writable layer (:class:`Layer`) is kept by the kubelet with the container in
 empty each time the container starts, as a real container's layer does. It holds the files and
 directories processes created or changed, the paths they removed from what lies below (whiteouts),
 and counts the bytes it holds (each entry's name and content) against a cap: a write past it fails
-with ``No space left on device``, as a full disk does, so no exec can make a kubelet hold more. Read-only mounts (ConfigMap, Secret, projected, downward API, or a
-``readOnly`` volume) refuse every change with ``Read-only file system``; the kubelet's bind-mounted
-``/etc/hosts``, ``/etc/resolv.conf`` and ``/etc/hostname`` can be written but not removed.
+with ``No space left on device``, as a full disk does, so no exec can make a kubelet hold more.
+Read-only mounts (ConfigMap, Secret, projected, downward API, or a ``readOnly`` volume) refuse every
+change with ``Read-only file system``; the kubelet's bind-mounted ``/etc/hosts``,
+``/etc/resolv.conf`` and ``/etc/hostname`` can be written but not removed.
 """
 
 from __future__ import annotations

@@ -53,25 +53,23 @@ Commercial support is available at
 </body>
 </html>
 """
-NGINX_404 = f"""<html>
-<head><title>404 Not Found</title></head>
+
+
+def _nginx_error(status: str) -> bytes:
+    """nginx's built-in error page: every status it answers itself has the same one around its line."""
+    return f"""<html>
+<head><title>{status}</title></head>
 <body>
-<center><h1>404 Not Found</h1></center>
+<center><h1>{status}</h1></center>
 <hr><center>nginx/{NGINX_VERSION}</center>
 </body>
 </html>
 """.encode()
+
+
+NGINX_404 = _nginx_error("404 Not Found")
+NGINX_405 = _nginx_error("405 Not Allowed")
 HTTPD_PAGE = b"<html><body><h1>It works!</h1></body></html>\n"
-
-
-NGINX_405 = f"""<html>
-<head><title>405 Not Allowed</title></head>
-<body>
-<center><h1>405 Not Allowed</h1></center>
-<hr><center>nginx/{NGINX_VERSION}</center>
-</body>
-</html>
-""".encode()
 
 
 def _serve(base: str, method: str, path: str, stamp: str) -> tuple[int, str, list[tuple[str, str]], bytes]:

@@ -163,16 +163,17 @@ class TLSFiles:
         return ctx
 
 
-def parse_servers(text: str | list[str] | tuple[str, ...]) -> list[str]:
-    """``URL[,URL...]`` as kube-apiserver's --etcd-servers, checked: http(s)://host:port each."""
+def parse_servers(text: str | list[str] | tuple[str, ...], *, flag: str = "--etcd-servers") -> list[str]:
+    """``URL[,URL...]`` as kube-apiserver's --etcd-servers, checked: http(s)://host:port each. ``flag``
+    is the option the errors name (``kconsole attach`` takes the same list as ``--etcd-endpoints``)."""
     items = text.split(",") if isinstance(text, str) else list(text)
     urls = [u.strip().rstrip("/") for u in items if u.strip()]
     if not urls:
-        raise ValueError("--etcd-servers needs at least one URL (https://127.0.0.1:2379)")
+        raise ValueError(f"{flag} needs at least one URL (https://127.0.0.1:2379)")
     for url in urls:
         scheme, sep, rest = url.partition("://")
         if scheme not in ("http", "https") or not sep or not rest or "/" in rest:
-            raise ValueError(f"--etcd-servers: {url!r} is not an etcd client URL (http[s]://host:port)")
+            raise ValueError(f"{flag}: {url!r} is not an etcd client URL (http[s]://host:port)")
     return urls
 
 
@@ -198,7 +199,7 @@ class RealEtcd:
         self._current = 0  # index of the endpoint tried first
         self._leader_term = 0  # the highest Raft term in which a member was seen leading
         #: Each member's gRPC channel (None: not connected or closed).
-        self._session: dict[str, etcdrpc.Channel] | None = None
+        self._channels: dict[str, etcdrpc.Channel] | None = None
         self._revision = 0
         self._own: dict[int, tuple[str, ...]] = {}
         self._own_order: deque[int] = deque()
@@ -212,19 +213,19 @@ class RealEtcd:
     # ----- connection ---------------------------------------------------------------------------
     async def start(self) -> None:
         """Connect, check that some endpoint answers (a clear error otherwise), and find the leader."""
-        self.open_session()
+        self.open_channels()
         await self.status()
         if len(self.servers) > 1:
             await asyncio.gather(*(self.endpoint_status(url) for url in self.servers))
         if self.compaction_interval > 0:
             self._compactor = asyncio.get_running_loop().create_task(self._compact_loop(), name="etcd-compactor")
 
-    def open_session(self) -> None:
+    def open_channels(self) -> None:
         """One gRPC channel per member (once; they connect on first use and reconnect by themselves)."""
-        if self._session is not None:
+        if self._channels is not None:
             return
         creds = self.tls.credentials() if any(u.startswith("https://") for u in self.servers) else None
-        self._session = {url: etcdrpc.open_channel(url, creds) for url in self.servers}
+        self._channels = {url: etcdrpc.open_channel(url, creds) for url in self.servers}
 
     def _seen(self, header: Any) -> None:
         rev = header.revision
@@ -237,7 +238,7 @@ class RealEtcd:
         next endpoint (each once). A write whose connection broke after it was sent is not sent again
         (etcd's client does not repeat a transaction either): its outcome is unknown, and the error
         says so."""
-        channels = self._session
+        channels = self._channels
         if channels is None or self._closed:
             raise UnavailableError("etcdserver: server stopped")
         order = [endpoint] if endpoint else self.servers[self._current:] + self.servers[:self._current]
@@ -278,14 +279,11 @@ class RealEtcd:
         raise failed
 
     async def _call(self, path: str, body: dict[str, Any], *, endpoint: str | None = None,
-                    retry_elsewhere: bool = True, require_leader: bool = True, idempotent: bool = True,
-                    headers: dict[str, str] | None = None) -> dict[str, Any]:
+                    retry_elsewhere: bool = True, require_leader: bool = True,
+                    idempotent: bool = True) -> dict[str, Any]:
         """:meth:`_rpc` with the request and answer in etcd's JSON gateway shape (fields by their
         proto names, keys and values in base64, 64-bit integers as strings), for the calls off the
-        write path. ``headers`` as the gateway took them: ``Grpc-Metadata-hasleader: false`` asks a
-        member without a leader to answer anyway."""
-        if headers and headers.get("Grpc-Metadata-hasleader") == "false":
-            require_leader = False
+        write path, whose readers were written against the gateway's documents."""
         request = json_format.ParseDict(body, etcdrpc.UNARY[path][1]())
         resp = await self._rpc(path, request, endpoint=endpoint, retry_elsewhere=retry_elsewhere,
                                require_leader=require_leader, idempotent=idempotent)
@@ -395,7 +393,7 @@ class RealEtcd:
         """One watch stream's answers in the gateway's shape (``{"result": {...}}``): ``request`` is
         the gateway's ``{"create_request": {...}}``. It ends when etcd ends the stream; a failure is
         raised as the store error it names (``UnavailableError`` when the member is gone)."""
-        channels = self._session
+        channels = self._channels
         if channels is None or self._closed:
             raise UnavailableError("etcdserver: server stopped")
         url = url or self.servers[self._current]
@@ -498,8 +496,8 @@ class RealEtcd:
                 await self._compactor
             except (asyncio.CancelledError, Exception):  # noqa: BLE001 - stopping anyway
                 pass
-        if self._session is not None:
-            channels, self._session = self._session, None
+        if self._channels is not None:
+            channels, self._channels = self._channels, None
             for ch in channels.values():
                 await ch.channel.close()
 
@@ -569,7 +567,7 @@ class RealWatch:
             if self.end is not None:
                 req.range_end = _key(layout.end_to_etcd(self.end))  # type: ignore[arg-type]
             url = etcd.servers[etcd._current]
-            channels = etcd._session
+            channels = etcd._channels
             if channels is None:
                 return
             call = channels[url].watch()(metadata=etcdrpc.REQUIRE_LEADER)

@@ -116,9 +116,9 @@ class RealEtcdCluster(EtcdHistory):
     async def start_view(self) -> None:
         """Only look at the members (``kconsole attach --etcd-endpoints``): no leader needed, no
         compactor, no writes; members are named as etcd's member list names them."""
-        self.open_session()
+        self.open_channels()
         try:
-            doc = await self._call("/v3/cluster/member/list", {}, headers={"Grpc-Metadata-hasleader": "false"})
+            doc = await self._call("/v3/cluster/member/list", {}, require_leader=False)
             names = {url.rstrip("/"): m.get("name") for m in doc.get("members", ()) for url in m.get("clientURLs", ())}
             for m in self.members:
                 m.name = names.get(m.endpoint) or m.name
@@ -129,7 +129,7 @@ class RealEtcdCluster(EtcdHistory):
         self._poller = asyncio.get_running_loop().create_task(self._poll_loop(), name="etcd-members")
 
     async def close(self) -> None:
-        if self.local is not None and self._session is not None:
+        if self.local is not None and self._channels is not None:
             try:  # who leads now: the followers stop first (see LocalEtcd.stop)
                 await asyncio.wait_for(self.poll(), 1.5)
             except (asyncio.TimeoutError, StoreError):
@@ -167,7 +167,7 @@ class RealEtcdCluster(EtcdHistory):
 
     async def poll(self) -> None:
         """Every member's status, at once (a member that does not answer within STATUS_TIMEOUT is down)."""
-        self.open_session()
+        self.open_channels()
         answers = await asyncio.gather(*(self.endpoint_status(m.endpoint) for m in self.members))
         for m, doc in zip(self.members, answers):
             self._statuses[m.name] = doc
@@ -313,10 +313,10 @@ async def open_real(*, servers: list[str] | None = None, tls: TLSFiles | None = 
     return etcd
 
 
-async def open_stopped_local(data_dir: Path, clock: Any) -> RealEtcdCluster:
+async def open_stopped_local(data_dir: Path, clock: Any, *, history_dir: Path) -> RealEtcdCluster:
     """A stopped ``--etcd local`` data folder's members, started to read their history: no
-    compactor runs, nothing is written (a cluster on ``--etcd-servers`` is read while it runs)."""
-    from kconsole.cluster import HISTORY_DIR
+    compactor runs, nothing is written (a cluster on ``--etcd-servers`` is read while it runs).
+    ``history_dir`` is the folder's history folder, which the composition root names."""
     from kconsole.store.etcdhistory import REVTIME_FILE
     from kconsole.store.etcdlocal import LOCAL_DIR
     from kconsole.store.facade import MEMBERS_DIR
@@ -328,7 +328,7 @@ async def open_stopped_local(data_dir: Path, clock: Any) -> RealEtcdCluster:
     local = LocalEtcd(data_dir / LOCAL_DIR, members=len(json.loads(ports.read_text())))
     etcd = RealEtcdCluster(local.servers, tls=TLSFiles(*local.tls_files()), local=local, clock=clock,
                            compaction_interval=0)
-    etcd.keep_history(data_dir / HISTORY_DIR / REVTIME_FILE, 0.0, 0)
+    etcd.keep_history(history_dir / REVTIME_FILE, 0.0, 0)
     try:
         with etcd._io():  # a reader's virtual clock waits for the members to start, not a timeout
             await etcd.start()

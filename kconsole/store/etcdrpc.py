@@ -1,7 +1,7 @@
 """etcd's v3 gRPC API as the API server calls it: one HTTP/2 channel per member, unary calls with
 failover to the next member, and the watch stream.
 
-Why gRPC and not etcd's JSON gateway: on this project's 2-core machine the gateway path cost etcd's
+Why gRPC and not etcd's JSON gateway: on a 2-core machine the gateway path cost etcd's
 serving member about 0.5 ms of CPU per compare-and-swap (it decodes JSON and calls its own gRPC
 server over a second TLS connection) and the client 0.22 ms more (HTTP/1.1, base64, JSON); the same
 transactions over gRPC cost 0.21 and 0.15 ms, and reached about twice the rate (see

@@ -55,7 +55,7 @@ from kconsole.store.kv import (
     WatchResponse,
 )
 from kconsole.store.fileio import is_disk_full
-from kconsole.store.members import NOSPACE, Machine, Member, MemberStatus, NotProposed, RaftConfig, Storage
+from kconsole.store.members import NOSPACE, Machine, Member, MemberStatus, RaftConfig, Storage
 from kconsole.store.network import Network
 from kconsole.store.raft import codec
 from kconsole.store.raft.codec import Command

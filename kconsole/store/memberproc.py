@@ -356,7 +356,7 @@ class Host:
 
 
 async def _serve(spec: dict[str, Any], pending: bytes) -> None:
-    from kconsole.api import gcpolicy
+    from kconsole import gcpolicy
     from kconsole.clock import RealClock
 
     gcpolicy.install()  # a serving process: the collector policy kconsole serve runs under

@@ -268,6 +268,16 @@ class RemoteWatch:
         self.active = False
 
 
+async def _wait_or_kill(proc: asyncio.subprocess.Process, timeout: float) -> None:
+    """Give a member's process ``timeout`` seconds to end by itself (closing its files), then kill it."""
+    try:
+        async with asyncio.timeout(timeout):
+            await proc.wait()
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+
+
 class RemoteMember:
     """One etcd member in its own process; the attributes of :class:`~kconsole.store.members.Member`
     that the facade, the faults and the console read are mirrored here."""
@@ -406,12 +416,7 @@ class RemoteMember:
         if proc is not None and proc.returncode is None:
             if proc.stdin is not None:
                 proc.stdin.close()
-            try:
-                async with asyncio.timeout(STOP_TIMEOUT):
-                    await proc.wait()
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+            await _wait_or_kill(proc, STOP_TIMEOUT)
         self._gone(UnavailableError(_STOPPED))
         await self._reap()
         self._closing = False
@@ -451,12 +456,7 @@ class RemoteMember:
         if self.running and not self._closing and not self._killing:
             proc = self.process
             if proc is not None:
-                try:
-                    async with asyncio.timeout(STATUS_TIMEOUT):
-                        await proc.wait()
-                except TimeoutError:
-                    proc.kill()
-                    await proc.wait()
+                await _wait_or_kill(proc, STATUS_TIMEOUT)
             code = proc.returncode if proc is not None else None
             self.errors.append(f"member process ended by itself (exit code {code})")
             self.failure = StoreError(self.errors[-1])

@@ -83,7 +83,7 @@ async def _stopped(data_dir: Path) -> AsyncIterator[Opened]:
     from kconsole.api.server import APIServer
     from kconsole.client import Client
     from kconsole.client.history import HistoryClient
-    from kconsole.cluster import CONSOLE, ClusterConfig, user_agent_for
+    from kconsole.cluster import CONSOLE, HISTORY_DIR, ClusterConfig, user_agent_for
     from kconsole.clock import VirtualClock
     from kconsole.kubeconfig import service_account_key
     from kconsole.preflight import lock_data_folder, release_data_folder
@@ -102,7 +102,7 @@ async def _stopped(data_dir: Path) -> AsyncIterator[Opened]:
         else:
             from kconsole.store.etcdreal import open_stopped_local
 
-            parts["etcd"] = await open_stopped_local(folder, clock)
+            parts["etcd"] = await open_stopped_local(folder, clock, history_dir=folder / HISTORY_DIR)
         parts["api"] = APIServer(parts["etcd"], clock, transformers=ClusterConfig().encryption_transformers(folder),
                                  sa_key=service_account_key(folder))
         await parts["api"].start()

@@ -170,7 +170,7 @@ def run_console(args: argparse.Namespace) -> int:
         return 1
     _log_to_file(None if config.ephemeral else config.data_dir)
     _save_terminal()
-    from kconsole.api import gcpolicy
+    from kconsole import gcpolicy
 
     gcpolicy.install()  # the console's process serves the API: keep full GC passes off the frame path
     opened: list[Any] = []
@@ -224,7 +224,7 @@ def run_drill_console(args: argparse.Namespace) -> int:
         print(f"kconsole: {err}", file=sys.stderr)
         return 1 if isinstance(err, StartError) else 2
     _save_terminal()
-    from kconsole.api import gcpolicy
+    from kconsole import gcpolicy
 
     gcpolicy.install()
 

@@ -426,16 +426,21 @@ def default_webhooks(ctx: AdmissionContext, obj: Obj) -> None:
         _default_rules(hook.get("rules"))
 
 
+def _default_match_resources(match: Any) -> None:
+    """SetDefaults_MatchResources: a policy's matchConstraints and a binding's matchResources are the
+    same type upstream, so they default alike."""
+    if isinstance(match, dict):
+        match.setdefault("matchPolicy", "Equivalent")
+        match.setdefault("namespaceSelector", {})
+        match.setdefault("objectSelector", {})
+        _default_rules(match.get("resourceRules"))
+        _default_rules(match.get("excludeResourceRules"))
+
+
 def default_admission_policy(ctx: AdmissionContext, obj: Obj) -> None:
     spec = _spec(obj)
     spec.setdefault("failurePolicy", "Fail")
-    constraints = spec.get("matchConstraints")
-    if isinstance(constraints, dict):
-        constraints.setdefault("matchPolicy", "Equivalent")
-        constraints.setdefault("namespaceSelector", {})
-        constraints.setdefault("objectSelector", {})
-        _default_rules(constraints.get("resourceRules"))
-        _default_rules(constraints.get("excludeResourceRules"))
+    _default_match_resources(spec.get("matchConstraints"))
 
 
 def default_policy_binding(ctx: AdmissionContext, obj: Obj) -> None:
@@ -443,13 +448,7 @@ def default_policy_binding(ctx: AdmissionContext, obj: Obj) -> None:
     ref = spec.get("paramRef")
     if isinstance(ref, dict):
         ref.setdefault("parameterNotFoundAction", "Deny")
-    match = spec.get("matchResources")
-    if isinstance(match, dict):
-        match.setdefault("matchPolicy", "Equivalent")
-        match.setdefault("namespaceSelector", {})
-        match.setdefault("objectSelector", {})
-        _default_rules(match.get("resourceRules"))
-        _default_rules(match.get("excludeResourceRules"))
+    _default_match_resources(spec.get("matchResources"))
 
 
 #: (group, kind) -> defaulter.

@@ -9,14 +9,14 @@ are frozen (moved out of the collector's generations): each object is walked onc
 that finds it alive, and the older passes have nothing to walk. A larger young generation makes the
 collector run less often. Frozen objects are still freed by reference counting; only cyclic garbage
 among them stays. The API's request path makes none (a create, a conflict and a 404 leave no cycle
-behind), but a console session makes some (widgets, finished tasks with tracebacks): a cycle that is
+behind), but the console makes some (widgets, finished tasks with tracebacks): a cycle that is
 alive at some collection and dropped later would stay forever. So, like CPython's own rule for full
 passes (only when the long-lived heap grew by a quarter), once the heap has grown by
 ``SWEEP_GROWTH`` since the last full pass everything is unfrozen, nothing is frozen until the
 collector's next full pass has run, and its survivors are frozen again. The heap is measured by
 pymalloc's allocated blocks (~0.1 ms to ask): counting the frozen set walks every frozen object
 (60-100 ms at two million), and a running total of survivors overcounts without bound when the
-frozen objects churn (each new version of a Pod survives a young pass, then the old one is freed). A long session pays one
+frozen objects churn (each new version of a Pod survives a young pass, then the old one is freed). A long-running process pays one
 full pause each time its heap grows by that factor: amortised, and bounded. With an event loop
 running, the loop runs that full pass itself: left to CPython, it only comes once a quarter of the
 old heap was promoted by middle passes, and until then every middle pass walks ten young passes'

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kconsole.api import gcpolicy
+from kconsole import gcpolicy
 
 
 def test_collections_freeze_survivors_and_uninstall_restores() -> None:
