@@ -160,7 +160,12 @@ async def test_faults_act_on_the_real_processes(cluster: Cluster) -> None:
     assert cluster.faults is not None
     etcd = cluster.etcd
     assert etcd is not None
-    await until(lambda: _leader(cluster), "a leader")
+
+    async def all_three() -> bool:  # members an earlier test restarted may still be rejoining
+        statuses = await etcd.member_status()
+        return len(statuses) == 3 and not any(s.errors for s in statuses) and await _leader(cluster)
+
+    await until(all_three, "three members answering and a leader")
     killed = await cluster.faults.apply("etcd-kill-leader", "leader")
     victim = etcd.member(killed.target)
     assert not victim.running
