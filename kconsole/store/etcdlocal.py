@@ -24,7 +24,6 @@ The fault handles act on the processes: stop (SIGTERM) and start, pause (SIGSTOP
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import json
 import logging
 import os
@@ -63,7 +62,6 @@ ELECTION_MS = 1000
 STOP_GRACE = 2.0
 #: Wall seconds the members get to elect a leader at start.
 START_TIMEOUT = 30.0
-_PR_SET_PDEATHSIG = 1
 
 
 class EtcdNotFound(StoreError):
@@ -131,12 +129,13 @@ def ensure_pki(folder: Path) -> PKIFiles:
     return files
 
 
-def _die_with_parent() -> None:
-    """In the child: SIGTERM when kconsole's process goes, so no member outlives it."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except OSError:
-        pass
+def _die_with_parent(argv: list[str]) -> list[str]:
+    """The member's command run so it gets SIGTERM when kconsole's process goes, and no member
+    outlives it. ``setpriv --pdeathsig`` (util-linux) sets that in the child instead of a Python
+    ``preexec_fn``: Python code between fork and exec can deadlock on a lock another thread (grpcio's)
+    held at the fork, and the member then never starts."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "TERM", "--", *argv] if setpriv else argv
 
 
 @dataclass
@@ -199,9 +198,9 @@ class LocalMember:
         log_file = open(self.folder.with_suffix(".log"), "ab")  # noqa: SIM115 - the child keeps it
         try:
             # Its own session: Ctrl-C in kconsole's terminal is kconsole's to handle, not the members'.
-            self.process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=log_file,
-                                            stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
-                                            start_new_session=True, env={"GOGC": GO_GC, **os.environ})
+            self.process = subprocess.Popen(_die_with_parent(self.command()), stdin=subprocess.DEVNULL,
+                                            stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
+                                            env={"GOGC": GO_GC, **os.environ})
         except OSError as err:
             raise StoreError(f"cannot start etcd member {self.name}: {err}") from err
         finally:
