@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from kconsole.nodes.shell import Shell, Streams
 
 
-def _split(argv: list[str]) -> tuple[str, list[str]]:
+def split_args(argv: list[str]) -> tuple[str, list[str]]:
     """(flag letters, operands); ``--`` ends the flags."""
     flags, operands = "", []
     ended = False
@@ -33,7 +33,7 @@ async def _missing(io: Streams, tool: str) -> int:
 
 
 async def mkdir(sh: Shell, argv: list[str], io: Streams) -> int:
-    flags, operands = _split(argv)
+    flags, operands = split_args(argv)
     if not operands:
         return await _missing(io, "mkdir")
     code = 0
@@ -57,7 +57,7 @@ async def mkdir(sh: Shell, argv: list[str], io: Streams) -> int:
 
 
 async def rm(sh: Shell, argv: list[str], io: Streams) -> int:
-    flags, operands = _split(argv)
+    flags, operands = split_args(argv)
     recursive, force = bool(set(flags) & set("rR")), "f" in flags
     if not operands and not force:
         return await _missing(io, "rm")
@@ -86,7 +86,7 @@ async def rm(sh: Shell, argv: list[str], io: Streams) -> int:
 
 
 async def rmdir(sh: Shell, argv: list[str], io: Streams) -> int:
-    _, operands = _split(argv)
+    _, operands = split_args(argv)
     if not operands:
         return await _missing(io, "rmdir")
     code = 0
@@ -103,7 +103,7 @@ async def rmdir(sh: Shell, argv: list[str], io: Streams) -> int:
 
 
 async def touch(sh: Shell, argv: list[str], io: Streams) -> int:
-    _, operands = _split(argv)
+    _, operands = split_args(argv)
     if not operands:
         return await _missing(io, "touch")
     code = 0
@@ -119,7 +119,7 @@ async def touch(sh: Shell, argv: list[str], io: Streams) -> int:
 async def cp(sh: Shell, argv: list[str], io: Streams) -> int:
     """``cp SRC... DEST`` (``-r`` for directories); ``mv`` is a copy then a removal."""
     tool = argv[0].rsplit("/", 1)[-1]
-    flags, operands = _split(argv)
+    flags, operands = split_args(argv)
     if len(operands) < 2:
         return await _missing(io, tool)
     fs = sh.m.fs

@@ -1002,8 +1002,7 @@ async def _uniq(sh: Shell, argv: list[str], io: Streams) -> int:
 
 
 async def _wc(sh: Shell, argv: list[str], io: Streams) -> int:
-    flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and len(a) > 1)
-    files = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
+    flags, files = filecmds.split_args(argv)
     shown = [c for c in "lwc" if c in flags] or ["l", "w", "c"]
     rows: list[tuple[list[int], str]] = []
     for name in files or ["-"]:
@@ -1025,8 +1024,7 @@ async def _wc(sh: Shell, argv: list[str], io: Streams) -> int:
 async def _gzip(sh: Shell, argv: list[str], io: Streams) -> int:
     """gzip, gunzip and zcat: a pipe or ``-c`` to stdout, a file in place in the writable layer."""
     tool = argv[0].rsplit("/", 1)[-1]
-    flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and len(a) > 1)
-    files = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
+    flags, files = filecmds.split_args(argv)
     decompress = tool in ("gunzip", "zcat") or "d" in flags
     to_stdout = tool == "zcat" or "c" in flags
     for name in files or ["-"]:
