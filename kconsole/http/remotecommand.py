@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from aiohttp import WSMsgType, web
@@ -83,21 +83,36 @@ def offered(request: web.BaseRequest) -> list[str]:
     return [p.strip() for p in header.split(",") if p.strip()]
 
 
-async def serve(request: web.BaseRequest, process: ExecStream, body: dict[str, Any]) -> web.WebSocketResponse:
-    """Pump ``process``'s streams over the upgraded connection until it ends, then send its status."""
-    ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=0, timeout=CLOSE_WAIT_S)
-    await ws.prepare(request)
-    stdin: asyncio.Queue[bytes | None] = asyncio.Queue()
+def stdin_reader(queue: asyncio.Queue[bytes | None]) -> Callable[[], Awaitable[bytes | None]]:
+    """The process's stdin over a queue the connection fills; None (the client closed it) ends it
+    for good, as a closed pipe stays closed."""
     ended = False
 
     async def read() -> bytes | None:
         nonlocal ended
         if ended:
             return None
-        chunk = await stdin.get()
-        if chunk is None:
-            ended = True
+        chunk = await queue.get()
+        ended = chunk is None
         return chunk
+    return read
+
+
+def resize(process: ExecStream, message: bytes) -> None:
+    """Apply a terminal size message (``{"Width":..,"Height":..}``); a malformed one is ignored."""
+    try:
+        size = json.loads(message)
+        process.resize(int(size.get("Width", 0)), int(size.get("Height", 0)))
+    except (ValueError, TypeError, AttributeError):
+        pass
+
+
+async def serve(request: web.BaseRequest, process: ExecStream, body: dict[str, Any]) -> web.WebSocketResponse:
+    """Pump ``process``'s streams over the upgraded connection until it ends, then send its status."""
+    ws = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, max_msg_size=0, timeout=CLOSE_WAIT_S)
+    await ws.prepare(request)
+    stdin: asyncio.Queue[bytes | None] = asyncio.Queue()
+    read = stdin_reader(stdin)
 
     # As the kubelet, only the streams the request asked for are opened; the rest is discarded.
     closed = {channel for channel, key in ((STDOUT, "stdout"), (STDERR, "stderr")) if not body.get(key)}
@@ -120,11 +135,7 @@ async def serve(request: web.BaseRequest, process: ExecStream, body: dict[str, A
             if channel == STDIN and payload:
                 stdin.put_nowait(payload)
             elif channel == RESIZE:
-                try:
-                    size = json.loads(payload)
-                    process.resize(int(size.get("Width", 0)), int(size.get("Height", 0)))
-                except (ValueError, TypeError, AttributeError):
-                    continue
+                resize(process, payload)
             elif channel == CLOSE and payload[:1] == bytes((STDIN,)):
                 stdin.put_nowait(None)
         stdin.put_nowait(None)

@@ -117,24 +117,12 @@ async def serve_exec(request: web.BaseRequest, process: ExecStream, body: dict[s
                     resize_buffer += frame.data
                     while b"\n" in resize_buffer:
                         line, resize_buffer = resize_buffer.split(b"\n", 1)
-                        try:
-                            size = json.loads(line)
-                            process.resize(int(size.get("Width", 0)), int(size.get("Height", 0)))
-                        except (ValueError, TypeError, AttributeError):
-                            continue
+                        remotecommand.resize(process, line)
                 elif frame.kind in ("goaway", "rst") and frame.stream in (0, streams.get("error")):
                     break
         stdin.put_nowait(None)
 
-    ended = False
-
-    async def read() -> bytes | None:
-        nonlocal ended
-        if ended:
-            return None
-        chunk = await stdin.get()
-        ended = chunk is None
-        return chunk
+    read = remotecommand.stdin_reader(stdin)
 
     names = {remotecommand.STDOUT: "stdout", remotecommand.STDERR: "stderr"}
 
