@@ -143,6 +143,15 @@ class CacheWatcher:
             finally:
                 self._waiter = None
 
+    def take_ready(self, limit: int) -> list[dict[str, Any]]:
+        """Up to ``limit`` events already queued, without waiting: a writer sends them together, as
+        upstream's watch server flushes only once its channel is empty."""
+        out: list[dict[str, Any]] = []
+        for source in (self._initial, self._queue):
+            while source and len(out) < limit:
+                out.append(source.popleft())
+        return out
+
     async def close(self) -> None:
         self._queue.clear()
         self._initial.clear()

@@ -106,3 +106,26 @@ def _section(value: Any) -> str:
                 _sections.clear()
             _sections[packed] = text
     return text
+
+
+class WatchLines:
+    """Watch events as newline-ended JSON, each event encoded once however many watchers send it.
+
+    The watch cache hands every watcher without selectors the same event dict (``CacheEvent.wire``),
+    so its bytes are kept by the dict's identity (the dict itself kept with them, so the identity is
+    not reused while remembered), as upstream's cachingObject keeps an event's serialization.
+    """
+
+    def __init__(self, kept: int = 4096) -> None:
+        self.kept = kept
+        self._lines: dict[int, tuple[Any, bytes]] = {}
+
+    def line(self, event: Any) -> bytes:
+        hit = self._lines.get(id(event))
+        if hit is not None and hit[0] is event:
+            return hit[1]
+        data = dumps(event) + b"\n"
+        if len(self._lines) >= self.kept:
+            del self._lines[next(iter(self._lines))]
+        self._lines[id(event)] = (event, data)
+        return data

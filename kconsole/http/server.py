@@ -91,6 +91,8 @@ EXTRA_PREFIX = "impersonate-extra-"
 
 
 _dumps = encode.dumps
+#: At most this many queued watch events go out in one write.
+WATCH_WRITE_EVENTS = 256
 
 
 def _json_response(code: int, body: Any, warning: str | None = None, content_type: str = JSON) -> Reply:
@@ -193,6 +195,7 @@ class HTTPFront:
         self._connections: set[Connection] = set()
         self._sweep_handle: asyncio.TimerHandle | None = None
         self._streams: set[Any] = set()
+        self._watch_lines = encode.WatchLines()
         self._discovery: Discovery | None = None
         self._openapi: OpenAPI | None = None
         self._resources_seen: list[Any] = []
@@ -740,6 +743,8 @@ class HTTPFront:
 
     async def _stream_watch(self, request: web.BaseRequest, stream: Any, group_resource: str,
                             rendering: tables.Rendering) -> web.StreamResponse:
+        """Events as they come; those already queued behind one go out in the same write. A client
+        that hung up ends the stream (nothing to answer, nothing to log)."""
         resp = web.StreamResponse(status=200)
         resp.headers["Content-Type"] = JSON
         resp.headers["Cache-Control"] = "no-cache, private"
@@ -747,18 +752,27 @@ class HTTPFront:
         self._streams.add(stream)
         first = True
         printer = self._custom_printer(group_resource, rendering)
+        take_ready = getattr(stream, "take_ready", None)
+
+        def line(event: dict[str, Any]) -> bytes:
+            nonlocal first
+            obj = event.get("object")
+            if rendering.as_kind and event.get("type") in ("ADDED", "MODIFIED", "DELETED") and isinstance(obj, dict):
+                event = {"type": event["type"],
+                         "object": tables.render(obj, group_resource, self.clock.now(), rendering, first, printer)}
+                first = False
+                return _dumps(event) + b"\n"
+            return self._watch_lines.line(event)
+
         try:
             await resp.prepare(request)
             async for event in stream:
-                obj = event.get("object")
-                if rendering.as_kind and event.get("type") in ("ADDED", "MODIFIED", "DELETED") \
-                        and isinstance(obj, dict):
-                    event = {"type": event["type"],
-                             "object": tables.render(obj, group_resource, self.clock.now(), rendering, first,
-                                                     printer)}
-                    first = False
-                await resp.write(_dumps(event) + b"\n")
-        except (ConnectionResetError, asyncio.CancelledError):
+                batch = [event, *take_ready(WATCH_WRITE_EVENTS)] if take_ready is not None else [event]
+                await resp.write(b"".join(line(e) for e in batch))
+        except ConnectionResetError:
+            await stream.close()
+            return resp
+        except asyncio.CancelledError:
             await stream.close()
             raise
         finally:

@@ -101,6 +101,23 @@ async def test_a_keep_alive_connection_answers_in_order_then_streams_a_watch(pla
         conn.close()
 
 
+async def test_events_already_queued_go_out_in_one_chunk_in_order(plain: Cluster) -> None:
+    # A watch from an earlier revision finds its replay queued: upstream flushes once its channel is
+    # empty, so the five events arrive as one write, in revision order.
+    listed = await plain.admin("list", "configmaps", namespace="default")
+    for i in range(5):
+        await plain.admin("create", "configmaps", namespace="default", body=_cm(f"burst-{i}"))
+    conn = await Raw.open(plain)
+    try:
+        conn.writer.write(conn.request("GET", f"{CM}?watch=true&resourceVersion={listed['metadata']['resourceVersion']}"))
+        assert (await conn.response())[0] == 200
+        events = [json.loads(line) for line in (await conn.chunk()).splitlines()]
+        assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == \
+            [("ADDED", f"burst-{i}") for i in range(5)]
+    finally:
+        conn.close()
+
+
 async def test_a_request_arriving_in_pieces_is_answered_once_whole(plain: Cluster) -> None:
     conn = await Raw.open(plain)
     try:

@@ -49,3 +49,15 @@ def test_non_string_keys_and_unencodable_values_behave_as_json_does() -> None:
         assert "set" in str(err)
     else:
         raise AssertionError("a set is not JSON")
+
+
+def test_a_watch_event_is_encoded_once_however_many_watchers_send_it() -> None:
+    lines = encode.WatchLines(kept=2)
+    shared = {"type": "ADDED", "object": {"kind": "Pod", "metadata": {"name": "p"}}}
+    first = lines.line(shared)
+    assert first == _plain(shared) + b"\n"
+    assert lines.line(shared) is first  # the second watcher gets the same bytes
+    equal = {"type": "ADDED", "object": {"kind": "Pod", "metadata": {"name": "p"}}}
+    assert lines.line(equal) == first and lines.line(equal) is not first
+    lines.line({"type": "DELETED", "object": {}})  # a third event: the oldest is forgotten
+    assert lines.line(shared) == first and lines.line(shared) is not first
