@@ -46,14 +46,17 @@ REQUEST_TIMEOUT = 60.0
 CONNECT_TIMEOUT = 10.0
 #: Connections kept for unary requests (a request finding all busy waits for one). Upstream's clients
 #: multiplex on one HTTP/2 connection; over HTTP/1.1 a burst with no bound opened a TLS connection per
-#: request in flight (a thousand over a 5,000-pod convergence), each a handshake on both ends. Fewer
-#: than this held back the writes the store batches together: at 32, converging took a third more of
-#: the API server's CPU. Watches and followed logs hold their connection for their lifetime, so they
-#: have a pool of their own, unbounded.
-UNARY_CONNECTIONS = 128
+#: request in flight (a thousand over a 5,000-pod convergence), each a handshake on both ends, and ran
+#: past the API server's 200 mutating requests in flight: two kubelet workers at 128 each drew 12,000
+#: 429s. At 32 the store batched fewer writes together and converging took a third more of the API
+#: server's CPU. Watches and followed logs hold their connection for their lifetime, so they have a
+#: pool of their own, unbounded.
+UNARY_CONNECTIONS = 64
 #: Idle seconds before a pooled connection is closed: under the API server's idle timeout (90 s), above
 #: the 10 s a node's Lease renewal leaves between requests.
 KEEPALIVE_S = 60.0
+#: client-go's default: a request refused with ``Retry-After`` is sent again up to this many times.
+MAX_RETRIES = 10
 #: A unary request's bounds: the answer within REQUEST_TIMEOUT, waiting for a pooled connection
 #: included; the TCP and TLS connect within CONNECT_TIMEOUT.
 UNARY_TIMEOUT = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT, sock_connect=CONNECT_TIMEOUT)
@@ -65,6 +68,17 @@ def _status(code: int, text: str) -> dict[str, Any]:
               422: "Invalid", 429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable",
               504: "Timeout"}.get(code, "Unknown")
     return status_body(code, reason, text.strip() or f"the server answered {code}")
+
+
+def _retry_after(code: int, header: str | None) -> float | None:
+    """Seconds to wait before sending a refused request again, as client-go's checkWait reads them:
+    a 429 or a 5xx carrying ``Retry-After`` (whole seconds); None: do not retry."""
+    if header is None or not (code == 429 or code >= 500):
+        return None
+    try:
+        return max(0.0, float(int(header.strip())))
+    except ValueError:
+        return None
 
 
 def _hang_up(resp: aiohttp.ClientResponse) -> None:
@@ -426,8 +440,9 @@ class HTTPSEntry:
         query = self._query(request)
         data, ctype = self._body(request)
         streaming = request.verb == "watch" or (request.subresource == "log" and request.params.get("follow"))
-        for attempt in range(2):
-            headers = await self._headers(request, refresh=attempt > 0)
+        refreshed, retries = False, 0
+        while True:
+            headers = await self._headers(request, refresh=refreshed)
             if ctype:
                 headers["Content-Type"] = ctype
             if streaming:
@@ -444,8 +459,9 @@ class HTTPSEntry:
                 except TimeoutError:
                     return Response(504, _status(504, f"{request.verb} {request.resource}: no answer within "
                                                       f"{REQUEST_TIMEOUT:g} s"))
-                if resp.status == 401 and attempt == 0 and self.config.exec_plugin is not None:
+                if resp.status == 401 and not refreshed and self.config.exec_plugin is not None:
                     resp.close()
+                    refreshed = True
                     continue
                 if streaming and resp.status < 300:
                     return _Watch(resp) if request.verb == "watch" else _Lines(resp)
@@ -455,6 +471,11 @@ class HTTPSEntry:
                     return Response(503, _status(503, f"{self.config.server}: {err}"))
                 finally:
                     resp.close()
+            wait = _retry_after(resp.status, resp.headers.get("Retry-After"))
+            if wait is not None and retries < MAX_RETRIES:
+                retries += 1
+                await self.clock.sleep(wait)
+                continue
             body = self._decode(resp.status, text, resp.content_type)
             if request.verb in ("list", "deletecollection") and resp.status < 300:
                 body = typed_items(body)
@@ -463,7 +484,6 @@ class HTTPSEntry:
             warnings = [w.split('"', 1)[1].rsplit('"', 1)[0] if '"' in w else w
                         for w in resp.headers.getall("Warning", [])]
             return Response(resp.status, body, warnings)
-        return Response(401, _status(401, "Unauthorized"))
 
 
 async def connect(kubeconfig: str | Path | list[Path] | None = None, context: str | None = None,

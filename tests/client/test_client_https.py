@@ -3,6 +3,7 @@ token file, client certificate alone, and an exec plugin (run for real, cached, 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import stat
@@ -11,10 +12,15 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kconsole.api.server import APIServer
 from kconsole.api.types import StatusError, UserInfo
-from kconsole.client.https import HTTPSEntry, connect
-from kconsole.client.kubeconfig import KubeconfigError, load
+from kconsole.client import Client
+from kconsole.client.https import MAX_RETRIES, HTTPSEntry, connect
+from kconsole.clock import VirtualClock
+from kconsole.http.server import HTTPFront
+from kconsole.client.kubeconfig import KubeconfigError, RestConfig, load
 from kconsole.kubeconfig import ADMIN_CERT, ADMIN_KEY, CA_CERT
+from kconsole.store.revlog import RevisionLog
 
 
 def _kubeconfig(env, tmp_path: Path, user: dict) -> Path:
@@ -107,3 +113,49 @@ def test_kubeconfig_errors_name_the_problem(tmp_path: Path) -> None:
         load([path])
     with pytest.raises(KubeconfigError, match="context 'b' is not in the kubeconfig"):
         load([path], "b")
+
+
+async def test_a_request_refused_with_retry_after_is_sent_again_as_client_go_does(tmp_path: Path) -> None:
+    clock = VirtualClock()
+    kv = await RevisionLog.open(tmp_path / "db.sqlite", clock=clock, synchronous="NORMAL")
+    api = APIServer(kv, clock, seed=1)
+    await api.start()
+    front = HTTPFront(api, port=0, tls=True, data_dir=tmp_path / "data", clock=clock,
+                      max_mutating_requests_inflight=0)
+    await front.start()
+    assert front.kubeconfig_path is not None
+    admin = load([front.kubeconfig_path])
+    # alice's token alone (no admin certificate): not in system:masters, so the limits apply to her
+    rest = RestConfig(context="alice", server=admin.server, namespace="default", ca_pem=admin.ca_pem,
+                      token=api.tokens.issue(UserInfo("alice")))
+    entry = HTTPSEntry(rest, clock)
+    await entry.open()
+    alice = Client(entry, "", clock)
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}}
+    try:
+        # Refused (429, Retry-After: 1): the client waits its second and asks again.
+        asking = asyncio.ensure_future(alice.create(cm))
+        await clock.settle()
+        assert not asking.done()
+        front.inflight_limits["mutating"] = 200
+        await clock.advance(1)
+        with pytest.raises(StatusError) as err:
+            await asking
+        assert err.value.code == 403  # it got through the limit to the authorizer
+
+        # Still refused after ten retries: the caller gets the 429.
+        front.inflight_limits["mutating"] = 0
+        began = clock.now()
+        asking = asyncio.ensure_future(alice.create(cm))
+        for _ in range(MAX_RETRIES):
+            await clock.settle()
+            assert not asking.done()
+            await clock.advance(1)
+        with pytest.raises(StatusError) as err:
+            await asking
+        assert err.value.code == 429 and clock.now() - began == MAX_RETRIES
+    finally:
+        await entry.close()
+        await front.stop()
+        await api.stop()
+        await kv.close()
