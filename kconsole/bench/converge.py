@@ -67,6 +67,17 @@ def _peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
+def _peak_rss_of(pid: int) -> int | None:
+    """Another process's peak resident set in KiB (Linux's VmHWM); None where /proc cannot say."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 async def _until(predicate: Callable[[], bool], deadline: float) -> bool:
     """Poll until ``predicate`` holds (True) or the wall-clock ``deadline`` passes (False)."""
     while not predicate():
@@ -157,16 +168,28 @@ async def _run(args: argparse.Namespace, processes: int, real: bool = False) -> 
             figures.update(await _pods_phase(admin, cluster.clock, args.pods, args.timeout))
     finally:
         figures["peak_rss_mb"] = _peak_rss_mb()
+        if processes:
+            figures.update(_worker_peaks(cluster, figures["peak_rss_mb"]))
         stopping = time.monotonic()
         try:
             await asyncio.wait_for(cluster.stop(), STOP_TIMEOUT)
         except TimeoutError:
             figures["stop_timed_out"] = True
         figures["stop_s"] = round(time.monotonic() - stopping, 2)
-        if processes:  # the biggest stopped child: a worker process
-            figures["worker_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
         shutil.rmtree(folder, ignore_errors=True)
     return figures
+
+
+def _worker_peaks(cluster: Any, own_mb: float) -> dict[str, float]:
+    """The biggest worker's peak RSS, read while the workers run, and every process's peak added up (a
+    bound on the peak of their total); nothing where /proc cannot say."""
+    workers = cluster.workers.workers if cluster.workers is not None else []
+    peaks = [_peak_rss_of(w.process.pid) for w in workers if w.process is not None and w.running]
+    known = [p for p in peaks if p is not None]
+    if not known or len(known) != len(peaks):
+        return {}
+    return {"worker_peak_rss_mb": round(max(known) / 1024, 1),
+            "all_processes_peak_rss_mb": round(own_mb + sum(known) / 1024, 1)}
 
 
 async def _pods_phase(admin: Any, clock: Any, replicas: int, timeout: float) -> dict[str, Any]:
