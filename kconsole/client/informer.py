@@ -75,7 +75,10 @@ class SharedInformer:
 
     def __init__(self, client: Client, resource: str, namespace: str | None = None, *, label_selector: str = "",
                  field_selector: str = "", resync_period: float = 0,
-                 indexers: dict[str, IndexFunc] | None = None, clock: Clock | None = None) -> None:
+                 indexers: dict[str, IndexFunc] | None = None, clock: Clock | None = None,
+                 keep: Callable[[Obj], bool] | None = None) -> None:
+        """``keep``: a selector the API cannot express, applied as a field selector is: objects it
+        refuses are not cached, and one that stops matching is delivered as deleted."""
         if resync_period < 0:
             raise ValueError(f"informer {resource}: resync_period must be >= 0, got {resync_period}")
         self.client = client
@@ -85,6 +88,7 @@ class SharedInformer:
         self.field_selector = field_selector
         self.resync_period = float(resync_period)
         self.clock = clock or client.clock
+        self.keep = keep
         self._items: dict[str, Obj] = {}
         self._indexers: dict[str, IndexFunc] = {"namespace": index_by_namespace}
         #: index name -> value -> keys; and index name -> key -> the values it is filed under.
@@ -257,8 +261,10 @@ class SharedInformer:
     async def _replace(self, items: list[Obj], rv: str) -> None:
         """Make the cache equal ``items``, delivering adds, updates (changed RV) and deletes."""
         fresh: dict[str, Obj] = {}
+        keep = self.keep
         for obj in items:
-            fresh[object_key(obj)] = obj
+            if keep is None or keep(obj):
+                fresh[object_key(obj)] = obj
         n = 0
         for key, obj in fresh.items():
             old = self._items.get(key)
@@ -308,7 +314,12 @@ class SharedInformer:
         key = object_key(obj)
         old = self._items.get(key)
         self._events_since_list += 1
-        if etype == "ADDED" or etype == "MODIFIED":
+        kept = self.keep is None or etype == "DELETED" or self.keep(obj)
+        if not kept:
+            if old is not None:  # stopped matching: gone from this cache, as a field selector's watch says
+                self._remove(key, old)
+                self._deliver_delete(old)
+        elif etype == "ADDED" or etype == "MODIFIED":
             self._store(key, obj)
             if old is None:
                 self._deliver_add(obj)
@@ -317,7 +328,8 @@ class SharedInformer:
         elif etype == "DELETED":
             if old is not None:
                 self._remove(key, old)
-            self._deliver_delete(obj)
+            if old is not None or self.keep is None or self.keep(obj):
+                self._deliver_delete(obj)
         else:
             log.warning("informer %s: ignoring watch event of type %r", self.resource, etype)
             return

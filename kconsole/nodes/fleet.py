@@ -48,7 +48,11 @@ class NodeFleet:
     def __init__(self, client_for: Callable[[Any], Client], clock: Clock, configs: list[NodeConfig], *,
                  rng: random.Random, delay_factor: float = 1.0,
                  static_pod_status: Callable[[], dict[str, dict[str, bool]]] | None = None,
-                 proxy_pods: bool = False) -> None:
+                 proxy_pods: bool = False, own_pods_only: bool = False) -> None:
+        """``own_pods_only``: cache only the pods bound to this fleet's nodes, as its kubelets' own
+        watches (``spec.nodeName=<node>``) would see them. A worker process sets it: nothing there
+        serves another process's pods, and a 5,000-node cluster's every pod in each worker is gigabytes.
+        The cluster's own fleet keeps all: the API server reaches pods (logs, dial) through it."""
         if delay_factor < 0:
             raise ValueError(f"node fleet: delay_factor must be >= 0, got {delay_factor}")
         names = [c.name for c in configs]
@@ -67,7 +71,9 @@ class NodeFleet:
         self.proxies: dict[str, KubeProxy] = {}
         self.started = False
         reader = client_for(AGENT_USER)
-        self.pod_informer = SharedInformer(reader, "pods", indexers={NODE_INDEX: index_by_node_name}, clock=clock)
+        self._names = {c.name for c in configs}
+        self.pod_informer = SharedInformer(reader, "pods", indexers={NODE_INDEX: index_by_node_name}, clock=clock,
+                                           keep=self._on_own_node if own_pods_only else None)
         self.node_informer = SharedInformer(reader, "nodes", clock=clock)
         self.service_informer = SharedInformer(reader, "services", clock=clock)
         self.slice_informer = SharedInformer(reader, "endpointslices", clock=clock)
@@ -79,6 +85,9 @@ class NodeFleet:
                                             on_delete=self._pod_deleted)
 
     # ------------------------------------------------------------------ dispatch
+
+    def _on_own_node(self, pod: Obj) -> bool:
+        return (pod.get("spec") or {}).get("nodeName") in self._names
 
     def _pod_added(self, pod: Obj) -> None:
         kubelet = self.kubelets.get((pod.get("spec") or {}).get("nodeName") or "")
@@ -145,6 +154,7 @@ class NodeFleet:
         """A new node joins: its kubelet registers and starts taking pods."""
         kubelet = self._build(config)
         self.configs.append(config)
+        self._names.add(config.name)
         if self.started:
             await kubelet.start()
         return kubelet
@@ -160,6 +170,7 @@ class NodeFleet:
         if proxy is not None:
             await proxy.stop()
         self.configs = [c for c in self.configs if c.name != name]
+        self._names.discard(name)
 
     # ------------------------------------------------------------------ the pod network
 

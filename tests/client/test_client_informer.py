@@ -186,3 +186,28 @@ async def test_factory_shares_one_informer_per_resource_and_selectors(env) -> No
     assert a.get("default/f1") is not None and other.get("default/f1") is None
     await factory.stop_all()
     assert not a.running
+
+
+async def test_keep_caches_only_matching_objects_and_turns_leaving_ones_into_deletes(env) -> None:
+    # A selector the API cannot express (a kubelet worker's "pods on any of my nodes") acts as a field
+    # selector's watch does: never-matching objects are never seen, one that stops matching is deleted.
+    c = env.client
+    await make_namespace(env, "keep")
+    await c.create(configmap("listed-mine", "keep", side="mine"))
+    await c.create(configmap("listed-theirs", "keep", side="theirs"))
+    inf = SharedInformer(c, "configmaps", "keep", keep=lambda cm: (cm.get("data") or {}).get("side") == "mine")
+    rec = Recorder(inf)
+    await inf.start()
+    await inf.wait_synced(timeout=5)
+    assert rec.log == [("add", "listed-mine")] and inf.keys() == ["keep/listed-mine"]
+
+    await c.create(configmap("theirs", "keep", side="theirs"))
+    await c.patch("configmaps", "theirs", {"data": {"side": "mine"}}, "keep")  # starts matching: an add
+    await c.patch("configmaps", "listed-mine", {"data": {"side": "theirs"}}, "keep")  # stops: a delete
+    await c.delete("configmaps", "listed-theirs", "keep")  # never matched: nothing
+    await c.create(configmap("last", "keep", side="mine"))
+    await env.clock.run_until(lambda: ("add", "last") in rec.log, timeout=5, step=0.1)
+    assert rec.log == [("add", "listed-mine"), ("add", "theirs"), ("delete", "listed-mine"), ("add", "last")]
+    assert rec.deleted[0]["data"]["side"] == "mine"  # the last state it matched in
+    assert sorted(inf.keys()) == ["keep/last", "keep/theirs"]
+    await inf.stop()
