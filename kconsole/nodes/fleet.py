@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -55,8 +56,7 @@ class NodeFleet:
         The cluster's own fleet keeps all: the API server reaches pods (logs, dial) through it."""
         if delay_factor < 0:
             raise ValueError(f"node fleet: delay_factor must be >= 0, got {delay_factor}")
-        names = [c.name for c in configs]
-        dupes = sorted({n for n in names if names.count(n) > 1})
+        dupes = sorted(n for n, k in Counter(c.name for c in configs).items() if k > 1)
         if dupes:
             raise ValueError(f"node fleet: duplicate node names: {', '.join(dupes)}")
         self.client_for = client_for
