@@ -4,7 +4,11 @@ store's errors as their own classes (the facade retries NotProposed on the next 
 
 from __future__ import annotations
 
+import asyncio
 import marshal
+import socket
+import struct
+from typing import Any
 
 import pytest
 
@@ -71,3 +75,87 @@ def test_a_command_from_another_process_is_packed_into_an_entry_as_it_came() -> 
     arrived = codec.from_wire(roundtrip(codec.to_wire(cmd)))  # type: ignore[arg-type]
     assert list(arrived) == list(cmd)
     assert codec.decode(codec.encode([("tm", 1.0), arrived])) == codec.decode(codec.encode([("tm", 1.0), cmd]))
+
+
+# ----- frames on a real socket pair -----------------------------------------------------------------
+async def _pair(handle: Any) -> tuple[wire.Outbox, wire.FrameProtocol, socket.socket]:
+    """An Outbox on one end of a socket pair, a FrameProtocol reading the other end."""
+    loop = asyncio.get_running_loop()
+    a, b = socket.socketpair()
+    sender, _ = await loop.create_unix_connection(asyncio.Protocol, sock=a)
+    _, receiver = await loop.create_unix_connection(lambda: wire.FrameProtocol(handle), sock=b)
+    return wire.Outbox(sender), receiver, a  # type: ignore[arg-type]
+
+
+async def _drain(protocol: wire.FrameProtocol, got: list[Any], count: int) -> None:
+    async with asyncio.timeout(30):
+        while len(got) < count and not protocol.closed.done():
+            await asyncio.sleep(0.001)
+
+
+async def test_messages_of_one_turn_travel_as_one_frame_in_order() -> None:
+    got: list[Any] = []
+    out, receiver, _ = await _pair(got.append)
+    frames: list[bytes] = []
+    write = out.transport.write
+    out.transport.write = lambda data: (frames.append(data), write(data))  # type: ignore[method-assign]
+    for i in range(100):
+        out.put(("m", i))
+    await _drain(receiver, got, 100)
+    assert got == [("m", i) for i in range(100)]
+    assert len(frames) == 1
+    out.close()
+
+
+def test_frames_cut_anywhere_come_back_whole_and_in_order() -> None:
+    data = b"".join(wire.frame([("m", i, b"x" * i)]) for i in range(50))
+
+    async def main() -> list[Any]:
+        got: list[Any] = []
+        protocol = wire.FrameProtocol(got.append)
+        for cut in range(0, len(data), 7):  # 7-byte pieces: headers and payloads split everywhere
+            protocol.data_received(data[cut : cut + 7])
+        protocol.connection_lost(None)
+        assert await protocol.closed is None
+        return got
+
+    assert asyncio.run(main()) == [("m", i, b"x" * i) for i in range(50)]
+
+
+async def test_a_torn_frame_is_refused_naming_what_was_missing() -> None:
+    protocol = wire.FrameProtocol(lambda m: None)
+    whole = wire.frame([("m", 1)])
+    protocol.data_received(whole + whole[:-2])
+    protocol.connection_lost(None)
+    err = await protocol.closed
+    assert isinstance(err, wire.WireError)
+    assert f"ended inside a frame: {len(whole) - 2} bytes of a {len(whole)}-byte frame" in str(err)
+
+
+async def test_garbage_and_oversized_frames_end_the_connection_with_a_clear_error() -> None:
+    got: list[Any] = []
+    out, receiver, _ = await _pair(got.append)
+    out.transport.write(struct.pack("<I", 5) + b"\xff\xff\xff\xff\xff")
+    err = await asyncio.wait_for(receiver.closed, 30)
+    assert isinstance(err, wire.WireError) and "not marshal data" in str(err)
+    assert receiver.refused is err and got == []
+
+    protocol = wire.FrameProtocol(got.append)
+    protocol.data_received(struct.pack("<I", wire.MAX_FRAME + 1))
+    protocol.connection_lost(None)
+    assert "larger than" in str(await protocol.closed)
+
+    protocol = wire.FrameProtocol(got.append)
+    protocol.data_received(wire.frame(("not", "a list")))  # type: ignore[arg-type]
+    protocol.connection_lost(None)
+    assert "list of messages" in str(await protocol.closed)
+
+
+def test_a_hello_names_the_wire_version_and_another_version_is_refused() -> None:
+    (message,) = marshal.loads(wire.hello("peer", 7)[4:])
+    assert wire.check_hello(message) == ("peer", (7,))
+    with pytest.raises(wire.WireError, match=f"a client speaks wire version 1, this side speaks {wire.VERSION}"):
+        wire.check_hello(("hello", "client", 1))
+    with pytest.raises(wire.WireError, match="expected a hello"):
+        wire.check_hello(("P", [1], [("n",)]))
+
