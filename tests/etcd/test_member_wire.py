@@ -114,7 +114,7 @@ def test_frames_cut_anywhere_come_back_whole_and_in_order() -> None:
         got: list[Any] = []
         protocol = wire.FrameProtocol(got.append)
         for cut in range(0, len(data), 7):  # 7-byte pieces: headers and payloads split everywhere
-            protocol.data_received(data[cut : cut + 7])
+            protocol.feed(data[cut : cut + 7])
         protocol.connection_lost(None)
         assert await protocol.closed is None
         return got
@@ -125,7 +125,7 @@ def test_frames_cut_anywhere_come_back_whole_and_in_order() -> None:
 async def test_a_torn_frame_is_refused_naming_what_was_missing() -> None:
     protocol = wire.FrameProtocol(lambda m: None)
     whole = wire.frame([("m", 1)])
-    protocol.data_received(whole + whole[:-2])
+    protocol.feed(whole + whole[:-2])
     protocol.connection_lost(None)
     err = await protocol.closed
     assert isinstance(err, wire.WireError)
@@ -141,12 +141,12 @@ async def test_garbage_and_oversized_frames_end_the_connection_with_a_clear_erro
     assert receiver.refused is err and got == []
 
     protocol = wire.FrameProtocol(got.append)
-    protocol.data_received(struct.pack("<I", wire.MAX_FRAME + 1))
+    protocol.feed(struct.pack("<I", wire.MAX_FRAME + 1))
     protocol.connection_lost(None)
     assert "larger than" in str(await protocol.closed)
 
     protocol = wire.FrameProtocol(got.append)
-    protocol.data_received(wire.frame(("not", "a list")))  # type: ignore[arg-type]
+    protocol.feed(wire.frame(("not", "a list")))  # type: ignore[arg-type]
     protocol.connection_lost(None)
     assert "list of messages" in str(await protocol.closed)
 
@@ -159,3 +159,16 @@ def test_a_hello_names_the_wire_version_and_another_version_is_refused() -> None
     with pytest.raises(wire.WireError, match="expected a hello"):
         wire.check_hello(("P", [1], [("n",)]))
 
+
+
+async def test_a_frame_larger_than_the_receive_buffer_arrives_whole_and_the_buffer_shrinks_back() -> None:
+    got: list[Any] = []
+    out, receiver, _ = await _pair(got.append)
+    big = b"s" * (3 * wire.RECEIVE_BUFFER + 5)  # a snapshot's image
+    out.put(("snap", big))
+    await _drain(receiver, got, 1)
+    out.put(("after", 1))
+    await _drain(receiver, got, 2)
+    assert got == [("snap", big), ("after", 1)]
+    assert len(receiver.get_buffer(-1)) == wire.RECEIVE_BUFFER
+    out.close()
