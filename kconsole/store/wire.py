@@ -7,7 +7,8 @@ hands each message to its handler in the same callback, so a frame costs no read
 future and no extra turn of the loop. ``marshal`` encodes tuples of str/bytes/int/float/None
 quickly and executes nothing when loading. Raft messages, store results and store errors have a
 tuple form here; store commands travel in the form :mod:`kconsole.store.raft.codec` already gives
-Raft entries.
+Raft entries. The parent's proposals of one turn are one ``("P", ids, commands)`` message and the
+leader's answers of one turn one ``("R", ids, results)``, so neither side handles a message per write.
 
 Every connection opens with a hello naming the wire's :data:`VERSION`; a member and its parent come
 from the same tree, and one that speaks another version is refused with an error naming both.
@@ -139,6 +140,8 @@ class FrameProtocol(asyncio.BufferedProtocol):
         """End the connection because of ``err`` (kept as what :attr:`closed` resolves to)."""
         if self._error is None:
             self._error = err
+            peer = self.transport.get_extra_info("peername") if self.transport is not None else None
+            log.warning("closing the connection from %s: %s", peer, err)
         if self.transport is not None:
             self.transport.close()
 

@@ -1,6 +1,9 @@
 """What crosses the sockets between member processes and the cluster's process comes back equal:
 Raft messages with entries and snapshots, transaction and range results, watch responses, and the
-store's errors as their own classes (the facade retries NotProposed on the next leader)."""
+store's errors as their own classes (the facade retries NotProposed on the next leader). Frames
+keep their messages' order however the bytes are cut, a torn, garbage or oversized frame and a
+hello of another wire version are refused with an error saying so, and the waiters a member
+process answers from are settled in log order."""
 
 from __future__ import annotations
 
@@ -8,11 +11,14 @@ import asyncio
 import marshal
 import socket
 import struct
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kconsole.clock import VirtualClock
 from kconsole.store import wire
+from kconsole.store.facade import EtcdCluster
 from kconsole.store.kv import (
     CompactedError,
     Compare,
@@ -172,3 +178,38 @@ async def test_a_frame_larger_than_the_receive_buffer_arrives_whole_and_the_buff
     assert got == [("snap", big), ("after", 1)]
     assert len(receiver.get_buffer(-1)) == wire.RECEIVE_BUFFER
     out.close()
+
+
+# ----- the leader answers from waiters, not futures ------------------------------------------------
+class _Recorder:
+    """A waiter as a member process's answer batch is: settled once, in the order the log applies."""
+
+    def __init__(self, log: list[Any], name: str) -> None:
+        self.log, self.name, self.settled = log, name, False
+
+    def done(self) -> bool:
+        return self.settled
+
+    def set_result(self, result: Any) -> None:
+        self.settled = True
+        self.log.append((self.name, result.revision))
+
+    def set_exception(self, exception: BaseException) -> None:
+        self.settled = True
+        self.log.append((self.name, type(exception).__name__))
+
+
+async def test_submitted_proposals_settle_their_waiters_in_log_order(tmp_path: Path) -> None:
+    clock = VirtualClock()
+    cluster = await EtcdCluster.open(tmp_path, clock=clock, members=3, seed=3)
+    await clock.run_until(lambda: cluster.leader() is not None, 10, step=0.1)
+    leader = cluster.leader()
+    follower = next(m for m in cluster.members if m is not leader)
+    settled: list[Any] = []
+    for i in range(5):
+        leader.submit(codec.txn_command([], [Put(f"/k{i}", b"v")], []), _Recorder(settled, f"w{i}"))
+    follower.submit(codec.txn_command([], [Put("/x", b"v")], []), _Recorder(settled, "to-follower"))
+    await clock.run_until(lambda: len(settled) == 6, 10, step=0.01)
+    assert settled[0] == ("to-follower", "NotProposed")
+    assert settled[1:] == [(f"w{i}", i + 1) for i in range(5)]
+    await cluster.close()
