@@ -154,16 +154,6 @@ class FrameProtocol(asyncio.BufferedProtocol):
         if not self.closed.done():
             self.closed.set_result(err)
 
-    def feed(self, data: bytes) -> None:
-        """Take ``data`` as if the socket had delivered it (what a test hands over in pieces)."""
-        view = self.get_buffer(len(data))
-        n = min(len(view), len(data))
-        view[:n] = data[:n]
-        view.release()
-        self.buffer_updated(n)
-        if n < len(data):
-            self.feed(data[n:])
-
 
 class Outbox:
     """Messages for one stream, sent as one frame at the end of the current loop turn."""

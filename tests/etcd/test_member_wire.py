@@ -84,6 +84,17 @@ def test_a_command_from_another_process_is_packed_into_an_entry_as_it_came() -> 
 
 
 # ----- frames on a real socket pair -----------------------------------------------------------------
+def feed(protocol: wire.FrameProtocol, data: bytes) -> None:
+    """Hand ``data`` to ``protocol`` as the event loop does: into the buffer it gives, then say how much."""
+    while data:
+        view = protocol.get_buffer(len(data))
+        n = min(len(view), len(data))
+        view[:n] = data[:n]
+        view.release()
+        protocol.buffer_updated(n)
+        data = data[n:]
+
+
 async def _pair(handle: Any) -> tuple[wire.Outbox, wire.FrameProtocol, socket.socket]:
     """An Outbox on one end of a socket pair, a FrameProtocol reading the other end."""
     loop = asyncio.get_running_loop()
@@ -120,7 +131,7 @@ def test_frames_cut_anywhere_come_back_whole_and_in_order() -> None:
         got: list[Any] = []
         protocol = wire.FrameProtocol(got.append)
         for cut in range(0, len(data), 7):  # 7-byte pieces: headers and payloads split everywhere
-            protocol.feed(data[cut : cut + 7])
+            feed(protocol, data[cut : cut + 7])
         protocol.connection_lost(None)
         assert await protocol.closed is None
         return got
@@ -131,7 +142,7 @@ def test_frames_cut_anywhere_come_back_whole_and_in_order() -> None:
 async def test_a_torn_frame_is_refused_naming_what_was_missing() -> None:
     protocol = wire.FrameProtocol(lambda m: None)
     whole = wire.frame([("m", 1)])
-    protocol.feed(whole + whole[:-2])
+    feed(protocol, whole + whole[:-2])
     protocol.connection_lost(None)
     err = await protocol.closed
     assert isinstance(err, wire.WireError)
@@ -147,12 +158,12 @@ async def test_garbage_and_oversized_frames_end_the_connection_with_a_clear_erro
     assert receiver.refused is err and got == []
 
     protocol = wire.FrameProtocol(got.append)
-    protocol.feed(struct.pack("<I", wire.MAX_FRAME + 1))
+    feed(protocol, struct.pack("<I", wire.MAX_FRAME + 1))
     protocol.connection_lost(None)
     assert "larger than" in str(await protocol.closed)
 
     protocol = wire.FrameProtocol(got.append)
-    protocol.feed(wire.frame(("not", "a list")))  # type: ignore[arg-type]
+    feed(protocol, wire.frame(("not", "a list")))  # type: ignore[arg-type]
     protocol.connection_lost(None)
     assert "list of messages" in str(await protocol.closed)
 
