@@ -5,12 +5,15 @@ parent's clock), opens its own WAL and SQLite file in its folder and runs the sa
 :class:`~kconsole.store.members.Member` as in-process members do, so its fsyncs and its CPU are
 its own. It listens on one loopback TCP port, printed as ``ready 127.0.0.1:PORT``:
 
-- peers connect and say ``("hello", "peer", id)``, then send Raft messages; the member's
+- peers connect and say ``("hello", "peer", VERSION, id)``, then send Raft messages; the member's
   :class:`PeerNetwork` sends its own over a connection it opens to each peer. Partitions, delay and
   drop are the same :class:`~kconsole.store.network.Network` faults, set by the parent;
-- the parent connects and says ``("hello", "client")``: proposals, reads, watches, status and fault
-  handles arrive on that connection and are answered there (see :class:`Host`); the member's role,
-  term, applied revision and which watches hold every event are pushed after each change.
+- the parent connects and says ``("hello", "client", VERSION)``: proposals, reads, watches, status
+  and fault handles arrive on that connection and are answered there (see :class:`Host`); the
+  member's role, term, applied revision and which watches hold every event are pushed after each
+  change.
+
+A hello of another wire version (:data:`kconsole.store.wire.VERSION`) is refused.
 
 The clock follows the parent's over stdin; the process stops its member and exits when stdin
 closes or on SIGTERM. A SIGKILL is a crash: the next process replays the member's files.
@@ -435,6 +438,8 @@ async def _serve(spec: dict[str, Any], pending: bytes) -> None:
     host = Host(member, network)
     member.on_change = host.changed
 
+    watchers: set[asyncio.Task[None]] = set()
+
     def connection() -> wire.FrameProtocol:
         """A connection's first message is its hello: a peer's Raft messages or the parent's requests follow."""
         protocol: wire.FrameProtocol
@@ -446,7 +451,9 @@ async def _serve(spec: dict[str, Any], pending: bytes) -> None:
             elif kind == "client" and protocol.transport is not None:
                 host.attach(wire.Outbox(protocol.transport))
                 protocol.handle = host.handle
-                loop.create_task(client_gone(protocol))
+                watcher = loop.create_task(client_gone(protocol))
+                watchers.add(watcher)
+                watcher.add_done_callback(watchers.discard)
             else:
                 raise wire.WireError(f"a hello from an unknown kind of caller: {kind!r}")
 
