@@ -5,12 +5,15 @@ parent's clock), opens its own WAL and SQLite file in its folder and runs the sa
 :class:`~kconsole.store.members.Member` as in-process members do, so its fsyncs and its CPU are
 its own. It listens on one loopback TCP port, printed as ``ready 127.0.0.1:PORT``:
 
-- peers connect and say ``("hello", "peer", id)``, then send Raft messages; the member's
+- peers connect and say ``("hello", "peer", VERSION, id)``, then send Raft messages; the member's
   :class:`PeerNetwork` sends its own over a connection it opens to each peer. Partitions, delay and
   drop are the same :class:`~kconsole.store.network.Network` faults, set by the parent;
-- the parent connects and says ``("hello", "client")``: proposals, reads, watches, status and fault
-  handles arrive on that connection and are answered there (see :class:`Host`); the member's role,
-  term, applied revision and which watches hold every event are pushed after each change.
+- the parent connects and says ``("hello", "client", VERSION)``: proposals, reads, watches, status
+  and fault handles arrive on that connection and are answered there (see :class:`Host`); the
+  member's role, term, applied revision and which watches hold every event are pushed after each
+  change.
+
+A hello of another wire version (:data:`kconsole.store.wire.VERSION`) is refused.
 
 The clock follows the parent's over stdin; the process stops its member and exits when stdin
 closes or on SIGTERM. A SIGKILL is a crash: the next process replays the member's files.
@@ -71,7 +74,7 @@ class PeerNetwork(Network):
             if self.addresses.get(mid) != address:
                 out = self._out.pop(mid, None)
                 if out is not None:
-                    out.writer.close()
+                    out.close()
                 self._refused.pop(mid, None)
         self.addresses = dict(addresses)
 
@@ -113,32 +116,61 @@ class PeerNetwork(Network):
 
     async def _connect(self, dst: int, address: str) -> None:
         try:
-            reader, writer = await wire.connect(address)
+            protocol = await wire.connect(address, _ignore)  # the peer never writes here
         except OSError:
             self._refused[dst] = time.monotonic()
             self.stats.dropped += len(self._pending.pop(dst, []))
             return
-        writer.write(wire.frame([("hello", "peer", self.me)]))
-        out = self._out[dst] = wire.Outbox(writer)
+        transport = protocol.transport
+        assert transport is not None
+        transport.write(wire.hello("peer", self.me))
+        out = self._out[dst] = wire.Outbox(transport)
         for packed in self._pending.pop(dst, []):
             out.put(packed)
         try:
-            await reader.read()  # the peer never writes here: this ends when it goes away
-        except ConnectionError:
-            pass
+            await protocol.closed  # ends when the peer goes away
         finally:
             if self._out.get(dst) is out:
                 del self._out[dst]
-            writer.close()
+            transport.close()
 
     def arrive(self, packed: tuple[Any, ...]) -> None:
         self._arrive(wire.unpack_message(packed))
 
     def close(self) -> None:
         for out in self._out.values():
-            out.writer.close()
+            out.close()
         for task in self._tasks:
             task.cancel()
+
+
+def _ignore(_message: Any) -> None:
+    return None
+
+
+class _Reply:
+    """Waits on one of the parent's proposals: the member settles it as it applies the entry, and
+    the outcome goes straight into the next answer frame (no future, no callback turn per write)."""
+
+    __slots__ = ("host", "rid", "settled")
+
+    def __init__(self, host: Host, rid: int) -> None:
+        self.host = host
+        self.rid = rid
+        self.settled = False
+
+    def done(self) -> bool:
+        return self.settled
+
+    def set_result(self, result: Any) -> None:
+        if not self.settled:
+            self.settled = True
+            self.host.reply(self.rid, wire.pack_result(result))
+
+    def set_exception(self, exception: BaseException) -> None:
+        if not self.settled:
+            self.settled = True
+            self.host.reply(self.rid, wire.pack_error(exception))
 
 
 class Host:
@@ -154,6 +186,7 @@ class Host:
         self._marks_sent = 0  # the last marked revision sent
         self._marks_seen: tuple[int, ...] = ()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._replies: tuple[list[int], list[Any]] | None = None  # the answer batch of this turn
 
     # ----- state --------------------------------------------------------------------------------
     def state(self) -> tuple[Any, ...]:
@@ -197,9 +230,31 @@ class Host:
             self._marks_sent = head
             self.out.put(("hm", floor, written, first, head, new))
 
-    def push_due(self) -> None:
+    def attach(self, out: wire.Outbox) -> None:
+        """The parent's connection: answers, state and watch events go there from now on."""
+        self.out = out
+        self._replies = None
+        out.before_flush = self.before_flush
+        self.changed()
+
+    def before_flush(self) -> None:
+        """The frame is about to go: the answers batched so far go in it, with the state they moved."""
+        self._replies = None
         if self._dirty:
             self._push()
+
+    def reply(self, rid: int, packed: Any) -> None:
+        """Answer a proposal in this turn's ``("R", rids, results)`` batch."""
+        if self.out is None:
+            return
+        batch = self._replies
+        if batch is None:
+            batch = self._replies = ([], [])
+            self.out.put(("R", *batch))
+        batch[0].append(rid)
+        batch[1].append(packed)
+        if not self._dirty:
+            self.changed()
 
     def poll(self) -> None:
         """Followers apply without a proposal here, and watches settle after their last event."""
@@ -210,9 +265,11 @@ class Host:
     def handle(self, m: Any) -> None:
         op = m[0]
         member = self.member
-        if op == "p":
-            fut = member.propose(codec.from_wire(m[2]))
-            fut.add_done_callback(lambda f, rid=m[1]: self._answer(rid, f))
+        if op == "P":
+            from_wire, submit = codec.from_wire, member.submit
+            now = member.clock.now()
+            for rid, raw in zip(m[1], m[2]):
+                submit(from_wire(raw), _Reply(self, rid), now)
         elif op == "ri":
             fut = member.read_index()
             fut.add_done_callback(lambda f, rid=m[1]: self._read_index_done(rid, f))
@@ -381,24 +438,36 @@ async def _serve(spec: dict[str, Any], pending: bytes) -> None:
     host = Host(member, network)
     member.on_change = host.changed
 
-    async def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            hello = (await wire.read_frame(reader))[0]
-            if hello[:2] == ("hello", "peer"):
-                await wire.serve_frames(reader, network.arrive)
-            elif hello[:2] == ("hello", "client"):
-                host.out = wire.Outbox(writer)
-                host.out.before_flush = host.push_due  # answers and the state they moved, in one frame
-                host.changed()
-                await wire.serve_frames(reader, host.handle)
-                stop.set()  # the parent went away: nobody can reach this member any more
-        except (asyncio.IncompleteReadError, ConnectionError, ValueError, IndexError, TypeError):
-            pass  # a stranger on the port, or a peer that went away mid-frame
-        except asyncio.CancelledError:
-            pass  # the process is stopping
-        writer.close()
+    watchers: set[asyncio.Task[None]] = set()
 
-    server, address = await wire.listen(connected)
+    def connection() -> wire.FrameProtocol:
+        """A connection's first message is its hello: a peer's Raft messages or the parent's requests follow."""
+        protocol: wire.FrameProtocol
+
+        def first(message: Any) -> None:
+            kind, _ = wire.check_hello(message)
+            if kind == "peer":
+                protocol.handle = network.arrive
+            elif kind == "client" and protocol.transport is not None:
+                host.attach(wire.Outbox(protocol.transport))
+                protocol.handle = host.handle
+                watcher = loop.create_task(client_gone(protocol))
+                watchers.add(watcher)
+                watcher.add_done_callback(watchers.discard)
+            else:
+                raise wire.WireError(f"a hello from an unknown kind of caller: {kind!r}")
+
+        protocol = wire.FrameProtocol(first)
+        return protocol
+
+    async def client_gone(protocol: wire.FrameProtocol) -> None:
+        err = await protocol.closed
+        if protocol.refused is not None:
+            log.warning("member process: the parent's connection was refused: %s", err)
+        else:
+            stop.set()  # the parent went away: nobody can reach this member any more
+
+    server, address = await wire.listen(connection)
     try:
         await member.start()
     except Exception as err:  # noqa: BLE001 - told to the parent, which reports it

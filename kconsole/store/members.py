@@ -83,6 +83,14 @@ class Storage(Protocol):
     fsync: bool
 
 
+class Waiter(Protocol):
+    """What waits on a proposal: an asyncio future, or anything settled the same way."""
+
+    def done(self) -> bool: ...
+    def set_result(self, result: Any) -> None: ...
+    def set_exception(self, exception: BaseException) -> None: ...
+
+
 class Machine(Protocol):
     """What committed commands are applied to; reads and watches are served from ``kv``."""
 
@@ -205,8 +213,8 @@ class Member:
         self._wake = asyncio.Event()
         self._resumed = asyncio.Event()
         self._resumed.set()
-        self._proposals: list[tuple[Command, asyncio.Future[Any], float]] = []
-        self._waiting: dict[int, tuple[int, list[tuple[asyncio.Future[Any], float]]]] = {}
+        self._proposals: list[tuple[Command, Waiter, float]] = []
+        self._waiting: dict[int, tuple[int, list[tuple[Waiter, float]]]] = {}
         self._reads: list[asyncio.Future[int]] = []
         self._read_waiters: dict[int, list[asyncio.Future[int]]] = {}
         self._read_ctx = 0
@@ -404,6 +412,15 @@ class Member:
         self._proposals.append((command, fut, self.clock.now() if now is None else now))
         self._wake.set()
         return fut
+
+    def submit(self, command: Command, waiter: Waiter, now: float | None = None) -> None:
+        """:meth:`propose` with the outcome handed to ``waiter`` instead of a new future: a member
+        in its own process answers its parent from there, without a callback per write."""
+        if not self.running:
+            waiter.set_exception(UnavailableError("etcdserver: server stopped"))
+            return
+        self._proposals.append((command, waiter, self.clock.now() if now is None else now))
+        self._wake.set()
 
     def read_index(self) -> asyncio.Future[int]:
         """Ask the leader for a linearizable read point (etcd's ReadIndex)."""
@@ -1153,7 +1170,7 @@ def _compare(kv: Any, cmp: Compare) -> bool:
     return have > want  # type: ignore[operator]
 
 
-def _fail(futs: list[asyncio.Future[Any]], err: BaseException) -> None:
+def _fail(futs: list[asyncio.Future[Any]] | list[Waiter], err: BaseException) -> None:
     for fut in futs:
         if not fut.done():
             fut.set_exception(err)

@@ -317,6 +317,7 @@ class RemoteMember:
         self._ids = 0
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._out: wire.Outbox | None = None
+        self._batch: tuple[list[int], list[Any]] | None = None  # this turn's proposals, one message
         self._tasks: list[asyncio.Task[None]] = []
         self._resumed: list[asyncio.Future[None]] = []
         self._starting: asyncio.Lock | None = None
@@ -370,15 +371,18 @@ class RemoteMember:
                 if why and why.startswith(("DatabaseError", "OperationalError", "WalCorrupt")):
                     raise sqlite3.DatabaseError(text)
                 raise StoreError(f"etcd member {self.name} process: {text}")
-            reader, writer = await wire.connect(address)
-            writer.write(wire.frame([("hello", "client")]))
-            self._out = wire.Outbox(writer)
+            protocol = await wire.connect(address, self._handle)
+            assert protocol.transport is not None
+            protocol.transport.write(wire.hello("client"))
+            self._out = wire.Outbox(protocol.transport)
+            self._out.before_flush = self._end_batch
+            self._batch = None
             self.address = address
             self.machine = RemoteMachine(self)
             self.running = True
             self.paused = False
             loop = asyncio.get_running_loop()
-            self._tasks = [loop.create_task(self._read(reader), name=f"{self.name}-client"),
+            self._tasks = [loop.create_task(self._read(protocol), name=f"{self.name}-client"),
                            loop.create_task(self._relay(proc), name=f"{self.name}-output")]
             self.network.attach(self)
             self.started_at = self.clock.now()
@@ -437,8 +441,9 @@ class RemoteMember:
         self.paused = False
         self._role, self._lead = None, 0
         if self._out is not None:
-            self._out.writer.close()
+            self._out.close()
             self._out = None
+        self._batch = None
         pending, self._pending = self._pending, {}
         for fut in pending.values():
             if not fut.done():
@@ -451,8 +456,10 @@ class RemoteMember:
         if was:
             self.on_change()
 
-    async def _read(self, reader: asyncio.StreamReader) -> None:
-        await wire.serve_frames(reader, self._handle)
+    async def _read(self, protocol: wire.FrameProtocol) -> None:
+        err = await protocol.closed
+        if protocol.refused is not None:
+            self.errors.append(f"member process connection refused: {err}")
         if self.running and not self._closing and not self._killing:
             proc = self.process
             if proc is not None:
@@ -523,7 +530,9 @@ class RemoteMember:
 
     def _handle(self, m: Any) -> None:
         op = m[0]
-        if op == "r" or op == "x":
+        if op == "R":
+            self._answers(m[1], m[2])
+        elif op == "r" or op == "x":
             fut = self._pending.pop(m[1], None)
             if op == "r":
                 result = wire.unpack_result(m[2])
@@ -547,6 +556,23 @@ class RemoteMember:
             w = self.watches.pop(m[1], None)
             if w is not None:
                 w.feed(None)
+
+    def _answers(self, rids: list[int], results: list[Any]) -> None:
+        """Proposals' outcomes, one batch per frame; a transaction's revision moves the mirror first."""
+        pending, machine = self._pending, self.machine
+        unpack, txn = wire.unpack_result, wire.TxnResult
+        for rid, packed in zip(rids, results):
+            result = unpack(packed)
+            fut = pending.pop(rid, None)
+            if type(result) is txn:
+                if machine is not None and result.revision > machine.revision:
+                    machine.revision = result.revision
+            elif isinstance(result, BaseException):
+                if fut is not None and not fut.done():
+                    fut.set_exception(result)
+                continue
+            if fut is not None and not fut.done():
+                fut.set_result(result)
 
     def _mirror(self, state: tuple[Any, ...]) -> None:
         running, paused, role, term, lead, applied, revision, alarms, changes, latency, errors, settled = state
@@ -600,7 +626,24 @@ class RemoteMember:
         return self.machine.kv
 
     def propose(self, command: Command, now: float | None = None) -> asyncio.Future[Any]:
-        return self._call(("p", codec.to_wire(command)))
+        """Proposals of one loop turn travel as one ``("P", rids, commands)`` message."""
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        out = self._out
+        if not self.running or out is None:
+            fut.set_exception(UnavailableError(_STOPPED))
+            return fut
+        self._ids += 1
+        self._pending[self._ids] = fut
+        batch = self._batch
+        if batch is None:
+            batch = self._batch = ([], [])
+            out.put(("P", *batch))
+        batch[0].append(self._ids)
+        batch[1].append(codec.to_wire(command))
+        return fut
+
+    def _end_batch(self) -> None:
+        self._batch = None
 
     def read_index(self) -> asyncio.Future[int]:
         """The leader's read index, answered once the member applied up to it."""
