@@ -49,11 +49,12 @@ class NodeFleet:
     def __init__(self, client_for: Callable[[Any], Client], clock: Clock, configs: list[NodeConfig], *,
                  rng: random.Random, delay_factor: float = 1.0,
                  static_pod_status: Callable[[], dict[str, dict[str, bool]]] | None = None,
-                 proxy_pods: bool = False, own_pods_only: bool = False) -> None:
-        """``own_pods_only``: cache only the pods bound to this fleet's nodes, as its kubelets' own
-        watches (``spec.nodeName=<node>``) would see them. A worker process sets it: nothing there
-        serves another process's pods, and a 5,000-node cluster's every pod in each worker is gigabytes.
-        The cluster's own fleet keeps all: the API server reaches pods (logs, dial) through it."""
+                 proxy_pods: bool = False, own_only: bool = False) -> None:
+        """``own_only``: cache only this fleet's Nodes and the pods bound to them, as its kubelets' own
+        watches (``metadata.name=<node>``, ``spec.nodeName=<node>``) would see them. A worker process
+        sets it: nothing there serves another process's nodes, and a 5,000-node cluster's every Node
+        and pod in each worker is gigabytes. The cluster's own fleet keeps all: the API server reaches
+        pods (logs, dial) through it."""
         if delay_factor < 0:
             raise ValueError(f"node fleet: delay_factor must be >= 0, got {delay_factor}")
         dupes = sorted(n for n, k in Counter(c.name for c in configs).items() if k > 1)
@@ -73,8 +74,8 @@ class NodeFleet:
         reader = client_for(AGENT_USER)
         self._names = {c.name for c in configs}
         self.pod_informer = SharedInformer(reader, "pods", indexers={NODE_INDEX: index_by_node_name}, clock=clock,
-                                           keep=self._on_own_node if own_pods_only else None)
-        self.node_informer = SharedInformer(reader, "nodes", clock=clock)
+                                           keep=self._on_own_node if own_only else None)
+        self.node_informer = SharedInformer(reader, "nodes", clock=clock, keep=self._is_own if own_only else None)
         self.service_informer = SharedInformer(reader, "services", clock=clock)
         self.slice_informer = SharedInformer(reader, "endpointslices", clock=clock)
         self.objects = PodObjects(reader, clock)
@@ -88,6 +89,9 @@ class NodeFleet:
 
     def _on_own_node(self, pod: Obj) -> bool:
         return (pod.get("spec") or {}).get("nodeName") in self._names
+
+    def _is_own(self, node: Obj) -> bool:
+        return node["metadata"].get("name") in self._names
 
     def _pod_added(self, pod: Obj) -> None:
         kubelet = self.kubelets.get((pod.get("spec") or {}).get("nodeName") or "")

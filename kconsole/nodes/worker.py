@@ -61,7 +61,7 @@ async def serve(spec: dict[str, Any], pending: bytes = b"") -> None:
     configs = [NodeConfig(**{k: v for k, v in c.items() if k in known}) for c in spec["nodes"]]
     fleet = NodeFleet(client_for, clock, configs, rng=random.Random(int(spec["seed"])),
                       delay_factor=float(spec["delay_factor"]), proxy_pods=bool(spec["proxy_pods"]),
-                      own_pods_only=True)
+                      own_only=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
