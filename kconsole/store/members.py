@@ -406,11 +406,7 @@ class Member:
 
         ``now``: the caller's clock reading, if it just took one (the commit latency starts there)."""
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        if not self.running:
-            fut.set_exception(UnavailableError("etcdserver: server stopped"))
-            return fut
-        self._proposals.append((command, fut, self.clock.now() if now is None else now))
-        self._wake.set()
+        self.submit(command, fut, now)
         return fut
 
     def submit(self, command: Command, waiter: Waiter, now: float | None = None) -> None:
