@@ -47,6 +47,39 @@ def _meta(obj: dict[str, Any], what: str) -> dict[str, Any]:
     return meta
 
 
+_Tables = tuple[dict[str, ResourceInfo], dict[tuple[str, str], ResourceInfo], dict[str, ResourceInfo]]
+#: Lookup tables by the identity of the discovery entries they were built from (kept with them, so no
+#: identity is reused while remembered): a fleet has a Client per kubelet, and thousands of copies of
+#: the same tables were tens of kilobytes each.
+_TABLES: dict[tuple[int, ...], tuple[list[ResourceInfo], _Tables]] = {}
+TABLES_KEPT = 8
+
+
+def _tables(infos: list[ResourceInfo]) -> _Tables:
+    """Name, kind and bare-kind lookups for one discovery, built once for every Client that shares it."""
+    key = tuple(map(id, infos))
+    hit = _TABLES.get(key)
+    if hit is not None:
+        return hit[1]
+    by_name: dict[str, ResourceInfo] = {}
+    by_kind: dict[tuple[str, str], ResourceInfo] = {}
+    by_bare_kind: dict[str, ResourceInfo] = {}
+    # Core first, then the others in the server's order: upstream's preference on ambiguity.
+    for info in sorted(infos, key=lambda i: i.group != ""):
+        by_kind.setdefault((info.api_version, info.kind), info)
+        by_bare_kind.setdefault(info.kind.lower(), info)
+        for name in (info.resource, info.singular, *info.short_names, info.kind.lower()):
+            if name:
+                by_name.setdefault(name.lower(), info)
+        by_name.setdefault(info.group_resource.lower(), info)
+        by_name.setdefault(f"{info.resource}.{info.version}.{info.group}".lower(), info)
+    if len(_TABLES) >= TABLES_KEPT:
+        del _TABLES[next(iter(_TABLES))]
+    tables = (by_name, by_kind, by_bare_kind)
+    _TABLES[key] = (infos, tables)
+    return tables
+
+
 class Client:
     """Talks to one :class:`~kconsole.api.types.Entry` as one user."""
 
@@ -65,20 +98,7 @@ class Client:
 
     def _load_resources(self) -> None:
         self._resources_version = getattr(self.entry, "resources_version", 0)
-        by_name: dict[str, ResourceInfo] = {}
-        by_kind: dict[tuple[str, str], ResourceInfo] = {}
-        by_bare_kind: dict[str, ResourceInfo] = {}
-        # Core first, then the others in the server's order: upstream's preference on ambiguity.
-        infos = sorted(self.entry.resources(), key=lambda i: i.group != "")
-        for info in infos:
-            by_kind.setdefault((info.api_version, info.kind), info)
-            by_bare_kind.setdefault(info.kind.lower(), info)
-            for name in (info.resource, info.singular, *info.short_names, info.kind.lower()):
-                if name:
-                    by_name.setdefault(name.lower(), info)
-            by_name.setdefault(info.group_resource.lower(), info)
-            by_name.setdefault(f"{info.resource}.{info.version}.{info.group}".lower(), info)
-        self._by_name, self._by_kind, self._by_bare_kind = by_name, by_kind, by_bare_kind
+        self._by_name, self._by_kind, self._by_bare_kind = _tables(list(self.entry.resources()))
 
     def resources(self) -> list[ResourceInfo]:
         """Every resource the server serves now, custom ones included (discovery, as kubectl api-resources)."""

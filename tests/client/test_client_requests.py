@@ -69,6 +69,25 @@ async def test_resource_info_resolves_names_kinds_and_groups(env) -> None:
     assert c.resource_info("Lease", "coordination.k8s.io/v1").resource == "leases"
 
 
+async def test_clients_over_one_entry_share_their_lookups_until_the_resources_change(env) -> None:
+    # A fleet has a Client per kubelet: one discovery, one set of lookup tables for all of them.
+    a, b = env.new_client(), env.new_client()
+    assert a.resource_info("pods") is b.resource_info("pods")
+    assert a._by_name is b._by_name
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "gizmos.example.com"},
+           "spec": {"group": "example.com", "scope": "Namespaced",
+                    "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
+                    "versions": [{"name": "v1", "served": True, "storage": True,
+                                  "schema": {"openAPIV3Schema": {"type": "object"}}}]}}
+    await a.create(crd)
+    await env.clock.settle()
+    if hasattr(env.entry, "discover"):
+        await env.entry.discover()
+    assert a.resource_info("gizmos").kind == "Gizmo" and b.resource_info("Gizmo", "example.com/v1").resource == "gizmos"
+    assert a._by_name is b._by_name
+
+
 async def test_list_pages_follow_continue_tokens(env) -> None:
     c = env.client
     await make_namespace(env, "paged")
