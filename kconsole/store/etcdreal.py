@@ -293,16 +293,18 @@ class RealEtcdCluster(EtcdHistory):
 
 async def open_real(*, servers: list[str] | None = None, tls: TLSFiles | None = None,
                     local_dir: Path | None = None, members: int = 3, binary: str | None = None,
-                    clock: Any = None, history: tuple[Path, float, int] | None = None) -> RealEtcdCluster:
+                    clock: Any = None, history: tuple[Path, float, int] | None = None,
+                    **options: Any) -> RealEtcdCluster:
     """The store on real etcd: the members at ``servers``, or ``members`` run in ``local_dir``;
-    ``history``: (revision-time file, retention, max bytes) to keep history (docs/history.md)."""
+    ``history``: (revision-time file, retention, max bytes) to keep history (docs/history.md);
+    ``options``: the cluster's own (``compaction_interval``)."""
     local = None
     if local_dir is not None:
         local = LocalEtcd(local_dir, members=members, binary=binary)
         servers = local.servers
         tls = TLSFiles(*local.tls_files())
     assert servers
-    etcd = RealEtcdCluster(servers, tls=tls, local=local, clock=clock)
+    etcd = RealEtcdCluster(servers, tls=tls, local=local, clock=clock, **options)
     if history is not None:
         etcd.keep_history(*history)
     try:

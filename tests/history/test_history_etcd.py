@@ -35,11 +35,9 @@ from kconsole.trace.fileformat import TraceError
 from kconsole.trace.fork import fork
 from kconsole.trace.when import parse_when
 from kconsole.store import etcdlocal
-from kconsole.store.etcdgw import TLSFiles
 from kconsole.store.etcdhistory import REVTIME_FILE, RevTimes
-from kconsole.store.etcdlocal import LocalEtcd
 from kconsole.store.kv import CompactedError
-from kconsole.store.etcdreal import RealEtcdCluster
+from kconsole.store.etcdreal import RealEtcdCluster, open_real
 from kconsole.store.revlog import RevisionLog
 
 pytestmark = pytest.mark.skipif(shutil.which("etcd") is None,
@@ -75,16 +73,8 @@ async def drive(clock: VirtualClock, aw: Awaitable[T], limit: float = 300.0) -> 
 
 async def real_etcd(folder: Path, clock: VirtualClock, members: int, retention: float = 86400.0,
                     max_bytes: int = 0) -> RealEtcdCluster:
-    local = LocalEtcd(folder / "etcd", members=members)
-    etcd = RealEtcdCluster(local.servers, tls=TLSFiles(*local.tls_files()), local=local, clock=clock,
-                           compaction_interval=0)
-    etcd.keep_history(folder / REVTIME_FILE, retention, max_bytes)
-    try:
-        await etcd.start()
-    except BaseException:
-        await etcd.close()
-        raise
-    return etcd
+    return await open_real(local_dir=folder / "etcd", members=members, clock=clock,
+                           history=(folder / REVTIME_FILE, retention, max_bytes), compaction_interval=0)
 
 
 @pytest_asyncio.fixture(params=["embedded", "etcd"])
