@@ -314,21 +314,21 @@ class SharedInformer:
         key = object_key(obj)
         old = self._items.get(key)
         self._events_since_list += 1
-        kept = self.keep is None or etype == "DELETED" or self.keep(obj)
-        if not kept:
-            if old is not None:  # stopped matching: gone from this cache, as a field selector's watch says
+        kept = self.keep is None or self.keep(obj)
+        if etype == "ADDED" or etype == "MODIFIED":
+            if kept:
+                self._store(key, obj)
+                if old is None:
+                    self._deliver_add(obj)
+                else:
+                    self._deliver_update(old, obj)
+            elif old is not None:  # stopped matching: gone from this cache, as a field selector's watch says
                 self._remove(key, old)
                 self._deliver_delete(old)
-        elif etype == "ADDED" or etype == "MODIFIED":
-            self._store(key, obj)
-            if old is None:
-                self._deliver_add(obj)
-            else:
-                self._deliver_update(old, obj)
         elif etype == "DELETED":
             if old is not None:
                 self._remove(key, old)
-            if old is not None or self.keep is None or self.keep(obj):
+            if old is not None or kept:
                 self._deliver_delete(obj)
         else:
             log.warning("informer %s: ignoring watch event of type %r", self.resource, etype)
