@@ -532,16 +532,11 @@ class RemoteMember:
         op = m[0]
         if op == "R":
             self._answers(m[1], m[2])
-        elif op == "r" or op == "x":
+        elif op == "r":
+            self._answers([m[1]], [m[2]])
+        elif op == "x":
             fut = self._pending.pop(m[1], None)
-            if op == "r":
-                result = wire.unpack_result(m[2])
-                if type(result) is wire.TxnResult and self.machine is not None \
-                        and result.revision > self.machine.revision:
-                    self.machine.revision = result.revision
-                if fut is not None and not fut.done():
-                    fut.set_result(result)
-            elif fut is not None and not fut.done():
+            if fut is not None and not fut.done():
                 fut.set_exception(wire.unpack_error(m[2]))
         elif op == "st":
             self._mirror(m[1])
@@ -558,7 +553,8 @@ class RemoteMember:
                 w.feed(None)
 
     def _answers(self, rids: list[int], results: list[Any]) -> None:
-        """Proposals' outcomes, one batch per frame; a transaction's revision moves the mirror first."""
+        """Outcomes of requests (a batch of proposals, or one answer); a transaction's revision moves
+        the mirror first."""
         pending, machine = self._pending, self.machine
         unpack, txn = wire.unpack_result, wire.TxnResult
         for rid, packed in zip(rids, results):
